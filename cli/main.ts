@@ -1,0 +1,66 @@
+/**
+ * The `clusterra` command line. Exit codes: 0 success, 1 a mandatory policy failed,
+ * 2 bad configuration or usage (with every problem listed), 3 an internal error.
+ */
+import * as path from "path";
+import { Command, CommanderError } from "commander";
+import { ConfigError, PROJECT_ROOT } from "../config";
+import { countByType, planStack, writePlan } from "./plan";
+
+export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
+
+export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + "\n"), err: (s: string) => void = (s) => process.stderr.write(s + "\n")): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = new Command("clusterra")
+    .description("Managed Slurm on AWS: plan stacks offline and check them against the policy pack")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => out(s.trimEnd()), writeErr: (s) => err(s.trimEnd()) });
+
+  program
+    .command("plan")
+    .description("run the program offline for one stack and write what it would create")
+    .requiredOption("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml)")
+    .option("--config-file <path>", "read this stack file instead of stacks/Pulumi.<name>.yaml")
+    .option("--out <dir>", "output folder (default .clusterra/plan/<stack>/)")
+    .action(async (opts: { stack: string; configFile?: string; out?: string }) => {
+      const outDir = path.resolve(opts.out ?? path.join(PROJECT_ROOT, ".clusterra", "plan", opts.stack));
+      try {
+        const result = await planStack({ stack: opts.stack, configFile: opts.configFile }, path.join(outDir, "fleet-root"));
+        writePlan(outDir, result);
+        const resources = result.deployment.deployment.resources;
+        out(`stack ${result.config.stack} (${result.config.kind}, ${result.config.environment}, ${result.config.region})`);
+        out(`${resources.length} resources, ${resources.filter((r) => r.custom).length} of them cloud resources:`);
+        for (const [type, n] of countByType(result.deployment)) out(`  ${String(n).padStart(4)}  ${type}`);
+        if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
+        // POLICY-HOOK
+        out(`wrote ${path.relative(process.cwd(), path.join(outDir, "resources.json")) || "resources.json"}`);
+      } catch (e) {
+        if (e instanceof ConfigError) {
+          err(`clusterra plan: invalid configuration (${e.issues.length} ${e.issues.length === 1 ? "problem" : "problems"}); nothing was written:\n${e.message}`);
+          exitCode = EXIT.usage;
+          return;
+        }
+        throw e;
+      }
+    });
+
+  program
+    .command("policy")
+    .description("policy pack commands")
+    .command("check")
+    .description("check a deployment file (plan output or `pulumi stack export`) against the policy pack")
+    .argument("<resources.json>")
+    .option("--json", "machine-readable output")
+    .action(async (file: string, opts: { json?: boolean }) => {
+      // POLICY-COMMAND
+      void file; void opts;
+    });
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    throw e;
+  }
+  return exitCode;
+}

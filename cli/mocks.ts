@@ -1,0 +1,192 @@
+/**
+ * Offline answers for the Pulumi mock engine: what AWS, Kubernetes and the command
+ * provider would return, deterministic per resource name so plans are reproducible.
+ * Every invoke the program makes must have an answer here; an unknown one fails the plan
+ * rather than inventing data.
+ */
+import { createHash } from "crypto";
+import type * as pulumi from "@pulumi/pulumi";
+import { hostAddress } from "../config/cidr";
+import { ZONE_SUFFIXES } from "../facts/regions";
+import type { Partition } from "../facts/regions";
+
+export interface MockContext {
+  readonly region: string;
+  readonly partition: Partition;
+  readonly accountId: string;
+  /** Outputs of stacks this one references, by stack name (last segment). */
+  readonly stackOutputs: ReadonlyMap<string, Record<string, unknown>>;
+}
+
+/** EC2-style id prefixes by resource type token. */
+const ID_PREFIX: Readonly<Record<string, string>> = {
+  "aws:ec2/vpc:Vpc": "vpc",
+  "aws:ec2/subnet:Subnet": "subnet",
+  "aws:ec2/routeTable:RouteTable": "rtb",
+  "aws:ec2/internetGateway:InternetGateway": "igw",
+  "aws:ec2/natGateway:NatGateway": "nat",
+  "aws:ec2/eip:Eip": "eipalloc",
+  "aws:ec2/securityGroup:SecurityGroup": "sg",
+  "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": "sg",
+  "aws:ec2/instance:Instance": "i",
+  "aws:ec2/vpcEndpoint:VpcEndpoint": "vpce",
+  "aws:ec2/flowLog:FlowLog": "fl",
+  "aws:ec2/networkInterface:NetworkInterface": "eni",
+  "aws:ec2/vpcPeeringConnection:VpcPeeringConnection": "pcx",
+  "aws:ec2/launchTemplate:LaunchTemplate": "lt",
+  "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr",
+  "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr",
+  "aws:efs/fileSystem:FileSystem": "fs",
+  "aws:efs/mountTarget:MountTarget": "fsmt",
+};
+
+function digest(text: string, length: number): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, length);
+}
+
+/** The type token's module: `aws:ec2/vpc:Vpc` -> `ec2`. */
+function moduleOf(type: string): string {
+  return type.split(":")[1]?.split("/")[0] ?? "unknown";
+}
+
+export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
+  // Subnet id -> CIDR, so instances get an address inside their subnet.
+  const subnetCidrs = new Map<string, string>();
+  const arn = (service: string, resource: string, regional = true) =>
+    `arn:${ctx.partition}:${service}:${regional ? ctx.region : ""}:${ctx.accountId}:${resource}`;
+
+  return {
+    newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
+      const { type, name, inputs } = args;
+      if (type === "pulumi:pulumi:StackReference") {
+        const ref = String(inputs.name);
+        const outputs = ctx.stackOutputs.get(ref.split("/").pop() as string);
+        if (!outputs) throw new Error(`no offline outputs for stack reference ${ref}`);
+        return { id: ref, state: { name: ref, outputs, secretOutputNames: [] } };
+      }
+      const prefix = ID_PREFIX[type];
+      const physical = typeof inputs.name === "string" ? inputs.name : `${name}-${digest(`${type}/${name}`, 7)}`;
+      const id = prefix ? `${prefix}-${digest(`${type}/${name}`, 17)}` : physical;
+      const state: Record<string, unknown> = { ...inputs, id };
+      const service = moduleOf(type);
+      switch (type) {
+        case "aws:iam/role:Role":
+          Object.assign(state, { name: physical, arn: arn("iam", `role${inputs.path ?? "/"}${physical}`, false), uniqueId: `AROA${digest(name, 17).toUpperCase()}` });
+          break;
+        case "aws:iam/policy:Policy":
+          Object.assign(state, { name: physical, arn: arn("iam", `policy/${physical}`, false) });
+          break;
+        case "aws:iam/instanceProfile:InstanceProfile":
+          Object.assign(state, { name: physical, arn: arn("iam", `instance-profile/${physical}`, false) });
+          break;
+        case "aws:kms/key:Key":
+          Object.assign(state, { keyId: digest(name, 32), arn: arn("kms", `key/${digest(name, 32)}`) });
+          break;
+        case "aws:kms/alias:Alias":
+          Object.assign(state, { arn: arn("kms", String(inputs.name)) });
+          break;
+        case "aws:dynamodb/table:Table":
+          Object.assign(state, { arn: arn("dynamodb", `table/${inputs.name ?? physical}`), streamArn: arn("dynamodb", `table/${inputs.name ?? physical}/stream/2026-01-01T00:00:00.000`) });
+          break;
+        case "aws:secretsmanager/secret:Secret":
+          Object.assign(state, { arn: arn("secretsmanager", `secret:${inputs.name ?? physical}-${digest(name, 6)}`) });
+          break;
+        case "aws:sqs/queue:Queue":
+          Object.assign(state, { arn: arn("sqs", `${inputs.name ?? physical}`), url: `https://sqs.${ctx.region}.amazonaws.com/${ctx.accountId}/${inputs.name ?? physical}` });
+          break;
+        case "aws:cloudwatch/logGroup:LogGroup":
+          Object.assign(state, { name: inputs.name ?? physical, arn: arn("logs", `log-group:${inputs.name ?? physical}`) });
+          break;
+        case "aws:s3/bucket:Bucket":
+        case "aws:s3/bucketV2:BucketV2":
+          Object.assign(state, { bucket: inputs.bucket ?? physical, arn: `arn:${ctx.partition}:s3:::${inputs.bucket ?? physical}` });
+          break;
+        case "aws:ec2/vpc:Vpc":
+          Object.assign(state, {
+            arn: arn("ec2", `vpc/${id}`),
+            defaultSecurityGroupId: `sg-${digest(`${name}/default-sg`, 17)}`,
+            mainRouteTableId: `rtb-${digest(`${name}/main-rtb`, 17)}`,
+            defaultNetworkAclId: `acl-${digest(`${name}/acl`, 17)}`,
+          });
+          break;
+        case "aws:ec2/subnet:Subnet":
+          subnetCidrs.set(id, String(inputs.cidrBlock));
+          Object.assign(state, { arn: arn("ec2", `subnet/${id}`) });
+          break;
+        case "aws:ec2/instance:Instance": {
+          const cidr = subnetCidrs.get(String(inputs.subnetId));
+          Object.assign(state, {
+            arn: arn("ec2", `instance/${id}`),
+            privateIp: inputs.privateIp ?? (cidr ? hostAddress(cidr, 10) : undefined),
+            primaryNetworkInterfaceId: `eni-${digest(`${name}/eni`, 17)}`,
+            availabilityZone: inputs.availabilityZone ?? `${ctx.region}a`,
+          });
+          break;
+        }
+        case "aws:lb/loadBalancer:LoadBalancer":
+          Object.assign(state, {
+            arn: arn("elasticloadbalancing", `loadbalancer/net/${inputs.name ?? physical}/${digest(name, 16)}`),
+            dnsName: `internal-${inputs.name ?? physical}-${digest(name, 10)}.elb.${ctx.region}.amazonaws.com`,
+          });
+          break;
+        case "aws:lb/targetGroup:TargetGroup":
+          Object.assign(state, { arn: arn("elasticloadbalancing", `targetgroup/${inputs.name ?? physical}/${digest(name, 16)}`) });
+          break;
+        case "aws:ec2/vpcPeeringConnection:VpcPeeringConnection":
+          Object.assign(state, { acceptStatus: "pending-acceptance", arn: arn("ec2", `vpc-peering-connection/${id}`) });
+          break;
+        case "command:local:Command":
+        case "command:remote:Command":
+          Object.assign(state, { stdout: offlineCommandOutput(name), stderr: "" });
+          break;
+        default:
+          if (type.startsWith("aws:") && state.arn === undefined) state.arn = arn(service, `${type.split(":")[2].toLowerCase()}/${id}`);
+      }
+      return { id, state };
+    },
+
+    call(args: pulumi.runtime.MockCallArgs): Record<string, unknown> {
+      switch (args.token) {
+        case "aws:index/getCallerIdentity:getCallerIdentity":
+          return { accountId: ctx.accountId, arn: `arn:${ctx.partition}:iam::${ctx.accountId}:role/clusterra-deployer`, userId: "AROAOFFLINEPLAN", id: ctx.accountId };
+        case "aws:index/getRegion:getRegion":
+          return { name: ctx.region, region: ctx.region, id: ctx.region, endpoint: `ec2.${ctx.region}.amazonaws.com` };
+        case "aws:index/getPartition:getPartition":
+          return { partition: ctx.partition, dnsSuffix: ctx.partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com", id: ctx.partition };
+        case "aws:index/getAvailabilityZones:getAvailabilityZones":
+          return { names: ZONE_SUFFIXES.map((s) => `${ctx.region}${s}`), zoneIds: ZONE_SUFFIXES.map((_, i) => `use1-az${i + 1}`), id: ctx.region };
+        case "aws:secretsmanager/getRandomPassword:getRandomPassword":
+          // Stands in for the generated value; the plan redacts it as a secret anyway.
+          return { randomPassword: digest(JSON.stringify(args.inputs), 64), id: "offline" };
+        case "aws:ssm/getParameter:getParameter":
+          // Public AMI parameters: the latest AL2023 image id.
+          return { name: args.inputs.name, value: `ami-${digest(String(args.inputs.name), 17)}`, type: "String", id: args.inputs.name };
+        default:
+          throw new Error(`the offline plan has no answer for the invoke ${args.token}`);
+      }
+    },
+  };
+}
+
+/** What a command resource prints offline: a kubeconfig shaped like K3s's. */
+function offlineCommandOutput(name: string): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${name}`,
+    "  cluster:",
+    "    server: https://10.0.0.10:6443",
+    "    certificate-authority-data: T0ZGTElORQ==",
+    "contexts:",
+    `- name: ${name}`,
+    "  context:",
+    `    cluster: ${name}`,
+    `    user: ${name}`,
+    `current-context: ${name}`,
+    "users:",
+    `- name: ${name}`,
+    "  user:",
+    "    token: offline-plan-placeholder",
+  ].join("\n");
+}

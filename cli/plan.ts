@@ -1,0 +1,78 @@
+/**
+ * `clusterra plan`: validates a stack's configuration, runs the real program offline on
+ * the mock engine, and writes what `pulumi up` would create as a deployment export.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { ConfigError, encodeConfigValues, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type StackConfig } from "../config";
+import type { Deployment } from "./deployment";
+
+export interface PlanOptions {
+  readonly stack: string;
+  /** Stack file to read instead of stacks/Pulumi.<stack>.yaml. */
+  readonly configFile?: string;
+  readonly root?: string;
+}
+
+export interface PlanResult {
+  readonly config: StackConfig;
+  readonly deployment: Deployment;
+  readonly outputs: Record<string, unknown>;
+  /** Fleet files the run wrote, relative to the fleet root. */
+  readonly fleetFiles: string[];
+}
+
+/** The account a plan pretends to act in: the first allowed one, else AWS's documentation account. */
+const DOCUMENTATION_ACCOUNT = "123456789012";
+
+function accountOf(config: StackConfig): string {
+  if (config.kind === "tenant") return config.tenant.accountId;
+  return config.allowedAccountIds?.[0] ?? DOCUMENTATION_ACCOUNT;
+}
+
+/** Reads and validates a stack's configuration. Throws ConfigError listing every issue. */
+export function loadStackConfig(options: PlanOptions): { config: StackConfig; values: Record<string, unknown> } {
+  const root = options.root ?? PROJECT_ROOT;
+  const { file, issues } = readStackFile(options.configFile ?? stackFilePath(options.stack), options.stack, root);
+  if (!file) throw new ConfigError(issues);
+  return { config: resolveConfig(file, root), values: { ...file.values } };
+}
+
+/**
+ * Plans one stack (and, for a tenant, its central stack first, whose outputs its
+ * StackReference reads). Fleet files go under `fleetRoot`.
+ */
+export async function planStack(options: PlanOptions, fleetRoot: string): Promise<PlanResult> {
+  const { config, values } = loadStackConfig(options);
+  const stackOutputs = new Map<string, Record<string, unknown>>();
+  if (config.kind === "tenant") {
+    const centralName = stackShortName(config.central.stack);
+    const central = await planStack({ stack: centralName, root: options.root }, path.join(fleetRoot, ".central"));
+    stackOutputs.set(centralName, central.outputs);
+  }
+  // Heavy modules load only after the configuration has proved valid.
+  const [{ runOffline }, { clusterraProgram }, fleet] = await Promise.all([import("./engine"), import("../program"), import("../components/fleet/writer")]);
+  fleet.setFleetRoot(fleetRoot);
+  const run = await runOffline(
+    config.stack,
+    encodeConfigValues(values),
+    { region: config.region, partition: config.partition, accountId: accountOf(config), stackOutputs },
+    clusterraProgram,
+  );
+  const fleetFiles = await fleet.flushFleetFiles();
+  return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles };
+}
+
+/** Writes resources.json and outputs.json into the plan folder. */
+export function writePlan(outDir: string, result: PlanResult): void {
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, "resources.json"), JSON.stringify(result.deployment, null, 2) + "\n");
+  fs.writeFileSync(path.join(outDir, "outputs.json"), JSON.stringify(result.outputs, null, 2) + "\n");
+}
+
+/** Resource counts by type, most first. */
+export function countByType(deployment: Deployment): [string, number][] {
+  const counts = new Map<string, number>();
+  for (const r of deployment.deployment.resources) counts.set(r.type, (counts.get(r.type) ?? 0) + 1);
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+}

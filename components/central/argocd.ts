@@ -1,0 +1,80 @@
+import * as pulumi from "@pulumi/pulumi";
+import { CustomResource } from "@pulumi/kubernetes/apiextensions/customResource";
+import { Release } from "@pulumi/kubernetes/helm/v3/release";
+import { Provider } from "@pulumi/kubernetes/provider";
+import { ARGOCD_CHART } from "../../facts/versions";
+import { argocdValues } from "./argocd-values";
+
+export interface ArgoCdArgs {
+  readonly environment: string;
+  /** Admin kubeconfig of the central K3s. */
+  readonly kubeconfig: pulumi.Input<string>;
+  readonly repoUrl: string;
+  readonly revision: string;
+  /** Folder of fleet/ the root Application syncs. */
+  readonly fleetPath: string;
+}
+
+/** Name of the root Application and of the project it lives in. */
+export const ROOT_APPLICATION = "clusterra-root";
+export const PLATFORM_PROJECT = "platform";
+
+/** The root Application: app-of-apps over this environment's fleet folder. */
+export function rootApplication(args: { repoUrl: string; revision: string; fleetPath: string }): Record<string, unknown> {
+  return {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "Application",
+    metadata: { name: ROOT_APPLICATION, namespace: ARGOCD_CHART.namespace, finalizers: ["resources-finalizer.argocd.argoproj.io"] },
+    spec: {
+      project: PLATFORM_PROJECT,
+      source: { repoURL: args.repoUrl, targetRevision: args.revision, path: args.fleetPath, directory: { recurse: false } },
+      destination: { server: "https://kubernetes.default.svc", namespace: ARGOCD_CHART.namespace },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["ServerSideApply=true"] },
+    },
+  };
+}
+
+/** The platform project: the only one that may deploy into the ArgoCD namespace (it is the admin). */
+export function platformProject(repoUrl: string): Record<string, unknown> {
+  return {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "AppProject",
+    metadata: { name: PLATFORM_PROJECT, namespace: ARGOCD_CHART.namespace },
+    spec: {
+      description: "Platform components of the central cluster (admin: owns the ArgoCD namespace)",
+      sourceRepos: [repoUrl],
+      destinations: [{ server: "https://kubernetes.default.svc", namespace: "*" }],
+      clusterResourceWhitelist: [{ group: "*", kind: "*" }],
+    },
+  };
+}
+
+/**
+ * ArgoCD on the central K3s, installed once by Pulumi with the pinned chart, plus the
+ * root Application. Everything else on the cluster comes from fleet/ through that root.
+ */
+export class ArgoCd extends pulumi.ComponentResource {
+  constructor(name: string, args: ArgoCdArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:ArgoCd", name, {}, opts);
+    const k8s = new Provider(`${name}-k3s`, { kubeconfig: args.kubeconfig, enableServerSideApply: true }, { parent: this });
+    const child = { parent: this, provider: k8s };
+    const release = new Release(
+      `${name}`,
+      {
+        name: "argocd",
+        chart: ARGOCD_CHART.chart,
+        version: ARGOCD_CHART.version,
+        repositoryOpts: { repo: ARGOCD_CHART.repo },
+        namespace: ARGOCD_CHART.namespace,
+        createNamespace: true,
+        atomic: true,
+        timeout: 600,
+        values: argocdValues(args.environment),
+      },
+      child,
+    );
+    const project = new CustomResource(`${name}-platform-project`, platformProject(args.repoUrl) as never, { ...child, dependsOn: [release] });
+    new CustomResource(`${name}-root`, rootApplication(args) as never, { ...child, dependsOn: [release, project] });
+    this.registerOutputs({});
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Cloud-init for the central K3s host, as a pure function of its inputs. It holds no
+ * secret: the host creates its own keys, and publishes the admin kubeconfig to an SSM
+ * SecureString (KMS-encrypted) where the program reads it back.
+ */
+import { stringify } from "yaml";
+import { K3S_API_PORT } from "../../facts/contract";
+import { k3sInstallScriptUrl } from "../../facts/versions";
+
+export interface K3sServerInit {
+  readonly k3sVersion: string;
+  readonly region: string;
+  /** SSM parameter that receives the kubeconfig. */
+  readonly kubeconfigParameter: string;
+  /** KMS key (ARN or alias) that encrypts the parameter. */
+  readonly kmsKeyId: string;
+  /** EBS volume that holds /var/lib/rancher (datastore, local volumes); survives the instance. */
+  readonly dataVolumeId: string;
+  /** Node labels, e.g. the environment. */
+  readonly nodeLabels: Readonly<Record<string, string>>;
+}
+
+/** K3s server flags, as /etc/rancher/k3s/config.yaml. */
+export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
+  return {
+    "write-kubeconfig-mode": "0600",
+    // Secrets in the datastore are encrypted at rest (AES-CBC key generated on the host).
+    "secrets-encryption": true,
+    // No ingress or service load balancer: nothing on this host faces the internet.
+    disable: ["traefik", "servicelb"],
+    "protect-kernel-defaults": true,
+    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
+    "kubelet-arg": ["streaming-connection-idle-timeout=5m", "make-iptables-util-chains=true"],
+    "node-label": Object.entries(init.nodeLabels).map(([k, v]) => `${k}=${v}`),
+    "https-listen-port": K3S_API_PORT,
+  };
+}
+
+/** The script that publishes the kubeconfig (server rewritten to the host's private IP). */
+export function publishKubeconfigScript(init: K3sServerInit): string {
+  return [
+    "#!/bin/bash",
+    "set -euo pipefail",
+    "TOKEN=$(curl -sS -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')",
+    "IP=$(curl -sS -H \"X-aws-ec2-metadata-token: $TOKEN\" http://169.254.169.254/latest/meta-data/local-ipv4)",
+    "until [ -s /etc/rancher/k3s/k3s.yaml ] && k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
+    "umask 077",
+    "sed \"s#https://127.0.0.1:" + K3S_API_PORT + "#https://$IP:" + K3S_API_PORT + "#\" /etc/rancher/k3s/k3s.yaml > /run/clusterra-kubeconfig",
+    `aws ssm put-parameter --region ${init.region} --name '${init.kubeconfigParameter}' --type SecureString --key-id '${init.kmsKeyId}' --tier Intelligent-Tiering --overwrite --value file:///run/clusterra-kubeconfig >/dev/null`,
+    "rm -f /run/clusterra-kubeconfig",
+    "",
+  ].join("\n");
+}
+
+/** Mounts the data volume at /var/lib/rancher, formatting it only when it is blank. */
+export function mountDataVolumeScript(volumeId: string): string {
+  const device = `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${volumeId.replace("-", "")}`;
+  return [
+    "#!/bin/bash",
+    "set -euo pipefail",
+    `DEV=${device}`,
+    "for i in $(seq 1 120); do [ -e \"$DEV\" ] && break; sleep 5; done",
+    "[ -e \"$DEV\" ] || { echo \"data volume $DEV never attached\" >&2; exit 1; }",
+    "blkid \"$DEV\" >/dev/null || mkfs.xfs -L k3s-data \"$DEV\"",
+    "mkdir -p /var/lib/rancher",
+    "grep -q ' /var/lib/rancher ' /etc/fstab || echo \"LABEL=k3s-data /var/lib/rancher xfs defaults,nofail 0 2\" >> /etc/fstab",
+    "mountpoint -q /var/lib/rancher || mount /var/lib/rancher",
+    "",
+  ].join("\n");
+}
+
+/** The whole #cloud-config document. */
+export function k3sServerUserData(init: K3sServerInit): string {
+  const unit = [
+    "[Unit]",
+    "Description=Publish the K3s kubeconfig to SSM Parameter Store",
+    "After=k3s.service",
+    "Requires=k3s.service",
+    "",
+    "[Service]",
+    "Type=oneshot",
+    "ExecStart=/usr/local/sbin/clusterra-publish-kubeconfig",
+    "",
+    "[Install]",
+    "WantedBy=multi-user.target",
+    "",
+  ].join("\n");
+  const doc = {
+    package_update: true,
+    packages: ["curl", "iptables-nft"],
+    write_files: [
+      { path: "/etc/rancher/k3s/config.yaml", permissions: "0600", content: stringify(k3sServerConfig(init)) },
+      {
+        // K3s's protect-kernel-defaults needs these set before it starts.
+        path: "/etc/sysctl.d/90-kubelet.conf",
+        permissions: "0644",
+        content: "vm.panic_on_oom=0\nvm.overcommit_memory=1\nkernel.panic=10\nkernel.panic_on_oops=1\n",
+      },
+      { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId) },
+      { path: "/usr/local/sbin/clusterra-publish-kubeconfig", permissions: "0700", content: publishKubeconfigScript(init) },
+      { path: "/etc/systemd/system/clusterra-publish-kubeconfig.service", permissions: "0644", content: unit },
+    ],
+    runcmd: [
+      ["sysctl", "--system"],
+      ["/usr/local/sbin/clusterra-mount-data"],
+      [
+        "sh", "-c",
+        `curl -sfL --retry 5 ${k3sInstallScriptUrl(init.k3sVersion)} -o /usr/local/sbin/k3s-install.sh && ` +
+          `INSTALL_K3S_VERSION='${init.k3sVersion}' INSTALL_K3S_SKIP_SELINUX_RPM=true INSTALL_K3S_SELINUX_WARN=true sh /usr/local/sbin/k3s-install.sh server`,
+      ],
+      // Enabled units start on every boot: K3s and the kubeconfig publication survive a reboot.
+      ["systemctl", "daemon-reload"],
+      ["systemctl", "enable", "--now", "clusterra-publish-kubeconfig.service"],
+    ],
+  };
+  return `#cloud-config\n${stringify(doc)}`;
+}

@@ -1,0 +1,78 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as iam from "@pulumi/aws/iam";
+import { policyDocument, principalTrust, toJson } from "../security/iam";
+
+export interface ClusterApiAccessArgs {
+  readonly environment: string;
+  readonly partition: string;
+  readonly region: string;
+  readonly accountId: pulumi.Input<string>;
+  /** The central host's role: the only principal that may assume cluster-api's role. */
+  readonly hostRoleArn: pulumi.Input<string>;
+  readonly hostRoleName: pulumi.Input<string>;
+  readonly tableArns: Readonly<Record<string, pulumi.Input<string>>>;
+  readonly signingKeyArn: pulumi.Input<string>;
+  readonly kmsKeyArn: pulumi.Input<string>;
+}
+
+/** Item-level DynamoDB actions cluster-api needs; no table administration. */
+const TABLE_ACTIONS = [
+  "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+  "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:DescribeTable",
+];
+
+/** cluster-api's permissions: the state tables and their indexes, the signing secret, the key through those services. */
+export function clusterApiPolicy(p: { region: string; tableArns: readonly string[]; signingKeyArn: string; kmsKeyArn: string }): string {
+  return toJson(
+    policyDocument(
+      { Sid: "StateTables", Effect: "Allow", Action: TABLE_ACTIONS, Resource: p.tableArns.flatMap((a) => [a, `${a}/index/*`]) },
+      { Sid: "SigningKey", Effect: "Allow", Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: p.signingKeyArn },
+      {
+        Sid: "DecryptThroughTheseServicesOnly",
+        Effect: "Allow",
+        Action: ["kms:Decrypt", "kms:GenerateDataKey", "kms:DescribeKey"],
+        Resource: p.kmsKeyArn,
+        Condition: { StringEquals: { "kms:ViaService": [`dynamodb.${p.region}.amazonaws.com`, `secretsmanager.${p.region}.amazonaws.com`] } },
+      },
+    ),
+  );
+}
+
+/**
+ * The role cluster-api runs as. Pods reach no instance credentials (IMDS hop limit 1), so
+ * cluster-api runs on the host network and assumes this role from the host's; the host
+ * role may assume this one role and nothing else of the kind.
+ */
+export class ClusterApiAccess extends pulumi.ComponentResource {
+  public readonly roleArn: pulumi.Output<string>;
+
+  constructor(name: string, args: ClusterApiAccessArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:ClusterApiAccess", name, {}, opts);
+    const role = new iam.Role(
+      `${name}-role`,
+      {
+        description: `cluster-api (${args.environment})`,
+        maxSessionDuration: 3600,
+        assumeRolePolicy: pulumi.all([args.accountId, args.hostRoleArn]).apply(([account, host]) => toJson(principalTrust(args.partition, account, [host]))),
+      },
+      { parent: this },
+    );
+    new iam.RolePolicy(
+      `${name}-access`,
+      {
+        role: role.name,
+        policy: pulumi
+          .all([pulumi.all(Object.values(args.tableArns)), args.signingKeyArn, args.kmsKeyArn])
+          .apply(([tableArns, signingKeyArn, kmsKeyArn]) => clusterApiPolicy({ region: args.region, tableArns, signingKeyArn, kmsKeyArn })),
+      },
+      { parent: this },
+    );
+    new iam.RolePolicy(
+      `${name}-host-assumes`,
+      { role: args.hostRoleName, policy: role.arn.apply((arn) => toJson(policyDocument({ Effect: "Allow", Action: "sts:AssumeRole", Resource: arn }))) },
+      { parent: this },
+    );
+    this.roleArn = role.arn;
+    this.registerOutputs({ roleArn: this.roleArn });
+  }
+}

@@ -1,0 +1,115 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { CentralConfig } from "../../config/types";
+import { CLUSTER_API_PORT, SLURM_PORTS } from "../../facts/contract";
+import { centralFleetFiles, centralFleetPath } from "../fleet/central";
+import { emitFleetFiles } from "../fleet/writer";
+import { PrivateNetwork } from "../network/private-network";
+import { StackKey } from "../security/stack-key";
+import { ArgoCd } from "./argocd";
+import { ClusterApiAccess } from "./cluster-api-access";
+import { K3sHost } from "./k3s-host";
+import { PlatformSecrets } from "./platform-secrets";
+import type { CentralOutputs } from "./stack";
+import { StateTables } from "./state-tables";
+import { TenantAttachmentRole } from "./tenant-attachment";
+
+export interface CentralEnvironmentArgs {
+  /** The validated central stack configuration. */
+  readonly config: CentralConfig;
+  /** The account the provider deploys into. */
+  readonly accountId: pulumi.Output<string>;
+}
+
+/** Days VPC flow logs are kept. */
+const FLOW_LOG_RETENTION_DAYS = 90;
+/** K3s data volume: datastore plus every tenant's MariaDB and slurmctld state. */
+const DATA_VOLUME_GIB = 100;
+
+/**
+ * Everything one environment's central side runs: network, key, K3s host, state tables,
+ * secrets, cluster-api's access, the role tenants attach through, and ArgoCD.
+ */
+export class CentralEnvironment extends pulumi.ComponentResource {
+  public readonly outputs: { [K in keyof CentralOutputs]: pulumi.Input<CentralOutputs[K]> };
+
+  constructor(name: string, args: CentralEnvironmentArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:CentralEnvironment", name, {}, opts);
+    const { config, accountId } = args;
+    const child = { parent: this };
+    const common = { region: config.region, partition: config.partition, accountId };
+
+    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true }, child);
+    const network = new PrivateNetwork(
+      `${name}`,
+      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, flowLogRetentionDays: FLOW_LOG_RETENTION_DAYS },
+      child,
+    );
+    const host = new K3sHost(
+      `${name}-k3s`,
+      {
+        ...common,
+        environment: config.environment,
+        instanceType: config.controlPlane.instanceType,
+        k3sVersion: config.controlPlane.k3sVersion,
+        vpcId: network.vpcId,
+        vpcCidr: network.cidr,
+        subnetId: network.privateSubnetIds[0],
+        zone: network.zones.apply((z) => z[0]),
+        kmsKeyArn: key.keyArn,
+        dataVolumeGiB: DATA_VOLUME_GIB,
+        gitOverSsh: !config.fleet.repoUrl.startsWith("https://"),
+      },
+      child,
+    );
+    const tables = new StateTables(`${name}-state`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
+    const secrets = new PlatformSecrets(`${name}-secrets`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
+    const clusterApi = new ClusterApiAccess(
+      `${name}-cluster-api`,
+      {
+        ...common,
+        environment: config.environment,
+        hostRoleArn: host.roleArn,
+        hostRoleName: host.roleName,
+        tableArns: tables.arns,
+        signingKeyArn: secrets.signingKeyArn,
+        kmsKeyArn: key.keyArn,
+      },
+      child,
+    );
+    const attachment = new TenantAttachmentRole(
+      `${name}-tenant-attachment`,
+      { ...common, environment: config.environment, vpcId: network.vpcId, routeTableIds: [network.privateRouteTableId], hostSecurityGroupId: host.securityGroupId },
+      child,
+    );
+    new ArgoCd(
+      `${name}-argocd`,
+      { environment: config.environment, kubeconfig: host.kubeconfig, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, fleetPath: centralFleetPath(config.environment) },
+      child,
+    );
+    emitFleetFiles(
+      pulumi
+        .all([clusterApi.roleArn, secrets.signingKeyArn])
+        .apply(([roleArn, signingKeyArn]) =>
+          centralFleetFiles({ environment: config.environment, region: config.region, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, image: config.clusterApi.image, roleArn, signingKeyArn, tableNames: tables.names }),
+        ),
+    );
+
+    this.outputs = {
+      accountId,
+      region: config.region,
+      environment: config.environment,
+      vpcId: network.vpcId,
+      vpcCidr: network.cidr,
+      privateSubnetIds: pulumi.all(network.privateSubnetIds),
+      routeTableIds: pulumi.all([network.privateRouteTableId]),
+      hostInstanceId: host.instanceId,
+      hostPrivateIp: host.privateIp,
+      hostSecurityGroupId: host.securityGroupId,
+      peeringRoleArn: attachment.roleArn,
+      slurmctldEndpoint: pulumi.all([pulumi.all(network.privateSubnetIds), host.instanceId]).apply(([subnetIds, targetInstanceId]) => ({ subnetIds, targetInstanceId, port: SLURM_PORTS.slurmctld })),
+      heartbeatEndpoint: pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`,
+      kmsKeyArn: key.keyArn,
+    };
+    this.registerOutputs(this.outputs);
+  }
+}

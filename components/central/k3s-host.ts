@@ -1,0 +1,173 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as ebs from "@pulumi/aws/ebs";
+import * as ec2 from "@pulumi/aws/ec2";
+import * as iam from "@pulumi/aws/iam";
+import * as vpc from "@pulumi/aws/vpc";
+import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
+import { Command } from "@pulumi/command/local";
+import type { Partition } from "../../facts/regions";
+import { al2023AmiParameter } from "../../facts/versions";
+import { arn, ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
+import { k3sServerUserData } from "./cloud-init";
+
+export interface K3sHostArgs {
+  readonly environment: string;
+  readonly instanceType: string;
+  readonly k3sVersion: string;
+  readonly region: string;
+  readonly partition: Partition;
+  readonly accountId: pulumi.Input<string>;
+  readonly vpcId: pulumi.Input<string>;
+  readonly vpcCidr: string;
+  /** The subnet (and so the zone) the host and its data volume live in. */
+  readonly subnetId: pulumi.Input<string>;
+  readonly zone: pulumi.Input<string>;
+  /** Stack KMS key: root and data volumes, the kubeconfig parameter. */
+  readonly kmsKeyArn: pulumi.Input<string>;
+  /** Size of the K3s data volume (/var/lib/rancher): datastore and local volumes. */
+  readonly dataVolumeGiB: number;
+  /** Whether ArgoCD pulls git over SSH (opens egress 22). */
+  readonly gitOverSsh: boolean;
+}
+
+/** Graviton instance types carry a `g` among the family's attribute letters (t4g, m7gd, c6gn). */
+export function architectureOf(instanceType: string): "arm64" | "x86_64" {
+  return /^[a-z]+\d+[a-z-]*g[a-z-]*\./.test(instanceType) ? "arm64" : "x86_64";
+}
+
+/** SSM path of the host's kubeconfig. */
+export function kubeconfigParameterName(environment: string): string {
+  return `/clusterra/${environment}/central/kubeconfig`;
+}
+
+/** The host role's own needs: Session Manager, publishing its kubeconfig, nothing else. */
+export function hostPolicy(p: { partition: string; region: string; accountId: string; kmsKeyArn: string; kubeconfigParameter: string }): string {
+  const parameterArn = arn(p.partition, "ssm", p.region, p.accountId, `parameter${p.kubeconfigParameter}`);
+  const statements: Statement[] = [
+    { Sid: "SessionManagerRegistration", Effect: "Allow", Action: "ssm:UpdateInstanceInformation", Resource: arn(p.partition, "ec2", p.region, p.accountId, "instance/*") },
+    {
+      // Session Manager's message channels take no resource ARNs.
+      Sid: "SessionManagerChannels",
+      Effect: "Allow",
+      Action: ["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel", "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel",
+        "ec2messages:AcknowledgeMessage", "ec2messages:DeleteMessage", "ec2messages:FailMessage", "ec2messages:GetEndpoint", "ec2messages:GetMessages", "ec2messages:SendReply"],
+      Resource: "*",
+    },
+    { Sid: "PublishKubeconfig", Effect: "Allow", Action: ["ssm:PutParameter", "ssm:AddTagsToResource"], Resource: parameterArn },
+    {
+      Sid: "EncryptKubeconfig",
+      Effect: "Allow",
+      Action: ["kms:Encrypt", "kms:GenerateDataKey"],
+      Resource: p.kmsKeyArn,
+      Condition: { StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": parameterArn } },
+    },
+  ];
+  return toJson(policyDocument(...statements));
+}
+
+/**
+ * The central K3s host: one Graviton instance in a private subnet, IMDSv2 only with a hop
+ * limit of 1 (pods cannot borrow the host's credentials), encrypted gp3 root, a separate
+ * protected data volume for /var/lib/rancher, no key pair and no public address (access
+ * through Session Manager). It publishes its kubeconfig to SSM; the program reads it back.
+ */
+export class K3sHost extends pulumi.ComponentResource {
+  public readonly instanceId: pulumi.Output<string>;
+  public readonly privateIp: pulumi.Output<string>;
+  public readonly securityGroupId: pulumi.Output<string>;
+  public readonly roleArn: pulumi.Output<string>;
+  public readonly roleName: pulumi.Output<string>;
+  public readonly kubeconfigParameter: string;
+  /** The admin kubeconfig (secret), read back from SSM after the host has published it. */
+  public readonly kubeconfig: pulumi.Output<string>;
+
+  constructor(name: string, args: K3sHostArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:K3sHost", name, {}, opts);
+    const child = { parent: this };
+    this.kubeconfigParameter = kubeconfigParameterName(args.environment);
+
+    const role = new iam.Role(`${name}-role`, { description: `central K3s host (${args.environment})`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
+    new iam.RolePolicy(
+      `${name}-host`,
+      {
+        role: role.name,
+        policy: pulumi
+          .all([args.accountId, args.kmsKeyArn])
+          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter })),
+      },
+      child,
+    );
+    const profile = new iam.InstanceProfile(`${name}-profile`, { role: role.name }, child);
+
+    const sg = new ec2.SecurityGroup(`${name}-sg`, { vpcId: args.vpcId, description: "central K3s host: ingress only from rules the tenant stacks add", tags: { Name: `${name}` } }, child);
+    const egress: [string, string, number, string][] = [
+      ["https", "0.0.0.0/0", 443, "image pulls, K3s download, AWS APIs through the NAT gateway"],
+      ["dns-tcp", args.vpcCidr, 53, "VPC resolver"],
+      ...(args.gitOverSsh ? ([["git-ssh", "0.0.0.0/0", 22, "ArgoCD fetches the fleet repository over SSH"]] as [string, string, number, string][]) : []),
+    ];
+    for (const [id, cidr, port, description] of egress) {
+      new vpc.SecurityGroupEgressRule(`${name}-egress-${id}`, { securityGroupId: sg.id, ipProtocol: "tcp", fromPort: port, toPort: port, cidrIpv4: cidr, description }, child);
+    }
+    new vpc.SecurityGroupEgressRule(`${name}-egress-dns-udp`, { securityGroupId: sg.id, ipProtocol: "udp", fromPort: 53, toPort: 53, cidrIpv4: args.vpcCidr, description: "VPC resolver" }, child);
+
+    const dataVolume = new ebs.Volume(
+      `${name}-data`,
+      { availabilityZone: args.zone, size: args.dataVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${name}-data` } },
+      { parent: this, protect: true },
+    );
+
+    const ami = getParameterOutput({ name: al2023AmiParameter(architectureOf(args.instanceType)) }, child).value;
+    const userData = pulumi.all([args.kmsKeyArn, dataVolume.id]).apply(([kmsKeyId, volumeId]) =>
+      k3sServerUserData({
+        k3sVersion: args.k3sVersion,
+        region: args.region,
+        kubeconfigParameter: this.kubeconfigParameter,
+        kmsKeyId,
+        dataVolumeId: volumeId,
+        nodeLabels: { "clusterra.io/environment": args.environment, "clusterra.io/role": "central" },
+      }),
+    );
+    const instance = new ec2.Instance(
+      `${name}`,
+      {
+        ami,
+        instanceType: args.instanceType,
+        subnetId: args.subnetId,
+        vpcSecurityGroupIds: [sg.id],
+        iamInstanceProfile: profile.name,
+        associatePublicIpAddress: false,
+        disableApiTermination: true,
+        ebsOptimized: true,
+        metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1, instanceMetadataTags: "disabled" },
+        rootBlockDevice: { volumeType: "gp3", volumeSize: 30, encrypted: true, kmsKeyId: args.kmsKeyArn, deleteOnTermination: true },
+        userData,
+        tags: { Name: name },
+      },
+      // A new AMI release must not replace the control plane; upgrades are deliberate.
+      { parent: this, ignoreChanges: ["ami"] },
+    );
+    new ec2.VolumeAttachment(`${name}-data`, { instanceId: instance.id, volumeId: dataVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
+
+    const read = [
+      `for i in $(seq 1 60); do`,
+      `  v=$(aws ssm get-parameter --region ${args.region} --name '${this.kubeconfigParameter}' --with-decryption --query Parameter.Value --output text 2>/dev/null) && [ -n "$v" ] && printf '%s' "$v" && exit 0`,
+      `  sleep 10`,
+      `done`,
+      `echo "the host did not publish ${this.kubeconfigParameter} within 10 minutes" >&2`,
+      `exit 1`,
+    ].join("\n");
+    const kubeconfig = new Command(
+      `${name}-kubeconfig`,
+      { create: read, triggers: [instance.id], environment: { AWS_REGION: args.region } },
+      { parent: this, additionalSecretOutputs: ["stdout"] },
+    );
+
+    this.instanceId = instance.id;
+    this.privateIp = instance.privateIp;
+    this.securityGroupId = sg.id;
+    this.roleArn = role.arn;
+    this.roleName = role.name;
+    this.kubeconfig = pulumi.secret(kubeconfig.stdout);
+    this.registerOutputs({ instanceId: this.instanceId, privateIp: this.privateIp, kubeconfigParameter: this.kubeconfigParameter });
+  }
+}

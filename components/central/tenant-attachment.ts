@@ -1,0 +1,143 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as iam from "@pulumi/aws/iam";
+import { DEPLOYER_ROLE_PREFIX, TAG_KEYS } from "../../facts/project";
+import { arn, policyDocument, toJson, type PolicyDocument } from "../security/iam";
+
+export interface TenantAttachmentArgs {
+  readonly environment: string;
+  readonly partition: string;
+  readonly region: string;
+  readonly accountId: pulumi.Input<string>;
+  readonly vpcId: pulumi.Input<string>;
+  readonly routeTableIds: pulumi.Input<string>[];
+  readonly hostSecurityGroupId: pulumi.Input<string>;
+}
+
+interface AttachmentScope {
+  partition: string;
+  region: string;
+  accountId: string;
+  environment: string;
+  vpcId: string;
+  routeTableIds: string[];
+  hostSecurityGroupId: string;
+}
+
+/** Trust: the operators' deployer roles in this account, by ARN pattern. */
+export function attachmentTrust(partition: string, accountId: string): PolicyDocument {
+  return policyDocument({
+    Effect: "Allow",
+    Principal: { AWS: `arn:${partition}:iam::${accountId}:root` },
+    Action: "sts:AssumeRole",
+    Condition: { ArnLike: { "aws:PrincipalArn": `arn:${partition}:iam::${accountId}:role/${DEPLOYER_ROLE_PREFIX}*` } },
+  });
+}
+
+/**
+ * What a tenant stack does in the central account, and only that: accept its peering
+ * into this VPC, route to it, and add or remove its own tagged security-group rules and
+ * its slurmctld load balancer.
+ */
+export function attachmentPolicy(s: AttachmentScope): string {
+  const ec2 = (resource: string) => arn(s.partition, "ec2", s.region, s.accountId, resource);
+  const elb = (resource: string) => arn(s.partition, "elasticloadbalancing", s.region, s.accountId, resource);
+  const vpcArn = ec2(`vpc/${s.vpcId}`);
+  const envTag = { [`aws:ResourceTag/${TAG_KEYS.environment}`]: s.environment };
+  return toJson(
+    policyDocument(
+      {
+        Sid: "AcceptPeeringIntoThisVpc",
+        Effect: "Allow",
+        Action: ["ec2:AcceptVpcPeeringConnection", "ec2:ModifyVpcPeeringConnectionOptions"],
+        Resource: ec2("vpc-peering-connection/*"),
+        Condition: { ArnEquals: { "ec2:AccepterVpc": vpcArn } },
+      },
+      { Sid: "AcceptingVpc", Effect: "Allow", Action: "ec2:AcceptVpcPeeringConnection", Resource: vpcArn },
+      { Sid: "RoutesToTenants", Effect: "Allow", Action: ["ec2:CreateRoute", "ec2:ReplaceRoute", "ec2:DeleteRoute"], Resource: s.routeTableIds.map((id) => ec2(`route-table/${id}`)) },
+      {
+        Sid: "TenantRulesOnHostGroup",
+        Effect: "Allow",
+        Action: ["ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules"],
+        Resource: [ec2(`security-group/${s.hostSecurityGroupId}`), ec2("security-group-rule/*")],
+      },
+      {
+        Sid: "TenantEndpointGroupsInThisVpc",
+        Effect: "Allow",
+        Action: "ec2:CreateSecurityGroup",
+        Resource: [vpcArn, ec2("security-group/*")],
+      },
+      {
+        Sid: "ManageOnlyOwnTaggedGroups",
+        Effect: "Allow",
+        Action: ["ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress"],
+        Resource: ec2("security-group/*"),
+        Condition: { StringEquals: envTag },
+      },
+      {
+        Sid: "TagOnCreate",
+        Effect: "Allow",
+        Action: "ec2:CreateTags",
+        Resource: [ec2("security-group/*"), ec2("security-group-rule/*"), ec2("vpc-peering-connection/*")],
+        Condition: { StringEquals: { "ec2:CreateAction": ["CreateSecurityGroup", "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress", "AcceptVpcPeeringConnection"] } },
+      },
+      {
+        Sid: "TenantLoadBalancers",
+        Effect: "Allow",
+        Action: [
+          "elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:DeleteLoadBalancer", "elasticloadbalancing:ModifyLoadBalancerAttributes",
+          "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyTargetGroup",
+          "elasticloadbalancing:ModifyTargetGroupAttributes", "elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets",
+          "elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener", "elasticloadbalancing:ModifyListener",
+          "elasticloadbalancing:AddTags", "elasticloadbalancing:SetSecurityGroups",
+        ],
+        Resource: [elb(`loadbalancer/net/clusterra-${s.environment}-*/*`), elb(`targetgroup/clusterra-${s.environment}-*/*`), elb(`listener/net/clusterra-${s.environment}-*/*/*`)],
+      },
+      {
+        // Describe calls take no resource ARNs.
+        Sid: "ReadOnlyDescribe",
+        Effect: "Allow",
+        Action: [
+          "ec2:DescribeVpcPeeringConnections", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules",
+          "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeNetworkInterfaces", "ec2:DescribeTags", "ec2:DescribeInstances",
+          "elasticloadbalancing:DescribeLoadBalancers", "elasticloadbalancing:DescribeLoadBalancerAttributes", "elasticloadbalancing:DescribeTargetGroups",
+          "elasticloadbalancing:DescribeTargetGroupAttributes", "elasticloadbalancing:DescribeTargetHealth", "elasticloadbalancing:DescribeListeners",
+          "elasticloadbalancing:DescribeListenerAttributes", "elasticloadbalancing:DescribeTags",
+        ],
+        Resource: "*",
+      },
+    ),
+  );
+}
+
+/** The role tenant stacks assume in the central account to attach themselves. */
+export class TenantAttachmentRole extends pulumi.ComponentResource {
+  public readonly roleArn: pulumi.Output<string>;
+
+  constructor(name: string, args: TenantAttachmentArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:TenantAttachmentRole", name, {}, opts);
+    const role = new iam.Role(
+      `${name}-role`,
+      {
+        name: `clusterra-${args.environment}-tenant-attachment`,
+        description: "Tenant stacks accept their peering, route and add their own rules here",
+        maxSessionDuration: 3600,
+        assumeRolePolicy: pulumi.output(args.accountId).apply((account) => toJson(attachmentTrust(args.partition, account))),
+      },
+      { parent: this },
+    );
+    new iam.RolePolicy(
+      `${name}-policy`,
+      {
+        role: role.name,
+        policy: pulumi
+          .all([args.accountId, args.vpcId, pulumi.all(args.routeTableIds), args.hostSecurityGroupId])
+          .apply(([accountId, vpcId, routeTableIds, hostSecurityGroupId]) =>
+            attachmentPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, vpcId, routeTableIds, hostSecurityGroupId }),
+          ),
+      },
+      { parent: this },
+    );
+    this.roleArn = role.arn;
+    this.registerOutputs({ roleArn: this.roleArn });
+  }
+}

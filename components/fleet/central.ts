@@ -1,0 +1,67 @@
+/** Fleet files of a central environment: cluster-api's Application and its values. */
+import { CLUSTER_API_PORT } from "../../facts/contract";
+import { ARGOCD_CHART } from "../../facts/versions";
+import type { FleetFileSet } from "./writer";
+import { yamlFile } from "./yaml-file";
+
+export interface CentralFleetFacts {
+  readonly environment: string;
+  readonly region: string;
+  readonly repoUrl: string;
+  readonly revision: string;
+  readonly image: string;
+  /** Role cluster-api assumes from the host's instance credentials. */
+  readonly roleArn: string;
+  readonly signingKeyArn: string;
+  /** Logical table name -> DynamoDB table name. */
+  readonly tableNames: Readonly<Record<string, string>>;
+}
+
+export const CLUSTER_API_NAMESPACE = "clusterra-system";
+
+/** Folder of an environment's central fleet (what the root Application syncs). */
+export function centralFleetPath(environment: string): string {
+  return `fleet/central/${environment}`;
+}
+
+export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> {
+  const [repository, tag] = splitImage(f.image);
+  return {
+    image: { repository, tag },
+    port: CLUSTER_API_PORT,
+    aws: { region: f.region, roleArn: f.roleArn },
+    signingKeySecretArn: f.signingKeyArn,
+    tables: f.tableNames,
+  };
+}
+
+/** `repo:tag` or `repo@sha256:...` into chart fields. */
+export function splitImage(image: string): [string, string] {
+  const at = image.indexOf("@");
+  if (at >= 0) return [image.slice(0, at), image.slice(at)];
+  const colon = image.lastIndexOf(":");
+  return [image.slice(0, colon), image.slice(colon + 1)];
+}
+
+export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
+  const dir = centralFleetPath(f.environment);
+  const source = `pulumi up -s central-${f.environment}`;
+  const application = {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "Application",
+    metadata: { name: "cluster-api", namespace: ARGOCD_CHART.namespace, annotations: { "argocd.argoproj.io/sync-wave": "10" } },
+    spec: {
+      project: "platform",
+      sources: [
+        { repoURL: f.repoUrl, targetRevision: f.revision, ref: "values" },
+        { repoURL: f.repoUrl, targetRevision: f.revision, path: "fleet/charts/cluster-api", helm: { valueFiles: [`$values/${dir}/values/cluster-api.yaml`] } },
+      ],
+      destination: { server: "https://kubernetes.default.svc", namespace: CLUSTER_API_NAMESPACE },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true", "ServerSideApply=true"] },
+    },
+  };
+  return {
+    [`${dir}/cluster-api.yaml`]: yamlFile(source, application),
+    [`${dir}/values/cluster-api.yaml`]: yamlFile(source, clusterApiValues(f)),
+  };
+}

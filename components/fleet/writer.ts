@@ -1,0 +1,54 @@
+/**
+ * Writes rendered fleet files. Under `pulumi up` they land in the repository's fleet/
+ * (a pull request carries them to the clusters); under `pulumi preview` nothing is
+ * written; under `clusterra plan` they go to the plan's output folder.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { PROJECT_ROOT } from "../../config";
+
+/** Path inside the repository -> file content. */
+export type FleetFileSet = Record<string, string>;
+
+let targetRoot: string = PROJECT_ROOT;
+let pending: Promise<string[]>[] = [];
+
+/** Where relative fleet paths are written (the plan points this at its output folder). */
+export function setFleetRoot(root: string): void {
+  targetRoot = root;
+  pending = [];
+}
+
+/** Schedules the files to be written once their values are known. */
+export function emitFleetFiles(files: pulumi.Output<FleetFileSet>): void {
+  pending.push(
+    new Promise<string[]>((resolve, reject) => {
+      files.apply((set) => {
+        try {
+          if (pulumi.runtime.isDryRun()) return resolve([]);
+          resolve(writeFleetFiles(targetRoot, set));
+        } catch (e) {
+          reject(e);
+        }
+      });
+    }),
+  );
+}
+
+/** Writes each file (only when its content changed) and returns the paths written. */
+export function writeFleetFiles(root: string, set: FleetFileSet): string[] {
+  return Object.entries(set).map(([rel, content]) => {
+    const file = path.join(root, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    if (!fs.existsSync(file) || fs.readFileSync(file, "utf8") !== content) fs.writeFileSync(file, content);
+    return rel;
+  });
+}
+
+/** Waits for every scheduled write; returns the paths, sorted. */
+export async function flushFleetFiles(): Promise<string[]> {
+  const written = (await Promise.all(pending)).flat();
+  pending = [];
+  return written.sort();
+}

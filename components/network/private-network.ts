@@ -1,0 +1,154 @@
+import * as pulumi from "@pulumi/pulumi";
+import { getAvailabilityZonesOutput } from "@pulumi/aws/getAvailabilityZones";
+import * as cloudwatch from "@pulumi/aws/cloudwatch";
+import * as ec2 from "@pulumi/aws/ec2";
+import * as iam from "@pulumi/aws/iam";
+import type { ZoneSelection } from "../../config/types";
+import { servicePrefix, type Partition } from "../../facts/regions";
+import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
+import { subnetLayout } from "./layout";
+
+export interface PrivateNetworkArgs {
+  /** The VPC's private IPv4 CIDR. */
+  readonly cidr: string;
+  /** Zones for the private subnets: a count of available zones or explicit names. */
+  readonly zones: ZoneSelection;
+  readonly region: string;
+  readonly partition: Partition;
+  readonly accountId: pulumi.Input<string>;
+  /** KMS key that encrypts the flow-log group. */
+  readonly logKeyArn: pulumi.Input<string>;
+  /** Days flow logs are kept. */
+  readonly flowLogRetentionDays: number;
+  /** Extra tags on the private subnets (e.g. Karpenter's discovery tag). */
+  readonly privateSubnetTags?: Record<string, string>;
+}
+
+/**
+ * A VPC with no inbound path from the internet: private subnets across zones, one NAT
+ * gateway for outbound image pulls, free gateway endpoints for S3 and DynamoDB, the
+ * default security group emptied, and flow logs to an encrypted log group.
+ */
+export class PrivateNetwork extends pulumi.ComponentResource {
+  public readonly vpcId: pulumi.Output<string>;
+  public readonly vpcArn: pulumi.Output<string>;
+  public readonly cidr: string;
+  public readonly privateSubnetIds: pulumi.Output<string>[];
+  public readonly privateSubnetCidrs: readonly string[];
+  public readonly privateRouteTableId: pulumi.Output<string>;
+  public readonly zones: pulumi.Output<string[]>;
+
+  constructor(name: string, args: PrivateNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:network:PrivateNetwork", name, {}, opts);
+    const child = { parent: this };
+    const zoneCount = "count" in args.zones ? args.zones.count : args.zones.names.length;
+    const layout = subnetLayout(args.cidr, zoneCount);
+    this.zones =
+      "names" in args.zones
+        ? pulumi.output([...args.zones.names])
+        : getAvailabilityZonesOutput({ state: "available", filters: [{ name: "opt-in-status", values: ["opt-in-not-required"] }] }, child)
+            .names.apply((names) => names.slice(0, zoneCount));
+
+    const vpc = new ec2.Vpc(`${name}-vpc`, { cidrBlock: args.cidr, enableDnsHostnames: true, enableDnsSupport: true, tags: { Name: name } }, child);
+    // The default group admits all traffic between its members: manage it and leave it empty.
+    new ec2.DefaultSecurityGroup(`${name}-default-sg`, { vpcId: vpc.id, tags: { Name: `${name}-default-closed` } }, child);
+
+    const privateRouteTable = new ec2.RouteTable(`${name}-private-rt`, { vpcId: vpc.id, tags: { Name: `${name}-private` } }, child);
+    const privateSubnets = layout.private.map((cidrBlock, i) => {
+      const subnet = new ec2.Subnet(
+        `${name}-private-${i}`,
+        {
+          vpcId: vpc.id,
+          cidrBlock,
+          availabilityZone: this.zones.apply((z) => z[i]),
+          mapPublicIpOnLaunch: false,
+          tags: { Name: `${name}-private-${i}`, ...args.privateSubnetTags },
+        },
+        child,
+      );
+      new ec2.RouteTableAssociation(`${name}-private-${i}`, { subnetId: subnet.id, routeTableId: privateRouteTable.id }, child);
+      return subnet;
+    });
+
+    // Outbound only: the NAT gateway's subnet routes to the internet gateway; nothing else lives there.
+    const igw = new ec2.InternetGateway(`${name}-igw`, { vpcId: vpc.id, tags: { Name: name } }, child);
+    const publicSubnet = new ec2.Subnet(
+      `${name}-nat`,
+      { vpcId: vpc.id, cidrBlock: layout.public, availabilityZone: this.zones.apply((z) => z[0]), mapPublicIpOnLaunch: false, tags: { Name: `${name}-nat` } },
+      child,
+    );
+    const publicRouteTable = new ec2.RouteTable(`${name}-nat-rt`, { vpcId: vpc.id, tags: { Name: `${name}-nat` } }, child);
+    new ec2.Route(`${name}-nat-default`, { routeTableId: publicRouteTable.id, destinationCidrBlock: "0.0.0.0/0", gatewayId: igw.id }, child);
+    new ec2.RouteTableAssociation(`${name}-nat`, { subnetId: publicSubnet.id, routeTableId: publicRouteTable.id }, child);
+    const eip = new ec2.Eip(`${name}-nat`, { domain: "vpc", tags: { Name: `${name}-nat` } }, child);
+    const nat = new ec2.NatGateway(`${name}-nat`, { subnetId: publicSubnet.id, allocationId: eip.id, connectivityType: "public", tags: { Name: name } }, { parent: this, dependsOn: [igw] });
+    new ec2.Route(`${name}-private-default`, { routeTableId: privateRouteTable.id, destinationCidrBlock: "0.0.0.0/0", natGatewayId: nat.id }, child);
+
+    for (const service of ["s3", "dynamodb"]) {
+      new ec2.VpcEndpoint(
+        `${name}-${service}`,
+        {
+          vpcId: vpc.id,
+          serviceName: `${servicePrefix(args.partition)}.${args.region}.${service}`,
+          vpcEndpointType: "Gateway",
+          routeTableIds: [privateRouteTable.id],
+          tags: { Name: `${name}-${service}` },
+        },
+        child,
+      );
+    }
+
+    const logGroup = new cloudwatch.LogGroup(
+      `${name}-flow-logs`,
+      { name: `/clusterra/vpc/${name}/flow-logs`, retentionInDays: args.flowLogRetentionDays, kmsKeyId: args.logKeyArn },
+      child,
+    );
+    const flowLogRole = new iam.Role(
+      `${name}-flow-logs`,
+      {
+        description: `VPC flow logs of ${name} write to their log group`,
+        assumeRolePolicy: pulumi
+          .output(args.accountId)
+          .apply((account) => toJson(serviceTrust("vpc-flow-logs.amazonaws.com", account, arn(args.partition, "ec2", args.region, account, "vpc-flow-log/*")))),
+      },
+      child,
+    );
+    new iam.RolePolicy(
+      `${name}-flow-logs`,
+      {
+        role: flowLogRole.name,
+        policy: logGroup.arn.apply((groupArn) =>
+          toJson(
+            policyDocument({
+              Effect: "Allow",
+              Action: ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+              Resource: [groupArn, `${groupArn}:log-stream:*`],
+            }),
+          ),
+        ),
+      },
+      child,
+    );
+    new ec2.FlowLog(
+      `${name}-flow-log`,
+      {
+        vpcId: vpc.id,
+        trafficType: "ALL",
+        logDestinationType: "cloud-watch-logs",
+        logDestination: logGroup.arn,
+        iamRoleArn: flowLogRole.arn,
+        maxAggregationInterval: 60,
+        tags: { Name: name },
+      },
+      child,
+    );
+
+    this.vpcId = vpc.id;
+    this.vpcArn = vpc.arn;
+    this.cidr = args.cidr;
+    this.privateSubnetIds = privateSubnets.map((s) => s.id);
+    this.privateSubnetCidrs = layout.private;
+    this.privateRouteTableId = privateRouteTable.id;
+    this.registerOutputs({ vpcId: this.vpcId, privateSubnetIds: this.privateSubnetIds, privateRouteTableId: this.privateRouteTableId });
+  }
+}

@@ -1,0 +1,84 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { ProviderResource } from "@pulumi/pulumi";
+import * as ec2 from "@pulumi/aws/ec2";
+import * as vpc from "@pulumi/aws/vpc";
+import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
+import { TAG_KEYS } from "../../facts/project";
+
+export interface CentralPeeringArgs {
+  readonly tenantId: string;
+  readonly tenantVpcId: pulumi.Input<string>;
+  readonly tenantCidr: string;
+  readonly tenantRouteTableIds: pulumi.Input<string>[];
+  readonly centralVpcId: pulumi.Input<string>;
+  readonly centralCidr: string;
+  readonly centralAccountId: string;
+  readonly centralRegion: string;
+  /** Whether central lives in another region than this stack (cross-region peering). */
+  readonly crossRegion: boolean;
+  readonly centralRouteTableIds: pulumi.Input<string[]>;
+  readonly centralHostIp: pulumi.Input<string>;
+  readonly centralHostSecurityGroupId: pulumi.Input<string>;
+  /** Provider acting in the central account through its tenant-attachment role. */
+  readonly centralProvider: ProviderResource;
+}
+
+/** Flows from the central host into the tenant VPC (slurmd pods): the tenant side's rules. */
+export const TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "central-host" && f.to === "tenant-vpc");
+
+/**
+ * VPC peering between a tenant and central: requested from the tenant account, accepted
+ * in central, routed both ways; the security-group rules of the flows whose ends exist
+ * here come from the contract table. The tenant host's flows arrive with the tenant host.
+ */
+export class CentralPeering extends pulumi.ComponentResource {
+  public readonly connectionId: pulumi.Output<string>;
+  /** Group the slurmd nodes join: admits exactly the contract's flows into the tenant VPC. */
+  public readonly workersSecurityGroupId: pulumi.Output<string>;
+
+  constructor(name: string, args: CentralPeeringArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:tenant:CentralPeering", name, {}, opts);
+    const child = { parent: this };
+    const inCentral = { parent: this, provider: args.centralProvider };
+
+    const request = new ec2.VpcPeeringConnection(
+      `${name}-request`,
+      {
+        vpcId: args.tenantVpcId,
+        peerVpcId: args.centralVpcId,
+        peerOwnerId: args.centralAccountId,
+        ...(args.crossRegion ? { peerRegion: args.centralRegion } : {}),
+        tags: { Name: `clusterra-${args.tenantId}-to-central` },
+      },
+      child,
+    );
+    const accept = new ec2.VpcPeeringConnectionAccepter(
+      `${name}-accept`,
+      { vpcPeeringConnectionId: request.id, autoAccept: true, tags: { Name: `clusterra-${args.tenantId}-to-central` } },
+      inCentral,
+    );
+
+    args.tenantRouteTableIds.forEach((routeTableId, i) => {
+      new ec2.Route(`${name}-to-central-${i}`, { routeTableId, destinationCidrBlock: args.centralCidr, vpcPeeringConnectionId: request.id }, { parent: this, dependsOn: [accept] });
+    });
+    // Central's private subnets share one route table (PrivateNetwork), published as routeTableIds[0].
+    const centralRouteTableId = pulumi.output(args.centralRouteTableIds).apply((ids) => ids[0]);
+    new ec2.Route(`${name}-to-tenant`, { routeTableId: centralRouteTableId, destinationCidrBlock: args.tenantCidr, vpcPeeringConnectionId: accept.id }, inCentral);
+
+    const workers = new ec2.SecurityGroup(
+      `${name}-workers`,
+      { vpcId: args.tenantVpcId, description: `slurmd nodes of ${args.tenantId}: central reaches them only as the contract says`, tags: { Name: `clusterra-${args.tenantId}-workers` } },
+      child,
+    );
+    const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
+    for (const flow of TENANT_VPC_FLOWS) {
+      const rule = { ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } };
+      new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...rule, securityGroupId: workers.id, cidrIpv4: hostCidr }, child);
+      new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, { ...rule, securityGroupId: args.centralHostSecurityGroupId, cidrIpv4: args.tenantCidr }, inCentral);
+    }
+
+    this.connectionId = request.id;
+    this.workersSecurityGroupId = workers.id;
+    this.registerOutputs({ connectionId: this.connectionId, workersSecurityGroupId: this.workersSecurityGroupId });
+  }
+}

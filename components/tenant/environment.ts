@@ -1,0 +1,109 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { TenantConfig } from "../../config/types";
+import { PrivateNetwork } from "../network/private-network";
+import { StackKey } from "../security/stack-key";
+import { CentralPeering } from "./central-peering";
+import { SlurmctldEndpoint } from "./slurmctld-endpoint";
+
+export interface TenantEnvironmentArgs {
+  /** The validated tenant stack configuration. */
+  readonly config: TenantConfig;
+  /** The tenant account the stack's provider deploys into. */
+  readonly accountId: pulumi.Output<string>;
+  /** Provider acting in the central account through its tenant-attachment role. */
+  readonly centralProvider: pulumi.ProviderResource;
+  /** What the central stack publishes. */
+  readonly central: {
+    readonly vpcId: pulumi.Output<string>;
+    readonly privateSubnetIds: pulumi.Output<string[]>;
+    readonly routeTableIds: pulumi.Output<string[]>;
+    readonly hostInstanceId: pulumi.Output<string>;
+    readonly hostPrivateIp: pulumi.Output<string>;
+    readonly hostSecurityGroupId: pulumi.Output<string>;
+  };
+}
+
+const FLOW_LOG_RETENTION_DAYS = 90;
+
+/** Karpenter finds subnets and groups by this tag (value: the tenant cluster's name). */
+export const KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery";
+
+export function tenantClusterName(environment: string, tenantId: string): string {
+  return `clusterra-${environment}-${tenantId}`;
+}
+
+/**
+ * A tenant's side: its key and VPC in its own account, joined to central by peering, and
+ * its private slurmctld endpoint on central.
+ */
+export class TenantEnvironment extends pulumi.ComponentResource {
+  public readonly outputs: Record<string, pulumi.Input<unknown>>;
+
+  constructor(name: string, args: TenantEnvironmentArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:tenant:TenantEnvironment", name, {}, opts);
+    const { config, central } = args;
+    const child = { parent: this };
+    const common = { region: config.region, partition: config.partition, accountId: args.accountId };
+    const clusterName = tenantClusterName(config.environment, config.tenant.id);
+
+    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, logs`, logsService: true }, child);
+    const network = new PrivateNetwork(
+      `${name}`,
+      {
+        ...common,
+        cidr: config.network.vpcCidr,
+        zones: config.network.availabilityZones,
+        logKeyArn: key.keyArn,
+        flowLogRetentionDays: FLOW_LOG_RETENTION_DAYS,
+        privateSubnetTags: { [KARPENTER_DISCOVERY_TAG]: clusterName },
+      },
+      child,
+    );
+    const peering = new CentralPeering(
+      `${name}-peering`,
+      {
+        tenantId: config.tenant.id,
+        tenantVpcId: network.vpcId,
+        tenantCidr: network.cidr,
+        tenantRouteTableIds: [network.privateRouteTableId],
+        centralVpcId: central.vpcId,
+        centralCidr: config.central.vpcCidr,
+        centralAccountId: config.central.accountId,
+        centralRegion: config.central.region,
+        crossRegion: config.central.region !== config.region,
+        centralRouteTableIds: central.routeTableIds,
+        centralHostIp: central.hostPrivateIp,
+        centralHostSecurityGroupId: central.hostSecurityGroupId,
+        centralProvider: args.centralProvider,
+      },
+      child,
+    );
+    const endpoint = new SlurmctldEndpoint(
+      `${name}-slurmctld`,
+      {
+        tenantId: config.tenant.id,
+        environment: config.environment,
+        tenantCidr: network.cidr,
+        centralVpcId: central.vpcId,
+        centralSubnetIds: central.privateSubnetIds,
+        centralHostInstanceId: central.hostInstanceId,
+        centralHostSecurityGroupId: central.hostSecurityGroupId,
+      },
+      { parent: this, provider: args.centralProvider },
+    );
+
+    this.outputs = {
+      tenantId: config.tenant.id,
+      clusterName,
+      vpcId: network.vpcId,
+      vpcCidr: network.cidr,
+      privateSubnetIds: pulumi.all(network.privateSubnetIds),
+      peeringConnectionId: peering.connectionId,
+      workersSecurityGroupId: peering.workersSecurityGroupId,
+      slurmctldEndpoint: endpoint.dnsName,
+      slurmctldNodePort: endpoint.nodePort,
+      kmsKeyArn: key.keyArn,
+    };
+    this.registerOutputs(this.outputs);
+  }
+}

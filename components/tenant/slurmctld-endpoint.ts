@@ -1,0 +1,106 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as ec2 from "@pulumi/aws/ec2";
+import * as lb from "@pulumi/aws/lb";
+import * as vpc from "@pulumi/aws/vpc";
+import { PEERING_FLOWS, SLURM_PORTS, slurmctldNodePort } from "../../facts/contract";
+import { TAG_KEYS } from "../../facts/project";
+
+export interface SlurmctldEndpointArgs {
+  readonly tenantId: string;
+  readonly environment: string;
+  /** The tenant VPC's CIDR: the only source admitted. */
+  readonly tenantCidr: string;
+  readonly centralVpcId: pulumi.Input<string>;
+  readonly centralSubnetIds: pulumi.Input<string[]>;
+  readonly centralHostInstanceId: pulumi.Input<string>;
+  readonly centralHostSecurityGroupId: pulumi.Input<string>;
+}
+
+const FLOW = PEERING_FLOWS.find((f) => f.id === "slurmd-to-slurmctld")!;
+
+/**
+ * The tenant's own way in to its slurmctld on central: an internal NLB in the central VPC
+ * whose security group admits only this tenant's CIDR on 6817, forwarding to the
+ * tenant's NodePort on the central host. Another tenant's slurmd cannot reach it: its
+ * CIDR is on no rule here, and the host admits each NodePort only from its tenant's NLB.
+ */
+export class SlurmctldEndpoint extends pulumi.ComponentResource {
+  public readonly dnsName: pulumi.Output<string>;
+  public readonly nodePort: number;
+
+  constructor(name: string, args: SlurmctldEndpointArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:tenant:SlurmctldEndpoint", name, {}, opts);
+    const child = { parent: this };
+    this.nodePort = slurmctldNodePort(args.tenantId);
+    const lbName = `clusterra-${args.environment}-${args.tenantId}`.slice(0, 32);
+
+    const sg = new ec2.SecurityGroup(
+      `${name}-sg`,
+      { vpcId: args.centralVpcId, description: `slurmctld endpoint of tenant ${args.tenantId}: 6817 from its VPC only`, tags: { Name: lbName } },
+      child,
+    );
+    new vpc.SecurityGroupIngressRule(
+      `${name}-${FLOW.id}`,
+      {
+        securityGroupId: sg.id,
+        ipProtocol: FLOW.protocol,
+        fromPort: FLOW.fromPort,
+        toPort: FLOW.toPort,
+        cidrIpv4: args.tenantCidr,
+        description: FLOW.purpose,
+        tags: { [TAG_KEYS.flow]: FLOW.id },
+      },
+      child,
+    );
+    new vpc.SecurityGroupEgressRule(
+      `${name}-to-host`,
+      { securityGroupId: sg.id, ipProtocol: "tcp", fromPort: this.nodePort, toPort: this.nodePort, referencedSecurityGroupId: args.centralHostSecurityGroupId, description: `forward to ${args.tenantId}'s slurmctld NodePort` },
+      child,
+    );
+    new vpc.SecurityGroupIngressRule(
+      `${name}-host-nodeport`,
+      { securityGroupId: args.centralHostSecurityGroupId, ipProtocol: "tcp", fromPort: this.nodePort, toPort: this.nodePort, referencedSecurityGroupId: sg.id, description: `${args.tenantId}'s slurmctld endpoint to its NodePort` },
+      child,
+    );
+
+    const nlb = new lb.LoadBalancer(
+      `${name}-nlb`,
+      {
+        name: lbName,
+        loadBalancerType: "network",
+        internal: true,
+        subnets: args.centralSubnetIds,
+        securityGroups: [sg.id],
+        enableCrossZoneLoadBalancing: true,
+        enableDeletionProtection: true,
+        tags: { Name: lbName },
+      },
+      child,
+    );
+    const targets = new lb.TargetGroup(
+      `${name}-tg`,
+      {
+        name: lbName,
+        port: this.nodePort,
+        protocol: "TCP",
+        targetType: "instance",
+        vpcId: args.centralVpcId,
+        // Source NAT at the NLB: the host admits the NLB's group, not tenant addresses.
+        preserveClientIp: "false",
+        connectionTermination: true,
+        deregistrationDelay: 30,
+        healthCheck: { protocol: "TCP", port: "traffic-port", interval: 10, healthyThreshold: 3, unhealthyThreshold: 3 },
+        tags: { Name: lbName },
+      },
+      child,
+    );
+    new lb.TargetGroupAttachment(`${name}-host`, { targetGroupArn: targets.arn, targetId: args.centralHostInstanceId, port: this.nodePort }, child);
+    new lb.Listener(
+      `${name}-listener`,
+      { loadBalancerArn: nlb.arn, port: SLURM_PORTS.slurmctld, protocol: "TCP", defaultActions: [{ type: "forward", targetGroupArn: targets.arn }], tags: { Name: lbName } },
+      child,
+    );
+    this.dnsName = nlb.dnsName;
+    this.registerOutputs({ dnsName: this.dnsName, nodePort: this.nodePort });
+  }
+}

@@ -1,0 +1,39 @@
+/** The tenant stack: one per tenant, in the tenant's own account, joined to a central stack. */
+import * as pulumi from "@pulumi/pulumi";
+import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
+import type { TenantConfig } from "../../config/types";
+import type { CentralOutputs } from "../central/stack";
+import { stackProvider } from "../security/provider";
+import { TenantEnvironment } from "./environment";
+
+export function tenantStack(config: TenantConfig): Record<string, unknown> {
+  const provider = stackProvider("aws", config);
+  const central = new pulumi.StackReference("central", { name: config.central.stack });
+  const out = <K extends keyof CentralOutputs>(key: K) => central.requireOutput(key) as pulumi.Output<CentralOutputs[K]>;
+  // Central-account work (peering acceptance, routes, the tenant's endpoint) goes through
+  // the role central publishes for it, never through the tenant's own credentials.
+  const centralProvider = stackProvider("central", config, {
+    assumeRoleArn: out("peeringRoleArn"),
+    region: config.central.region,
+    allowedAccountIds: [config.central.accountId],
+  });
+  const accountId = getCallerIdentityOutput({}, { provider }).accountId;
+  const tenant = new TenantEnvironment(
+    `tenant-${config.tenant.id}`,
+    {
+      config,
+      accountId,
+      centralProvider,
+      central: {
+        vpcId: out("vpcId"),
+        privateSubnetIds: out("privateSubnetIds"),
+        routeTableIds: out("routeTableIds"),
+        hostInstanceId: out("hostInstanceId"),
+        hostPrivateIp: out("hostPrivateIp"),
+        hostSecurityGroupId: out("hostSecurityGroupId"),
+      },
+    },
+    { providers: { aws: provider } },
+  );
+  return tenant.outputs;
+}

@@ -1,0 +1,100 @@
+/**
+ * JSON Schemas of the `clusterra:*` keys, one per stack kind. Structure only (required
+ * keys, unknown keys, types, patterns); what needs arithmetic (CIDRs, overlaps, zones) is
+ * checked in validate.ts. Every leaf has a `description` saying what is valid: the error
+ * messages quote it.
+ */
+import { STACK_KINDS } from "../facts/project";
+import { CAPACITY_TYPES, MEMORY_PER_CPU_GIB, SHAPE_SIZES } from "../facts/shapes";
+
+type Schema = Record<string, unknown>;
+
+const obj = (properties: Record<string, Schema>, required: string[] = Object.keys(properties)): Schema => ({
+  type: "object",
+  properties,
+  required,
+  additionalProperties: false,
+  description: `an object with keys ${Object.keys(properties).join(", ")}`,
+});
+
+const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
+
+export const ACCOUNT_ID = str("^[0-9]{12}$", "a 12-digit AWS account id");
+export const DNS_LABEL = str("^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$", "a DNS label: lowercase letters, digits and '-', 1-32 characters, starting with a letter");
+const ENVIRONMENT = str("^[a-z][a-z0-9]{0,15}$", "a lowercase name: letters and digits, starting with a letter, at most 16 characters");
+const STACK_NAME = str("^([A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+$", "a stack name, optionally qualified as org/project/stack");
+const CIDR = { type: "string", description: "a private IPv4 CIDR (10/8, 172.16/12, 192.168/16) of /16 to /24" };
+const ZONES = { description: "a zone count from 1 to 6, or a list of zone names in the stack's region such as us-east-1a" };
+const SEMVER_K3S = str("^v1\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+$", "a pinned K3s release such as v1.33.5+k3s1");
+const INSTANCE_TYPE = str("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", "an EC2 instance type such as t4g.medium");
+
+const network = obj({ vpcCidr: CIDR, availabilityZones: ZONES });
+
+export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
+  central: obj({
+    network,
+    controlPlane: obj({ instanceType: INSTANCE_TYPE, k3sVersion: SEMVER_K3S }),
+    fleet: obj({
+      repoUrl: str("^(https://|ssh://|git@)[^\\s]+$", "a git URL (https://, ssh:// or git@host:path)"),
+      revision: str("^[A-Za-z0-9._/-]+$", "a branch, tag or commit"),
+    }),
+    clusterApi: obj({
+      image: str("^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9._-]+|@sha256:[0-9a-f]{64})$", "a pinned container image reference such as ghcr.io/clusterra/cluster-api:1.4.2 or ...@sha256:<digest>"),
+    }),
+  }),
+  tenant: obj({
+    tenant: obj({ id: DNS_LABEL, accountId: ACCOUNT_ID }),
+    central: obj(
+      {
+        stack: STACK_NAME,
+        accountId: ACCOUNT_ID,
+        vpcCidr: CIDR,
+        region: { type: "string", description: "the central stack's AWS region (default: this stack's region)" },
+      },
+      ["stack", "accountId", "vpcCidr"],
+    ),
+    network,
+    shapes: {
+      type: "array",
+      minItems: 1,
+      description: "a non-empty list of shapes",
+      items: obj(
+        {
+          name: DNS_LABEL,
+          memoryPerCpuGiB: { enum: [...MEMORY_PER_CPU_GIB], description: `one of ${MEMORY_PER_CPU_GIB.join(", ")} (GiB per vCPU)` },
+          sizes: {
+            type: "array", minItems: 1, uniqueItems: true,
+            description: `a non-empty list of distinct vCPU counts from ${SHAPE_SIZES.join(", ")}`,
+            items: { enum: [...SHAPE_SIZES], description: `a vCPU count: one of ${SHAPE_SIZES.join(", ")}` },
+          },
+          maxNodes: { type: "integer", minimum: 1, maximum: 1000, description: "a whole number of nodes from 1 to 1000" },
+          capacityType: { enum: [...CAPACITY_TYPES], description: `one of ${CAPACITY_TYPES.join(", ")}` },
+        },
+      ),
+    },
+  }),
+  connector: obj({
+    connector: obj({
+      clusterName: DNS_LABEL,
+      vpcId: str("^vpc-[0-9a-f]{8,17}$", "a VPC id such as vpc-0123456789abcdef0"),
+      subnetIds: {
+        type: "array", minItems: 1, uniqueItems: true, description: "a non-empty list of distinct subnet ids",
+        items: str("^subnet-[0-9a-f]{8,17}$", "a subnet id such as subnet-0123456789abcdef0"),
+      },
+      headNodeInstanceId: str("^i-[0-9a-f]{8,17}$", "an instance id such as i-0123456789abcdef0"),
+      apiUrl: str("^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[^\\s]*)?$", "an https:// URL"),
+      jwtSecretName: str("^[A-Za-z0-9/_+=.@-]{1,512}$", "a Secrets Manager secret name"),
+      noInternet: { type: "boolean", description: "true or false" },
+    }),
+  }),
+};
+
+/** Keys common to every kind. */
+export const COMMON_SCHEMA: Schema = obj({ kind: { enum: [...STACK_KINDS], description: `one of ${STACK_KINDS.join(", ")}` }, environment: ENVIRONMENT });
+
+/** Provider keys a stack file may set besides aws:region. */
+export const AWS_KEYS: Readonly<Record<string, Schema>> = {
+  region: { type: "string", description: "an AWS region such as us-east-1" },
+  allowedAccountIds: { type: "array", minItems: 1, items: ACCOUNT_ID, description: "a list of 12-digit account ids the stack may deploy into" },
+  profile: { type: "string", description: "a named AWS CLI profile" },
+};

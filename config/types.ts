@@ -1,0 +1,82 @@
+/** Typed, validated configuration: what components receive. */
+import type { Partition } from "../facts/regions";
+
+/** Zones: a count resolved against the region's available zones, or explicit names. */
+export type ZoneSelection = { readonly count: number } | { readonly names: readonly string[] };
+
+export interface NetworkConfig {
+  /** The VPC's private IPv4 CIDR. */
+  readonly vpcCidr: string;
+  readonly availabilityZones: ZoneSelection;
+}
+
+interface BaseConfig {
+  /** Stack name (the last segment of org/project/stack). */
+  readonly stack: string;
+  /** Stack file the values came from, relative to the project root. */
+  readonly file: string;
+  readonly region: string;
+  readonly partition: Partition;
+  readonly environment: string;
+  /** Accounts the AWS provider may act in (the provider refuses any other). */
+  readonly allowedAccountIds?: readonly string[];
+}
+
+export interface CentralConfig extends BaseConfig {
+  readonly kind: "central";
+  readonly network: NetworkConfig;
+  readonly controlPlane: { readonly instanceType: string; readonly k3sVersion: string };
+  readonly fleet: { readonly repoUrl: string; readonly revision: string };
+  /** cluster-api's container image, pinned by tag or digest. */
+  readonly clusterApi: { readonly image: string };
+}
+
+export interface ShapeConfig {
+  readonly name: string;
+  readonly memoryPerCpuGiB: 2 | 4 | 8 | 16;
+  /** vCPU counts, one NodeSet each. */
+  readonly sizes: readonly number[];
+  readonly maxNodes: number;
+  readonly capacityType: "spot" | "on-demand";
+}
+
+export interface TenantConfig extends BaseConfig {
+  readonly kind: "tenant";
+  readonly tenant: { readonly id: string; readonly accountId: string };
+  readonly central: { readonly stack: string; readonly accountId: string; readonly vpcCidr: string; readonly region: string };
+  readonly network: NetworkConfig;
+  readonly shapes: readonly ShapeConfig[];
+}
+
+export interface ConnectorConfig extends BaseConfig {
+  readonly kind: "connector";
+  readonly connector: {
+    readonly clusterName: string;
+    readonly vpcId: string;
+    readonly subnetIds: readonly string[];
+    readonly headNodeInstanceId: string;
+    readonly apiUrl: string;
+    readonly jwtSecretName: string;
+    readonly noInternet: boolean;
+  };
+}
+
+export type StackConfig = CentralConfig | TenantConfig | ConnectorConfig;
+
+/** One stack file as read from disk: its values keyed `namespace:key`. */
+export interface StackFile {
+  readonly stack: string;
+  readonly file: string;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/** One thing wrong with the configuration. */
+export interface ConfigIssue {
+  readonly file: string;
+  readonly key: string;
+  /** The offending value, or undefined when the key is missing. */
+  readonly value: unknown;
+  readonly problem: string;
+  /** What would be valid. */
+  readonly valid: string;
+}

@@ -1,0 +1,276 @@
+/**
+ * The one place configuration is checked. `validateStack` takes a stack's raw values and
+ * the other stack files beside it, and returns either a typed StackConfig or every issue
+ * found, each naming the file, the key, the value and what would be valid.
+ */
+import Ajv, { ErrorObject } from "ajv";
+import { slurmctldNodePort } from "../facts/contract";
+import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
+import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
+import { cidrsOverlap, vpcCidrProblem } from "./cidr";
+import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
+import type { ConfigIssue, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+
+export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
+
+const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
+const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(kind: StackKind | undefined) {
+  const id = kind ?? "common";
+  let v = validators.get(id);
+  if (!v) {
+    const common = COMMON_SCHEMA as { properties: object; required: string[] };
+    const specific = (kind ? SCHEMAS[kind] : { properties: {}, required: [] }) as { properties: object; required: string[] };
+    v = ajv.compile({
+      ...COMMON_SCHEMA,
+      properties: { ...common.properties, ...specific.properties },
+      required: [...common.required, ...specific.required],
+      additionalProperties: kind !== undefined ? false : true,
+    });
+    validators.set(id, v);
+  }
+  return v;
+}
+
+const awsValidator = ajv.compile({ type: "object", properties: AWS_KEYS, required: ["region"], additionalProperties: false });
+
+/** Last segment of `org/project/stack`. */
+export function stackShortName(stack: string): string {
+  return stack.split("/").pop() as string;
+}
+
+export function validateStack(source: StackFile, siblings: readonly StackFile[] = []): Validation {
+  const issues: ConfigIssue[] = [];
+  const add = (key: string, value: unknown, problem: string, valid: string) =>
+    issues.push({ file: source.file, key, value, problem, valid });
+
+  const aws: Record<string, unknown> = {};
+  const own: Record<string, unknown> = {};
+  for (const [fullKey, value] of Object.entries(source.values)) {
+    const [ns, ...rest] = fullKey.split(":");
+    const key = rest.join(":");
+    if (ns === "aws" && key) aws[key] = value;
+    else if (ns === CONFIG_NAMESPACE && key) own[key] = value;
+    else add(fullKey, value, "unknown key", `keys in the namespaces aws: (${Object.keys(AWS_KEYS).join(", ")}) and ${CONFIG_NAMESPACE}:`);
+  }
+
+  if (!awsValidator(aws)) issues.push(...(awsValidator.errors ?? []).map((e) => fromAjv(source.file, "aws", e)));
+  const region = typeof aws.region === "string" ? aws.region : undefined;
+  if (region !== undefined && !(region in REGIONS)) {
+    add("aws:region", region, "unknown region", `an AWS region such as ${nearest(region, Object.keys(REGIONS)) ?? "us-east-1"}`);
+  }
+
+  const kind = (["central", "tenant", "connector"] as const).find((k) => k === own.kind);
+  const validate = validatorFor(kind);
+  if (!validate(own)) issues.push(...(validate.errors ?? []).map((e) => fromAjv(source.file, CONFIG_NAMESPACE, e)));
+
+  // Arithmetic checks run on whatever parts are well-formed, so every problem shows at once.
+  const regionOk = region !== undefined && region in REGIONS;
+  checkNetwork(own.network, "network", regionOk ? region : undefined, add);
+  if (kind === "tenant") checkTenant(own, aws, source, siblings, add);
+  if (kind === "connector") checkConnector(own, add);
+
+  if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
+  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind) };
+}
+
+type Add = (key: string, value: unknown, problem: string, valid: string) => void;
+
+function checkNetwork(network: unknown, key: string, region: string | undefined, add: Add): void {
+  if (!isObject(network)) return;
+  if (typeof network.vpcCidr === "string") {
+    const problem = vpcCidrProblem(network.vpcCidr);
+    if (problem) add(`${CONFIG_NAMESPACE}:${key}.vpcCidr`, network.vpcCidr, problem, "a private IPv4 CIDR of /16 to /24, such as 10.20.0.0/16");
+  }
+  const zones = network.availabilityZones;
+  const zonesKey = `${CONFIG_NAMESPACE}:${key}.availabilityZones`;
+  const zonesValid = `a zone count from 1 to ${ZONE_SUFFIXES.length}, or a list of distinct zone names in ${region ?? "the stack's region"} such as ${region ?? "us-east-1"}a`;
+  if (typeof zones === "number") {
+    if (!Number.isInteger(zones) || zones < 1 || zones > ZONE_SUFFIXES.length) add(zonesKey, zones, "not a valid zone count", zonesValid);
+  } else if (Array.isArray(zones)) {
+    const bad = zones.filter((z) => typeof z !== "string" || (region !== undefined && !new RegExp(`^${region}[a-z]$`).test(z)));
+    if (zones.length === 0 || bad.length > 0) add(zonesKey, zones, bad.length ? `not zones of ${region}: ${bad.join(", ")}` : "empty list", zonesValid);
+    else if (new Set(zones).size !== zones.length) add(zonesKey, zones, "a zone is listed twice", zonesValid);
+  } else if (zones !== undefined) {
+    add(zonesKey, zones, "neither a count nor a list", zonesValid);
+  }
+}
+
+function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>, source: StackFile, siblings: readonly StackFile[], add: Add): void {
+  const ns = CONFIG_NAMESPACE;
+  const central = isObject(own.central) ? own.central : {};
+  const network = isObject(own.network) ? own.network : {};
+  const tenant = isObject(own.tenant) ? own.tenant : {};
+  const cidr = typeof network.vpcCidr === "string" && !vpcCidrProblem(network.vpcCidr) ? network.vpcCidr : undefined;
+  const centralCidr = typeof central.vpcCidr === "string" && !vpcCidrProblem(central.vpcCidr) ? central.vpcCidr : undefined;
+
+  if (typeof central.vpcCidr === "string" && vpcCidrProblem(central.vpcCidr)) {
+    add(`${ns}:central.vpcCidr`, central.vpcCidr, vpcCidrProblem(central.vpcCidr) as string, "the central stack's VPC CIDR, a private IPv4 CIDR of /16 to /24");
+  }
+  if (central.region !== undefined && !(typeof central.region === "string" && central.region in REGIONS)) {
+    add(`${ns}:central.region`, central.region, "unknown region", "an AWS region such as us-east-1");
+  }
+  if (cidr && centralCidr && cidrsOverlap(cidr, centralCidr)) {
+    add(`${ns}:network.vpcCidr`, cidr, `overlaps the central VPC ${centralCidr}`, "a private CIDR that overlaps neither central nor another tenant");
+  }
+  if (Array.isArray(aws.allowedAccountIds) && typeof tenant.accountId === "string" && !aws.allowedAccountIds.includes(tenant.accountId)) {
+    add("aws:allowedAccountIds", aws.allowedAccountIds, `does not include the tenant account ${tenant.accountId}`, "a list that includes clusterra:tenant.accountId");
+  }
+  if (Array.isArray(own.shapes)) {
+    const seen = new Map<string, number>();
+    own.shapes.forEach((s, i) => {
+      if (!isObject(s) || typeof s.name !== "string") return;
+      if (seen.has(s.name)) add(`${ns}:shapes[${i}].name`, s.name, `duplicates shapes[${seen.get(s.name)}].name`, "a name no other shape in this stack uses");
+      else seen.set(s.name, i);
+    });
+  }
+
+  // Across stack files: tenants joining the same central must differ in id and CIDR.
+  const centralName = typeof central.stack === "string" ? stackShortName(central.stack) : undefined;
+  if (centralName === undefined) return;
+  const centralFile = siblings.find((f) => f.stack === centralName);
+  if (!centralFile) {
+    add(`${ns}:central.stack`, central.stack, "no stack file for that central stack", `a stack with a file in the stacks folder (${siblings.filter((f) => f.values[`${ns}:kind`] === "central").map((f) => f.stack).join(", ") || "none found"})`);
+  } else {
+    const theirs = centralFile.values[`${ns}:network`];
+    const theirCidr = isObject(theirs) ? theirs.vpcCidr : undefined;
+    if (typeof theirCidr === "string" && centralCidr && theirCidr !== centralCidr) {
+      add(`${ns}:central.vpcCidr`, central.vpcCidr, `differs from ${centralFile.file}'s network.vpcCidr`, theirCidr);
+    }
+    const theirAccounts = centralFile.values["aws:allowedAccountIds"];
+    if (Array.isArray(theirAccounts) && typeof central.accountId === "string" && !theirAccounts.includes(central.accountId)) {
+      add(`${ns}:central.accountId`, central.accountId, `not among ${centralFile.file}'s aws:allowedAccountIds`, theirAccounts.join(", "));
+    }
+  }
+  for (const other of siblings) {
+    if (other.stack === source.stack || other.values[`${ns}:kind`] !== "tenant") continue;
+    const oc = other.values[`${ns}:central`];
+    if (!isObject(oc) || typeof oc.stack !== "string" || stackShortName(oc.stack) !== centralName) continue;
+    const ot = other.values[`${ns}:tenant`];
+    if (isObject(ot) && ot.id === tenant.id && typeof tenant.id === "string") {
+      add(`${ns}:tenant.id`, tenant.id, `also used by ${other.file}`, `a tenant id unique among the tenants of ${centralName}`);
+    }
+    if (isObject(ot) && typeof ot.id === "string" && typeof tenant.id === "string" && ot.id !== tenant.id && slurmctldNodePort(ot.id) === slurmctldNodePort(tenant.id)) {
+      add(`${ns}:tenant.id`, tenant.id, `gets the same slurmctld NodePort (${slurmctldNodePort(tenant.id)}) as ${other.file}'s tenant ${ot.id}`, "another tenant id: the port is derived from it");
+    }
+    const on = other.values[`${ns}:network`];
+    const otherCidr = isObject(on) && typeof on.vpcCidr === "string" && !vpcCidrProblem(on.vpcCidr) ? on.vpcCidr : undefined;
+    if (cidr && otherCidr && cidrsOverlap(cidr, otherCidr)) {
+      add(`${ns}:network.vpcCidr`, cidr, `overlaps ${other.file}'s network.vpcCidr ${otherCidr}`, `a CIDR no other tenant of ${centralName} uses: central routes to all of them`);
+    }
+  }
+}
+
+function checkConnector(own: Record<string, unknown>, add: Add): void {
+  const c = isObject(own.connector) ? own.connector : undefined;
+  if (c && typeof c.apiUrl === "string") {
+    try {
+      new URL(c.apiUrl);
+    } catch {
+      add(`${CONFIG_NAMESPACE}:connector.apiUrl`, c.apiUrl, "not a URL", "an https:// URL");
+    }
+  }
+}
+
+function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind): StackConfig {
+  const base = {
+    stack: source.stack,
+    file: source.file,
+    region,
+    partition: REGIONS[region],
+    environment: own.environment as string,
+    ...(Array.isArray(aws.allowedAccountIds) ? { allowedAccountIds: aws.allowedAccountIds as string[] } : {}),
+  };
+  const network = (n: unknown): NetworkConfig => {
+    const { vpcCidr, availabilityZones } = n as { vpcCidr: string; availabilityZones: number | string[] };
+    return { vpcCidr, availabilityZones: typeof availabilityZones === "number" ? { count: availabilityZones } : { names: availabilityZones } };
+  };
+  switch (kind) {
+    case "central":
+      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never };
+    case "tenant": {
+      const central = own.central as TenantConfig["central"];
+      return {
+        ...base, kind, network: network(own.network), tenant: own.tenant as never, shapes: own.shapes as never,
+        central: { ...central, region: central.region ?? region },
+      };
+    }
+    case "connector":
+      return { ...base, kind, connector: own.connector as never };
+  }
+}
+
+function fromAjv(file: string, ns: string, e: ErrorObject): ConfigIssue {
+  const path = pointerToKey(ns, e.instancePath);
+  const parent = (e.parentSchema ?? {}) as { properties?: Record<string, { description?: string }>; description?: string };
+  if (e.keyword === "required") {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    return { file, key: join(path, missing), value: undefined, problem: "missing", valid: parent.properties?.[missing]?.description ?? "a value" };
+  }
+  if (e.keyword === "additionalProperties") {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    const known = Object.keys(parent.properties ?? {});
+    const guess = nearest(extra, known);
+    return {
+      file, key: join(path, extra), value: (e.data as Record<string, unknown>)[extra],
+      problem: guess ? `unknown key (did you mean ${guess}?)` : "unknown key",
+      valid: `one of ${known.join(", ")}`,
+    };
+  }
+  return { file, key: path, value: e.data, problem: e.message ?? e.keyword, valid: parent.description ?? "see the README's configuration table" };
+}
+
+/** `/shapes/0/name` under `clusterra` becomes `clusterra:shapes[0].name`. */
+function pointerToKey(ns: string, pointer: string): string {
+  const parts = pointer.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  let key = `${ns}:`;
+  parts.forEach((p, i) => {
+    key += /^\d+$/.test(p) ? `[${p}]` : i === 0 ? p : `.${p}`;
+  });
+  return key;
+}
+
+function join(path: string, key: string): string {
+  return path.endsWith(":") ? path + key : `${path}.${key}`;
+}
+
+/** The closest candidate within edit distance 2, for "did you mean". */
+function nearest(word: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const c of candidates) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const k = `${i.file}|${i.key}|${i.problem}`;
+    return seen.has(k) ? false : (seen.add(k), true);
+  });
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** One line per issue: file, key, value, problem, what is valid. */
+export function formatIssues(issues: readonly ConfigIssue[]): string {
+  return issues
+    .map((i) => `${i.file}: ${i.key}${i.value === undefined ? "" : ` = ${JSON.stringify(i.value)}`}: ${i.problem}; valid: ${i.valid}`)
+    .join("\n");
+}

@@ -1,0 +1,42 @@
+/** Names every stack, tag and file of the project derives from. */
+export const PROJECT = "clusterra";
+
+/** Config namespace of the project's own keys (`clusterra:<key>`). */
+export const CONFIG_NAMESPACE = PROJECT;
+
+/** Folder of the stack files, as Pulumi.yaml's `stackConfigDir` says. */
+export const STACK_CONFIG_DIR = "stacks";
+
+/** Tag keys every taggable resource carries (set through the provider's defaultTags). */
+export const TAG_KEYS = {
+  managedBy: "managed-by",
+  environment: "clusterra:environment",
+  tenant: "clusterra:tenant",
+  stackKind: "clusterra:stack-kind",
+  /** On security-group rules that cross the peering: the contract flow they implement. */
+  flow: "clusterra:flow",
+} as const;
+
+/** Value of the managed-by tag. */
+export const MANAGED_BY = PROJECT;
+
+/** The three kinds of stack one program builds. */
+export const STACK_KINDS = ["central", "tenant", "connector"] as const;
+export type StackKind = (typeof STACK_KINDS)[number];
+
+/** Tags for a stack: what the provider's defaultTags carry. */
+export function stackTags(environment: string, kind: StackKind, tenantId?: string): Record<string, string> {
+  const tags: Record<string, string> = {
+    [TAG_KEYS.managedBy]: MANAGED_BY,
+    [TAG_KEYS.environment]: environment,
+    [TAG_KEYS.stackKind]: kind,
+  };
+  if (tenantId !== undefined) tags[TAG_KEYS.tenant] = tenantId;
+  return tags;
+}
+
+/**
+ * Operators run `pulumi up` as IAM roles whose names start with this prefix; central's
+ * tenant-attachment role trusts only them.
+ */
+export const DEPLOYER_ROLE_PREFIX = "clusterra-deployer";

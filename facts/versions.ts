@@ -1,0 +1,17 @@
+/** Pinned upstream versions. The reference/ folder beside the project holds their values and CRDs. */
+export const ARGOCD_CHART = {
+  chart: "argo-cd",
+  version: "10.1.1",
+  repo: "https://argoproj.github.io/argo-helm",
+  namespace: "argocd",
+} as const;
+
+/** K3s's install script, fetched at the pinned release's tag (it verifies the binary's checksum). */
+export function k3sInstallScriptUrl(k3sVersion: string): string {
+  return `https://raw.githubusercontent.com/k3s-io/k3s/${encodeURIComponent(k3sVersion)}/install.sh`;
+}
+
+/** Amazon Linux 2023 images, resolved through AWS's public SSM parameters. */
+export function al2023AmiParameter(arch: "arm64" | "x86_64"): string {
+  return `/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-${arch}`;
+}
