@@ -22,10 +22,11 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .requiredOption("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml)")
     .option("--config-file <path>", "read this stack file instead of stacks/Pulumi.<name>.yaml")
     .option("--out <dir>", "output folder (default .clusterra/plan/<stack>/)")
-    .action(async (opts: { stack: string; configFile?: string; out?: string }) => {
+    .option("--write-fleet", "write the fleet files into this repository's fleet/, as `pulumi up` does, instead of the output folder")
+    .action(async (opts: { stack: string; configFile?: string; out?: string; writeFleet?: boolean }) => {
       const outDir = path.resolve(opts.out ?? path.join(PROJECT_ROOT, ".clusterra", "plan", opts.stack));
       try {
-        const result = await planStack({ stack: opts.stack, configFile: opts.configFile }, path.join(outDir, "fleet-root"));
+        const result = await planStack({ stack: opts.stack, configFile: opts.configFile }, opts.writeFleet ? PROJECT_ROOT : path.join(outDir, "fleet-root"));
         writePlan(outDir, result);
         const resources = result.deployment.deployment.resources;
         out(`stack ${result.config.stack} (${result.config.kind}, ${result.config.environment}, ${result.config.region})`);

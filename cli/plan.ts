@@ -20,6 +20,8 @@ export interface PlanResult {
   readonly outputs: Record<string, unknown>;
   /** Fleet files the run wrote, relative to the fleet root. */
   readonly fleetFiles: string[];
+  /** Where they were written. */
+  readonly fleetRoot: string;
 }
 
 /** The account a plan pretends to act in: the first allowed one, else AWS's documentation account. */
@@ -60,7 +62,7 @@ export async function planStack(options: PlanOptions, fleetRoot: string): Promis
     clusterraProgram,
   );
   const fleetFiles = await fleet.flushFleetFiles();
-  return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles };
+  return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles, fleetRoot };
 }
 
 /** Writes resources.json and outputs.json into the plan folder. */

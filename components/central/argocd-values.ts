@@ -20,7 +20,6 @@ export function argocdValues(environment: string): Record<string, unknown> {
       params: {
         // Reached only through kubectl port-forward from inside the VPC; TLS stays on.
         "server.insecure": false,
-        "application.namespaces": "",
       },
     },
     dex: { enabled: false },

@@ -51,6 +51,7 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-role`,
       {
+        name: `clusterra-${args.environment}-cluster-api`,
         description: `cluster-api (${args.environment})`,
         maxSessionDuration: 3600,
         assumeRolePolicy: pulumi.all([args.accountId, args.hostRoleArn]).apply(([account, host]) => toJson(principalTrust(args.partition, account, [host]))),

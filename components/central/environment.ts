@@ -8,7 +8,7 @@ import { StackKey } from "../security/stack-key";
 import { ArgoCd } from "./argocd";
 import { ClusterApiAccess } from "./cluster-api-access";
 import { K3sHost } from "./k3s-host";
-import { PlatformSecrets } from "./platform-secrets";
+import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
 import type { CentralOutputs } from "./stack";
 import { StateTables } from "./state-tables";
 import { TenantAttachmentRole } from "./tenant-attachment";
@@ -87,11 +87,18 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       child,
     );
     emitFleetFiles(
-      pulumi
-        .all([clusterApi.roleArn, secrets.signingKeyArn])
-        .apply(([roleArn, signingKeyArn]) =>
-          centralFleetFiles({ environment: config.environment, region: config.region, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, image: config.clusterApi.image, roleArn, signingKeyArn, tableNames: tables.names }),
-        ),
+      clusterApi.roleArn.apply((roleArn) =>
+        centralFleetFiles({
+          environment: config.environment,
+          region: config.region,
+          repoUrl: config.fleet.repoUrl,
+          revision: config.fleet.revision,
+          image: config.clusterApi.image,
+          roleArn,
+          signingKeySecretName: signingKeySecretName(config.environment),
+          tableNames: tables.names,
+        }),
+      ),
     );
 
     this.outputs = {

@@ -12,7 +12,8 @@ export interface CentralFleetFacts {
   readonly image: string;
   /** Role cluster-api assumes from the host's instance credentials. */
   readonly roleArn: string;
-  readonly signingKeyArn: string;
+  /** By name: Secrets Manager resolves it, and the ARN's random suffix stays out of git. */
+  readonly signingKeySecretName: string;
   /** Logical table name -> DynamoDB table name. */
   readonly tableNames: Readonly<Record<string, string>>;
 }
@@ -30,7 +31,7 @@ export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> 
     image: { repository, tag },
     port: CLUSTER_API_PORT,
     aws: { region: f.region, roleArn: f.roleArn },
-    signingKeySecretArn: f.signingKeyArn,
+    signingKeySecretName: f.signingKeySecretName,
     tables: f.tableNames,
   };
 }

@@ -1,0 +1,212 @@
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as path from "path";
+import { parse } from "yaml";
+import { architectureOf, hostPolicy, kubeconfigParameterName } from "../components/central/k3s-host";
+import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-init";
+import { argocdValues } from "../components/central/argocd-values";
+import { STATE_TABLES } from "../components/central/state-tables";
+import { attachmentPolicy } from "../components/central/tenant-attachment";
+import { byType, json, named, plan } from "./helpers";
+
+type Doc = { Statement: { Sid?: string; Action: string | string[]; Resource: string | string[]; Condition?: unknown; Principal?: unknown }[] };
+
+describe("central stack (central-dev)", function () {
+  this.timeout(60000);
+
+  it("builds a private VPC: subnets per zone, one NAT gateway, S3 and DynamoDB gateway endpoints, flow logs, closed default group", async () => {
+    const p = await plan("central-dev");
+    assert.equal(byType(p, "aws:ec2/vpc:Vpc")[0].inputs?.cidrBlock, "10.0.0.0/16");
+    const subnets = byType(p, "aws:ec2/subnet:Subnet");
+    assert.deepEqual(subnets.map((s) => s.inputs?.cidrBlock).sort(), ["10.0.0.0/18", "10.0.192.0/28", "10.0.64.0/18"]);
+    assert.ok(subnets.every((s) => s.inputs?.mapPublicIpOnLaunch === false));
+    assert.equal(byType(p, "aws:ec2/natGateway:NatGateway").length, 1);
+    assert.deepEqual(byType(p, "aws:ec2/vpcEndpoint:VpcEndpoint").map((e) => [e.inputs?.serviceName, e.inputs?.vpcEndpointType]).sort(), [
+      ["com.amazonaws.us-east-1.dynamodb", "Gateway"],
+      ["com.amazonaws.us-east-1.s3", "Gateway"],
+    ]);
+    const flow = byType(p, "aws:ec2/flowLog:FlowLog")[0];
+    assert.equal(flow.inputs?.trafficType, "ALL");
+    const group = byType(p, "aws:cloudwatch/logGroup:LogGroup")[0];
+    assert.ok(String(group.inputs?.kmsKeyId).startsWith("arn:aws:kms:"));
+    const dsg = byType(p, "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup")[0];
+    assert.equal(dsg.inputs?.ingress, undefined);
+    assert.equal(dsg.inputs?.egress, undefined);
+  });
+
+  it("runs one Graviton K3s host: IMDSv2 with hop limit 1, encrypted gp3, no key pair, no public IP, protected data volume", async () => {
+    const p = await plan("central-dev");
+    const [host] = byType(p, "aws:ec2/instance:Instance");
+    const i = host.inputs as Record<string, any>;
+    assert.equal(i.instanceType, "t4g.medium");
+    assert.deepEqual([i.metadataOptions.httpTokens, i.metadataOptions.httpPutResponseHopLimit], ["required", 1]);
+    assert.deepEqual([i.rootBlockDevice.volumeType, i.rootBlockDevice.encrypted], ["gp3", true]);
+    assert.equal(i.keyName, undefined);
+    assert.equal(i.associatePublicIpAddress, false);
+    assert.equal(i.disableApiTermination, true);
+    const data = byType(p, "aws:ebs/volume:Volume")[0];
+    assert.deepEqual([data.inputs?.encrypted, data.inputs?.type, data.protect], [true, "gp3", true]);
+    const userData = String(i.userData);
+    assert.match(userData, /^#cloud-config\n/);
+    assert.ok(userData.includes(kubeconfigParameterName("dev")));
+    assert.ok(userData.includes("INSTALL_K3S_VERSION='v1.33.5+k3s1'"));
+    assert.ok(userData.includes(data.id!.replace("-", "")), "mounts its own data volume by id");
+  });
+
+  it("reads the kubeconfig back from SSM through a command, re-read when the host is replaced, kept secret", async () => {
+    const p = await plan("central-dev");
+    const [cmd] = byType(p, "command:local:Command");
+    assert.match(String(cmd.inputs?.create), /aws ssm get-parameter .*--name '\/clusterra\/dev\/central\/kubeconfig' --with-decryption/);
+    const [host] = byType(p, "aws:ec2/instance:Instance");
+    assert.deepEqual(cmd.inputs?.triggers, [host.id]);
+    const [k8s] = byType(p, "pulumi:providers:kubernetes");
+    assert.match(JSON.stringify(k8s.inputs?.kubeconfig), /ciphertext/, "kubeconfig reaches the provider as a secret");
+  });
+
+  it("creates the six state tables with their key schemas, PITR, KMS, deletion protection and protect", async () => {
+    const p = await plan("central-dev");
+    const tables = byType(p, "aws:dynamodb/table:Table");
+    assert.equal(tables.length, 6);
+    const keys = Object.fromEntries(tables.map((t) => [t.inputs?.name, [t.inputs?.hashKey, t.inputs?.rangeKey ?? null]]));
+    assert.deepEqual(keys, {
+      "clusterra-dev-tenants": ["tenantId", null],
+      "clusterra-dev-users": ["tenantId", "userId"],
+      "clusterra-dev-clusters": ["tenantId", "clusterId"],
+      "clusterra-dev-events": ["clusterId", "eventTime"],
+      "clusterra-dev-chats": ["conversationId", "messageTime"],
+      "clusterra-dev-memories": ["userId", "memoryId"],
+    });
+    for (const t of tables) {
+      const i = t.inputs as Record<string, any>;
+      assert.equal(i.billingMode, "PAY_PER_REQUEST");
+      assert.equal(i.pointInTimeRecovery.enabled, true);
+      assert.equal(i.serverSideEncryption.enabled, true);
+      assert.match(i.serverSideEncryption.kmsKeyArn, /^arn:aws:kms:/);
+      assert.equal(i.deletionProtectionEnabled, true);
+      assert.equal(t.protect, true);
+    }
+    const ttl = tables.filter((t) => (t.inputs as any).ttl?.enabled).map((t) => t.inputs?.name).sort();
+    assert.deepEqual(ttl, ["clusterra-dev-chats", "clusterra-dev-events"]);
+    const events = tables.find((t) => t.inputs?.name === "clusterra-dev-events")!.inputs as any;
+    assert.deepEqual(events.globalSecondaryIndexes.map((g: any) => [g.name, g.hashKey, g.rangeKey]), [["byTenantTime", "tenantId", "eventTime"]]);
+    // Every key attribute is declared, and nothing else (DynamoDB rejects unused attributes).
+    for (const [name, spec] of Object.entries(STATE_TABLES)) {
+      const t = tables.find((x) => x.inputs?.name === `clusterra-dev-${name}`)!.inputs as any;
+      const declared = t.attributes.map((a: any) => a.name).sort();
+      const used = [...new Set([spec.partitionKey, spec.sortKey, ...(spec.indexes ?? []).flatMap((x) => [x.partitionKey, x.sortKey])].filter(Boolean))].sort();
+      assert.deepEqual(declared, used, name);
+    }
+  });
+
+  it("keeps secrets in Secrets Manager under the stack's key, with a rotating, protected KMS key", async () => {
+    const p = await plan("central-dev");
+    const [secret] = byType(p, "aws:secretsmanager/secret:Secret");
+    assert.equal(secret.inputs?.name, "clusterra/dev/session-signing-key");
+    assert.match(String(secret.inputs?.kmsKeyId), /^arn:aws:kms:/);
+    assert.equal(secret.protect, true);
+    const [version] = byType(p, "aws:secretsmanager/secretVersion:SecretVersion");
+    assert.match(JSON.stringify(version.inputs?.secretString), /ciphertext/);
+    const [key] = byType(p, "aws:kms/key:Key");
+    assert.deepEqual([key.inputs?.enableKeyRotation, key.inputs?.deletionWindowInDays, key.protect], [true, 30, true]);
+    const keyPolicy = json<Doc>(key.inputs?.policy);
+    assert.ok(keyPolicy.Statement.every((s) => s.Action !== "kms:*"));
+  });
+
+  it("scopes cluster-api to its tables, their indexes and the signing secret, assumable only by the host role", async () => {
+    const p = await plan("central-dev");
+    const role = named(p, "aws:iam/role:Role", "central-dev-cluster-api-role");
+    const trust = json<Doc>(role.inputs?.assumeRolePolicy);
+    const hostRole = named(p, "aws:iam/role:Role", "central-dev-k3s-role");
+    assert.deepEqual(trust.Statement[0].Condition, { ArnEquals: { "aws:PrincipalArn": [hostRole.outputs?.arn] } });
+    const policy = json<Doc>(named(p, "aws:iam/rolePolicy:RolePolicy", "central-dev-cluster-api-access").inputs?.policy);
+    const tables = policy.Statement.find((s) => s.Sid === "StateTables")!;
+    assert.equal((tables.Resource as string[]).length, 12);
+    assert.ok((tables.Resource as string[]).every((r) => r.startsWith("arn:aws:dynamodb:us-east-1:111122223333:table/clusterra-dev-")));
+    assert.ok(!(tables.Action as string[]).some((a) => a.includes("*") || a === "dynamodb:DeleteTable"));
+    const secret = byType(p, "aws:secretsmanager/secret:Secret")[0];
+    assert.equal(policy.Statement.find((s) => s.Sid === "SigningKey")!.Resource, secret.outputs?.arn);
+  });
+
+  it("installs the pinned ArgoCD chart and one root Application on this environment's fleet folder", async () => {
+    const p = await plan("central-dev");
+    const [release] = byType(p, "kubernetes:helm.sh/v3:Release");
+    assert.deepEqual([release.inputs?.chart, release.inputs?.version, release.inputs?.namespace], ["argo-cd", "10.1.1", "argocd"]);
+    const [root] = byType(p, "kubernetes:argoproj.io/v1alpha1:Application");
+    const spec = root.inputs?.spec as any;
+    assert.deepEqual(spec.source, { repoURL: "https://github.com/clusterra/infra.git", targetRevision: "main", path: "fleet/central/dev", directory: { recurse: false } });
+    assert.deepEqual(spec.syncPolicy.automated, { prune: true, selfHeal: true });
+    assert.ok(root.dependencies?.includes(release.urn));
+    const [k8s] = byType(p, "pulumi:providers:kubernetes");
+    assert.ok(release.provider?.startsWith(k8s.urn));
+  });
+
+  it("publishes what tenant stacks need", async () => {
+    const { outputs } = await plan("central-dev");
+    for (const key of ["vpcId", "vpcCidr", "routeTableIds", "peeringRoleArn", "hostPrivateIp", "hostSecurityGroupId", "slurmctldEndpoint", "heartbeatEndpoint", "accountId"]) {
+      assert.ok(outputs[key] !== undefined, key);
+    }
+    assert.equal(outputs.accountId, "111122223333");
+    assert.equal(outputs.heartbeatEndpoint, `https://${outputs.hostPrivateIp}:8443`);
+    assert.equal(outputs.peeringRoleArn, "arn:aws:iam::111122223333:role/clusterra-dev-tenant-attachment");
+  });
+
+  it("writes cluster-api's Application and values to the fleet", async () => {
+    const p = await plan("central-dev");
+    assert.deepEqual(p.fleetFiles, ["fleet/central/dev/cluster-api.yaml", "fleet/central/dev/values/cluster-api.yaml"]);
+    const values = parse(fs.readFileSync(path.join(p.fleetRoot, "fleet/central/dev/values/cluster-api.yaml"), "utf8"));
+    assert.deepEqual(values.image, { repository: "ghcr.io/clusterra/cluster-api", tag: "0.9.0" });
+    assert.equal(values.tables.events, "clusterra-dev-events");
+    assert.equal(values.port, 8443);
+  });
+});
+
+describe("central building blocks", () => {
+  it("tells Graviton instance types from x86 ones", () => {
+    for (const t of ["t4g.medium", "m7g.large", "m7gd.xlarge", "c6gn.large", "r8g.2xlarge"]) assert.equal(architectureOf(t), "arm64", t);
+    for (const t of ["t3.medium", "m7i.large", "g5.xlarge", "m7i-flex.large", "c5n.large"]) assert.equal(architectureOf(t), "x86_64", t);
+  });
+
+  it("the host policy can only publish its own parameter and encrypt it with the stack key", () => {
+    const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig" })) as Doc;
+    const put = doc.Statement.find((s) => s.Sid === "PublishKubeconfig")!;
+    assert.equal(put.Resource, "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig");
+    const wildcard = doc.Statement.filter((s) => s.Resource === "*");
+    assert.deepEqual(wildcard.map((s) => s.Sid), ["SessionManagerChannels"]);
+  });
+
+  it("K3s runs with encrypted secrets, no ingress controller or service LB, and publishes its kubeconfig on every boot", () => {
+    const init = { k3sVersion: "v1.33.5+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeLabels: { a: "b" } };
+    const config = k3sServerConfig(init);
+    assert.equal(config["secrets-encryption"], true);
+    assert.deepEqual(config.disable, ["traefik", "servicelb"]);
+    const doc = parse(k3sServerUserData(init).replace(/^#cloud-config\n/, ""));
+    assert.ok(doc.runcmd.some((c: string[]) => c.join(" ") === "systemctl enable --now clusterra-publish-kubeconfig.service"));
+    assert.ok(doc.write_files.some((f: any) => f.path === "/usr/local/sbin/clusterra-mount-data" && f.content.includes("nvme-Amazon_Elastic_Block_Store_vol0abc")));
+    assert.doesNotMatch(k3sServerUserData(init), /AKIA|BEGIN .*PRIVATE KEY|password/i);
+  });
+
+  it("every ArgoCD value sets a key the pinned chart defines", () => {
+    const reference = parse(fs.readFileSync(path.join(__dirname, "..", "..", "..", "shared", "reference", "argo-cd-chart-10.1.1", "argo-cd-chart-values.yaml"), "utf8"));
+    const missing: string[] = [];
+    // Maps the chart documents as free-form ("add parameters here").
+    const freeForm = new Set(["configs.cm.", "configs.params."]);
+    const walk = (ours: Record<string, unknown>, theirs: Record<string, unknown>, at: string) => {
+      if (freeForm.has(at)) return;
+      for (const [k, v] of Object.entries(ours)) {
+        if (!(k in theirs)) missing.push(`${at}${k}`);
+        else if (v && typeof v === "object" && !Array.isArray(v) && theirs[k] && typeof theirs[k] === "object" && Object.keys(theirs[k] as object).length > 0) walk(v as Record<string, unknown>, theirs[k] as Record<string, unknown>, `${at}${k}.`);
+      }
+    };
+    walk(argocdValues("dev"), reference, "");
+    assert.deepEqual(missing, []);
+  });
+
+  it("the tenant-attachment role accepts peering only into the central VPC and touches only central's route table", () => {
+    const doc = JSON.parse(attachmentPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", environment: "dev", vpcId: "vpc-1", routeTableIds: ["rtb-1"], hostSecurityGroupId: "sg-1" })) as Doc;
+    const accept = doc.Statement.find((s) => s.Sid === "AcceptPeeringIntoThisVpc")!;
+    assert.deepEqual(accept.Condition, { ArnEquals: { "ec2:AccepterVpc": "arn:aws:ec2:us-east-1:111122223333:vpc/vpc-1" } });
+    assert.deepEqual(doc.Statement.find((s) => s.Sid === "RoutesToTenants")!.Resource, ["arn:aws:ec2:us-east-1:111122223333:route-table/rtb-1"]);
+    const star = doc.Statement.filter((s) => s.Resource === "*");
+    assert.ok(star.every((s) => (s.Action as string[]).every((a) => /:Describe/.test(a))), "only Describe calls on *");
+  });
+});

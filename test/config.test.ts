@@ -1,0 +1,164 @@
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { ConfigError, formatIssues, readStackFile, resolveConfig, validateStack } from "../config";
+import type { ConfigIssue, StackFile } from "../config/types";
+import { main } from "../cli/main";
+import { EXAMPLE_STACKS, exampleFile, exampleFiles, withValues } from "./helpers";
+
+/** Validates against the other example files, as the plan does. */
+function issuesOf(file: StackFile, siblings = exampleFiles().filter((f) => f.stack !== file.stack)): ConfigIssue[] {
+  const result = validateStack(file, siblings);
+  return result.ok ? [] : result.issues;
+}
+
+function issueAt(issues: ConfigIssue[], key: string): ConfigIssue {
+  const found = issues.find((i) => i.key === key);
+  assert.ok(found, `expected an issue at ${key}; got:\n${formatIssues(issues)}`);
+  return found;
+}
+
+const acme = () => exampleFile("tenant-acme-dev");
+const central = () => exampleFile("central-dev");
+
+describe("configuration", () => {
+  it("accepts every example stack and types it", () => {
+    for (const stack of EXAMPLE_STACKS) assert.deepEqual(issuesOf(exampleFile(stack)), [], stack);
+    const result = validateStack(acme(), exampleFiles());
+    assert.ok(result.ok);
+    assert.equal(result.config.kind, "tenant");
+    if (result.config.kind === "tenant") {
+      assert.deepEqual(result.config.network.availabilityZones, { count: 2 });
+      assert.equal(result.config.central.region, "us-east-1");
+      assert.equal(result.config.partition, "aws");
+    }
+  });
+
+  it("names missing required keys with what is valid", () => {
+    const issues = issuesOf(withValues(central(), { "clusterra:fleet": undefined, "aws:region": undefined }));
+    assert.equal(issueAt(issues, "clusterra:fleet").problem, "missing");
+    assert.match(issueAt(issues, "aws:region").valid, /AWS region/);
+    const nested = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "acme" } }));
+    assert.match(issueAt(nested, "clusterra:tenant.accountId").valid, /12-digit/);
+  });
+
+  it("rejects unknown keys and suggests the nearest known one", () => {
+    const issues = issuesOf(withValues(central(), { "clusterra:netwrok": { vpcCidr: "10.0.0.0/16", availabilityZones: 2 }, "clusterra:controlPlane": { instanceType: "t4g.medium", k3sVersion: "v1.33.5+k3s1", instanceTyp: "x" }, "aws:regoin": "us-east-1", "gcp:project": "x" }));
+    assert.match(issueAt(issues, "clusterra:netwrok").problem, /did you mean network\?/);
+    assert.match(issueAt(issues, "clusterra:controlPlane.instanceTyp").problem, /did you mean instanceType\?/);
+    assert.match(issueAt(issues, "aws:regoin").problem, /did you mean region\?/);
+    assert.equal(issueAt(issues, "gcp:project").problem, "unknown key");
+  });
+
+  it("rejects an unknown kind", () => {
+    const issue = issueAt(issuesOf(withValues(central(), { "clusterra:kind": "centrall" })), "clusterra:kind");
+    assert.equal(issue.value, "centrall");
+    assert.match(issue.valid, /central, tenant, connector/);
+  });
+
+  it("rejects malformed, public, too large, too small and misaligned CIDRs", () => {
+    const cases: [string, RegExp][] = [
+      ["10.0.0.0/33", /not an IPv4 CIDR/],
+      ["10.0.0/16", /not an IPv4 CIDR|dotted/],
+      ["8.8.0.0/16", /not a private/],
+      ["10.0.0.0/8", /larger than \/16/],
+      ["10.0.0.0/25", /smaller than \/24/],
+      ["10.0.1.0/16", /host bits set/],
+    ];
+    for (const [cidr, problem] of cases) {
+      const issue = issueAt(issuesOf(withValues(central(), { "clusterra:network": { vpcCidr: cidr, availabilityZones: 2 } })), "clusterra:network.vpcCidr");
+      assert.match(issue.problem, problem, cidr);
+      assert.equal(issue.value, cidr);
+    }
+  });
+
+  it("rejects a tenant CIDR that overlaps central or another tenant of the same central", () => {
+    const overCentral = issuesOf(withValues(acme(), { "clusterra:network": { vpcCidr: "10.0.128.0/20", availabilityZones: 2 } }));
+    assert.match(issueAt(overCentral, "clusterra:network.vpcCidr").problem, /overlaps the central VPC 10.0.0.0\/16/);
+    const overGlobex = issuesOf(withValues(acme(), { "clusterra:network": { vpcCidr: "10.16.16.0/24", availabilityZones: 2 } }));
+    assert.match(issueAt(overGlobex, "clusterra:network.vpcCidr").problem, /overlaps stacks\/Pulumi.tenant-globex-dev.yaml/);
+  });
+
+  it("rejects a tenant id that is not a DNS label or is used by another stack of the same central", () => {
+    assert.match(issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "Acme_Corp", accountId: "444455556666" } })), "clusterra:tenant.id").valid, /DNS label/);
+    const dup = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "globex", accountId: "444455556666" } }, "tenant-other-dev"));
+    assert.match(issueAt(dup, "clusterra:tenant.id").problem, /also used by stacks\/Pulumi.tenant-globex-dev.yaml/);
+  });
+
+  it("rejects account ids that are not 12 digits, and a central account the central stack does not allow", () => {
+    const issues = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "acme", accountId: "4444" }, "clusterra:central": { stack: "central-dev", accountId: 111122223333, vpcCidr: "10.0.0.0/16" } }));
+    assert.match(issueAt(issues, "clusterra:tenant.accountId").valid, /12-digit/);
+    assert.match(issueAt(issues, "clusterra:central.accountId").problem, /must be string/);
+    const wrong = issuesOf(withValues(acme(), { "clusterra:central": { stack: "central-dev", accountId: "999999999999", vpcCidr: "10.0.0.0/16" } }));
+    assert.match(issueAt(wrong, "clusterra:central.accountId").problem, /allowedAccountIds/);
+  });
+
+  it("rejects an unknown region, zones outside it, and a central stack with no file", () => {
+    const issues = issuesOf(withValues(acme(), { "aws:region": "us-east-9", "clusterra:central": { stack: "central-prod", accountId: "111122223333", vpcCidr: "10.0.0.0/16" } }));
+    assert.equal(issueAt(issues, "aws:region").problem, "unknown region");
+    assert.match(issueAt(issues, "clusterra:central.stack").valid, /central-dev/);
+    const zones = issuesOf(withValues(acme(), { "clusterra:network": { vpcCidr: "10.16.0.0/20", availabilityZones: ["us-west-2a"] } }));
+    assert.match(issueAt(zones, "clusterra:network.availabilityZones").problem, /not zones of us-east-1/);
+    const count = issuesOf(withValues(acme(), { "clusterra:network": { vpcCidr: "10.16.0.0/20", availabilityZones: 0 } }));
+    assert.equal(issueAt(count, "clusterra:network.availabilityZones").problem, "not a valid zone count");
+  });
+
+  it("rejects unknown or non-positive shape values and duplicate shape names", () => {
+    const shapes = [
+      { name: "cpu", memoryPerCpuGiB: 3, sizes: [4], maxNodes: 0, capacityType: "spot" },
+      { name: "cpu", memoryPerCpuGiB: 4, sizes: [-4, 5], maxNodes: 2, capacityType: "reserved" },
+    ];
+    const issues = issuesOf(withValues(acme(), { "clusterra:shapes": shapes }));
+    assert.match(issueAt(issues, "clusterra:shapes[0].memoryPerCpuGiB").valid, /one of 2, 4, 8, 16/);
+    assert.match(issueAt(issues, "clusterra:shapes[0].maxNodes").valid, /from 1 to 1000/);
+    assert.match(issueAt(issues, "clusterra:shapes[1].sizes[0]").valid, /vCPU count/);
+    assert.ok(issues.some((i) => i.key === "clusterra:shapes[1].sizes[1]"));
+    assert.match(issueAt(issues, "clusterra:shapes[1].capacityType").valid, /spot, on-demand/);
+    assert.match(issueAt(issues, "clusterra:shapes[1].name").problem, /duplicates shapes\[0\].name/);
+  });
+
+  it("reports every error at once, each naming file, key and value", () => {
+    const bad = withValues(acme(), { "aws:region": "mars-1", "clusterra:environment": "Dev", "clusterra:tenant": { id: "-x", accountId: "12" } });
+    const issues = issuesOf(bad);
+    assert.ok(issues.length >= 4, formatIssues(issues));
+    const text = formatIssues(issues);
+    for (const line of text.split("\n")) assert.match(line, /^stacks\/Pulumi\.tenant-acme-dev\.yaml: (aws|clusterra):\S+ = .+: .+; valid: .+$/);
+    assert.throws(() => resolveConfig(bad), (e: unknown) => e instanceof ConfigError && e.issues.length === issues.length);
+  });
+
+  it("reports unreadable and malformed stack files as issues, not exceptions", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-cfg-"));
+    fs.writeFileSync(path.join(dir, "bad.yaml"), "config:\n  a: [1,\n");
+    fs.writeFileSync(path.join(dir, "list.yaml"), "- 1\n- 2\n");
+    assert.match(readStackFile(path.join(dir, "bad.yaml"), "x").issues[0].problem, /not valid YAML/);
+    assert.match(readStackFile(path.join(dir, "list.yaml"), "x").issues[0].problem, /no `config:` mapping/);
+    assert.match(readStackFile(path.join(dir, "missing.yaml"), "x").issues[0].problem, /cannot be read \(ENOENT\)/);
+  });
+});
+
+describe("clusterra plan on bad configuration", () => {
+  it("exits 2, lists every problem naming the file and key, prints no stack trace and writes nothing", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-plan-"));
+    const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
+    const text = fs.readFileSync(path.join(__dirname, "..", "..", "stacks", "Pulumi.tenant-acme-dev.yaml"), "utf8");
+    fs.writeFileSync(file, text.replace("vpcCidr: 10.16.0.0/20", "vpcCidr: 10.0.0.0/25").replace('accountId: "444455556666"', 'accountId: "4444"'));
+    const out: string[] = [];
+    const err: string[] = [];
+    const outDir = path.join(dir, "out");
+    const code = await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", outDir], (s) => out.push(s), (s) => err.push(s));
+    assert.equal(code, 2);
+    const message = err.join("\n");
+    assert.match(message, /clusterra:network\.vpcCidr = "10\.0\.0\.0\/25": smaller than \/24/);
+    assert.match(message, /clusterra:tenant\.accountId = "4444"/);
+    assert.match(message, /Pulumi\.tenant-acme-dev\.yaml/);
+    assert.doesNotMatch(message, /\n\s+at /, "no stack trace");
+    assert.equal(fs.existsSync(outDir), false);
+  });
+
+  it("exits 2 on a usage error", async () => {
+    const err: string[] = [];
+    assert.equal(await main(["plan"], () => undefined, (s) => err.push(s)), 2);
+    assert.match(err.join("\n"), /--stack/);
+  });
+});
