@@ -1,0 +1,270 @@
+/**
+ * Data: S3 (public access block, TLS only, encryption), DynamoDB (PITR, CMK, deletion
+ * protection), EFS, SQS (encryption, dead-letter queue for consumed queues), Secrets
+ * Manager and KMS.
+ *
+ * The S3 and SQS checks relate two resources (a bucket and its public access block, a
+ * queue and the event source mapping that consumes it), so they are stack policies.
+ * A reference is matched by value (the `bucket` input holds the bucket's name/id; an
+ * ARN or URL for queues), by the engine's property dependencies, or by dependencies.
+ */
+import type { PolicyResource } from "@pulumi/policy";
+import { isAnyone, statementsOf, type Statement } from "./iam-docs";
+import {
+  asArray,
+  asRecord,
+  getCI,
+  indexTargets,
+  isNonEmptyString,
+  isTrue,
+  known,
+  ofTypes,
+  parseMaybeJson,
+  referencedResources,
+  resourcePolicy,
+  stackPolicy,
+  type PackPolicy,
+} from "./util";
+
+export const BUCKET_TYPES = ["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"] as const;
+const BUCKET_IDS = ["bucket", "id", "arn"] as const;
+const PAB = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock";
+const ACCOUNT_PAB = "aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock";
+const BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy";
+const SSE_TYPES = [
+  "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+  "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
+] as const;
+export const QUEUE = "aws:sqs/queue:Queue";
+const REDRIVE_POLICY = "aws:sqs/redrivePolicy:RedrivePolicy";
+const EVENT_SOURCE_MAPPING = "aws:lambda/eventSourceMapping:EventSourceMapping";
+
+/** Read of a value that may be unknown during preview; UNKNOWN when it is. */
+const UNKNOWN = Symbol("unknown");
+function read(r: PolicyResource, field: string): unknown {
+  return known<unknown>(() => r.props[field], UNKNOWN);
+}
+
+const PAB_FLAGS = ["blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"] as const;
+
+function missingFlags(r: PolicyResource): string[] | undefined {
+  const values = PAB_FLAGS.map((f) => [f, read(r, f)] as const);
+  if (values.some(([, v]) => v === UNKNOWN)) return undefined;
+  return values.filter(([, v]) => !isTrue(v)).map(([f]) => f);
+}
+
+export const s3PublicAccessBlock = stackPolicy("s3-public-access-block", {
+  description: "Every S3 bucket has a BucketPublicAccessBlock with blockPublicAcls, blockPublicPolicy, ignorePublicAcls and restrictPublicBuckets all true.",
+  remediation: "add aws.s3.BucketPublicAccessBlock { bucket: bucket.id, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true }",
+  validate: (args, report) => {
+    const buckets = ofTypes(args.resources, ...BUCKET_TYPES);
+    const targets = indexTargets(buckets, BUCKET_IDS);
+    const covered = new Set<string>();
+    for (const a of ofTypes(args.resources, ACCOUNT_PAB)) {
+      const missing = missingFlags(a);
+      if (missing === undefined || missing.length === 0) for (const b of buckets) covered.add(b.urn);
+    }
+    for (const p of ofTypes(args.resources, PAB)) {
+      const missing = missingFlags(p);
+      if (missing && missing.length > 0) report(`public access block leaves ${missing.join(", ")} unset or false`, p.urn);
+      else for (const b of referencedResources(p, "bucket", targets)) covered.add(b.urn);
+    }
+    for (const b of buckets) if (!covered.has(b.urn)) report("bucket has no public access block with all four flags true", b.urn);
+  },
+});
+
+function isFalse(v: unknown): boolean {
+  return v === false || (typeof v === "string" && v.toLowerCase() === "false") || (Array.isArray(v) && v.length > 0 && v.every(isFalse));
+}
+
+/** A statement that denies every non-TLS request: Deny, anyone, s3:* (or *), aws:SecureTransport false. */
+export function isTlsDeny(st: Statement): boolean {
+  if (st.effect.toLowerCase() !== "deny") return false;
+  if (!st.principals.some(isAnyone)) return false;
+  if (!st.actions.some((a) => a === "*" || a.toLowerCase() === "s3:*")) return false;
+  for (const [op, body] of Object.entries(st.condition)) {
+    if (!/^bool(ifexists)?$/i.test(op)) continue;
+    if (isFalse(getCI(body as Record<string, unknown>, "aws:SecureTransport"))) return true;
+  }
+  return false;
+}
+
+/** true: has a TLS deny; false: has none; undefined: cannot tell yet (unknown during preview). */
+function docDeniesPlainHttp(doc: unknown): boolean | undefined {
+  if (doc === UNKNOWN) return undefined;
+  if (doc === undefined || doc === null || doc === "") return false;
+  return (statementsOf(doc) ?? []).some(isTlsDeny);
+}
+
+export const s3TlsOnly = stackPolicy("s3-tls-only", {
+  description: "Every S3 bucket's policy denies requests that do not use TLS (Deny s3:* when aws:SecureTransport is false).",
+  remediation:
+    'add a BucketPolicy statement {Effect: "Deny", Principal: "*", Action: "s3:*", Resource: [bucketArn, bucketArn + "/*"], Condition: {Bool: {"aws:SecureTransport": "false"}}}',
+  validate: (args, report) => {
+    const buckets = ofTypes(args.resources, ...BUCKET_TYPES);
+    const targets = indexTargets(buckets, BUCKET_IDS);
+    const ok = new Set<string>();
+    for (const b of buckets) if (docDeniesPlainHttp(read(b, "policy")) !== false) ok.add(b.urn);
+    for (const p of ofTypes(args.resources, BUCKET_POLICY)) {
+      if (docDeniesPlainHttp(read(p, "policy")) === false) continue;
+      for (const b of referencedResources(p, "bucket", targets)) ok.add(b.urn);
+    }
+    for (const b of buckets) if (!ok.has(b.urn)) report("no bucket policy denies plain-HTTP (aws:SecureTransport false) requests", b.urn);
+  },
+});
+
+const SSE_ALGORITHMS = new Set(["AES256", "aws:kms", "aws:kms:dsse"]);
+
+/** Whether an SSE rules value (list, or the inline single `rule`) sets a default algorithm. */
+function rulesEncrypt(rules: unknown): boolean | undefined {
+  if (rules === UNKNOWN) return undefined;
+  return asArray(rules).some((r) => {
+    const alg = asRecord(asRecord(r)?.applyServerSideEncryptionByDefault)?.sseAlgorithm;
+    return typeof alg === "string" && SSE_ALGORITHMS.has(alg);
+  });
+}
+
+export const s3EncryptionConfigured = stackPolicy("s3-encryption-configured", {
+  description: "Every S3 bucket declares default server-side encryption (SSE-S3, SSE-KMS or DSSE-KMS).",
+  remediation: 'add aws.s3.BucketServerSideEncryptionConfiguration { bucket: bucket.id, rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId } , bucketKeyEnabled: true }] }',
+  validate: (args, report) => {
+    const buckets = ofTypes(args.resources, ...BUCKET_TYPES);
+    const targets = indexTargets(buckets, BUCKET_IDS);
+    const ok = new Set<string>();
+    for (const b of buckets) {
+      const inline = read(b, "serverSideEncryptionConfiguration");
+      if (inline === UNKNOWN) ok.add(b.urn);
+      else {
+        const cfg = asRecord(parseMaybeJson(inline));
+        if (cfg && rulesEncrypt(cfg.rule ?? cfg.rules)) ok.add(b.urn);
+      }
+    }
+    for (const c of ofTypes(args.resources, ...SSE_TYPES)) {
+      if (rulesEncrypt(read(c, "rules")) === false) {
+        report("server-side encryption configuration sets no sseAlgorithm (AES256, aws:kms or aws:kms:dsse)", c.urn);
+        continue;
+      }
+      for (const b of referencedResources(c, "bucket", targets)) ok.add(b.urn);
+    }
+    for (const b of buckets) if (!ok.has(b.urn)) report("bucket has no default server-side encryption configuration", b.urn);
+  },
+});
+
+const TABLE = "aws:dynamodb/table:Table";
+
+export const dynamodbPitrEnabled = resourcePolicy("dynamodb-pitr-enabled", {
+  description: "DynamoDB tables have point-in-time recovery on.",
+  remediation: "set pointInTimeRecovery: { enabled: true }",
+  types: [TABLE],
+  validate: (args, report) => {
+    if (!isTrue(asRecord(args.props.pointInTimeRecovery)?.enabled)) report("pointInTimeRecovery.enabled is not true");
+  },
+});
+
+export const dynamodbEncryptedWithCmk = resourcePolicy("dynamodb-encrypted-with-cmk", {
+  description: "DynamoDB tables are encrypted with a customer-managed KMS key (serverSideEncryption.enabled and kmsKeyArn).",
+  remediation: "set serverSideEncryption: { enabled: true, kmsKeyArn: key.arn }",
+  types: [TABLE],
+  validate: (args, report) => {
+    const sse = asRecord(args.props.serverSideEncryption);
+    if (!isTrue(sse?.enabled)) report("serverSideEncryption.enabled is not true (the table uses an AWS-owned key)");
+    else if (!isNonEmptyString(sse?.kmsKeyArn)) report("serverSideEncryption.kmsKeyArn is not set (the AWS-managed aws/dynamodb key is used)");
+  },
+});
+
+export const dynamodbDeletionProtection = resourcePolicy("dynamodb-deletion-protection", {
+  description: "DynamoDB tables have deletion protection on.",
+  remediation: "set deletionProtectionEnabled: true",
+  types: [TABLE],
+  validate: (args, report) => {
+    if (!isTrue(args.props.deletionProtectionEnabled)) report("deletionProtectionEnabled is not true");
+  },
+});
+
+export const efsEncrypted = resourcePolicy("efs-encrypted", {
+  description: "EFS file systems are encrypted at rest.",
+  remediation: "set encrypted: true (and kmsKeyId for a customer-managed key); an existing file system must be recreated",
+  types: ["aws:efs/fileSystem:FileSystem"],
+  validate: (args, report) => {
+    if (!isTrue(args.props.encrypted)) report("encrypted is not true");
+  },
+});
+
+export const sqsEncrypted = resourcePolicy("sqs-encrypted", {
+  description: "SQS queues are encrypted (kmsMasterKeyId or sqsManagedSseEnabled).",
+  remediation: "set sqsManagedSseEnabled: true, or kmsMasterKeyId to a customer-managed key",
+  types: [QUEUE],
+  validate: (args, report) => {
+    if (!isNonEmptyString(args.props.kmsMasterKeyId) && !isTrue(args.props.sqsManagedSseEnabled)) {
+      report("neither kmsMasterKeyId nor sqsManagedSseEnabled is set");
+    }
+  },
+});
+
+/** Whether a redrive policy (JSON text or object) names a dead-letter queue. */
+function hasDeadLetterTarget(v: unknown): boolean {
+  const r = asRecord(parseMaybeJson(v));
+  return isNonEmptyString(r?.deadLetterTargetArn) && r?.maxReceiveCount !== undefined;
+}
+
+export const sqsConsumedQueueHasDlq = stackPolicy("sqs-consumed-queue-has-dlq", {
+  description: "A queue consumed by a Lambda event source mapping has a redrive policy to a dead-letter queue, so a poison message cannot loop forever.",
+  remediation: 'set redrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: 3 }) on the consumed queue',
+  validate: (args, report) => {
+    const queues = ofTypes(args.resources, QUEUE);
+    if (queues.length === 0) return;
+    const targets = indexTargets(queues, ["arn", "id", "url", "name"]);
+    const redriven = new Set<string>();
+    for (const rp of ofTypes(args.resources, REDRIVE_POLICY)) {
+      const v = read(rp, "redrivePolicy");
+      if (v !== UNKNOWN && !hasDeadLetterTarget(v)) continue;
+      for (const q of referencedResources(rp, "queueUrl", targets)) redriven.add(q.urn);
+    }
+    const reported = new Set<string>();
+    for (const m of ofTypes(args.resources, EVENT_SOURCE_MAPPING)) {
+      for (const q of referencedResources(m, "eventSourceArn", targets)) {
+        if (reported.has(q.urn) || redriven.has(q.urn)) continue;
+        const v = read(q, "redrivePolicy");
+        if (v === UNKNOWN || hasDeadLetterTarget(v)) continue;
+        reported.add(q.urn);
+        report(`queue is consumed by event source mapping ${m.name} but has no redrivePolicy with a deadLetterTargetArn and maxReceiveCount`, q.urn);
+      }
+    }
+  },
+});
+
+export const secretsmanagerUsesCmk = resourcePolicy("secretsmanager-uses-cmk", {
+  description: "Secrets Manager secrets are encrypted with a customer-managed KMS key.",
+  remediation: "set kmsKeyId to the stack's KMS key (so access needs kms:Decrypt on that key too)",
+  types: ["aws:secretsmanager/secret:Secret"],
+  validate: (args, report) => {
+    if (!isNonEmptyString(args.props.kmsKeyId)) report("kmsKeyId is not set (the AWS-managed aws/secretsmanager key is used)");
+  },
+});
+
+export const kmsKeyRotation = resourcePolicy("kms-key-rotation", {
+  description: "Symmetric KMS keys rotate automatically.",
+  remediation: "set enableKeyRotation: true",
+  types: ["aws:kms/key:Key"],
+  validate: (args, report) => {
+    const spec = args.props.customerMasterKeySpec ?? args.props.keySpec;
+    const usage = args.props.keyUsage;
+    // Asymmetric and HMAC keys cannot rotate automatically.
+    if ((spec !== undefined && spec !== "SYMMETRIC_DEFAULT") || (usage !== undefined && usage !== "ENCRYPT_DECRYPT")) return;
+    if (!isTrue(args.props.enableKeyRotation)) report("enableKeyRotation is not true");
+  },
+});
+
+export const DATA_POLICIES: readonly PackPolicy[] = [
+  s3PublicAccessBlock,
+  s3TlsOnly,
+  s3EncryptionConfigured,
+  dynamodbPitrEnabled,
+  dynamodbEncryptedWithCmk,
+  dynamodbDeletionProtection,
+  efsEncrypted,
+  sqsEncrypted,
+  sqsConsumedQueueHasDlq,
+  secretsmanagerUsesCmk,
+  kmsKeyRotation,
+];

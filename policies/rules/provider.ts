@@ -1,0 +1,83 @@
+/**
+ * What a resource's AWS provider says about the stack: its default tags and the accounts
+ * it may act in. The engine hands provider inputs over serialized, so nested values such
+ * as `defaultTags` may arrive as JSON text; both forms are read.
+ */
+import type { PolicyProviderResource } from "@pulumi/policy";
+import { TAG_KEYS } from "../../facts/project";
+import { asArray, asRecord, known, parseMaybeJson } from "./util";
+
+export type Tags = Readonly<Record<string, string>>;
+
+const EMPTY: Tags = Object.freeze({});
+
+/** Key/value map of a `tags` value: a map, JSON text of one, or a list of {key, value}. */
+export function tagMap(v: unknown): Tags {
+  const p = parseMaybeJson(v);
+  if (Array.isArray(p)) {
+    const out: Record<string, string> = {};
+    for (const t of p) {
+      const r = asRecord(t);
+      const k = r?.key ?? r?.Key;
+      const val = r?.value ?? r?.Value;
+      if (typeof k === "string" && (typeof val === "string" || typeof val === "number" || typeof val === "boolean")) out[k] = String(val);
+    }
+    return out;
+  }
+  const r = asRecord(p);
+  if (!r) return EMPTY;
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(r)) {
+    if (typeof val === "string" || typeof val === "number" || typeof val === "boolean") out[k] = String(val);
+  }
+  return out;
+}
+
+const defaultTagCache = new Map<string, Tags>();
+
+/** The provider's `defaultTags.tags` (object or JSON text), {} when absent or unknown. */
+export function providerDefaultTags(provider: PolicyProviderResource | undefined): Tags {
+  if (!provider || !provider.type.startsWith("pulumi:providers:aws")) return EMPTY;
+  const raw = known(() => provider.props.defaultTags as unknown, undefined);
+  if (raw === undefined || raw === null) return EMPTY;
+  if (typeof raw === "string") {
+    let t = defaultTagCache.get(raw);
+    if (!t) {
+      t = readDefaultTags(parseMaybeJson(raw));
+      defaultTagCache.set(raw, t);
+    }
+    return t;
+  }
+  return known(() => readDefaultTags(raw), EMPTY);
+}
+
+function readDefaultTags(v: unknown): Tags {
+  // The provider schema makes defaultTags a single block; some serializations wrap it in a list.
+  const block = asRecord(Array.isArray(v) ? v[0] : v);
+  return block ? tagMap(block.tags) : EMPTY;
+}
+
+/** Accounts the provider may act in (`allowedAccountIds`), empty when not set. */
+export function providerAccounts(provider: PolicyProviderResource | undefined): string[] {
+  if (!provider) return [];
+  const raw = known(() => provider.props.allowedAccountIds as unknown, undefined);
+  return asArray(parseMaybeJson(raw)).filter((x): x is string => typeof x === "string");
+}
+
+/** Effective tags of a resource: the provider's default tags overlaid by its own `tags`. */
+export function effectiveTags(provider: PolicyProviderResource | undefined, ownTags: unknown): Tags {
+  const defaults = providerDefaultTags(provider);
+  const own = ownTags === undefined || ownTags === null ? EMPTY : tagMap(ownTags);
+  if (own === EMPTY || Object.keys(own).length === 0) return defaults;
+  return { ...defaults, ...own };
+}
+
+/** The tenant a stack belongs to, from its provider's default tags. */
+export function ownTenant(provider: PolicyProviderResource | undefined): string | undefined {
+  return providerDefaultTags(provider)[TAG_KEYS.tenant];
+}
+
+/** The stack kind, from the provider's default tags. */
+export function stackKind(provider: PolicyProviderResource | undefined): string | undefined {
+  return providerDefaultTags(provider)[TAG_KEYS.stackKind];
+}

