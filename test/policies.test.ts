@@ -217,10 +217,10 @@ function compliantResources(): DeploymentResource[] {
         { Effect: "Allow", Action: "iam:PassRole", Resource: "arn:aws:iam::111122223333:role/node", Condition: { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } } },
       ),
     }),
-    res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16", enableDnsHostnames: true }),
+    res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16", enableDnsHostnames: true }, { outputs: { id: "vpc-1" } }),
     res("aws:ec2/subnet:Subnet", "private-a", { vpcId: "vpc-1", cidrBlock: "10.0.0.0/20", mapPublicIpOnLaunch: false }),
     res("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "default-sg", { vpcId: "vpc-1", ingress: [], egress: [] }),
-    res("aws:ec2/securityGroup:SecurityGroup", "host", { vpcId: "vpc-1", ingress: [{ protocol: "tcp", fromPort: 6443, toPort: 6443, cidrBlocks: ["10.0.0.0/16"] }] }),
+    res("aws:ec2/securityGroup:SecurityGroup", "host", { vpcId: "vpc-1", ingress: [{ protocol: "tcp", fromPort: 6443, toPort: 6443, cidrBlocks: ["10.0.0.0/16"] }] }, { outputs: { id: "sg-1" } }),
     res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "slurmctld-acme", {
       securityGroupId: "sg-1", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" },
     }),
@@ -343,28 +343,46 @@ const CASES: Record<PolicyName, Case> = {
   },
   "peering-flows-match-contract": {
     pass: () => {
-      const vpc = res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16" });
+      const vpc = res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16" }, { outputs: { id: "vpc-1" } });
+      const sg = res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1" }, { outputs: { id: "sg-1" } });
       const rules = PEERING_FLOWS.filter((f) => f.side === "central").map((f) =>
         res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, {
           securityGroupId: "sg-1", cidrIpv4: f.from === "tenant-vpc" ? "10.16.0.0/20" : "10.16.0.10/32", ipProtocol: f.protocol, fromPort: f.fromPort, toPort: f.toPort, tags: { "clusterra:flow": f.id },
         }),
       );
       const local = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "local", { securityGroupId: "sg-1", cidrIpv4: "10.0.4.0/24", ipProtocol: "tcp", fromPort: 443, toPort: 443 });
-      assertPasses("peering-flows-match-contract", [vpc, ...rules, local]);
+      assertPasses("peering-flows-match-contract", [vpc, sg, ...rules, local]);
+
+      // A tenant stack: its own group admits central's host; through a second provider it also
+      // opens central's group (in a VPC outside the stack) to its own VPC, as the contract says.
+      const tvpc = res("aws:ec2/vpc:Vpc", "tvpc", { cidrBlock: "10.16.0.0/20" }, { outputs: { id: "vpc-t" } });
+      const workers = res("aws:ec2/securityGroup:SecurityGroup", "workers", { vpcId: "vpc-t" }, { outputs: { id: "sg-w" } });
+      const centralSg = res("aws:ec2/securityGroup:SecurityGroup", "endpoint", { vpcId: "vpc-central" }, { outputs: { id: "sg-c" } });
+      const toSlurmd = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "to-slurmd", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.10/32", ipProtocol: "tcp", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } });
+      const toCtld = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "to-ctld", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } });
+      const nodePort = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "nodeport", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-c", ipProtocol: "tcp", fromPort: 32191, toPort: 32191 });
+      assertPasses("peering-flows-match-contract", [tvpc, workers, centralSg, toSlurmd, toCtld, nodePort], TENANT_PROVIDER);
     },
     fail: () => {
-      const vpc = res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16" });
+      const vpc = res("aws:ec2/vpc:Vpc", "vpc", { cidrBlock: "10.0.0.0/16" }, { outputs: { id: "vpc-1" } });
+      const sg = res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1" }, { outputs: { id: "sg-1" } });
       const rule = (name: string, inputs: Record<string, unknown>) => res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", name, { securityGroupId: "sg-1", ipProtocol: "tcp", ...inputs });
       // across the peering without a flow tag
-      assertFails("peering-flows-match-contract", [vpc, rule("untagged", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6817 })]);
+      assertFails("peering-flows-match-contract", [vpc, sg, rule("untagged", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6817 })]);
       // a known flow with other ports
-      assertFails("peering-flows-match-contract", [vpc, rule("wide", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6819, tags: { "clusterra:flow": "slurmd-to-slurmctld" } })]);
+      assertFails("peering-flows-match-contract", [vpc, sg, rule("wide", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6819, tags: { "clusterra:flow": "slurmd-to-slurmctld" } })]);
       // a flow the contract does not have
-      assertFails("peering-flows-match-contract", [vpc, rule("ssh", { cidrIpv4: "10.16.0.0/20", fromPort: 22, toPort: 22, tags: { "clusterra:flow": "ssh" } })]);
-      // a tenant-side flow admitted by a central stack
-      assertFails("peering-flows-match-contract", [vpc, rule("slurmd", { cidrIpv4: "10.16.0.0/20", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } })]);
+      assertFails("peering-flows-match-contract", [vpc, sg, rule("ssh", { cidrIpv4: "10.16.0.0/20", fromPort: 22, toPort: 22, tags: { "clusterra:flow": "ssh" } })]);
+      // a tenant-side flow admitted by a central stack's own group
+      assertFails("peering-flows-match-contract", [vpc, sg, rule("slurmd", { cidrIpv4: "10.16.0.10/32", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } })]);
+      // a host flow admitting a whole range
+      assertFails("peering-flows-match-contract", [vpc, sg, rule("heartbeat", { cidrIpv4: "10.16.0.0/20", fromPort: 8443, toPort: 8443, tags: { "clusterra:flow": "edge-agent-heartbeat" } })]);
       // an inline security-group ingress block across the peering
-      assertFails("peering-flows-match-contract", [vpc, res("aws:ec2/securityGroup:SecurityGroup", "sg", { ingress: [{ protocol: "tcp", fromPort: 6817, toPort: 6817, cidrBlocks: ["10.16.0.0/20"] }] })]);
+      assertFails("peering-flows-match-contract", [vpc, res("aws:ec2/securityGroup:SecurityGroup", "inline", { vpcId: "vpc-1", ingress: [{ protocol: "tcp", fromPort: 6817, toPort: 6817, cidrBlocks: ["10.16.0.0/20"] }] })]);
+      // a tenant stack opening the peer's group to its VPC without a flow tag
+      const tvpc = res("aws:ec2/vpc:Vpc", "tvpc", { cidrBlock: "10.16.0.0/20" }, { outputs: { id: "vpc-t" } });
+      const centralSg = res("aws:ec2/securityGroup:SecurityGroup", "endpoint", { vpcId: "vpc-central" }, { outputs: { id: "sg-c" } });
+      assertFails("peering-flows-match-contract", [tvpc, centralSg, res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "open", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "-1" })], TENANT_PROVIDER);
     },
   },
   "ec2-imdsv2-required": {

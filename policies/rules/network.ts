@@ -9,10 +9,12 @@ import { stackKind, tagMap } from "./provider";
 import {
   asArray,
   asRecord,
+  indexTargets,
   isNonEmptyString,
   isTrue,
   known,
   ofTypes,
+  referencedResources,
   resourcePolicy,
   stackPolicy,
   strings,
@@ -117,20 +119,43 @@ function localCidrs(resources: readonly PolicyResource[]): Ipv4Cidr[] {
   return out;
 }
 
+type Side = "local" | "remote";
+
 export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contract", {
   description:
-    `Security-group ingress across the VPC peering (sources outside every VPC CIDR of the stack) is exactly the contract's flows ` +
+    `Security-group ingress across the VPC peering is exactly the contract's flows ` +
     `(${PEERING_FLOWS.map((f) => `${f.id} ${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`}`).join(", ")}): ` +
     `each such rule is an aws.vpc.SecurityGroupIngressRule tagged "${FLOW_TAG}" with a known flow id and that flow's ports and protocol, ` +
-    `on the side the contract says admits it.`,
+    `on the side the contract says admits it. A rule crosses the peering when its security group is in one of the stack's VPCs and ` +
+    `its source lies outside all of them, or its security group is in a VPC outside the stack (the peer's, through a second provider) ` +
+    `and its source lies inside the stack's VPCs.`,
   remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule per flow with tags["${FLOW_TAG}"] = flow.id and the flow's fromPort/toPort/ipProtocol`,
   validate: (args, report) => {
     const cidrs = localCidrs(args.resources);
-    const outside = (cidr: string): boolean => {
-      if (cidrs.length === 0) return false; // no VPC in this stack: local and peer cannot be told apart
-      const c = parseIpv4Cidr(cidr);
-      return c !== undefined && !cidrs.some((v) => ipv4Contains(v, c));
+    const vpcs = indexTargets(ofTypes(args.resources, VPC), ["id"]);
+    const groups = indexTargets(ofTypes(args.resources, SG, DEFAULT_SG), ["id"]);
+
+    /** Which side of the peering a security group is on: in a VPC of this stack, or in another one. */
+    const sideOfGroup = (sg: PolicyResource): Side | undefined => {
+      if (referencedResources(sg, "vpcId", vpcs, false).length > 0) return "local";
+      return isNonEmptyString(known(() => sg.props.vpcId as unknown, undefined)) ? "remote" : undefined;
     };
+    const sideOfRule = (rule: PolicyResource): Side | undefined => {
+      const sg = referencedResources(rule, "securityGroupId", groups)[0];
+      return sg ? sideOfGroup(sg) : undefined;
+    };
+    const inside = (cidr: string): boolean | undefined => {
+      const c = parseIpv4Cidr(cidr);
+      return c === undefined ? undefined : cidrs.some((v) => ipv4Contains(v, c));
+    };
+    /** Whether ingress from `cidr` into a group on `side` crosses the peering. */
+    const crosses = (cidr: string, side: Side | undefined): boolean => {
+      if (cidrs.length === 0) return false; // no VPC in this stack: local and peer cannot be told apart
+      const i = inside(cidr);
+      if (i === undefined) return false;
+      return side === "remote" ? i : !i;
+    };
+
     for (const r of args.resources) {
       if (r.type === SG_INGRESS_RULE) {
         const props = known(() => ({
@@ -141,8 +166,9 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
           ipProtocol: r.props.ipProtocol as unknown,
         }), undefined);
         if (!props) continue;
+        const side = sideOfRule(r);
         const flowId = props.tags[FLOW_TAG];
-        const across = isNonEmptyString(props.cidr) && outside(props.cidr);
+        const across = isNonEmptyString(props.cidr) && crosses(props.cidr, side);
         if (flowId === undefined) {
           if (across) report(`ingress from ${String(props.cidr)} crosses the peering but carries no "${FLOW_TAG}" tag naming a contract flow`, r.urn);
           continue;
@@ -160,16 +186,19 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
           );
         }
         const kind = stackKind(r.provider);
-        if ((kind === "central" || kind === "tenant") && kind !== flow.side) {
-          report(`flow ${flow.id} is admitted on the ${flow.side} side, but this is a ${kind} stack`, r.urn);
+        if ((kind === "central" || kind === "tenant") && side !== undefined) {
+          const admittedBy = side === "local" ? kind : kind === "central" ? "tenant" : "central";
+          if (admittedBy !== flow.side) report(`flow ${flow.id} is admitted on the ${flow.side} side, but this rule's security group is on the ${admittedBy} side`, r.urn);
         }
-        if (across && HOST_ENDPOINTS.has(flow.from) && parseIpv4Cidr(String(props.cidr))?.prefix !== 32) {
-          report(`flow ${flow.id} comes from one host (${flow.from}), but the rule admits ${String(props.cidr)} rather than a /32`, r.urn);
+        if (HOST_ENDPOINTS.has(flow.from) && isNonEmptyString(props.cidr) && parseIpv4Cidr(props.cidr)?.prefix !== 32) {
+          report(`flow ${flow.id} comes from one host (${flow.from}), but the rule admits ${props.cidr} rather than a /32`, r.urn);
         }
       } else if (r.type === SG || r.type === SG_RULE) {
         const found = known(() => ingressCidrs(r.type, r.props), []);
+        if (found.length === 0) continue;
+        const side = r.type === SG ? sideOfGroup(r) : sideOfRule(r);
         for (const { field, cidr } of found) {
-          if (!cidr.includes(":") && outside(cidr)) {
+          if (!cidr.includes(":") && crosses(cidr, side)) {
             report(`${field} admits ${cidr} across the peering; cross-peering ingress must be a SecurityGroupIngressRule tagged "${FLOW_TAG}"`, r.urn);
           }
         }
