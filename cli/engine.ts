@@ -35,6 +35,7 @@ interface RegisterRequest {
   getDependenciesList(): string[];
   getProvider(): string;
   getPropertydependenciesMap?(): { toArray(): [string, [string[]]][] };
+  getAdditionalsecretoutputsList?(): string[];
 }
 
 type Callback = (err: unknown, response: { getUrn(): string } | undefined) => void;
@@ -79,9 +80,12 @@ export async function runOffline(
   const monitor = pulumi.runtime.getMonitor() as unknown as MonitorWithResources;
   const captured = new Map<string, DeploymentResource>();
   const componentOutputs = new Map<string, Record<string, unknown>>();
+  // The engine, not the mock, applies additionalSecretOutputs: do it here.
+  const secretOutputs = new Map<string, string[]>();
 
   const record = (req: RegisterRequest, urn: string, custom: boolean, extra: Partial<DeploymentResource> = {}) => {
     const deps = req.getPropertydependenciesMap?.().toArray() ?? [];
+    secretOutputs.set(urn, req.getAdditionalsecretoutputsList?.() ?? []);
     captured.set(urn, {
       urn,
       custom,
@@ -130,7 +134,9 @@ export async function runOffline(
   const resources = [...captured.values()].map((r) => {
     const state = r.custom ? monitor.resources.get(r.urn)?.state : componentOutputs.get(r.urn);
     const id = r.custom ? (monitor.resources.get(r.urn)?.id ?? undefined) : undefined;
-    return { ...r, ...(id ? { id } : {}), outputs: redactSecrets(state ?? {}) as Record<string, unknown> };
+    const outputs = { ...(state ?? {}) };
+    for (const key of secretOutputs.get(r.urn) ?? []) if (key in outputs) outputs[key] = { [SIG_KEY]: SECRET_SIG, value: outputs[key] };
+    return { ...r, ...(id ? { id } : {}), outputs: redactSecrets(outputs) as Record<string, unknown> };
   });
   return {
     deployment: {

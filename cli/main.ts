@@ -5,6 +5,7 @@
 import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT } from "../config";
+import { formatCost, idleCost } from "./cost";
 import { countByType, planStack, writePlan } from "./plan";
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
@@ -33,6 +34,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         out(`${resources.length} resources, ${resources.filter((r) => r.custom).length} of them cloud resources:`);
         for (const [type, n] of countByType(result.deployment)) out(`  ${String(n).padStart(4)}  ${type}`);
         if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
+        out(formatCost(idleCost(result.deployment)));
         // POLICY-HOOK
         out(`wrote ${path.relative(process.cwd(), path.join(outDir, "resources.json")) || "resources.json"}`);
       } catch (e) {

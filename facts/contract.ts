@@ -4,8 +4,8 @@
  * table all derive from this one list; a port that is not here is closed.
  *
  * Endpoints:
- * - `tenant-endpoint`: the tenant's own private address on the central host (a secondary
- *   IP bound to that tenant's slurmctld Service as an external IP): one /32 per tenant.
+ * - `tenant-endpoint`: the tenant's own internal NLB in the central VPC (its security group
+ *   admits only that tenant's CIDR), forwarding to the tenant's slurmctld NodePort.
  * - `central-host`: the central K3s host's primary address (pod egress is SNATed to it).
  * - `tenant-vpc`: the tenant VPC's CIDR (Cilium ENI mode gives slurmd pods VPC addresses).
  * - `tenant-host`: the tenant's fixed K3s node.
@@ -89,4 +89,10 @@ export function slurmctldNodePort(tenantId: string): number {
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return NODE_PORT_RANGE.from + (hash % (NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1));
+}
+
+/** The contract as the README's Markdown table (a test keeps the README in step). */
+export function contractTable(): string {
+  const rows = PEERING_FLOWS.map((f) => `| ${f.id} | ${f.from} | ${f.to} | ${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`} | ${f.side} | ${f.purpose} |`);
+  return ["| flow | from | to | port | rule on | why |", "|---|---|---|---|---|---|", ...rows].join("\n");
 }

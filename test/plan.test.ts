@@ -1,0 +1,51 @@
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { main } from "../cli/main";
+import { parseDeployment } from "../cli/deployment";
+import { redactSecrets } from "../cli/engine";
+import { plan } from "./helpers";
+
+describe("clusterra plan output", function () {
+  this.timeout(60000);
+
+  it("writes resources.json in Pulumi's deployment export format, with options and secrets redacted", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-out-"));
+    const out: string[] = [];
+    const code = await main(["plan", "--stack", "central-dev", "--out", dir], (s) => out.push(s), (s) => out.push(s));
+    assert.ok(code === 0 || code === 1, out.join("\n"));
+    const deployment = parseDeployment(fs.readFileSync(path.join(dir, "resources.json"), "utf8"), "resources.json");
+    const resources = deployment.deployment.resources;
+    assert.equal(deployment.version, 3);
+    assert.equal(resources[0].type, "pulumi:pulumi:Stack");
+    const urns = new Set(resources.map((r) => r.urn));
+    for (const r of resources) {
+      assert.match(r.urn, /^urn:pulumi:central-dev::clusterra::/);
+      for (const key of ["urn", "custom", "type", "inputs", "outputs", "protect", "dependencies"]) assert.ok(key in r, `${key} on ${r.urn}`);
+      if (r.parent) assert.ok(urns.has(r.parent), `parent of ${r.urn} is in the file`);
+      for (const d of r.dependencies ?? []) assert.ok(urns.has(d), `dependency ${d}`);
+      if (r.provider) assert.ok(urns.has(r.provider.split("::").slice(0, -1).join("::")), `provider of ${r.urn}`);
+    }
+    const table = resources.find((r) => r.type === "aws:dynamodb/table:Table")!;
+    assert.match(table.parent!, /clusterra:central:StateTables/);
+    assert.match(table.provider!, /pulumi:providers:aws::aws::/);
+    assert.doesNotMatch(fs.readFileSync(path.join(dir, "resources.json"), "utf8"), /offline-plan-placeholder/, "the kubeconfig stays redacted");
+    assert.ok(out.some((l) => /^stack central-dev \(central, dev, us-east-1\)$/.test(l)));
+    assert.ok(out.some((l) => /^\s+6\s+aws:dynamodb\/table:Table$/.test(l)));
+    assert.ok(fs.existsSync(path.join(dir, "outputs.json")));
+  });
+
+  it("redacts every secret-marked value", () => {
+    const sig = "4dabf18193072939515e22adb298388d";
+    const marked = { [sig]: "1b47061264138c4ac30d75fd1eb44270", value: "hunter2" };
+    assert.deepEqual(redactSecrets({ a: [marked], b: "plain" }), { a: [{ [sig]: "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" }], b: "plain" });
+  });
+
+  it("plans every example stack the same way twice (deterministic ids)", async () => {
+    const first = await plan("tenant-globex-dev");
+    const { planStack } = await import("../cli/plan");
+    const again = await planStack({ stack: "tenant-globex-dev" }, fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-again-")));
+    assert.deepEqual(again.deployment.deployment.resources.map((r) => [r.urn, r.id]), first.deployment.deployment.resources.map((r) => [r.urn, r.id]));
+  });
+});
