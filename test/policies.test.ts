@@ -583,6 +583,8 @@ const CASES: Record<PolicyName, Case> = {
       assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "acme-files", { bucket: "clusterra-acme-files" })], TENANT_PROVIDER, ["acme", "globex"]);
       // "globex" inside another word is not a reference
       assertPasses("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-acme-globexample" })], TENANT_PROVIDER, ["acme", "globex"]);
+      // a tenant id inside the stack's own, longer id is not a reference
+      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-acme-eu-files" })], { tags: stackTags("dev", "tenant", "acme-eu") }, ["acme", "acme-eu"]);
       // central stacks name every tenant
       assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "globex", { bucket: "clusterra-globex-files" })], {}, ["acme", "globex"]);
     },
@@ -590,6 +592,7 @@ const CASES: Record<PolicyName, Case> = {
       const policy = doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-globex-files/*" });
       assertFails("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy })], TENANT_PROVIDER, ["acme", "globex"]);
       assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "globex-files", { bucket: "x" })], TENANT_PROVIDER, ["acme", "globex"]);
+      assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-acme-eu-files" })], TENANT_PROVIDER, ["acme", "acme-eu"]);
       assertFails("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { tags: { "clusterra:tenant": "globex" } })], TENANT_PROVIDER, ["acme", "globex"]);
     },
   },

@@ -14,13 +14,18 @@ export interface TenantIsolationConfig {
 }
 
 const patterns = new Map<string, RegExp>();
-/** Matches a tenant id as a whole word of a name or ARN (`acme` in `clusterra-acme-files`, not in `acmecorp`). */
-function tenantPattern(tenant: string): RegExp {
-  let re = patterns.get(tenant);
+/**
+ * Matches any of the tenant ids as a whole word of a name or ARN (`acme` in
+ * `clusterra-acme-files`, not in `acmecorp`); group 2 is the tenant found.
+ */
+function tenantsPattern(tenants: readonly string[]): RegExp {
+  const key = tenants.join("\n");
+  let re = patterns.get(key);
   if (!re) {
-    const escaped = tenant.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    re = new RegExp(`(^|[^a-z0-9])${escaped}([^a-z0-9]|$)`, "i");
-    patterns.set(tenant, re);
+    const alternatives = [...tenants].sort((a, b) => b.length - a.length).map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    re = new RegExp(`(^|[^a-z0-9])(${alternatives.join("|")})(?=[^a-z0-9]|$)`, "gi");
+    if (patterns.size > 100) patterns.clear();
+    patterns.set(key, re);
   }
   return re;
 }
@@ -53,11 +58,22 @@ export const tenantIsolation = resourcePolicy("tenant-isolation", {
       if (typeof doc.raw !== "string") texts.push([doc.field, JSON.stringify(doc.raw)]);
       else if (!texts.some(([k]) => k === doc.field)) texts.push([doc.field, doc.raw]);
     }
-    for (const tenant of others) {
-      const re = tenantPattern(tenant);
-      const hits = texts.filter(([, t]) => re.test(t)).map(([k]) => k);
-      if (hits.length > 0) report(`refers to tenant "${tenant}" (this stack is tenant "${own}") in ${hits.join(", ")}`);
+    // One pass over every tenant id, the stack's own included and longest first, so that
+    // "acme" inside the own id "acme-eu" (or "acme-eu" when acme is the stack) reads right.
+    const re = tenantsPattern([own, ...others]);
+    const hits = new Map<string, string[]>(); // tenant -> fields
+    for (const [field, text] of texts) {
+      re.lastIndex = 0;
+      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+        const found = m[2].toLowerCase();
+        const tenant = others.find((t) => t.toLowerCase() === found);
+        if (tenant === undefined) continue;
+        const fields = hits.get(tenant) ?? [];
+        if (!fields.includes(field)) fields.push(field);
+        hits.set(tenant, fields);
+      }
     }
+    for (const [tenant, fields] of hits) report(`refers to tenant "${tenant}" (this stack is tenant "${own}") in ${fields.join(", ")}`);
     const tagged = known(() => tagMap(args.props.tags)[TAG_KEYS.tenant], undefined);
     if (tagged !== undefined && tagged !== own) report(`tags.${TAG_KEYS.tenant} is "${tagged}" but this stack is tenant "${own}"`);
   },
