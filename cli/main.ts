@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT } from "../config";
 import { formatCost, idleCost } from "./cost";
 import { countByType, planStack, writePlan } from "./plan";
+import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles } from "./policy";
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
 
@@ -35,7 +36,9 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         for (const [type, n] of countByType(result.deployment)) out(`  ${String(n).padStart(4)}  ${type}`);
         if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
         out(formatCost(idleCost(result.deployment)));
-        // POLICY-HOOK
+        const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
+        out(`policy pack: ${formatReport(report)}`);
+        if (!report.passed) exitCode = EXIT.policy;
         out(`wrote ${path.relative(process.cwd(), path.join(outDir, "resources.json")) || "resources.json"}`);
       } catch (e) {
         if (e instanceof ConfigError) {
@@ -54,9 +57,9 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .description("check a deployment file (plan output or `pulumi stack export`) against the policy pack")
     .argument("<resources.json>")
     .option("--json", "machine-readable output")
-    .action(async (file: string, opts: { json?: boolean }) => {
-      // POLICY-COMMAND
-      void file; void opts;
+    .option("--tenants <ids>", "comma-separated tenant ids for the isolation policy (default: the stack files')")
+    .action(async (file: string, opts: { json?: boolean; tenants?: string }) => {
+      exitCode = await runPolicyCommand(["check", file, ...(opts.json ? ["--json"] : []), ...(opts.tenants ? ["--tenants", opts.tenants] : [])], out, err);
     });
 
   try {

@@ -36,6 +36,12 @@ export const SLURM_PORTS = {
   slurmrestd: 6820,
 } as const;
 
+/**
+ * Pod and service ranges of the central K3s, in the shared address space (RFC 6598) that
+ * validation never accepts for a VPC: no tenant CIDR can shadow them on the central host.
+ */
+export const CENTRAL_K3S_RANGES = { clusterCidr: "100.64.0.0/16", serviceCidr: "100.65.0.0/16", clusterDns: "100.65.0.10" } as const;
+
 /** Kubernetes API of a K3s server. */
 export const K3S_API_PORT = 6443;
 

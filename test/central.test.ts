@@ -7,6 +7,7 @@ import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-
 import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
 import { attachmentPolicy } from "../components/central/tenant-attachment";
+import { vpcCidrProblem } from "../config/cidr";
 import { byType, json, named, plan } from "./helpers";
 
 type Doc = { Statement: { Sid?: string; Action: string | string[]; Resource: string | string[]; Condition?: unknown; Principal?: unknown }[] };
@@ -179,6 +180,8 @@ describe("central building blocks", () => {
     const config = k3sServerConfig(init);
     assert.equal(config["secrets-encryption"], true);
     assert.deepEqual(config.disable, ["traefik", "servicelb"]);
+    // Pod and service ranges no VPC CIDR can take (validation accepts RFC 1918 only).
+    for (const key of ["cluster-cidr", "service-cidr"]) assert.match(vpcCidrProblem(String(config[key])) ?? "", /not a private/);
     const doc = parse(k3sServerUserData(init).replace(/^#cloud-config\n/, ""));
     assert.ok(doc.runcmd.some((c: string[]) => c.join(" ") === "systemctl enable --now clusterra-publish-kubeconfig.service"));
     assert.ok(doc.write_files.some((f: any) => f.path === "/usr/local/sbin/clusterra-mount-data" && f.content.includes("nvme-Amazon_Elastic_Block_Store_vol0abc")));

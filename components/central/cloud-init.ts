@@ -4,7 +4,7 @@
  * SecureString (KMS-encrypted) where the program reads it back.
  */
 import { stringify } from "yaml";
-import { K3S_API_PORT } from "../../facts/contract";
+import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 
 export interface K3sServerInit {
@@ -29,6 +29,10 @@ export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
     // No ingress or service load balancer: nothing on this host faces the internet.
     disable: ["traefik", "servicelb"],
     "protect-kernel-defaults": true,
+    // K3s's defaults (10.42/16, 10.43/16) could collide with a tenant VPC routed over the peering.
+    "cluster-cidr": CENTRAL_K3S_RANGES.clusterCidr,
+    "service-cidr": CENTRAL_K3S_RANGES.serviceCidr,
+    "cluster-dns": CENTRAL_K3S_RANGES.clusterDns,
     "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
     "kubelet-arg": ["streaming-connection-idle-timeout=5m", "make-iptables-util-chains=true"],
     "node-label": Object.entries(init.nodeLabels).map(([k, v]) => `${k}=${v}`),
