@@ -1,12 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
 import { policyDocument, principalTrust, toJson } from "../security/iam";
+import type { AccountScope } from "../security/scope";
 
-export interface ClusterApiAccessArgs {
+export interface ClusterApiAccessArgs extends AccountScope {
   readonly environment: string;
-  readonly partition: string;
-  readonly region: string;
-  readonly accountId: pulumi.Input<string>;
   /** The central host's role: the only principal that may assume cluster-api's role. */
   readonly hostRoleArn: pulumi.Input<string>;
   readonly hostRoleName: pulumi.Input<string>;

@@ -5,18 +5,15 @@ import * as iam from "@pulumi/aws/iam";
 import * as vpc from "@pulumi/aws/vpc";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { Command } from "@pulumi/command/local";
-import type { Partition } from "../../facts/regions";
 import { al2023AmiParameter } from "../../facts/versions";
 import { arn, ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
 import { k3sServerUserData } from "./cloud-init";
+import type { AccountScope } from "../security/scope";
 
-export interface K3sHostArgs {
+export interface K3sHostArgs extends AccountScope {
   readonly environment: string;
   readonly instanceType: string;
   readonly k3sVersion: string;
-  readonly region: string;
-  readonly partition: Partition;
-  readonly accountId: pulumi.Input<string>;
   readonly vpcId: pulumi.Input<string>;
   readonly vpcCidr: string;
   /** The subnet (and so the zone) the host and its data volume live in. */

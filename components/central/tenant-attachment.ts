@@ -2,12 +2,10 @@ import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
 import { DEPLOYER_ROLE_PREFIX, TAG_KEYS } from "../../facts/project";
 import { arn, policyDocument, toJson, type PolicyDocument } from "../security/iam";
+import type { AccountScope } from "../security/scope";
 
-export interface TenantAttachmentArgs {
+export interface TenantAttachmentArgs extends AccountScope {
   readonly environment: string;
-  readonly partition: string;
-  readonly region: string;
-  readonly accountId: pulumi.Input<string>;
   readonly vpcId: pulumi.Input<string>;
   readonly routeTableIds: pulumi.Input<string>[];
   readonly hostSecurityGroupId: pulumi.Input<string>;

@@ -6,13 +6,11 @@ import * as sqs from "@pulumi/aws/sqs";
 import { EVENT_QUEUE, EVENT_RULES } from "../../facts/connector-events";
 import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
 import { bundleHandler } from "./bundle";
+import type { AccountScope } from "../security/scope";
 
-export interface EventPipelineArgs {
+export interface EventPipelineArgs extends AccountScope {
   readonly clusterName: string;
   readonly apiUrl: string;
-  readonly region: string;
-  readonly partition: string;
-  readonly accountId: pulumi.Input<string>;
   /** Key that encrypts the queues and the log group. */
   readonly kmsKeyArn: pulumi.Input<string>;
 }

@@ -4,18 +4,16 @@ import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as iam from "@pulumi/aws/iam";
 import type { ZoneSelection } from "../../config/types";
-import { servicePrefix, type Partition } from "../../facts/regions";
+import { servicePrefix } from "../../facts/regions";
 import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
 import { subnetLayout } from "./layout";
+import type { AccountScope } from "../security/scope";
 
-export interface PrivateNetworkArgs {
+export interface PrivateNetworkArgs extends AccountScope {
   /** The VPC's private IPv4 CIDR. */
   readonly cidr: string;
   /** Zones for the private subnets: a count of available zones or explicit names. */
   readonly zones: ZoneSelection;
-  readonly region: string;
-  readonly partition: Partition;
-  readonly accountId: pulumi.Input<string>;
   /** KMS key that encrypts the flow-log group. */
   readonly logKeyArn: pulumi.Input<string>;
   /** Days flow logs are kept. */

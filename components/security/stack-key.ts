@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as kms from "@pulumi/aws/kms";
 import { arn, policyDocument, toJson } from "./iam";
+import type { AccountScope } from "./scope";
 
 /**
  * What the account's IAM policies may grant on the key: administration and use, but not
@@ -13,12 +14,9 @@ const KEY_ADMIN_AND_USE_ACTIONS = [
   "kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:RetireGrant",
 ];
 
-export interface StackKeyArgs {
+export interface StackKeyArgs extends AccountScope {
   /** Alias suffix: alias/clusterra/<aliasName>. */
   readonly aliasName: string;
-  readonly partition: string;
-  readonly region: string;
-  readonly accountId: pulumi.Input<string>;
   /** CloudWatch Logs encrypts this account's log groups with the key. */
   readonly logsService?: boolean;
   /** EventBridge delivers to queues encrypted with the key (it needs GenerateDataKey/Decrypt). */
