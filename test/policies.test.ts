@@ -135,6 +135,15 @@ describe("policy pack", () => {
     }
   });
 
+  it("lists every policy in the pack's README table with its severity and equivalent", () => {
+    const readme = fs.readFileSync(path.resolve(__dirname, "..", "..", "policies", "README.md"), "utf8");
+    for (const p of POLICIES) {
+      const f = POLICY_FACTS[p.name];
+      const equivalent = f.equivalent === "none" ? "none — ours only" : f.equivalent;
+      assert.ok(readme.includes(`| \`${p.name}\` | ${f.group} | ${isStackPolicy(p) ? "stack" : "resource"} | ${f.severity} | ${p.enforcementLevel} | ${equivalent} |`), p.name);
+    }
+  });
+
   it("has a pass and a fail case below for every policy", () => {
     const covered = new Set(Object.keys(CASES));
     for (const p of POLICIES) assert.ok(covered.has(p.name), `no test case for ${p.name}`);
