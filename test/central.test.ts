@@ -6,7 +6,7 @@ import { architectureOf, hostPolicy, kubeconfigParameterName } from "../componen
 import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-init";
 import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
-import { attachmentPolicy } from "../components/central/tenant-attachment";
+import { attachmentPolicy, attachmentTrust } from "../components/central/tenant-attachment";
 import { vpcCidrProblem } from "../config/cidr";
 import { byType, json, named, plan } from "./helpers";
 
@@ -211,5 +211,19 @@ describe("central building blocks", () => {
     assert.deepEqual(doc.Statement.find((s) => s.Sid === "RoutesToTenants")!.Resource, ["arn:aws:ec2:us-east-1:111122223333:route-table/rtb-1"]);
     const star = doc.Statement.filter((s) => s.Resource === "*");
     assert.ok(star.every((s) => (s.Action as string[]).every((a) => /:Describe/.test(a))), "only Describe calls on *");
+    // A tenant session changes only what carries its own tenant tag.
+    const own = { "aws:ResourceTag/clusterra:tenant": "${aws:PrincipalTag/clusterra:tenant}" };
+    for (const sid of ["ManageOnlyOwnTenantGroups", "ManageOnlyOwnTenantLoadBalancers"]) assert.deepEqual(doc.Statement.find((s) => s.Sid === sid)!.Condition, { StringEquals: own });
+    const deletes = doc.Statement.filter((s) => ([] as string[]).concat(s.Action).some((a) => /:Delete(SecurityGroup|LoadBalancer|TargetGroup|Listener)$/.test(a)));
+    assert.ok(deletes.every((s) => JSON.stringify(s.Condition).includes("aws:PrincipalTag/clusterra:tenant")));
+  });
+
+  it("the tenant-attachment role cannot be assumed without a tenant session tag", () => {
+    const trust = JSON.parse(JSON.stringify(attachmentTrust("aws", "111122223333"))) as Doc;
+    assert.deepEqual(trust.Statement[0].Action, ["sts:AssumeRole", "sts:TagSession"]);
+    assert.deepEqual(trust.Statement[0].Condition, {
+      ArnLike: { "aws:PrincipalArn": "arn:aws:iam::111122223333:role/clusterra-deployer*" },
+      StringLike: { "aws:RequestTag/clusterra:tenant": "?*" },
+    });
   });
 });

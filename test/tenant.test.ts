@@ -22,7 +22,9 @@ describe("tenant stacks", function () {
     const inCentral = providers.find((p) => p.urn.endsWith("::central"))!;
     assert.deepEqual(json(own.inputs?.allowedAccountIds), ["444455556666"]);
     assert.deepEqual(json(inCentral.inputs?.allowedAccountIds), ["111122223333"]);
-    assert.equal(json<{ roleArn: string }[]>(inCentral.inputs?.assumeRoles)[0].roleArn, central.outputs.peeringRoleArn);
+    const [assume] = json<{ roleArn: string; tags: Record<string, string> }[]>(inCentral.inputs?.assumeRoles);
+    assert.equal(assume.roleArn, central.outputs.peeringRoleArn);
+    assert.deepEqual(assume.tags, { "clusterra:tenant": "acme" });
     assert.deepEqual(json<{ tags: Record<string, string> }>(own.inputs?.defaultTags).tags, {
       "managed-by": "clusterra", "clusterra:environment": "dev", "clusterra:stack-kind": "tenant", "clusterra:tenant": "acme",
     });

@@ -21,13 +21,23 @@ interface AttachmentScope {
   hostSecurityGroupId: string;
 }
 
-/** Trust: the operators' deployer roles in this account, by ARN pattern. */
+const TENANT_TAG = TAG_KEYS.tenant;
+/** The session's tenant, as IAM policy variable. */
+const SESSION_TENANT = `\${aws:PrincipalTag/${TENANT_TAG}}`;
+
+/**
+ * Trust: the operators' deployer roles in this account, by ARN pattern, and only with a
+ * `clusterra:tenant` session tag (an untagged session cannot assume the role at all).
+ */
 export function attachmentTrust(partition: string, accountId: string): PolicyDocument {
   return policyDocument({
     Effect: "Allow",
     Principal: { AWS: `arn:${partition}:iam::${accountId}:root` },
-    Action: "sts:AssumeRole",
-    Condition: { ArnLike: { "aws:PrincipalArn": `arn:${partition}:iam::${accountId}:role/${DEPLOYER_ROLE_PREFIX}*` } },
+    Action: ["sts:AssumeRole", "sts:TagSession"],
+    Condition: {
+      ArnLike: { "aws:PrincipalArn": `arn:${partition}:iam::${accountId}:role/${DEPLOYER_ROLE_PREFIX}*` },
+      StringLike: { [`aws:RequestTag/${TENANT_TAG}`]: "?*" },
+    },
   });
 }
 
@@ -40,7 +50,10 @@ export function attachmentPolicy(s: AttachmentScope): string {
   const ec2 = (resource: string) => arn(s.partition, "ec2", s.region, s.accountId, resource);
   const elb = (resource: string) => arn(s.partition, "elasticloadbalancing", s.region, s.accountId, resource);
   const vpcArn = ec2(`vpc/${s.vpcId}`);
-  const envTag = { [`aws:ResourceTag/${TAG_KEYS.environment}`]: s.environment };
+  const elbResources = [elb(`loadbalancer/net/clusterra-${s.environment}-*/*`), elb(`targetgroup/clusterra-${s.environment}-*/*`), elb(`listener/net/clusterra-${s.environment}-*/*/*`)];
+  // Resources a tenant stack creates here carry its tenant tag; it may change only those.
+  const ownTenant = { [`aws:ResourceTag/${TENANT_TAG}`]: SESSION_TENANT };
+  const tagsOwnTenant = { [`aws:RequestTag/${TENANT_TAG}`]: SESSION_TENANT };
   return toJson(
     policyDocument(
       {
@@ -51,6 +64,14 @@ export function attachmentPolicy(s: AttachmentScope): string {
         Condition: { ArnEquals: { "ec2:AccepterVpc": vpcArn } },
       },
       { Sid: "AcceptingVpc", Effect: "Allow", Action: "ec2:AcceptVpcPeeringConnection", Resource: vpcArn },
+      {
+        // The accepter tags its side of the connection after accepting, not on create.
+        Sid: "TagAcceptedPeerings",
+        Effect: "Allow",
+        Action: ["ec2:CreateTags", "ec2:DeleteTags"],
+        Resource: ec2("vpc-peering-connection/*"),
+        Condition: { ArnEquals: { "ec2:AccepterVpc": vpcArn } },
+      },
       { Sid: "RoutesToTenants", Effect: "Allow", Action: ["ec2:CreateRoute", "ec2:ReplaceRoute", "ec2:DeleteRoute"], Resource: s.routeTableIds.map((id) => ec2(`route-table/${id}`)) },
       {
         Sid: "TenantRulesOnHostGroup",
@@ -58,37 +79,54 @@ export function attachmentPolicy(s: AttachmentScope): string {
         Action: ["ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules"],
         Resource: [ec2(`security-group/${s.hostSecurityGroupId}`), ec2("security-group-rule/*")],
       },
+      { Sid: "EndpointGroupsInThisVpc", Effect: "Allow", Action: "ec2:CreateSecurityGroup", Resource: vpcArn },
       {
-        Sid: "TenantEndpointGroupsInThisVpc",
+        Sid: "EndpointGroupsTaggedWithOwnTenant",
         Effect: "Allow",
         Action: "ec2:CreateSecurityGroup",
-        Resource: [vpcArn, ec2("security-group/*")],
+        Resource: ec2("security-group/*"),
+        Condition: { StringEquals: tagsOwnTenant },
       },
       {
-        Sid: "ManageOnlyOwnTaggedGroups",
+        Sid: "ManageOnlyOwnTenantGroups",
         Effect: "Allow",
-        Action: ["ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress"],
+        Action: ["ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules"],
         Resource: ec2("security-group/*"),
-        Condition: { StringEquals: envTag },
+        Condition: { StringEquals: ownTenant },
       },
       {
         Sid: "TagOnCreate",
         Effect: "Allow",
         Action: "ec2:CreateTags",
-        Resource: [ec2("security-group/*"), ec2("security-group-rule/*"), ec2("vpc-peering-connection/*")],
-        Condition: { StringEquals: { "ec2:CreateAction": ["CreateSecurityGroup", "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress", "AcceptVpcPeeringConnection"] } },
+        Resource: [ec2("security-group/*"), ec2("security-group-rule/*")],
+        Condition: { StringEquals: { "ec2:CreateAction": ["CreateSecurityGroup", "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress"] } },
       },
       {
-        Sid: "TenantLoadBalancers",
+        Sid: "CreateLoadBalancersTaggedWithOwnTenant",
+        Effect: "Allow",
+        Action: ["elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:CreateListener", "elasticloadbalancing:AddTags"],
+        Resource: elbResources,
+        Condition: { StringEquals: tagsOwnTenant },
+      },
+      {
+        Sid: "ManageOnlyOwnTenantLoadBalancers",
         Effect: "Allow",
         Action: [
-          "elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:DeleteLoadBalancer", "elasticloadbalancing:ModifyLoadBalancerAttributes",
-          "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyTargetGroup",
-          "elasticloadbalancing:ModifyTargetGroupAttributes", "elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets",
-          "elasticloadbalancing:CreateListener", "elasticloadbalancing:DeleteListener", "elasticloadbalancing:ModifyListener",
-          "elasticloadbalancing:AddTags", "elasticloadbalancing:SetSecurityGroups",
+          "elasticloadbalancing:DeleteLoadBalancer", "elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:SetSecurityGroups",
+          "elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyTargetGroup", "elasticloadbalancing:ModifyTargetGroupAttributes",
+          "elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets",
+          "elasticloadbalancing:DeleteListener", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags",
         ],
-        Resource: [elb(`loadbalancer/net/clusterra-${s.environment}-*/*`), elb(`targetgroup/clusterra-${s.environment}-*/*`), elb(`listener/net/clusterra-${s.environment}-*/*/*`)],
+        Resource: elbResources,
+        Condition: { StringEquals: ownTenant },
+      },
+      {
+        // The first load balancer of an account creates ELB's service-linked role.
+        Sid: "ElbServiceLinkedRole",
+        Effect: "Allow",
+        Action: "iam:CreateServiceLinkedRole",
+        Resource: `arn:${s.partition}:iam::${s.accountId}:role/aws-service-role/elasticloadbalancing.amazonaws.com/AWSServiceRoleForElasticLoadBalancing`,
+        Condition: { StringEquals: { "iam:AWSServiceName": "elasticloadbalancing.amazonaws.com" } },
       },
       {
         // Describe calls take no resource ARNs.

@@ -8,6 +8,8 @@ export interface ProviderOptions {
   readonly tenantId?: string;
   /** Role the provider assumes (another account's, or a scoped one). */
   readonly assumeRoleArn?: pulumi.Input<string>;
+  /** Session tags on that assumption (the role's policy matches resources against them). */
+  readonly sessionTags?: Readonly<Record<string, string>>;
   readonly region?: string;
   readonly allowedAccountIds?: readonly string[];
 }
@@ -15,10 +17,12 @@ export interface ProviderOptions {
 /** The AWS provider every resource of the stack goes through: pinned region, account guard, tags. */
 export function stackProvider(name: string, config: StackConfig, options: ProviderOptions = {}): Provider {
   const tenantId = options.tenantId ?? (config.kind === "tenant" ? config.tenant.id : undefined);
+  // A tenant stack is always pinned to the tenant's account, whether or not the file says so.
+  const allowed = options.allowedAccountIds ?? config.allowedAccountIds ?? (config.kind === "tenant" ? [config.tenant.accountId] : undefined);
   return new Provider(name, {
     region: options.region ?? config.region,
-    ...(options.allowedAccountIds ?? config.allowedAccountIds ? { allowedAccountIds: [...(options.allowedAccountIds ?? config.allowedAccountIds ?? [])] } : {}),
-    ...(options.assumeRoleArn ? { assumeRoles: [{ roleArn: options.assumeRoleArn, sessionName: `clusterra-${config.stack}` }] } : {}),
+    ...(allowed ? { allowedAccountIds: [...allowed] } : {}),
+    ...(options.assumeRoleArn ? { assumeRoles: [{ roleArn: options.assumeRoleArn, sessionName: `clusterra-${config.stack}`, ...(options.sessionTags ? { tags: { ...options.sessionTags } } : {}) }] } : {}),
     defaultTags: { tags: stackTags(config.environment, config.kind, tenantId) },
   });
 }

@@ -72,7 +72,8 @@ export class SlurmctldEndpoint extends pulumi.ComponentResource {
         subnets: args.centralSubnetIds,
         securityGroups: [sg.id],
         enableCrossZoneLoadBalancing: true,
-        enableDeletionProtection: true,
+        // Stateless and per tenant: offboarding a tenant is a plain `pulumi destroy`.
+        enableDeletionProtection: false,
         tags: { Name: lbName },
       },
       child,

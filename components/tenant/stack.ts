@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { TenantConfig } from "../../config/types";
 import type { CentralOutputs } from "../central/stack";
+import { TAG_KEYS } from "../../facts/project";
 import { stackProvider } from "../security/provider";
 import { TenantEnvironment } from "./environment";
 
@@ -14,6 +15,8 @@ export function tenantStack(config: TenantConfig): Record<string, unknown> {
   // the role central publishes for it, never through the tenant's own credentials.
   const centralProvider = stackProvider("central", config, {
     assumeRoleArn: out("peeringRoleArn"),
+    // The attachment role lets a session touch only resources tagged with its own tenant.
+    sessionTags: { [TAG_KEYS.tenant]: config.tenant.id },
     region: config.central.region,
     allowedAccountIds: [config.central.accountId],
   });
