@@ -137,7 +137,7 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           break;
         case "command:local:Command":
         case "command:remote:Command":
-          Object.assign(state, { stdout: offlineCommandOutput(name), stderr: "" });
+          Object.assign(state, { stdout: "kubeconfig version 1", stderr: "" });
           break;
         default:
           if (type.startsWith("aws:") && state.arn === undefined) state.arn = arn(service, `${type.split(":")[2].toLowerCase()}/${id}`);
@@ -158,9 +158,12 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
         case "aws:secretsmanager/getRandomPassword:getRandomPassword":
           // Stands in for the generated value; the plan redacts it as a secret anyway.
           return { randomPassword: digest(JSON.stringify(args.inputs), 64), id: "offline" };
-        case "aws:ssm/getParameter:getParameter":
-          // Public AMI parameters: the latest AL2023 image id.
-          return { name: args.inputs.name, value: `ami-${digest(String(args.inputs.name), 17)}`, type: "String", id: args.inputs.name };
+        case "aws:ssm/getParameter:getParameter": {
+          const name = String(args.inputs.name);
+          // The host's published kubeconfig, or a public AMI parameter (the latest AL2023 image id).
+          if (name.endsWith("/kubeconfig")) return { name, value: offlineKubeconfig(name), type: "SecureString", id: name, version: 1 };
+          return { name, value: `ami-${digest(name, 17)}`, type: "String", id: name, version: 1 };
+        }
         default:
           throw new Error(`the offline plan has no answer for the invoke ${args.token}`);
       }
@@ -168,15 +171,15 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
   };
 }
 
-/** What a command resource prints offline: a kubeconfig shaped like K3s's. */
-function offlineCommandOutput(name: string): string {
+/** A kubeconfig shaped like K3s's (server on the loopback, reached by port forward). */
+function offlineKubeconfig(name: string): string {
   return [
     "apiVersion: v1",
     "kind: Config",
     "clusters:",
     `- name: ${name}`,
     "  cluster:",
-    "    server: https://10.0.0.10:6443",
+    "    server: https://127.0.0.1:6443",
     "    certificate-authority-data: T0ZGTElORQ==",
     "contexts:",
     `- name: ${name}`,

@@ -25,7 +25,7 @@ const ENVIRONMENT = str("^[a-z][a-z0-9]{0,15}$", "a lowercase name: letters and 
 const STACK_NAME = str("^([A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+$", "a stack name, optionally qualified as org/project/stack");
 const CIDR = { type: "string", description: "a private IPv4 CIDR (10/8, 172.16/12, 192.168/16) of /16 to /24" };
 const ZONES = { description: "a zone count from 1 to 6, or a list of zone names in the stack's region such as us-east-1a" };
-const SEMVER_K3S = str("^v1\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+$", "a pinned K3s release such as v1.33.5+k3s1");
+const SEMVER_K3S = str("^v1\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+$", "a pinned K3s release such as v1.35.3+k3s1");
 const INSTANCE_TYPE = str("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", "an EC2 instance type such as t4g.medium");
 
 const network = obj({ vpcCidr: CIDR, availabilityZones: ZONES });
@@ -35,7 +35,8 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
     network,
     controlPlane: obj({ instanceType: INSTANCE_TYPE, k3sVersion: SEMVER_K3S }),
     fleet: obj({
-      repoUrl: str("^(https://|ssh://|git@)[^\\s]+$", "a git URL (https://, ssh:// or git@host:path)"),
+      // HTTPS only: the host's egress allows 443, and repository credentials are not wired yet.
+      repoUrl: str("^https://[^\\s]+$", "an https:// git URL"),
       revision: str("^[A-Za-z0-9._/-]+$", "a branch, tag or commit"),
     }),
     clusterApi: obj({
@@ -75,7 +76,8 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
   }),
   connector: obj({
     connector: obj({
-      clusterName: DNS_LABEL,
+      // EventBridge rule names (clusterra-<name>-events-spot-interruption) stop at 64 characters.
+      clusterName: str("^[a-z]([a-z0-9-]{0,27}[a-z0-9])?$", "a DNS label of at most 29 characters"),
       vpcId: str("^vpc-[0-9a-f]{8,17}$", "a VPC id such as vpc-0123456789abcdef0"),
       subnetIds: {
         type: "array", minItems: 1, uniqueItems: true, description: "a non-empty list of distinct subnet ids",

@@ -20,6 +20,8 @@ interface BaseConfig {
   readonly environment: string;
   /** Accounts the AWS provider may act in (the provider refuses any other). */
   readonly allowedAccountIds?: readonly string[];
+  /** Named AWS CLI profile the providers and the kubeconfig reader use. */
+  readonly profile?: string;
 }
 
 export interface CentralConfig extends BaseConfig {

@@ -70,6 +70,7 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   checkNetwork(own.network, "network", regionOk ? region : undefined, add);
   if (kind === "tenant") checkTenant(own, aws, source, siblings, add);
   if (kind === "connector") checkConnector(own, add);
+  if (kind === "central") checkCentral(own, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
   return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind) };
@@ -117,6 +118,11 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   if (Array.isArray(aws.allowedAccountIds) && typeof tenant.accountId === "string" && !aws.allowedAccountIds.includes(tenant.accountId)) {
     add("aws:allowedAccountIds", aws.allowedAccountIds, `does not include the tenant account ${tenant.accountId}`, "a list that includes clusterra:tenant.accountId");
   }
+  // ELB names (clusterra-<env>-<tenant>) have at most 32 characters.
+  const lbName = typeof tenant.id === "string" && typeof own.environment === "string" ? `clusterra-${own.environment}-${tenant.id}` : undefined;
+  if (lbName && lbName.length > 32) {
+    add(`${ns}:tenant.id`, tenant.id, `makes the load balancer name ${lbName} longer than ELB's 32 characters`, `an id of at most ${32 - `clusterra-${own.environment}-`.length} characters in environment ${own.environment}`);
+  }
   if (Array.isArray(own.shapes)) {
     const seen = new Map<string, number>();
     own.shapes.forEach((s, i) => {
@@ -137,6 +143,10 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     const theirCidr = isObject(theirs) ? theirs.vpcCidr : undefined;
     if (typeof theirCidr === "string" && centralCidr && theirCidr !== centralCidr) {
       add(`${ns}:central.vpcCidr`, central.vpcCidr, `differs from ${centralFile.file}'s network.vpcCidr`, theirCidr);
+    }
+    const theirEnvironment = centralFile.values[`${ns}:environment`];
+    if (typeof theirEnvironment === "string" && typeof own.environment === "string" && theirEnvironment !== own.environment) {
+      add(`${ns}:environment`, own.environment, `differs from ${centralFile.file}'s environment`, theirEnvironment);
     }
     const theirAccounts = centralFile.values["aws:allowedAccountIds"];
     if (Array.isArray(theirAccounts) && typeof central.accountId === "string" && !theirAccounts.includes(central.accountId)) {
@@ -162,6 +172,19 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   }
 }
 
+/**
+ * Xen-based families: no NVMe device names (the host finds its data volume by NVMe id) and
+ * no current-generation networking. The `\.` keeps i3en, m5 and the like out.
+ */
+const XEN_FAMILIES = /^(t1|t2|m1|m2|m3|m4|c1|c3|c4|r3|r4|i2|i3|d2|x1|x1e|g2|g3|g3s|p2|p3|h1|cc2|cr1|hs1)\./;
+
+function checkCentral(own: Record<string, unknown>, add: Add): void {
+  const plane = isObject(own.controlPlane) ? own.controlPlane : {};
+  if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
+    add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, "a Xen-based instance type (no NVMe volume ids)", "a Nitro instance type such as t4g.medium or m7g.large");
+  }
+}
+
 function checkConnector(own: Record<string, unknown>, add: Add): void {
   const c = isObject(own.connector) ? own.connector : undefined;
   if (c && typeof c.apiUrl === "string") {
@@ -181,6 +204,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
     partition: REGIONS[region],
     environment: own.environment as string,
     ...(Array.isArray(aws.allowedAccountIds) ? { allowedAccountIds: aws.allowedAccountIds as string[] } : {}),
+    ...(typeof aws.profile === "string" ? { profile: aws.profile } : {}),
   };
   const network = (n: unknown): NetworkConfig => {
     const { vpcCidr, availabilityZones } = n as { vpcCidr: string; availabilityZones: number | string[] };

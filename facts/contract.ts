@@ -53,7 +53,7 @@ export const PEERING_FLOWS: readonly PeeringFlow[] = [
     id: "slurmd-to-slurmctld",
     from: "tenant-vpc", to: "tenant-endpoint", side: "central",
     protocol: "tcp", fromPort: SLURM_PORTS.slurmctld, toPort: SLURM_PORTS.slurmctld,
-    purpose: "slurmd registration and RPCs to the tenant's own slurmctld",
+    purpose: "slurmd registration and RPCs to the tenant slurmctld",
   },
   {
     id: "edge-agent-heartbeat",
@@ -71,7 +71,7 @@ export const PEERING_FLOWS: readonly PeeringFlow[] = [
     id: "argocd-to-k3s-api",
     from: "central-host", to: "tenant-host", side: "tenant",
     protocol: "tcp", fromPort: K3S_API_PORT, toPort: K3S_API_PORT,
-    purpose: "central ArgoCD syncs the tenant cluster's fleet folder",
+    purpose: "central ArgoCD syncs the tenant cluster from its fleet folder",
   },
 ];
 

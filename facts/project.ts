@@ -40,3 +40,15 @@ export function stackTags(environment: string, kind: StackKind, tenantId?: strin
  * tenant-attachment role trusts only them.
  */
 export const DEPLOYER_ROLE_PREFIX = "clusterra-deployer";
+
+/** The role each customer creates once in its account for tenant stacks to deploy through. */
+export const TENANT_DEPLOY_ROLE_NAME = "clusterra-deploy";
+
+/**
+ * The ExternalId the tenant deploy role requires. Unique per tenant of an environment
+ * (validation rejects duplicate ids), so one customer's stack cannot be pointed at another
+ * customer's account: that account's role expects a different id.
+ */
+export function tenantExternalId(environment: string, tenantId: string): string {
+  return `clusterra-${environment}-${tenantId}`;
+}

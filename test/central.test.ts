@@ -44,20 +44,21 @@ describe("central stack (central-dev)", function () {
     assert.deepEqual([i.rootBlockDevice.volumeType, i.rootBlockDevice.encrypted], ["gp3", true]);
     assert.equal(i.keyName, undefined);
     assert.equal(i.associatePublicIpAddress, false);
-    assert.equal(i.disableApiTermination, true);
+    assert.equal(i.userDataReplaceOnChange, true, "a K3s upgrade is a new host on the same data volume");
     const data = byType(p, "aws:ebs/volume:Volume")[0];
     assert.deepEqual([data.inputs?.encrypted, data.inputs?.type, data.protect], [true, "gp3", true]);
     const userData = String(i.userData);
     assert.match(userData, /^#cloud-config\n/);
     assert.ok(userData.includes(kubeconfigParameterName("dev")));
-    assert.ok(userData.includes("INSTALL_K3S_VERSION='v1.33.5+k3s1'"));
+    assert.ok(userData.includes("INSTALL_K3S_VERSION='v1.35.3+k3s1'"));
     assert.ok(userData.includes(data.id!.replace("-", "")), "mounts its own data volume by id");
   });
 
-  it("reads the kubeconfig back from SSM through a command, re-read when the host is replaced, kept secret", async () => {
+  it("waits for the host to publish its kubeconfig, then reads it from SSM on every run, kept secret", async () => {
     const p = await plan("central-dev");
     const [cmd] = byType(p, "command:local:Command");
-    assert.match(String(cmd.inputs?.create), /aws ssm get-parameter .*--name '\/clusterra\/dev\/central\/kubeconfig' --with-decryption/);
+    assert.match(String(cmd.inputs?.create), /aws ssm get-parameter .*--name '\/clusterra\/dev\/central\/kubeconfig' --query Parameter.Version/);
+    assert.doesNotMatch(String(cmd.inputs?.create), /with-decryption/, "the command never prints the kubeconfig");
     const [host] = byType(p, "aws:ec2/instance:Instance");
     assert.deepEqual(cmd.inputs?.triggers, [host.id]);
     const [k8s] = byType(p, "pulumi:providers:kubernetes");
@@ -163,7 +164,7 @@ describe("central stack (central-dev)", function () {
 
 describe("central building blocks", () => {
   it("tells Graviton instance types from x86 ones", () => {
-    for (const t of ["t4g.medium", "m7g.large", "m7gd.xlarge", "c6gn.large", "r8g.2xlarge"]) assert.equal(architectureOf(t), "arm64", t);
+    for (const t of ["t4g.medium", "m7g.large", "m7gd.xlarge", "c6gn.large", "r8g.2xlarge", "a1.large"]) assert.equal(architectureOf(t), "arm64", t);
     for (const t of ["t3.medium", "m7i.large", "g5.xlarge", "m7i-flex.large", "c5n.large"]) assert.equal(architectureOf(t), "x86_64", t);
   });
 
@@ -176,7 +177,7 @@ describe("central building blocks", () => {
   });
 
   it("K3s runs with encrypted secrets, no ingress controller or service LB, and publishes its kubeconfig on every boot", () => {
-    const init = { k3sVersion: "v1.33.5+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeLabels: { a: "b" } };
+    const init = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" } };
     const config = k3sServerConfig(init);
     assert.equal(config["secrets-encryption"], true);
     assert.deepEqual(config.disable, ["traefik", "servicelb"]);
@@ -184,6 +185,11 @@ describe("central building blocks", () => {
     for (const key of ["cluster-cidr", "service-cidr"]) assert.match(vpcCidrProblem(String(config[key])) ?? "", /not a private/);
     const doc = parse(k3sServerUserData(init).replace(/^#cloud-config\n/, ""));
     assert.ok(doc.runcmd.some((c: string[]) => c.join(" ") === "systemctl enable --now clusterra-publish-kubeconfig.service"));
+    assert.equal(config["node-name"], "clusterra-dev-central");
+    // K3s installs only after the data volume is mounted, and never starts without it.
+    assert.ok(doc.runcmd.some((c: string[]) => /^\/usr\/local\/sbin\/clusterra-mount-data && curl .* sh \/usr\/local\/sbin\/k3s-install.sh server$/.test(c[2] ?? "")));
+    assert.ok(doc.write_files.some((f: any) => f.path === "/etc/systemd/system/k3s.service.d/10-data-volume.conf" && f.content.includes("RequiresMountsFor=/var/lib/rancher")));
+    assert.equal(doc.packages, undefined, "AL2023's curl-minimal conflicts with a curl package");
     assert.ok(doc.write_files.some((f: any) => f.path === "/usr/local/sbin/clusterra-mount-data" && f.content.includes("nvme-Amazon_Elastic_Block_Store_vol0abc")));
     assert.doesNotMatch(k3sServerUserData(init), /AKIA|BEGIN .*PRIVATE KEY|password/i);
   });

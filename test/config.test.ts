@@ -104,6 +104,23 @@ describe("configuration", () => {
     assert.equal(issueAt(count, "clusterra:network.availabilityZones").problem, "not a valid zone count");
   });
 
+  it("rejects a tenant of another environment than its central, and ids too long for ELB names", () => {
+    const env = issuesOf(withValues(acme(), { "clusterra:environment": "prod" }));
+    assert.match(issueAt(env, "clusterra:environment").problem, /differs from stacks\/Pulumi.central-dev.yaml's environment/);
+    const long = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "a-very-long-tenant-name-x", accountId: "444455556666" } }));
+    assert.match(issueAt(long, "clusterra:tenant.id").problem, /longer than ELB's 32 characters/);
+    assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 18 characters/);
+  });
+
+  it("rejects Xen instance types for the host and connector names too long for rule names", () => {
+    const xen = issuesOf(withValues(central(), { "clusterra:controlPlane": { instanceType: "m4.large", k3sVersion: "v1.35.3+k3s1" } }));
+    assert.match(issueAt(xen, "clusterra:controlPlane.instanceType").problem, /Xen/);
+    assert.deepEqual(issuesOf(withValues(central(), { "clusterra:controlPlane": { instanceType: "i3en.large", k3sVersion: "v1.35.3+k3s1" } })), []);
+    const connector = exampleFile("connector-demo");
+    const c = { ...(connector.values["clusterra:connector"] as Record<string, unknown>), clusterName: "a".repeat(30) };
+    assert.match(issueAt(issuesOf(withValues(connector, { "clusterra:connector": c })), "clusterra:connector.clusterName").valid, /at most 29/);
+  });
+
   it("rejects unknown or non-positive shape values and duplicate shape names", () => {
     const shapes = [
       { name: "cpu", memoryPerCpuGiB: 3, sizes: [4], maxNodes: 0, capacityType: "spot" },

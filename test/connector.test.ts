@@ -30,7 +30,7 @@ describe("connector stack (connector-demo)", function () {
   it("drains it with a bounded Lambda whose role reads only its queue and writes only its logs", async () => {
     const p = await plan("connector-demo");
     const [fn] = byType(p, "aws:lambda/function:Function");
-    assert.deepEqual([fn.inputs?.runtime, fn.inputs?.reservedConcurrentExecutions, fn.inputs?.handler], ["nodejs20.x", 2, "index.handler"]);
+    assert.deepEqual([fn.inputs?.runtime, fn.inputs?.reservedConcurrentExecutions, fn.inputs?.handler], ["nodejs22.x", 2, "index.handler"]);
     const [mapping] = byType(p, "aws:lambda/eventSourceMapping:EventSourceMapping");
     assert.deepEqual(mapping.inputs?.functionResponseTypes, ["ReportBatchItemFailures"]);
     const policy = json<{ Statement: { Sid: string; Action: string[]; Resource: string }[] }>(named(p, "aws:iam/rolePolicy:RolePolicy", "connector-demo-pcluster-shipper").inputs?.policy);

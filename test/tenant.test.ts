@@ -67,6 +67,24 @@ describe("tenant stacks", function () {
     }
   });
 
+  it("let slurmd nodes out only to slurmctld across the peering, HTTPS and the VPC resolver", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const [workers] = byType(acme, "aws:ec2/securityGroup:SecurityGroup").filter((g) => g.urn.endsWith("-workers"));
+    const egress = byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === workers.id);
+    assert.deepEqual(egress.map((r) => [r.inputs?.ipProtocol, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort(), [
+      ["tcp", 443, "0.0.0.0/0"],
+      ["tcp", 53, "10.16.0.0/20"],
+      ["tcp", 6817, "10.0.0.0/16"],
+      ["udp", 53, "10.16.0.0/20"],
+    ]);
+  });
+
+  it("deploy through the customer's deploy role, with the tenant's ExternalId", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const own = byType(acme, "pulumi:providers:aws").find((p) => p.urn.endsWith("::aws"))!;
+    assert.deepEqual(json(own.inputs?.assumeRoles), [{ roleArn: "arn:aws:iam::444455556666:role/clusterra-deploy", sessionName: "clusterra-tenant-acme-dev", externalId: "clusterra-dev-acme" }]);
+  });
+
   it("give each tenant its own slurmctld endpoint: an internal NLB forwarding to its own NodePort", async () => {
     for (const [stack, id] of [["tenant-acme-dev", "acme"], ["tenant-globex-dev", "globex"]] as const) {
       const p = await plan(stack);

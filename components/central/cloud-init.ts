@@ -16,6 +16,8 @@ export interface K3sServerInit {
   readonly kmsKeyId: string;
   /** EBS volume that holds /var/lib/rancher (datastore, local volumes); survives the instance. */
   readonly dataVolumeId: string;
+  /** Kubernetes node name: fixed, so a replaced host takes over the same node and its volumes. */
+  readonly nodeName: string;
   /** Node labels, e.g. the environment. */
   readonly nodeLabels: Readonly<Record<string, string>>;
 }
@@ -24,6 +26,7 @@ export interface K3sServerInit {
 export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
   return {
     "write-kubeconfig-mode": "0600",
+    "node-name": init.nodeName,
     // Secrets in the datastore are encrypted at rest (AES-CBC key generated on the host).
     "secrets-encryption": true,
     // No ingress or service load balancer: nothing on this host faces the internet.
@@ -40,23 +43,25 @@ export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
   };
 }
 
-/** The script that publishes the kubeconfig (server rewritten to the host's private IP). */
+/**
+ * The script that publishes the kubeconfig. Its server stays https://127.0.0.1:6443: the
+ * API has no ingress rule, and operators reach it through a Session Manager port forward.
+ * It runs on every boot, so certificates K3s renews at start reach SSM too.
+ */
 export function publishKubeconfigScript(init: K3sServerInit): string {
   return [
     "#!/bin/bash",
     "set -euo pipefail",
-    "TOKEN=$(curl -sS -X PUT http://169.254.169.254/latest/api/token -H 'X-aws-ec2-metadata-token-ttl-seconds: 300')",
-    "IP=$(curl -sS -H \"X-aws-ec2-metadata-token: $TOKEN\" http://169.254.169.254/latest/meta-data/local-ipv4)",
     "until [ -s /etc/rancher/k3s/k3s.yaml ] && k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
-    "umask 077",
-    "sed \"s#https://127.0.0.1:" + K3S_API_PORT + "#https://$IP:" + K3S_API_PORT + "#\" /etc/rancher/k3s/k3s.yaml > /run/clusterra-kubeconfig",
-    `aws ssm put-parameter --region ${init.region} --name '${init.kubeconfigParameter}' --type SecureString --key-id '${init.kmsKeyId}' --tier Intelligent-Tiering --overwrite --value file:///run/clusterra-kubeconfig >/dev/null`,
-    "rm -f /run/clusterra-kubeconfig",
+    `aws ssm put-parameter --region ${init.region} --name '${init.kubeconfigParameter}' --type SecureString --key-id '${init.kmsKeyId}' --tier Intelligent-Tiering --overwrite --value file:///etc/rancher/k3s/k3s.yaml >/dev/null`,
     "",
   ].join("\n");
 }
 
-/** Mounts the data volume at /var/lib/rancher, formatting it only when it is blank. */
+/**
+ * Mounts the data volume at /var/lib/rancher, formatting it only when it is blank, and keeps
+ * the node's identity (/etc/rancher/node) on it, so a replacement host is the same node.
+ */
 export function mountDataVolumeScript(volumeId: string): string {
   const device = `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${volumeId.replace("-", "")}`;
   return [
@@ -69,6 +74,8 @@ export function mountDataVolumeScript(volumeId: string): string {
     "mkdir -p /var/lib/rancher",
     "grep -q ' /var/lib/rancher ' /etc/fstab || echo \"LABEL=k3s-data /var/lib/rancher xfs defaults,nofail 0 2\" >> /etc/fstab",
     "mountpoint -q /var/lib/rancher || mount /var/lib/rancher",
+    "mkdir -p /var/lib/rancher/node-identity /etc/rancher",
+    "[ -L /etc/rancher/node ] || { rm -rf /etc/rancher/node; ln -s /var/lib/rancher/node-identity /etc/rancher/node; }",
     "",
   ].join("\n");
 }
@@ -90,8 +97,6 @@ export function k3sServerUserData(init: K3sServerInit): string {
     "",
   ].join("\n");
   const doc = {
-    package_update: true,
-    packages: ["curl", "iptables-nft"],
     write_files: [
       { path: "/etc/rancher/k3s/config.yaml", permissions: "0600", content: stringify(k3sServerConfig(init)) },
       {
@@ -103,13 +108,20 @@ export function k3sServerUserData(init: K3sServerInit): string {
       { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId) },
       { path: "/usr/local/sbin/clusterra-publish-kubeconfig", permissions: "0700", content: publishKubeconfigScript(init) },
       { path: "/etc/systemd/system/clusterra-publish-kubeconfig.service", permissions: "0644", content: unit },
+      {
+        // K3s never starts on an empty root-disk /var/lib/rancher (that would be a new cluster).
+        path: "/etc/systemd/system/k3s.service.d/10-data-volume.conf",
+        permissions: "0644",
+        content: "[Unit]\nRequiresMountsFor=/var/lib/rancher\n",
+      },
     ],
     runcmd: [
       ["sysctl", "--system"],
-      ["/usr/local/sbin/clusterra-mount-data"],
       [
         "sh", "-c",
-        `curl -sfL --retry 5 ${k3sInstallScriptUrl(init.k3sVersion)} -o /usr/local/sbin/k3s-install.sh && ` +
+        // Nothing installs unless the data volume is mounted.
+        "/usr/local/sbin/clusterra-mount-data && " +
+          `curl -sfL --retry 5 ${k3sInstallScriptUrl(init.k3sVersion)} -o /usr/local/sbin/k3s-install.sh && ` +
           `INSTALL_K3S_VERSION='${init.k3sVersion}' INSTALL_K3S_SKIP_SELINUX_RPM=true INSTALL_K3S_SELINUX_WARN=true sh /usr/local/sbin/k3s-install.sh server`,
       ],
       // Enabled units start on every boot: K3s and the kubeconfig publication survive a reboot.

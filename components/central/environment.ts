@@ -57,7 +57,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         zone: network.zones.apply((z) => z[0]),
         kmsKeyArn: key.keyArn,
         dataVolumeGiB: DATA_VOLUME_GIB,
-        gitOverSsh: !config.fleet.repoUrl.startsWith("https://"),
+        profile: config.profile,
       },
       child,
     );

@@ -23,13 +23,25 @@ export interface K3sHostArgs extends AccountScope {
   readonly kmsKeyArn: pulumi.Input<string>;
   /** Size of the K3s data volume (/var/lib/rancher): datastore and local volumes. */
   readonly dataVolumeGiB: number;
-  /** Whether ArgoCD pulls git over SSH (opens egress 22). */
-  readonly gitOverSsh: boolean;
+  /** AWS CLI profile for reading the kubeconfig back (the provider's, if any). */
+  readonly profile?: string;
 }
 
-/** Graviton instance types carry a `g` among the family's attribute letters (t4g, m7gd, c6gn). */
+/** Graviton instance types carry a `g` among the family's attribute letters (t4g, m7gd, c6gn), or are a1. */
 export function architectureOf(instanceType: string): "arm64" | "x86_64" {
-  return /^[a-z]+\d+[a-z-]*g[a-z-]*\./.test(instanceType) ? "arm64" : "x86_64";
+  return /^([a-z]+\d+[a-z-]*g[a-z-]*|a1)\./.test(instanceType) ? "arm64" : "x86_64";
+}
+
+/** Shell that waits up to ten minutes for the host to publish its kubeconfig. */
+export function waitForParameterScript(region: string, parameter: string): string {
+  return [
+    `for i in $(seq 1 60); do`,
+    `  v=$(aws ssm get-parameter --region ${region} --name '${parameter}' --query Parameter.Version --output text 2>/dev/null) && [ -n "$v" ] && echo "kubeconfig version $v" && exit 0`,
+    `  sleep 10`,
+    `done`,
+    `echo "the host did not publish ${parameter} within 10 minutes" >&2`,
+    `exit 1`,
+  ].join("\n");
 }
 
 /** SSM path of the host's kubeconfig. */
@@ -98,9 +110,8 @@ export class K3sHost extends pulumi.ComponentResource {
 
     const sg = new ec2.SecurityGroup(`${name}-sg`, { vpcId: args.vpcId, description: "central K3s host: ingress only from rules the tenant stacks add", tags: { Name: `${name}` } }, child);
     const egress: [string, string, number, string][] = [
-      ["https", "0.0.0.0/0", 443, "image pulls, K3s download, AWS APIs through the NAT gateway"],
+      ["https", "0.0.0.0/0", 443, "image pulls, K3s download, git, AWS APIs through the NAT gateway"],
       ["dns-tcp", args.vpcCidr, 53, "VPC resolver"],
-      ...(args.gitOverSsh ? ([["git-ssh", "0.0.0.0/0", 22, "ArgoCD fetches the fleet repository over SSH"]] as [string, string, number, string][]) : []),
     ];
     for (const [id, cidr, port, description] of egress) {
       new vpc.SecurityGroupEgressRule(`${name}-egress-${id}`, { securityGroupId: sg.id, ipProtocol: "tcp", fromPort: port, toPort: port, cidrIpv4: cidr, description }, child);
@@ -121,6 +132,7 @@ export class K3sHost extends pulumi.ComponentResource {
         kubeconfigParameter: this.kubeconfigParameter,
         kmsKeyId,
         dataVolumeId: volumeId,
+        nodeName: `clusterra-${args.environment}-central`,
         nodeLabels: { "clusterra.io/environment": args.environment, "clusterra.io/role": "central" },
       }),
     );
@@ -133,38 +145,41 @@ export class K3sHost extends pulumi.ComponentResource {
         vpcSecurityGroupIds: [sg.id],
         iamInstanceProfile: profile.name,
         associatePublicIpAddress: false,
-        disableApiTermination: true,
         ebsOptimized: true,
         metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1, instanceMetadataTags: "disabled" },
         rootBlockDevice: { volumeType: "gp3", volumeSize: 30, encrypted: true, kmsKeyId: args.kmsKeyArn, deleteOnTermination: true },
         userData,
+        // cloud-init runs once per instance: a changed user data (a K3s upgrade) means a new
+        // host, which mounts the same data volume and takes over the same node.
+        userDataReplaceOnChange: true,
         tags: { Name: name },
       },
-      // A new AMI release must not replace the control plane; upgrades are deliberate.
-      { parent: this, ignoreChanges: ["ami"] },
+      // A new AMI release must not replace the control plane; the old host goes before the
+      // new one starts, so the data volume is free to move.
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true },
     );
     new ec2.VolumeAttachment(`${name}-data`, { instanceId: instance.id, volumeId: dataVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
 
-    const read = [
-      `for i in $(seq 1 60); do`,
-      `  v=$(aws ssm get-parameter --region ${args.region} --name '${this.kubeconfigParameter}' --with-decryption --query Parameter.Value --output text 2>/dev/null) && [ -n "$v" ] && printf '%s' "$v" && exit 0`,
-      `  sleep 10`,
-      `done`,
-      `echo "the host did not publish ${this.kubeconfigParameter} within 10 minutes" >&2`,
-      `exit 1`,
-    ].join("\n");
-    const kubeconfig = new Command(
-      `${name}-kubeconfig`,
-      { create: read, triggers: [instance.id], environment: { AWS_REGION: args.region } },
-      { parent: this, additionalSecretOutputs: ["stdout"] },
+    // Wait (once per host) until the host has published; prints only the parameter's version.
+    const published = new Command(
+      `${name}-kubeconfig-published`,
+      {
+        create: waitForParameterScript(args.region, this.kubeconfigParameter),
+        triggers: [instance.id],
+        environment: { AWS_REGION: args.region, ...(args.profile ? { AWS_PROFILE: args.profile } : {}) },
+        logging: "stdoutAndStderr",
+      },
+      { parent: this },
     );
+    // Read on every run, so certificates K3s renewed (and republished at boot) are picked up.
+    const kubeconfig = getParameterOutput({ name: this.kubeconfigParameter, withDecryption: true }, { parent: this, dependsOn: [published] });
 
     this.instanceId = instance.id;
     this.privateIp = instance.privateIp;
     this.securityGroupId = sg.id;
     this.roleArn = role.arn;
     this.roleName = role.name;
-    this.kubeconfig = pulumi.secret(kubeconfig.stdout);
+    this.kubeconfig = pulumi.secret(kubeconfig.value);
     this.registerOutputs({ instanceId: this.instanceId, privateIp: this.privateIp, kubeconfigParameter: this.kubeconfigParameter });
   }
 }

@@ -95,6 +95,13 @@ export function attachmentPolicy(s: AttachmentScope): string {
         Condition: { StringEquals: ownTenant },
       },
       {
+        Sid: "RetagOwnTenantGroupsAndRules",
+        Effect: "Allow",
+        Action: ["ec2:CreateTags", "ec2:DeleteTags"],
+        Resource: [ec2("security-group/*"), ec2("security-group-rule/*")],
+        Condition: { StringEquals: ownTenant },
+      },
+      {
         Sid: "TagOnCreate",
         Effect: "Allow",
         Action: "ec2:CreateTags",

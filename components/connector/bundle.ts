@@ -3,12 +3,16 @@ import * as path from "path";
 import { buildSync } from "esbuild";
 import { PROJECT_ROOT } from "../../config";
 
+/** Lambda's Node.js runtime, and the language level the bundle targets to match it. */
+export const LAMBDA_NODE_RUNTIME = "nodejs22.x";
+const BUNDLE_TARGET = "node22";
+
 export function bundleHandler(sourceFromRoot: string): string {
   const result = buildSync({
     entryPoints: [path.join(PROJECT_ROOT, sourceFromRoot)],
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: BUNDLE_TARGET,
     format: "cjs",
     minify: true,
     legalComments: "none",

@@ -5,7 +5,7 @@ import * as lambda from "@pulumi/aws/lambda";
 import * as sqs from "@pulumi/aws/sqs";
 import { EVENT_QUEUE, EVENT_RULES } from "../../facts/connector-events";
 import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
-import { bundleHandler } from "./bundle";
+import { bundleHandler, LAMBDA_NODE_RUNTIME } from "./bundle";
 import type { AccountScope } from "../security/scope";
 
 export interface EventPipelineArgs extends AccountScope {
@@ -126,7 +126,7 @@ export class EventPipeline extends pulumi.ComponentResource {
       {
         name: functionName,
         description: "Ships cluster events (metadata only) to the Clusterra API",
-        runtime: "nodejs20.x",
+        runtime: LAMBDA_NODE_RUNTIME,
         architectures: ["arm64"],
         handler: "index.handler",
         code: new pulumi.asset.AssetArchive({ "index.js": new pulumi.asset.StringAsset(bundleHandler("components/connector/event-shipper/handler.ts")) }),

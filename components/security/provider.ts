@@ -8,6 +8,8 @@ export interface ProviderOptions {
   readonly tenantId?: string;
   /** Role the provider assumes (another account's, or a scoped one). */
   readonly assumeRoleArn?: pulumi.Input<string>;
+  /** ExternalId the role's trust policy requires (cross-account roles). */
+  readonly externalId?: string;
   /** Session tags on that assumption (the role's policy matches resources against them). */
   readonly sessionTags?: Readonly<Record<string, string>>;
   readonly region?: string;
@@ -21,8 +23,10 @@ export function stackProvider(name: string, config: StackConfig, options: Provid
   const allowed = options.allowedAccountIds ?? config.allowedAccountIds ?? (config.kind === "tenant" ? [config.tenant.accountId] : undefined);
   return new Provider(name, {
     region: options.region ?? config.region,
+    // An explicit provider does not read aws:* stack config: pass the profile on.
+    ...(config.profile ? { profile: config.profile } : {}),
     ...(allowed ? { allowedAccountIds: [...allowed] } : {}),
-    ...(options.assumeRoleArn ? { assumeRoles: [{ roleArn: options.assumeRoleArn, sessionName: `clusterra-${config.stack}`, ...(options.sessionTags ? { tags: { ...options.sessionTags } } : {}) }] } : {}),
+    ...(options.assumeRoleArn ? { assumeRoles: [{ roleArn: options.assumeRoleArn, sessionName: `clusterra-${config.stack}`, ...(options.externalId ? { externalId: options.externalId } : {}), ...(options.sessionTags ? { tags: { ...options.sessionTags } } : {}) }] } : {}),
     defaultTags: { tags: stackTags(config.environment, config.kind, tenantId) },
   });
 }

@@ -11,6 +11,8 @@ const KEY_ADMIN_AND_USE_ACTIONS = [
   "kms:Describe*", "kms:Get*", "kms:List*", "kms:Enable*", "kms:Disable*", "kms:Update*",
   "kms:Put*", "kms:Create*", "kms:Revoke*", "kms:TagResource", "kms:UntagResource",
   "kms:ScheduleKeyDeletion", "kms:CancelKeyDeletion", "kms:RotateKeyOnDemand",
+  // Deleting an alias needs the key's own policy (IAM alone cannot grant it).
+  "kms:DeleteAlias",
   "kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:RetireGrant",
 ];
 

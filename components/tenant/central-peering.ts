@@ -26,6 +26,9 @@ export interface CentralPeeringArgs {
 /** Flows from the central host into the tenant VPC (slurmd pods): the tenant side's rules. */
 export const TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "central-host" && f.to === "tenant-vpc");
 
+/** Flows the slurmd pods open towards central. */
+export const FROM_TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "tenant-vpc");
+
 /**
  * VPC peering between a tenant and central: requested from the tenant account, accepted
  * in central, routed both ways; the security-group rules of the flows whose ends exist
@@ -75,6 +78,22 @@ export class CentralPeering extends pulumi.ComponentResource {
       const rule = { ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } };
       new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...rule, securityGroupId: workers.id, cidrIpv4: hostCidr }, child);
       new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, { ...rule, securityGroupId: args.centralHostSecurityGroupId, cidrIpv4: args.tenantCidr }, inCentral);
+    }
+    // The group starts with no egress (the provider drops AWS's allow-all): add what slurmd needs.
+    for (const flow of FROM_TENANT_VPC_FLOWS) {
+      new vpc.SecurityGroupEgressRule(
+        `${name}-${flow.id}-out`,
+        { securityGroupId: workers.id, ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, cidrIpv4: args.centralCidr, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } },
+        child,
+      );
+    }
+    const local: [string, "tcp" | "udp", number, string, string][] = [
+      ["https", "tcp", 443, "0.0.0.0/0", "image pulls and AWS APIs through the NAT gateway"],
+      ["dns-udp", "udp", 53, args.tenantCidr, "VPC resolver"],
+      ["dns-tcp", "tcp", 53, args.tenantCidr, "VPC resolver"],
+    ];
+    for (const [id, protocol, port, cidr, description] of local) {
+      new vpc.SecurityGroupEgressRule(`${name}-workers-${id}`, { securityGroupId: workers.id, ipProtocol: protocol, fromPort: port, toPort: port, cidrIpv4: cidr, description }, child);
     }
 
     this.connectionId = request.id;

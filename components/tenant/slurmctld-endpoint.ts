@@ -32,7 +32,8 @@ export class SlurmctldEndpoint extends pulumi.ComponentResource {
     super("clusterra:tenant:SlurmctldEndpoint", name, {}, opts);
     const child = { parent: this };
     this.nodePort = slurmctldNodePort(args.tenantId);
-    const lbName = `clusterra-${args.environment}-${args.tenantId}`.slice(0, 32);
+    // Validation keeps this within ELB's 32 characters.
+    const lbName = `clusterra-${args.environment}-${args.tenantId}`;
 
     const sg = new ec2.SecurityGroup(
       `${name}-sg`,
@@ -54,12 +55,12 @@ export class SlurmctldEndpoint extends pulumi.ComponentResource {
     );
     new vpc.SecurityGroupEgressRule(
       `${name}-to-host`,
-      { securityGroupId: sg.id, ipProtocol: "tcp", fromPort: this.nodePort, toPort: this.nodePort, referencedSecurityGroupId: args.centralHostSecurityGroupId, description: `forward to ${args.tenantId}'s slurmctld NodePort` },
+      { securityGroupId: sg.id, ipProtocol: "tcp", fromPort: this.nodePort, toPort: this.nodePort, referencedSecurityGroupId: args.centralHostSecurityGroupId, description: `forward to the slurmctld NodePort of tenant ${args.tenantId}` },
       child,
     );
     new vpc.SecurityGroupIngressRule(
       `${name}-host-nodeport`,
-      { securityGroupId: args.centralHostSecurityGroupId, ipProtocol: "tcp", fromPort: this.nodePort, toPort: this.nodePort, referencedSecurityGroupId: sg.id, description: `${args.tenantId}'s slurmctld endpoint to its NodePort` },
+      { securityGroupId: args.centralHostSecurityGroupId, ipProtocol: "tcp", fromPort: this.nodePort, toPort: this.nodePort, referencedSecurityGroupId: sg.id, description: `slurmctld endpoint of tenant ${args.tenantId} to its NodePort` },
       child,
     );
 

@@ -3,12 +3,20 @@ import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { TenantConfig } from "../../config/types";
 import type { CentralOutputs } from "../central/stack";
-import { TAG_KEYS } from "../../facts/project";
+import { TAG_KEYS, TENANT_DEPLOY_ROLE_NAME, tenantExternalId } from "../../facts/project";
 import { stackProvider } from "../security/provider";
 import { TenantEnvironment } from "./environment";
 
+/**
+ * Operators run tenant stacks as a central deployer role. The tenant side goes through the
+ * deploy role the customer created (cross-account, with the tenant's ExternalId); the
+ * central side through central's tenant-attachment role, tagged with the tenant.
+ */
 export function tenantStack(config: TenantConfig): Record<string, unknown> {
-  const provider = stackProvider("aws", config);
+  const provider = stackProvider("aws", config, {
+    assumeRoleArn: `arn:${config.partition}:iam::${config.tenant.accountId}:role/${TENANT_DEPLOY_ROLE_NAME}`,
+    externalId: tenantExternalId(config.environment, config.tenant.id),
+  });
   const central = new pulumi.StackReference("central", { name: config.central.stack });
   const out = <K extends keyof CentralOutputs>(key: K) => central.requireOutput(key) as pulumi.Output<CentralOutputs[K]>;
   // Central-account work (peering acceptance, routes, the tenant's endpoint) goes through
