@@ -55,3 +55,31 @@ describe("policy pack over the example stacks", function () {
     assert.ok(report.violations.some((v) => v.policy === "tenant-isolation" && v.urn === urn), JSON.stringify(report.violations));
   });
 });
+
+describe("clusterra policy check on a plan's resources.json", function () {
+  this.timeout(60000);
+
+  it("exits 0 on each example plan and 1 naming the URN once a violation is injected into the file", async () => {
+    const fs = await import("fs");
+    const os = await import("os");
+    const path = await import("path");
+    const { main } = await import("../cli/main");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-policy-"));
+    for (const stack of EXAMPLE_STACKS) {
+      const { deployment } = await plan(stack);
+      const clean = path.join(dir, `${stack}.json`);
+      fs.writeFileSync(clean, JSON.stringify(deployment));
+      const quiet = () => undefined;
+      assert.equal(await main(["policy", "check", clean], quiet, quiet), 0, stack);
+      const [bad, urn] = inject(deployment, "aws:ec2/instance:Instance", "open-box", { ami: "ami-0123456789abcdef0", instanceType: "t4g.small", associatePublicIpAddress: true, metadataOptions: { httpTokens: "required" }, rootBlockDevice: { encrypted: true } });
+      const dirty = path.join(dir, `${stack}-bad.json`);
+      fs.writeFileSync(dirty, JSON.stringify(bad));
+      const out: string[] = [];
+      assert.equal(await main(["policy", "check", dirty], (s) => out.push(s), quiet), 1, stack);
+      assert.match(out.join("\n"), new RegExp(`ec2-no-public-ip \\[mandatory, \\w+\\] ${urn.replace(/[$.*+?^()[\]{}|\\]/g, "\\$&")}`));
+      const json: string[] = [];
+      assert.equal(await main(["policy", "check", dirty, "--json"], (s) => json.push(s), quiet), 1);
+      assert.ok(JSON.parse(json.join("\n")).violations.some((v: { urn: string }) => v.urn === urn));
+    }
+  });
+});
