@@ -4,6 +4,7 @@
  * same objects. Import this module, never policies/index.ts: constructing the PolicyPack
  * starts a gRPC server.
  */
+import { PROJECT } from "../../facts/project";
 import { POLICY_FACTS, type PolicyFacts, type PolicyName } from "./catalog";
 import { COMPUTE_POLICIES } from "./compute";
 import { DATA_POLICIES } from "./data";
@@ -35,7 +36,7 @@ export function isResourcePolicy(p: PackPolicy): p is PackResourcePolicy {
 /** The table `name -> {severity, Checkov/Trivy equivalent}`, in pack order. */
 export const POLICY_TABLE: readonly ({ name: PolicyName } & PolicyFacts)[] = POLICIES.map((p) => ({ name: p.name, ...POLICY_FACTS[p.name] }));
 
-export const PACK_NAME = "clusterra";
+export const PACK_NAME = PROJECT;
 export const PACK_DESCRIPTION = "Clusterra's guardrails: least-privilege IAM, nothing on the internet, the peering contract, encryption, protected state, tags and tenant isolation.";
 
 export { POLICY_FACTS, type PolicyFacts, type PolicyName } from "./catalog";

@@ -3,6 +3,7 @@
  * exactly the peering contract's flows across the VPC peering.
  */
 import type { PolicyResource } from "@pulumi/policy";
+import { TAG_KEYS } from "../../facts/project";
 import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { ipv4Contains, isAnyAddress, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
 import { stackKind, tagMap } from "./provider";
@@ -22,7 +23,7 @@ import {
 } from "./util";
 
 /** Tag naming the contract flow an ingress rule implements. */
-export const FLOW_TAG = "clusterra:flow";
+export const FLOW_TAG = TAG_KEYS.flow;
 
 export const SG = "aws:ec2/securityGroup:SecurityGroup";
 export const SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule";

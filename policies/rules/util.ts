@@ -69,12 +69,8 @@ function withHint(report: ReportViolation, remediation: string): Reporter {
   return (problem, urn) => report(`${problem}. Fix: ${remediation}`, urn);
 }
 
-/** Declares a resource policy; severity comes from the catalog table. */
-export function resourcePolicy(
-  name: PolicyName,
-  spec: Common & { types?: readonly string[]; validate: (args: ResourceValidationArgs, report: Reporter) => void },
-): PackResourcePolicy {
-  const inner: ResourceValidation = (args, report) => spec.validate(args, withHint(report, spec.remediation));
+/** What every policy of the pack declares: name, description, level, severity, remediation. */
+function declared(name: PolicyName, spec: Common) {
   return {
     name,
     description: spec.description,
@@ -82,8 +78,16 @@ export function resourcePolicy(
     severity: POLICY_FACTS[name].severity,
     remediationSteps: spec.remediation,
     ...(spec.configSchema ? { configSchema: spec.configSchema } : {}),
-    validateResource: spec.types ? onTypes(spec.types, inner) : inner,
   };
+}
+
+/** Declares a resource policy; severity comes from the catalog table. */
+export function resourcePolicy(
+  name: PolicyName,
+  spec: Common & { types?: readonly string[]; validate: (args: ResourceValidationArgs, report: Reporter) => void },
+): PackResourcePolicy {
+  const inner: ResourceValidation = (args, report) => spec.validate(args, withHint(report, spec.remediation));
+  return { ...declared(name, spec), validateResource: spec.types ? onTypes(spec.types, inner) : inner };
 }
 
 /** Declares a stack policy; severity comes from the catalog table. */
@@ -92,15 +96,7 @@ export function stackPolicy(
   spec: Common & { validate: StackValidationWithHint },
 ): PackStackPolicy {
   const validateStack: StackValidation = (args, report) => spec.validate(args, withHint(report, spec.remediation));
-  return {
-    name,
-    description: spec.description,
-    enforcementLevel: spec.enforcementLevel ?? "mandatory",
-    severity: POLICY_FACTS[name].severity,
-    remediationSteps: spec.remediation,
-    ...(spec.configSchema ? { configSchema: spec.configSchema } : {}),
-    validateStack,
-  };
+  return { ...declared(name, spec), validateStack };
 }
 type StackValidationWithHint = (args: Parameters<StackValidation>[0], report: Reporter) => void;
 
