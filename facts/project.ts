@@ -15,6 +15,8 @@ export const TAG_KEYS = {
   stackKind: "clusterra:stack-kind",
   /** On security-group rules that cross the peering: the contract flow they implement. */
   flow: "clusterra:flow",
+  /** On volumes a snapshot policy targets. */
+  backup: "clusterra:backup",
 } as const;
 
 /** Value of the managed-by tag. */

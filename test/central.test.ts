@@ -54,6 +54,18 @@ describe("central stack (central-dev)", function () {
     assert.ok(userData.includes(data.id!.replace("-", "")), "mounts its own data volume by id");
   });
 
+  it("snapshots the data volume daily through DLM, deleting only its own snapshots", async () => {
+    const p = await plan("central-dev");
+    const [volume] = byType(p, "aws:ebs/volume:Volume");
+    const [lifecycle] = byType(p, "aws:dlm/lifecyclePolicy:LifecyclePolicy");
+    const details = lifecycle.inputs?.policyDetails as any;
+    assert.deepEqual(details.targetTags, { "clusterra:backup": "dev-central-data" });
+    assert.equal((volume.inputs?.tags as Record<string, string>)["clusterra:backup"], "dev-central-data");
+    assert.deepEqual([details.schedules[0].createRule.interval, details.schedules[0].retainRule.count], [24, 14]);
+    const policy = json<Doc>(named(p, "aws:iam/rolePolicy:RolePolicy", "central-dev-snapshots-policy").inputs?.policy);
+    assert.deepEqual(policy.Statement.find((s) => s.Sid === "DeleteOwnSnapshots")!.Condition, { StringEquals: { "aws:ResourceTag/dlm:managed": "true" } });
+  });
+
   it("waits for the host to publish its kubeconfig, then reads it from SSM on every run, kept secret", async () => {
     const p = await plan("central-dev");
     const [cmd] = byType(p, "command:local:Command");

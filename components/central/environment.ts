@@ -1,12 +1,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
 import { CLUSTER_API_PORT, SLURM_PORTS } from "../../facts/contract";
+import { TAG_KEYS } from "../../facts/project";
 import { centralFleetFiles, centralFleetPath } from "../fleet/central";
 import { emitFleetFiles } from "../fleet/writer";
 import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
 import { ArgoCd } from "./argocd";
 import { ClusterApiAccess } from "./cluster-api-access";
+import { DataSnapshots } from "./data-snapshots";
 import { K3sHost } from "./k3s-host";
 import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
 import type { CentralOutputs } from "./stack";
@@ -24,6 +26,8 @@ export interface CentralEnvironmentArgs {
 const FLOW_LOG_RETENTION_DAYS = 90;
 /** K3s data volume: datastore plus every tenant's MariaDB and slurmctld state. */
 const DATA_VOLUME_GIB = 100;
+/** Daily snapshots of the data volume kept. */
+const SNAPSHOT_RETAIN_DAYS = 14;
 
 /**
  * Everything one environment's central side runs: network, key, K3s host, state tables,
@@ -39,6 +43,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const common = { region: config.region, partition: config.partition, accountId };
 
     const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true }, child);
+    const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
     const network = new PrivateNetwork(
       `${name}`,
       { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, flowLogRetentionDays: FLOW_LOG_RETENTION_DAYS },
@@ -58,9 +63,11 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         kmsKeyArn: key.keyArn,
         dataVolumeGiB: DATA_VOLUME_GIB,
         profile: config.profile,
+        dataVolumeTags: { [snapshotTag.key]: snapshotTag.value },
       },
       child,
     );
+    new DataSnapshots(`${name}-snapshots`, { ...common, environment: config.environment, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
     const tables = new StateTables(`${name}-state`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const secrets = new PlatformSecrets(`${name}-secrets`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const clusterApi = new ClusterApiAccess(

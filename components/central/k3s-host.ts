@@ -25,6 +25,8 @@ export interface K3sHostArgs extends AccountScope {
   readonly dataVolumeGiB: number;
   /** AWS CLI profile for reading the kubeconfig back (the provider's, if any). */
   readonly profile?: string;
+  /** Extra tags on the data volume (e.g. the snapshot policy's target tag). */
+  readonly dataVolumeTags?: Readonly<Record<string, string>>;
 }
 
 /** Graviton instance types carry a `g` among the family's attribute letters (t4g, m7gd, c6gn), or are a1. */
@@ -120,7 +122,7 @@ export class K3sHost extends pulumi.ComponentResource {
 
     const dataVolume = new ebs.Volume(
       `${name}-data`,
-      { availabilityZone: args.zone, size: args.dataVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${name}-data` } },
+      { availabilityZone: args.zone, size: args.dataVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${name}-data`, ...args.dataVolumeTags } },
       { parent: this, protect: true },
     );
 

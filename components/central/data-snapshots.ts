@@ -1,0 +1,86 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as dlm from "@pulumi/aws/dlm";
+import * as iam from "@pulumi/aws/iam";
+import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
+import type { AccountScope } from "../security/scope";
+
+export interface DataSnapshotsArgs extends AccountScope {
+  readonly environment: string;
+  /** Tag key and value that mark the volumes to snapshot. */
+  readonly targetTag: { readonly key: string; readonly value: string };
+  /** Daily snapshots kept. */
+  readonly retainDays: number;
+}
+
+/** DLM's permissions: snapshot only the tagged volumes, delete only its own snapshots. */
+export function snapshotPolicy(p: { partition: string; region: string; accountId: string; targetTag: { key: string; value: string } }): string {
+  const ec2 = (resource: string) => arn(p.partition, "ec2", p.region, p.accountId, resource);
+  const snapshots = `arn:${p.partition}:ec2:${p.region}::snapshot/*`;
+  return toJson(
+    policyDocument(
+      {
+        Sid: "SnapshotTaggedVolumes",
+        Effect: "Allow",
+        Action: ["ec2:CreateSnapshot", "ec2:CreateSnapshots"],
+        Resource: ec2("volume/*"),
+        Condition: { StringEquals: { [`aws:ResourceTag/${p.targetTag.key}`]: p.targetTag.value } },
+      },
+      { Sid: "CreateAndTagSnapshots", Effect: "Allow", Action: ["ec2:CreateSnapshot", "ec2:CreateSnapshots", "ec2:CreateTags"], Resource: snapshots },
+      {
+        Sid: "DeleteOwnSnapshots",
+        Effect: "Allow",
+        Action: "ec2:DeleteSnapshot",
+        Resource: snapshots,
+        Condition: { StringEquals: { "aws:ResourceTag/dlm:managed": "true" } },
+      },
+      { Sid: "ReadOnlyDescribe", Effect: "Allow", Action: ["ec2:DescribeVolumes", "ec2:DescribeSnapshots", "ec2:DescribeInstances"], Resource: "*" },
+    ),
+  );
+}
+
+/**
+ * Daily snapshots of the central host's data volume (K3s datastore, every tenant's MariaDB
+ * and slurmctld state) by Data Lifecycle Manager, kept for `retainDays`.
+ */
+export class DataSnapshots extends pulumi.ComponentResource {
+  constructor(name: string, args: DataSnapshotsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:DataSnapshots", name, {}, opts);
+    const child = { parent: this };
+    const role = new iam.Role(
+      `${name}-role`,
+      {
+        description: `EBS snapshots of the central ${args.environment} data volume`,
+        assumeRolePolicy: pulumi.output(args.accountId).apply((account) => toJson(serviceTrust("dlm.amazonaws.com", account))),
+      },
+      child,
+    );
+    const policy = new iam.RolePolicy(
+      `${name}-policy`,
+      { role: role.name, policy: pulumi.output(args.accountId).apply((accountId) => snapshotPolicy({ partition: args.partition, region: args.region, accountId, targetTag: args.targetTag })) },
+      child,
+    );
+    new dlm.LifecyclePolicy(
+      `${name}`,
+      {
+        description: `clusterra ${args.environment} central data volume, daily`,
+        executionRoleArn: role.arn,
+        state: "ENABLED",
+        policyDetails: {
+          policyType: "EBS_SNAPSHOT_MANAGEMENT",
+          resourceTypes: ["VOLUME"],
+          targetTags: { [args.targetTag.key]: args.targetTag.value },
+          schedules: [
+            {
+              name: "daily",
+              createRule: { interval: 24, intervalUnit: "HOURS", times: "03:00" },
+              retainRule: { count: args.retainDays },
+              copyTags: true,
+            },
+          ],
+        },
+      },
+      { parent: this, dependsOn: [policy] },
+    );
+    this.registerOutputs({});
+  }
+}
