@@ -32,7 +32,8 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         writePlan(outDir, result);
         const resources = result.deployment.deployment.resources;
         out(`stack ${result.config.stack} (${result.config.kind}, ${result.config.environment}, ${result.config.region})`);
-        out(`${resources.length} resources, ${resources.filter((r) => r.custom).length} of them cloud resources:`);
+        const cloud = resources.filter((r) => r.custom && !r.type.startsWith("pulumi:")).length;
+        out(`${resources.length} resources: ${cloud} in the cloud, the rest components, providers and references:`);
         for (const [type, n] of countByType(result.deployment)) out(`  ${String(n).padStart(4)}  ${type}`);
         if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
         out(formatCost(idleCost(result.deployment)));
