@@ -720,3 +720,88 @@ describe("clusterra policy check", () => {
     assert.equal(none.code, 0, none.out);
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// Review findings: each case failed (or passed wrongly) before its fix
+
+const SG_INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule";
+const SG_EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule";
+
+/** A tenant stack's network: its VPC (10.16.0.0/20, default group adopted), its workers group, and central's endpoint group. */
+function tenantNetwork(): DeploymentResource[] {
+  return [
+    res("aws:ec2/vpc:Vpc", "tvpc", { cidrBlock: "10.16.0.0/20" }, { outputs: { id: "vpc-t", defaultSecurityGroupId: "sg-tdefault" } }),
+    res("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "tdefault", { vpcId: "vpc-t", ingress: [], egress: [] }, { outputs: { id: "sg-tdefault-adopted" } }),
+    res("aws:ec2/securityGroup:SecurityGroup", "workers", { vpcId: "vpc-t" }, { outputs: { id: "sg-w" } }),
+    res("aws:ec2/securityGroup:SecurityGroup", "endpoint", { vpcId: "vpc-central" }, { outputs: { id: "sg-c" } }),
+  ];
+}
+
+describe("review findings: network", () => {
+  it("1. sg-no-public-ingress treats split halves and public blocks as public, private and VPC blocks not", () => {
+    const rule = (name: string, inputs: Record<string, unknown>) => res(SG_INGRESS, name, { securityGroupId: "sg-1", ipProtocol: "-1", ...inputs });
+    for (const cidr of ["0.0.0.0/1", "128.0.0.0/1", "52.0.0.0/8", "10.0.0.0/7"]) assertFails("sg-no-public-ingress", [rule("v4", { cidrIpv4: cidr })]);
+    for (const cidr of ["::/1", "8000::/1", "2600:1f18::/32", "fc00::/7"]) assertFails("sg-no-public-ingress", [rule("v6", { cidrIpv6: cidr })]);
+    assertFails("sg-no-public-ingress", [res("aws:ec2/securityGroup:SecurityGroup", "sg", { ingress: [{ protocol: "tcp", fromPort: 443, toPort: 443, cidrBlocks: ["0.0.0.0/1", "128.0.0.0/1"] }] })]);
+    for (const cidr of ["10.16.0.0/20", "100.64.0.0/16", "192.168.1.0/24", "172.16.0.0/12"]) assertPasses("sg-no-public-ingress", [rule("priv", { cidrIpv4: cidr })]);
+    assertPasses("sg-no-public-ingress", [rule("ula", { cidrIpv6: "fd12:3456:789a::/48" })]);
+    // a VPC on public address space, and its IPv6 block, are the stack's own
+    const vpc = res("aws:ec2/vpc:Vpc", "pubvpc", { cidrBlock: "52.10.0.0/16" }, { outputs: { id: "vpc-p", ipv6CidrBlock: "2600:1f18:abcd:1200::/56" } });
+    assertPasses("sg-no-public-ingress", [vpc, rule("own", { cidrIpv4: "52.10.1.0/24" }), rule("own6", { cidrIpv6: "2600:1f18:abcd:1200::/64" })]);
+  });
+
+  it("4. peering: a tenant-VPC flow opened on central must come from exactly the tenant's own VPC CIDR", () => {
+    const flow = (name: string, cidr: string) =>
+      res(SG_INGRESS, name, { securityGroupId: "sg-c", cidrIpv4: cidr, ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } });
+    assertFails("peering-flows-match-contract", [...tenantNetwork(), flow("wide", "10.0.0.0/8")], TENANT_PROVIDER);
+    assertFails("peering-flows-match-contract", [...tenantNetwork(), flow("globex", "10.16.16.0/20")], TENANT_PROVIDER);
+    assertFails("peering-flows-match-contract", [...tenantNetwork(), flow("part", "10.16.0.0/24")], TENANT_PROVIDER);
+    assertPasses("peering-flows-match-contract", [...tenantNetwork(), flow("own", "10.16.0.0/20")], TENANT_PROVIDER);
+    // central-host flows keep their /32
+    const host = (cidr: string) => res(SG_INGRESS, "to-slurmd", { securityGroupId: "sg-w", cidrIpv4: cidr, ipProtocol: "tcp", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } });
+    assertFails("peering-flows-match-contract", [...tenantNetwork(), host("10.0.0.0/16")], TENANT_PROVIDER);
+    assertPasses("peering-flows-match-contract", [...tenantNetwork(), host("10.0.0.10/32")], TENANT_PROVIDER);
+  });
+
+  it("5. peering: group and prefix-list sources and egress rules cross the peering too", () => {
+    const net = tenantNetwork();
+    const fails = (r: DeploymentResource) => assertFails("peering-flows-match-contract", [...net, r], TENANT_PROVIDER);
+    const passes = (r: DeploymentResource) => assertPasses("peering-flows-match-contract", [...net, r], TENANT_PROVIDER);
+    // a group outside the deployment is the peer's; one in central's VPC is the peer's
+    fails(res(SG_INGRESS, "ref-unknown", { securityGroupId: "sg-w", referencedSecurityGroupId: "sg-0centralhost", ipProtocol: "-1" }));
+    fails(res(SG_INGRESS, "ref-central", { securityGroupId: "sg-w", referencedSecurityGroupId: "sg-c", ipProtocol: "-1" }));
+    fails(res("aws:ec2/securityGroupRule:SecurityGroupRule", "src", { type: "ingress", securityGroupId: "sg-w", protocol: "-1", fromPort: 0, toPort: 0, sourceSecurityGroupId: "sg-0centralhost" }));
+    fails(res(SG_INGRESS, "pl", { securityGroupId: "sg-w", prefixListId: "pl-0123", ipProtocol: "tcp", fromPort: 22, toPort: 22 }));
+    fails(res(SG_EGRESS, "out-all", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.0/16", ipProtocol: "-1" }));
+    fails(res(SG_EGRESS, "out-ref", { securityGroupId: "sg-w", referencedSecurityGroupId: "sg-c", ipProtocol: "-1" }));
+    fails(res("aws:ec2/securityGroup:SecurityGroup", "inline-out", { vpcId: "vpc-t", egress: [{ protocol: "-1", fromPort: 0, toPort: 0, cidrBlocks: ["10.0.0.0/16"] }] }));
+    // a tagged flow named by group rather than CIDR, and an egress flow on the wrong side
+    fails(res(SG_INGRESS, "flow-by-ref", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-w", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    fails(res(SG_EGRESS, "wrong-side", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    // what the program writes: internet and resolver egress, tagged egress flows, and central-internal rules
+    passes(res(SG_EGRESS, "https", { securityGroupId: "sg-w", cidrIpv4: "0.0.0.0/0", ipProtocol: "tcp", fromPort: 443, toPort: 443 }));
+    passes(res(SG_EGRESS, "dns", { securityGroupId: "sg-w", cidrIpv4: "10.16.0.0/20", ipProtocol: "udp", fromPort: 53, toPort: 53 }));
+    passes(res(SG_EGRESS, "to-ctld", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.0/16", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    passes(res(SG_EGRESS, "host-out", { securityGroupId: "sg-0centralhost", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } }));
+    passes(res(SG_EGRESS, "to-host", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-0centralhost", ipProtocol: "tcp", fromPort: 32191, toPort: 32191 }));
+    passes(res(SG_INGRESS, "nodeport", { securityGroupId: "sg-0centralhost", referencedSecurityGroupId: "sg-c", ipProtocol: "tcp", fromPort: 32191, toPort: 32191 }));
+    passes(res(SG_INGRESS, "self", { securityGroupId: "sg-w", referencedSecurityGroupId: "sg-w", ipProtocol: "-1" }));
+  });
+
+  it("9. default-sg-closed: rules on a default group, and VPCs whose default group is not adopted, fail", () => {
+    const net = tenantNetwork();
+    assertFails("default-sg-closed", [...net, res(SG_INGRESS, "reopen", { securityGroupId: "sg-tdefault", referencedSecurityGroupId: "sg-tdefault", ipProtocol: "-1" })]);
+    assertFails("default-sg-closed", [...net, res(SG_EGRESS, "reopen-out", { securityGroupId: "sg-tdefault-adopted", cidrIpv4: "10.16.0.0/20", ipProtocol: "-1" })]);
+    assertFails("default-sg-closed", [...net, res("aws:ec2/securityGroupRule:SecurityGroupRule", "old", { type: "ingress", securityGroupId: "sg-tdefault", protocol: "-1", fromPort: 0, toPort: 0, self: true })]);
+    assertFails("default-sg-closed", [...net, res("aws:ec2/vpc:Vpc", "bare", { cidrBlock: "10.99.0.0/16" }, { outputs: { id: "vpc-bare" } })]);
+    assertPasses("default-sg-closed", [...net, res(SG_INGRESS, "fine", { securityGroupId: "sg-w", cidrIpv4: "10.16.0.0/20", ipProtocol: "-1" })]);
+  });
+
+  it("10. ec2-no-public-ip covers Elastic IPs on hosts, spot requests and launch configurations", () => {
+    assertFails("ec2-no-public-ip", [res("aws:ec2/eip:Eip", "eip", { domain: "vpc", instance: "i-0123456789abcdef0" })]);
+    assertFails("ec2-no-public-ip", [res("aws:ec2/eipAssociation:EipAssociation", "assoc", { allocationId: "eipalloc-1", instanceId: "i-0123456789abcdef0" })]);
+    assertFails("ec2-no-public-ip", [res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot", { ami: "ami-1", instanceType: "t3.micro", associatePublicIpAddress: true })]);
+    assertFails("ec2-no-public-ip", [res("aws:ec2/launchConfiguration:LaunchConfiguration", "lc", { imageId: "ami-1", instanceType: "t3.micro", associatePublicIpAddress: true })]);
+    assertPasses("ec2-no-public-ip", [res("aws:ec2/eip:Eip", "nat", { domain: "vpc" }), res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot", { ami: "ami-1", associatePublicIpAddress: false })]);
+  });
+});

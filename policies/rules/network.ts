@@ -5,8 +5,8 @@
 import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
 import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
-import { ipv4Contains, isAnyAddress, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
-import { stackKind, tagMap } from "./provider";
+import { ipv4Contains, ipv4Equal, ipv4Overlaps, isAnyAddress, isPublicSource, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
+import { stackIdentity, tagMap } from "./provider";
 import {
   asArray,
   asRecord,
@@ -28,53 +28,138 @@ export const FLOW_TAG = TAG_KEYS.flow;
 export const SG = "aws:ec2/securityGroup:SecurityGroup";
 export const SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule";
 export const SG_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule";
+export const SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule";
 export const DEFAULT_SG = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup";
 const VPC = "aws:ec2/vpc:Vpc";
 const VPC_CIDR_ASSOCIATION = "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation";
+const VPC_IPV6_ASSOCIATION = "aws:ec2/vpcIpv6CidrBlockAssociation:VpcIpv6CidrBlockAssociation";
+const INSTANCE = "aws:ec2/instance:Instance";
+const LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate";
+const SPOT_INSTANCE_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest";
+const LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration";
+const EIP = "aws:ec2/eip:Eip";
+const EIP_ASSOCIATION = "aws:ec2/eipAssociation:EipAssociation";
 
-/** Ingress sources (CIDRs) of a security-group-ish resource, with where they were found. */
-function ingressCidrs(type: string, props: Record<string, unknown>): { field: string; cidr: string }[] {
-  const out: { field: string; cidr: string }[] = [];
-  const block = (b: unknown, field: string): void => {
-    const r = asRecord(b);
-    if (!r) return;
-    for (const c of strings(r.cidrBlocks)) out.push({ field: `${field}.cidrBlocks`, cidr: c });
-    for (const c of strings(r.ipv6CidrBlocks)) out.push({ field: `${field}.ipv6CidrBlocks`, cidr: c });
-  };
+type Direction = "ingress" | "egress";
+
+/** The other end of a security-group rule: a CIDR, a security group or a prefix list. */
+interface Peer {
+  readonly direction: Direction;
+  /** Input path, for messages. */
+  readonly field: string;
+  readonly cidr?: string;
+  /** A referenced security group (id as written); `self` when the rule names its own group. */
+  readonly group?: string;
+  readonly self?: boolean;
+  /** The input whose property dependencies name the referenced group. */
+  readonly groupField?: string;
+  readonly prefixList?: string;
+}
+
+/** Peers of an inline `ingress` / `egress` block of a security group. */
+function blockPeers(b: unknown, field: string, direction: Direction): Peer[] {
+  const r = asRecord(b);
+  if (!r) return [];
+  const out: Peer[] = [];
+  for (const c of strings(r.cidrBlocks)) out.push({ direction, field: `${field}.cidrBlocks`, cidr: c });
+  for (const c of strings(r.ipv6CidrBlocks)) out.push({ direction, field: `${field}.ipv6CidrBlocks`, cidr: c });
+  for (const g of strings(r.securityGroups)) out.push({ direction, field: `${field}.securityGroups`, group: g });
+  for (const p of strings(r.prefixListIds)) out.push({ direction, field: `${field}.prefixListIds`, prefixList: p });
+  if (isTrue(r.self)) out.push({ direction, field: `${field}.self`, self: true });
+  return out;
+}
+
+/** Every peer of a security-group-ish resource (inline blocks, or the rule's own fields). */
+function rulePeers(type: string, props: Record<string, unknown>): Peer[] {
   if (type === SG || type === DEFAULT_SG) {
-    asArray(props.ingress).forEach((b, i) => block(b, `ingress[${i}]`));
-  } else if (type === SG_RULE) {
-    if (props.type === "ingress") block(props, "rule");
-  } else if (type === SG_INGRESS_RULE) {
-    if (isNonEmptyString(props.cidrIpv4)) out.push({ field: "cidrIpv4", cidr: props.cidrIpv4 });
-    if (isNonEmptyString(props.cidrIpv6)) out.push({ field: "cidrIpv6", cidr: props.cidrIpv6 });
+    return [
+      ...asArray(props.ingress).flatMap((b, i) => blockPeers(b, `ingress[${i}]`, "ingress")),
+      ...asArray(props.egress).flatMap((b, i) => blockPeers(b, `egress[${i}]`, "egress")),
+    ];
+  }
+  if (type === SG_RULE) {
+    const direction: Direction | undefined = props.type === "ingress" ? "ingress" : props.type === "egress" ? "egress" : undefined;
+    if (!direction) return [];
+    const out = blockPeers(props, "rule", direction);
+    if (isNonEmptyString(props.sourceSecurityGroupId)) out.push({ direction, field: "sourceSecurityGroupId", group: props.sourceSecurityGroupId, groupField: "sourceSecurityGroupId" });
+    return out;
+  }
+  if (type === SG_INGRESS_RULE || type === SG_EGRESS_RULE) {
+    const direction: Direction = type === SG_INGRESS_RULE ? "ingress" : "egress";
+    const out: Peer[] = [];
+    if (isNonEmptyString(props.cidrIpv4)) out.push({ direction, field: "cidrIpv4", cidr: props.cidrIpv4 });
+    if (isNonEmptyString(props.cidrIpv6)) out.push({ direction, field: "cidrIpv6", cidr: props.cidrIpv6 });
+    if (isNonEmptyString(props.referencedSecurityGroupId)) {
+      out.push({ direction, field: "referencedSecurityGroupId", group: props.referencedSecurityGroupId, groupField: "referencedSecurityGroupId" });
+    }
+    if (isNonEmptyString(props.prefixListId)) out.push({ direction, field: "prefixListId", prefixList: props.prefixListId });
+    return out;
+  }
+  return [];
+}
+
+/** The VPC CIDR blocks of the deployment, both families (VPCs and their CIDR associations). */
+function vpcCidrStrings(resources: readonly PolicyResource[]): string[] {
+  const out: string[] = [];
+  for (const r of ofTypes(resources, VPC, VPC_CIDR_ASSOCIATION, VPC_IPV6_ASSOCIATION)) {
+    for (const f of ["cidrBlock", "ipv6CidrBlock"]) {
+      const c = known(() => r.props[f] as unknown, undefined);
+      if (isNonEmptyString(c) && !out.includes(c)) out.push(c);
+    }
   }
   return out;
 }
 
-export const sgNoPublicIngress = resourcePolicy("sg-no-public-ingress", {
-  description: "No security group admits traffic from 0.0.0.0/0 or ::/0 (inline ingress, ingress rules of either kind).",
+export const sgNoPublicIngress = stackPolicy("sg-no-public-ingress", {
+  description:
+    "No security group admits traffic from a public source (inline ingress, ingress rules of either kind): every source CIDR lies inside " +
+    "RFC 1918 / RFC 6598 / ULA private space or one of the stack's VPC CIDRs, and none is wider than /8 (IPv4) or /16 (IPv6), " +
+    "so 0.0.0.0/1 + 128.0.0.0/1 count as public like 0.0.0.0/0.",
   remediation: "admit only the peer's CIDR or security group, as the peering contract (facts/contract.ts) lists it",
-  types: [SG, SG_RULE, SG_INGRESS_RULE, DEFAULT_SG],
   validate: (args, report) => {
-    for (const { field, cidr } of ingressCidrs(args.type, args.props)) {
-      if (isAnyAddress(cidr)) report(`${field} admits ${cidr} (the whole internet)`);
+    const vpcCidrs = vpcCidrStrings(args.resources);
+    for (const r of ofTypes(args.resources, SG, SG_RULE, SG_INGRESS_RULE, DEFAULT_SG)) {
+      for (const p of known(() => rulePeers(r.type, r.props), [])) {
+        if (p.direction !== "ingress" || p.cidr === undefined) continue;
+        if (isPublicSource(p.cidr, vpcCidrs) !== true) continue;
+        report(`${p.field} admits ${p.cidr} (${isAnyAddress(p.cidr) ? "the whole internet" : "public address space, outside private ranges and the stack's VPCs"})`, r.urn);
+      }
     }
   },
 });
 
+/** Where a public IP comes from, per type: the field that turns one on. */
+const PUBLIC_IP_FIELDS: Readonly<Record<string, readonly { field: string; what: string }[]>> = {
+  [INSTANCE]: [{ field: "associatePublicIpAddress", what: "associatePublicIpAddress is true" }],
+  [SPOT_INSTANCE_REQUEST]: [{ field: "associatePublicIpAddress", what: "associatePublicIpAddress is true" }],
+  [LAUNCH_CONFIGURATION]: [{ field: "associatePublicIpAddress", what: "associatePublicIpAddress is true" }],
+  [EIP]: [
+    { field: "instance", what: "the Elastic IP is attached to instance" },
+    { field: "networkInterface", what: "the Elastic IP is attached to network interface" },
+  ],
+  [EIP_ASSOCIATION]: [
+    { field: "instanceId", what: "an Elastic IP is associated with instance" },
+    { field: "networkInterfaceId", what: "an Elastic IP is associated with network interface" },
+  ],
+};
+
 export const ec2NoPublicIp = resourcePolicy("ec2-no-public-ip", {
-  description: "Instances and launch templates do not get public IP addresses.",
-  remediation: "set associatePublicIpAddress: false and reach the host through the peering or SSM",
-  types: ["aws:ec2/instance:Instance", "aws:ec2/launchTemplate:LaunchTemplate"],
+  description:
+    "Instances, spot requests, launch configurations and launch templates do not get public IP addresses, and no Elastic IP is attached " +
+    "to an instance or network interface (the NAT gateway's Elastic IP is fine).",
+  remediation: "set associatePublicIpAddress: false, attach no Elastic IP to hosts, and reach them through the peering or SSM",
+  types: [...Object.keys(PUBLIC_IP_FIELDS), LAUNCH_TEMPLATE],
   validate: (args, report) => {
-    if (args.type === "aws:ec2/instance:Instance") {
-      if (isTrue(args.props.associatePublicIpAddress)) report("associatePublicIpAddress is true");
+    if (args.type === LAUNCH_TEMPLATE) {
+      asArray(args.props.networkInterfaces).forEach((ni, i) => {
+        if (isTrue(asRecord(ni)?.associatePublicIpAddress)) report(`networkInterfaces[${i}].associatePublicIpAddress is true`);
+      });
       return;
     }
-    asArray(args.props.networkInterfaces).forEach((ni, i) => {
-      if (isTrue(asRecord(ni)?.associatePublicIpAddress)) report(`networkInterfaces[${i}].associatePublicIpAddress is true`);
-    });
+    for (const { field, what } of PUBLIC_IP_FIELDS[args.type] ?? []) {
+      const v = args.props[field];
+      if (field === "associatePublicIpAddress" ? isTrue(v) : isNonEmptyString(v)) report(field === "associatePublicIpAddress" ? what : `${what} ${String(v)}`);
+    }
   },
 });
 
@@ -87,14 +172,39 @@ export const subnetNoAutoPublicIp = resourcePolicy("subnet-no-auto-public-ip", {
   },
 });
 
-export const defaultSgClosed = resourcePolicy("default-sg-closed", {
-  description: "Each VPC's default security group is adopted with no ingress and no egress rules.",
-  remediation: "declare aws.ec2.DefaultSecurityGroup for the VPC with ingress: [] and egress: []",
-  types: [DEFAULT_SG],
+export const defaultSgClosed = stackPolicy("default-sg-closed", {
+  description:
+    "Each VPC's default security group is adopted (aws.ec2.DefaultSecurityGroup in the same deployment) with no ingress and no egress rules, " +
+    "and no separate rule (SecurityGroupRule, SecurityGroupIngressRule, SecurityGroupEgressRule) reopens it.",
+  remediation: "declare aws.ec2.DefaultSecurityGroup for the VPC with ingress: [] and egress: [], and attach rules only to the project's own security groups",
   validate: (args, report) => {
-    const ingress = asArray(args.props.ingress).length;
-    const egress = asArray(args.props.egress).length;
-    if (ingress > 0 || egress > 0) report(`the default security group keeps ${ingress} ingress and ${egress} egress rule(s)`);
+    const defaults = ofTypes(args.resources, DEFAULT_SG);
+    const defaultUrns = new Set(defaults.map((d) => d.urn));
+    const defaultIds = new Set<string>();
+    for (const d of defaults) {
+      const id = known(() => d.props.id as unknown, undefined);
+      if (isNonEmptyString(id)) defaultIds.add(id);
+      const ingress = known(() => asArray(d.props.ingress).length, 0);
+      const egress = known(() => asArray(d.props.egress).length, 0);
+      if (ingress > 0 || egress > 0) report(`the default security group keeps ${ingress} ingress and ${egress} egress rule(s)`, d.urn);
+    }
+    const vpcs = ofTypes(args.resources, VPC);
+    for (const v of vpcs) {
+      const id = known(() => v.props.defaultSecurityGroupId as unknown, undefined);
+      if (isNonEmptyString(id)) defaultIds.add(id);
+    }
+    for (const r of ofTypes(args.resources, SG_RULE, SG_INGRESS_RULE, SG_EGRESS_RULE)) {
+      const target = known(() => r.props.securityGroupId as unknown, undefined);
+      const byValue = isNonEmptyString(target) && defaultIds.has(target);
+      const byDependency = (r.propertyDependencies?.securityGroupId ?? []).some((d) => defaultUrns.has(d.urn));
+      if (byValue || byDependency) report(`the rule opens the VPC's default security group${isNonEmptyString(target) ? ` ${target}` : ""}`, r.urn);
+    }
+    const vpcIndex = indexTargets(vpcs, ["id"]);
+    const adopted = new Set<string>();
+    for (const d of defaults) for (const v of referencedResources(d, "vpcId", vpcIndex, false)) adopted.add(v.urn);
+    for (const v of vpcs) {
+      if (!adopted.has(v.urn)) report("the VPC's default security group is not adopted by an aws.ec2.DefaultSecurityGroup, so it keeps AWS's allow-within-group rules", v.urn);
+    }
   },
 });
 
@@ -102,106 +212,172 @@ export const defaultSgClosed = resourcePolicy("default-sg-closed", {
 // Peering contract
 
 const FLOWS_BY_ID = new Map(PEERING_FLOWS.map((f) => [f.id, f] as const));
-const HOST_ENDPOINTS = new Set<PeeringFlow["from"]>(["tenant-host", "central-host", "tenant-endpoint"]);
+/** Endpoints that are one host: a rule admitting them names a /32. */
+const HOST_SOURCES = new Set<PeeringFlow["from"]>(["tenant-host", "central-host", "tenant-endpoint"]);
+/** Destinations that are one host (the tenant endpoint is an NLB whose addresses move: not one). */
+const HOST_DESTINATIONS = new Set<PeeringFlow["to"]>(["tenant-host", "central-host"]);
 
 function protocolMatches(actual: unknown, flow: PeeringFlow): boolean {
   const p = String(actual ?? "").toLowerCase();
   return p === flow.protocol || (flow.protocol === "tcp" && p === "6");
 }
 
-/** The local VPC CIDRs of the deployment (VPCs and their secondary CIDR associations). */
+/** The local VPC CIDRs of the deployment (IPv4: VPCs and their secondary CIDR associations). */
 function localCidrs(resources: readonly PolicyResource[]): Ipv4Cidr[] {
-  const out: Ipv4Cidr[] = [];
-  for (const r of ofTypes(resources, VPC, VPC_CIDR_ASSOCIATION)) {
-    const c = known(() => r.props.cidrBlock as unknown, undefined);
-    const parsed = isNonEmptyString(c) ? parseIpv4Cidr(c) : undefined;
-    if (parsed) out.push(parsed);
-  }
-  return out;
+  return vpcCidrStrings(resources).flatMap((c) => parseIpv4Cidr(c) ?? []);
 }
 
 type Side = "local" | "remote";
+/** Where a rule's peer lies: one side, straddling both, unknowable (a prefix list), or the internet. */
+type PeerSide = Side | "both" | "unknown" | "internet";
+
+function otherKind(kind: "central" | "tenant"): "central" | "tenant" {
+  return kind === "central" ? "tenant" : "central";
+}
+
+function crosses(group: Side | undefined, peer: PeerSide | undefined): boolean {
+  if (group === undefined || peer === undefined || peer === "internet") return false;
+  if (peer === "both" || peer === "unknown") return true;
+  return peer !== group;
+}
+
+function describePeer(p: Peer): string {
+  if (p.cidr !== undefined) return p.cidr;
+  if (p.self) return "its own group";
+  if (p.group !== undefined) return `security group ${p.group}`;
+  return `prefix list ${p.prefixList ?? "?"}`;
+}
 
 export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contract", {
   description:
-    `Security-group ingress across the VPC peering is exactly the contract's flows ` +
+    `Security-group traffic across the VPC peering is exactly the contract's flows ` +
     `(${PEERING_FLOWS.map((f) => `${f.id} ${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`}`).join(", ")}): ` +
-    `each such rule is an aws.vpc.SecurityGroupIngressRule tagged "${FLOW_TAG}" with a known flow id and that flow's ports and protocol, ` +
-    `on the side the contract says admits it. A rule crosses the peering when its security group is in one of the stack's VPCs and ` +
-    `its source lies outside all of them, or its security group is in a VPC outside the stack (the peer's, through a second provider) ` +
-    `and its source lies inside the stack's VPCs.`,
-  remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule per flow with tags["${FLOW_TAG}"] = flow.id and the flow's fromPort/toPort/ipProtocol`,
+    `each such ingress or egress rule is an aws.vpc.SecurityGroupIngressRule / SecurityGroupEgressRule tagged "${FLOW_TAG}" with a known flow id and ` +
+    `that flow's ports and protocol, on the side the contract says, naming its peer by CIDR: the tenant's own VPC CIDR for tenant-VPC flows ` +
+    `(checked in tenant stacks), a /32 for host flows. A rule crosses the peering when its group and its peer (CIDR, referenced security group, ` +
+    `prefix list) lie on different sides: a group is local when it is in one of the stack's VPCs, and on the peer's side when it is in another VPC ` +
+    `or not in the deployment at all; 0.0.0.0/0 egress is internet egress, not peering.`,
+  remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule (and its SecurityGroupEgressRule) per flow with tags["${FLOW_TAG}"] = flow.id, the flow's fromPort/toPort/ipProtocol and the peer's exact CIDR`,
   validate: (args, report) => {
     const cidrs = localCidrs(args.resources);
     const vpcs = indexTargets(ofTypes(args.resources, VPC), ["id"]);
     const groups = indexTargets(ofTypes(args.resources, SG, DEFAULT_SG), ["id"]);
+    const identity = stackIdentity(args.resources);
+    const kind = identity.kind === "central" || identity.kind === "tenant" ? identity.kind : undefined;
 
     /** Which side of the peering a security group is on: in a VPC of this stack, or in another one. */
     const sideOfGroup = (sg: PolicyResource): Side | undefined => {
       if (referencedResources(sg, "vpcId", vpcs, false).length > 0) return "local";
       return isNonEmptyString(known(() => sg.props.vpcId as unknown, undefined)) ? "remote" : undefined;
     };
-    const sideOfRule = (rule: PolicyResource): Side | undefined => {
-      const sg = referencedResources(rule, "securityGroupId", groups)[0];
-      return sg ? sideOfGroup(sg) : undefined;
+    /** The side of a group a resource names in `field` (a group outside the deployment is the peer's). */
+    const sideOfReference = (from: PolicyResource, field: string | undefined, value: unknown): Side | undefined => {
+      const found: PolicyResource[] = [];
+      for (const v of strings(value)) found.push(...(groups.byId.get(v) ?? []));
+      if (field) for (const d of from.propertyDependencies?.[field] ?? []) {
+        const g = groups.byUrn.get(d.urn);
+        if (g) found.push(g);
+      }
+      if (found.length > 0) return sideOfGroup(found[0]);
+      return isNonEmptyString(value) ? "remote" : undefined;
     };
-    const inside = (cidr: string): boolean | undefined => {
+    const sideOfCidr = (cidr: string, direction: Direction): PeerSide | undefined => {
+      if (cidrs.length === 0) return undefined; // no VPC in this stack: local and peer cannot be told apart
       const c = parseIpv4Cidr(cidr);
-      return c === undefined ? undefined : cidrs.some((v) => ipv4Contains(v, c));
+      if (c === undefined) return undefined; // IPv6 is not peered here
+      if (direction === "egress" && c.prefix === 0) return "internet";
+      if (cidrs.some((v) => ipv4Contains(v, c))) return "local";
+      return cidrs.some((v) => ipv4Overlaps(v, c)) ? "both" : "remote";
     };
-    /** Whether ingress from `cidr` into a group on `side` crosses the peering. */
-    const crosses = (cidr: string, side: Side | undefined): boolean => {
-      if (cidrs.length === 0) return false; // no VPC in this stack: local and peer cannot be told apart
-      const i = inside(cidr);
-      if (i === undefined) return false;
-      return side === "remote" ? i : !i;
+    const sideOfPeer = (r: PolicyResource, groupSide: Side | undefined, p: Peer): PeerSide | undefined => {
+      if (p.cidr !== undefined) return sideOfCidr(p.cidr, p.direction);
+      if (p.self) return groupSide;
+      if (p.group !== undefined) return sideOfReference(r, p.groupField, p.group);
+      // A prefix list's entries are not in the deployment: admitting one may open anything.
+      return p.direction === "ingress" ? "unknown" : undefined;
     };
 
     for (const r of args.resources) {
-      if (r.type === SG_INGRESS_RULE) {
-        const props = known(() => ({
-          tags: tagMap(r.props.tags),
-          cidr: r.props.cidrIpv4 as unknown,
-          fromPort: r.props.fromPort as unknown,
-          toPort: r.props.toPort as unknown,
-          ipProtocol: r.props.ipProtocol as unknown,
-        }), undefined);
-        if (!props) continue;
-        const side = sideOfRule(r);
-        const flowId = props.tags[FLOW_TAG];
-        const across = isNonEmptyString(props.cidr) && crosses(props.cidr, side);
-        if (flowId === undefined) {
-          if (across) report(`ingress from ${String(props.cidr)} crosses the peering but carries no "${FLOW_TAG}" tag naming a contract flow`, r.urn);
-          continue;
-        }
-        const flow = FLOWS_BY_ID.get(flowId);
-        if (!flow) {
-          report(`"${FLOW_TAG}" tag "${flowId}" is not a flow of the peering contract (known: ${[...FLOWS_BY_ID.keys()].join(", ")})`, r.urn);
-          continue;
-        }
-        if (props.fromPort !== flow.fromPort || props.toPort !== flow.toPort || !protocolMatches(props.ipProtocol, flow)) {
+      if (r.type !== SG && r.type !== DEFAULT_SG && r.type !== SG_RULE && r.type !== SG_INGRESS_RULE && r.type !== SG_EGRESS_RULE) continue;
+      const peers = known(() => rulePeers(r.type, r.props), []);
+      const groupSide =
+        r.type === SG || r.type === DEFAULT_SG ? sideOfGroup(r) : sideOfReference(r, "securityGroupId", known(() => r.props.securityGroupId as unknown, undefined));
+      const crossing = peers.filter((p) => crosses(groupSide, sideOfPeer(r, groupSide, p)));
+
+      if (r.type !== SG_INGRESS_RULE && r.type !== SG_EGRESS_RULE) {
+        for (const p of crossing) {
           report(
-            `flow ${flow.id} allows ${flow.protocol} ${flow.fromPort}-${flow.toPort} but the rule opens ${String(props.ipProtocol)} ` +
-              `${String(props.fromPort)}-${String(props.toPort)}`,
+            `${p.field} ${p.direction === "ingress" ? "admits" : "lets out to"} ${describePeer(p)} across the peering; cross-peering rules must be ` +
+              `SecurityGroupIngressRule / SecurityGroupEgressRule resources tagged "${FLOW_TAG}"`,
             r.urn,
           );
         }
-        const kind = stackKind(r.provider);
-        if ((kind === "central" || kind === "tenant") && side !== undefined) {
-          const admittedBy = side === "local" ? kind : kind === "central" ? "tenant" : "central";
-          if (admittedBy !== flow.side) report(`flow ${flow.id} is admitted on the ${flow.side} side, but this rule's security group is on the ${admittedBy} side`, r.urn);
+        continue;
+      }
+
+      const direction: Direction = r.type === SG_INGRESS_RULE ? "ingress" : "egress";
+      const verb = direction === "ingress" ? "ingress from" : "egress to";
+      const props = known(() => ({
+        tags: tagMap(r.props.tags),
+        fromPort: r.props.fromPort as unknown,
+        toPort: r.props.toPort as unknown,
+        ipProtocol: r.props.ipProtocol as unknown,
+      }), undefined);
+      if (!props) continue;
+      const flowId = props.tags[FLOW_TAG];
+      if (flowId === undefined) {
+        for (const p of crossing) report(`${verb} ${describePeer(p)} crosses the peering but carries no "${FLOW_TAG}" tag naming a contract flow`, r.urn);
+        continue;
+      }
+      const flow = FLOWS_BY_ID.get(flowId);
+      if (!flow) {
+        report(`"${FLOW_TAG}" tag "${flowId}" is not a flow of the peering contract (known: ${[...FLOWS_BY_ID.keys()].join(", ")})`, r.urn);
+        continue;
+      }
+      if (props.fromPort !== flow.fromPort || props.toPort !== flow.toPort || !protocolMatches(props.ipProtocol, flow)) {
+        report(
+          `flow ${flow.id} allows ${flow.protocol} ${flow.fromPort}-${flow.toPort} but the rule opens ${String(props.ipProtocol)} ` +
+            `${String(props.fromPort)}-${String(props.toPort)}`,
+          r.urn,
+        );
+      }
+      if (kind !== undefined && groupSide !== undefined) {
+        const groupKind = groupSide === "local" ? kind : otherKind(kind);
+        if (direction === "ingress" && groupKind !== flow.side) {
+          report(`flow ${flow.id} is admitted on the ${flow.side} side, but this rule's security group is on the ${groupKind} side`, r.urn);
         }
-        if (HOST_ENDPOINTS.has(flow.from) && isNonEmptyString(props.cidr) && parseIpv4Cidr(props.cidr)?.prefix !== 32) {
-          report(`flow ${flow.id} comes from one host (${flow.from}), but the rule admits ${props.cidr} rather than a /32`, r.urn);
+        if (direction === "egress" && groupKind !== otherKind(flow.side)) {
+          report(`flow ${flow.id} leaves from the ${otherKind(flow.side)} side, but this rule's security group is on the ${groupKind} side`, r.urn);
         }
-      } else if (r.type === SG || r.type === SG_RULE) {
-        const found = known(() => ingressCidrs(r.type, r.props), []);
-        if (found.length === 0) continue;
-        const side = r.type === SG ? sideOfGroup(r) : sideOfRule(r);
-        for (const { field, cidr } of found) {
-          if (!cidr.includes(":") && crosses(cidr, side)) {
-            report(`${field} admits ${cidr} across the peering; cross-peering ingress must be a SecurityGroupIngressRule tagged "${FLOW_TAG}"`, r.urn);
+      }
+      const cidrPeers = peers.filter((p) => p.cidr !== undefined && parseIpv4Cidr(p.cidr) !== undefined);
+      for (const p of peers) {
+        if (!cidrPeers.includes(p)) report(`flow ${flow.id} names its peer by ${p.field} (${describePeer(p)}); a contract flow names the peer's IPv4 CIDR in cidrIpv4`, r.urn);
+      }
+      const endpoint = direction === "ingress" ? flow.from : flow.to;
+      for (const p of cidrPeers) {
+        const cidr = p.cidr!;
+        const c = parseIpv4Cidr(cidr)!;
+        const toward = direction === "ingress" ? "comes from" : "goes to";
+        if (endpoint === "tenant-vpc" && kind === "tenant" && cidrs.length > 0) {
+          // A tenant stack knows the tenant VPC: the flow's peer is exactly its CIDR.
+          if (!cidrs.some((v) => ipv4Equal(v, c))) {
+            const own = vpcCidrStrings(args.resources).filter((x) => parseIpv4Cidr(x) !== undefined).join(", ");
+            report(`flow ${flow.id} ${toward} this tenant's VPC (${own}), but the rule names ${cidr}`, r.urn);
+            continue;
           }
+        }
+        const peerSide = sideOfCidr(cidr, direction);
+        if (peerSide !== undefined && !crosses(groupSide, peerSide)) {
+          report(`flow ${flow.id} crosses the peering, but ${verb} ${cidr} stays on this rule's side`, r.urn);
+          continue;
+        }
+        const hosts = direction === "ingress" ? HOST_SOURCES : HOST_DESTINATIONS;
+        if (hosts.has(endpoint) && c.prefix !== 32) {
+          report(`flow ${flow.id} ${toward} one host (${endpoint}), but the rule names ${cidr} rather than a /32`, r.urn);
+        }
+        if (endpoint === "tenant-vpc" && kind !== "tenant" && (c.prefix < 16 || c.prefix > 28)) {
+          report(`flow ${flow.id} ${toward} one tenant VPC, but ${cidr} is not a VPC-sized block (/16 to /28)`, r.urn);
         }
       }
     }

@@ -57,11 +57,24 @@ function readDefaultTags(v: unknown): Tags {
   return block ? tagMap(block.tags) : EMPTY;
 }
 
-/** Accounts the provider may act in (`allowedAccountIds`), empty when not set. */
+/**
+ * Accounts the provider acts in: `allowedAccountIds`, and the accounts of the roles it
+ * assumes (`assumeRoles[].roleArn`, or a single `assumeRole`); empty when neither is set.
+ */
 export function providerAccounts(provider: PolicyProviderResource | undefined): string[] {
-  if (!provider) return [];
-  const raw = known(() => provider.props.allowedAccountIds as unknown, undefined);
-  return asArray(parseMaybeJson(raw)).filter((x): x is string => typeof x === "string");
+  if (!provider || !provider.type.startsWith("pulumi:providers:aws")) return [];
+  const out: string[] = [];
+  const add = (a: unknown): void => {
+    if (typeof a === "string" && /^\d{12}$/.test(a) && !out.includes(a)) out.push(a);
+  };
+  for (const a of asArray(parseMaybeJson(known(() => provider.props.allowedAccountIds as unknown, undefined)))) add(a);
+  for (const field of ["assumeRoles", "assumeRole"]) {
+    for (const r of asArray(parseMaybeJson(known(() => provider.props[field] as unknown, undefined)))) {
+      const arn = asRecord(r)?.roleArn;
+      if (typeof arn === "string") add(/^arn:[a-z-]+:iam::(\d{12}):/.exec(arn)?.[1]);
+    }
+  }
+  return out;
 }
 
 /** Effective tags of a resource: the provider's default tags overlaid by its own `tags`. */
@@ -80,4 +93,44 @@ export function ownTenant(provider: PolicyProviderResource | undefined): string 
 /** The stack kind, from the provider's default tags. */
 export function stackKind(provider: PolicyProviderResource | undefined): string | undefined {
   return providerDefaultTags(provider)[TAG_KEYS.stackKind];
+}
+
+/** What the stack is, read from every AWS provider of the deployment rather than one resource's. */
+export interface StackIdentity {
+  /** `clusterra:stack-kind` of the providers' default tags (the first found). */
+  readonly kind?: string;
+  /** `clusterra:tenant` of the providers' default tags (the first found). */
+  readonly tenant?: string;
+  /** Every account an AWS provider of the stack acts in. */
+  readonly accounts: readonly string[];
+}
+
+/**
+ * The stack's kind, tenant and accounts from every AWS provider in a deployment: the
+ * provider resources themselves (the engine lists them among the stack's resources) and
+ * each resource's provider. A resource through the default provider, or through a third
+ * provider without default tags, still belongs to the stack these say it is.
+ */
+export function stackIdentity(resources: readonly { type: string; props: Record<string, unknown>; provider?: PolicyProviderResource }[]): StackIdentity {
+  const providers: PolicyProviderResource[] = [];
+  const seen = new Set<unknown>();
+  const add = (p: PolicyProviderResource | undefined): void => {
+    if (!p || seen.has(p.urn ?? p)) return;
+    seen.add(p.urn ?? p);
+    providers.push(p);
+  };
+  for (const r of resources) {
+    if (r.type.startsWith("pulumi:providers:aws")) add(r as unknown as PolicyProviderResource);
+    add(r.provider);
+  }
+  let kind: string | undefined;
+  let tenant: string | undefined;
+  const accounts: string[] = [];
+  for (const p of providers) {
+    const tags = providerDefaultTags(p);
+    kind ??= tags[TAG_KEYS.stackKind];
+    tenant ??= tags[TAG_KEYS.tenant];
+    for (const a of providerAccounts(p)) if (!accounts.includes(a)) accounts.push(a);
+  }
+  return { ...(kind !== undefined ? { kind } : {}), ...(tenant !== undefined ? { tenant } : {}), accounts };
 }
