@@ -10,7 +10,8 @@
  * Differences from the Pulumi CLI, by design:
  * - `retainOnDelete` is attached to the options (the engine does not send it to policies);
  * - stack tags are empty (a deployment file does not carry them);
- * - the tenant-isolation policy's `tenants` config comes from the stack files.
+ * - the tenant-isolation policy's `tenants` and `tenantAccounts` config come from the stack
+ *   files.
  */
 import * as fs from "fs";
 import type {
@@ -60,6 +61,11 @@ export interface PolicyReport {
 export interface CheckOptions {
   /** Every tenant id of the platform (tenant-isolation's `tenants` config). */
   readonly tenants?: readonly string[];
+  /**
+   * Tenant id -> account id (tenant-isolation's `tenantAccounts` config). When omitted and
+   * `tenants` is given, the accounts of those tenants are read from the stack files.
+   */
+  readonly tenantAccounts?: Readonly<Record<string, string>>;
   /** Per-policy configuration, as `--policy-pack-config` would give it. */
   readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Policies to run (default: the whole pack). */
@@ -89,6 +95,10 @@ function configFor(p: PackPolicy, options: CheckOptions): () => object {
   const given: Record<string, unknown> = { ...(options.config?.[p.name] ?? {}) };
   delete given.enforcementLevel;
   if (p.name === "tenant-isolation" && options.tenants && given.tenants === undefined) given.tenants = [...options.tenants];
+  if (p.name === "tenant-isolation" && given.tenantAccounts === undefined) {
+    const accounts = options.tenantAccounts ?? (options.tenants ? pick(safeTenantAccounts(), options.tenants) : undefined);
+    if (accounts) given.tenantAccounts = { ...accounts };
+  }
   for (const [k, schema] of Object.entries(p.configSchema?.properties ?? {})) {
     if (given[k] === undefined && schema.default !== undefined) given[k] = structuredClone(schema.default);
   }
@@ -272,6 +282,41 @@ export function tenantsFromStackFiles(): string[] {
     if (typeof id === "string" && id.length > 0) ids.add(id);
   }
   return [...ids].sort();
+}
+
+/**
+ * Account id of every tenant stack file (`clusterra:tenant.accountId`), by tenant id. A
+ * tenant stack's checks flag another tenant's account id wherever it appears.
+ */
+export function tenantAccountsFromStackFiles(): Record<string, string> {
+  const accounts: Record<string, string> = {};
+  for (const f of readAllStackFiles()) {
+    if (f.values["clusterra:kind"] !== "tenant") continue;
+    const t = f.values["clusterra:tenant"];
+    const r = typeof t === "object" && t !== null ? (t as Record<string, unknown>) : {};
+    const account = typeof r.accountId === "number" ? String(r.accountId) : r.accountId;
+    if (typeof r.id === "string" && r.id.length > 0 && typeof account === "string" && /^\d{12}$/.test(account)) accounts[r.id] = account;
+  }
+  return accounts;
+}
+
+let cachedAccounts: Record<string, string> | undefined;
+/** The stack files' tenant accounts, read once per process ({} when they cannot be read). */
+function safeTenantAccounts(): Record<string, string> {
+  if (!cachedAccounts) {
+    try {
+      cachedAccounts = tenantAccountsFromStackFiles();
+    } catch {
+      cachedAccounts = {};
+    }
+  }
+  return cachedAccounts;
+}
+
+function pick(accounts: Readonly<Record<string, string>>, tenants: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const t of tenants) if (accounts[t] !== undefined) out[t] = accounts[t];
+  return out;
 }
 
 /** A deployment file that cannot be read or is not a deployment export. */

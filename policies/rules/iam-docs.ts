@@ -174,3 +174,17 @@ export function principalAccount(p: Principal): string | undefined {
 export function hasConditionKey(s: Statement, ...keys: string[]): boolean {
   return keys.some((k) => s.conditionKeys.has(k.toLowerCase()));
 }
+
+/**
+ * Whether a Resource value means "any resource": `*`, or an ARN whose region, account and
+ * resource parts are all wildcards or empty (`arn:aws:s3:::*`, any object of any bucket,
+ * `arn:aws:iam::*:*`, `arn:aws:sqs:*:*:*`, `arn:*:*:*:*:*`).
+ */
+export function isAnyResource(resource: string): boolean {
+  const r = resource.trim();
+  if (/^[*?]+$/.test(r)) return true;
+  const m = /^arn:([^:]*):([^:]*):(.*)$/.exec(r);
+  if (!m) return false;
+  const rest = m[3];
+  return /[*]/.test(rest) && /^[*?:/]*$/.test(rest);
+}

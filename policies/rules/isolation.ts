@@ -1,16 +1,22 @@
 /**
  * Tenant isolation: in a tenant stack, nothing names another tenant. The known tenants
- * are policy configuration (`tenants`); `clusterra policy check` fills it from the stack
- * files. The stack's own tenant is its provider's default tag `clusterra:tenant`.
+ * and their accounts are policy configuration (`tenants`, `tenantAccounts`);
+ * `clusterra policy check` fills both from the stack files. The stack's own tenant and
+ * kind come from the default tags of any AWS provider of the deployment, so a resource
+ * created through the default provider, or a third provider without default tags, is
+ * checked all the same.
  */
+import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
-import { documentsOf } from "./iam-docs";
-import { ownTenant, stackKind, tagMap } from "./provider";
-import { known, resourcePolicy, type PackResourcePolicy } from "./util";
+import { documentsOf, isAnyResource, statementsOf } from "./iam-docs";
+import { stackIdentity, tagMap } from "./provider";
+import { asRecord, known, stackPolicy, type PackStackPolicy } from "./util";
 
 export interface TenantIsolationConfig {
   /** Every tenant id of the platform. */
   tenants?: string[];
+  /** Tenant id -> the tenant's AWS account id. */
+  tenantAccounts?: Record<string, string>;
 }
 
 const patterns = new Map<string, RegExp>();
@@ -30,53 +36,174 @@ function tenantsPattern(tenants: readonly string[]): RegExp {
   return re;
 }
 
-export const tenantIsolation = resourcePolicy("tenant-isolation", {
+/** Tenant ids found in a text as whole words, with where each starts. */
+function tenantTokens(text: string, re: RegExp): { id: string; at: number }[] {
+  const out: { id: string; at: number }[] = [];
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    out.push({ id: m[2].toLowerCase(), at: m.index + m[1].length });
+    if (m[0].length === 0) re.lastIndex++;
+  }
+  return out;
+}
+
+/** Every string in a value, with its path (nested objects and lists: env vars, tags, blocks). */
+function collectStrings(value: unknown, path: string, out: [string, string][], depth = 0): void {
+  if (depth > 12) return;
+  if (typeof value === "string") {
+    out.push([path, value]);
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => collectStrings(known(() => v as unknown, undefined), `${path}[${i}]`, out, depth + 1));
+    return;
+  }
+  const r = asRecord(value);
+  if (!r) return;
+  for (const k of Object.keys(r)) {
+    // Tag keys are names too (a tag named after another tenant is a reference).
+    out.push([`${path}.${k} (key)`, k]);
+    collectStrings(known(() => r[k], undefined), `${path}.${k}`, out, depth + 1);
+  }
+}
+
+/** Strings of a policy document that may hold wildcards: resources, principals, condition values. */
+function documentPatterns(raw: unknown): string[] {
+  const out: string[] = [];
+  for (const st of statementsOf(raw) ?? []) {
+    out.push(...st.resources, ...(st.notResources ?? []), ...st.principals.map((p) => p.value));
+    for (const body of Object.values(st.condition)) {
+      for (const v of Object.values(body)) for (const x of Array.isArray(v) ? v : [v]) if (typeof x === "string") out.push(x);
+    }
+  }
+  return out;
+}
+
+/**
+ * The other tenant an IAM wildcard can reach: a `*` that could stand for (or complete)
+ * another tenant's id where no tenant id comes first, e.g.
+ * `arn:aws:s3:::clusterra-dev-*-files/*` in any tenant stack, or `clusterra-dev-acme-*`
+ * when tenant `acme-eu` exists. An ARN pinned to one of the stack's own accounts cannot
+ * reach another tenant's account and is left alone.
+ */
+export function wildcardReachesTenant(pattern: string, own: string, others: readonly string[], ownAccounts: ReadonlySet<string>): string | undefined {
+  // "*" and its ARN spellings are about any resource, not names: the IAM policies judge those.
+  if (!pattern.includes("*") || isAnyResource(pattern)) return undefined;
+  const account = /^arn:[^:]*:[^:]*:[^:]*:([^:]*):/.exec(pattern)?.[1];
+  if (account !== undefined && /^\d{12}$/.test(account) && ownAccounts.has(account)) return undefined;
+  const re = tenantsPattern([own, ...others]);
+  const literal = (s: string): string => s.replace(/\*/g, "").replace(/\?/g, "x");
+  for (let i = pattern.indexOf("*"); i >= 0; i = pattern.indexOf("*", i + 1)) {
+    const before = literal(pattern.slice(0, i));
+    const after = literal(pattern.slice(i + 1));
+    for (const t of others) {
+      for (let k = 0; k < t.length; k++) {
+        // The wildcard may complete an id already begun before it ("acme-" + "eu").
+        if (!before.toLowerCase().endsWith(t.slice(0, k).toLowerCase())) continue;
+        const start = before.length - k;
+        const tokens = tenantTokens(before + t.slice(k) + after, re);
+        // A tenant id written before the wildcard already scopes it (and is judged as a name).
+        if (tokens.some((x) => x.at < start)) continue;
+        if (tokens.some((x) => x.at === start && x.id === t.toLowerCase())) return t;
+      }
+    }
+  }
+  return undefined;
+}
+
+function isTenantIsolationConfig(v: unknown): TenantIsolationConfig {
+  return (asRecord(v) ?? {}) as TenantIsolationConfig;
+}
+
+export const tenantIsolation = stackPolicy("tenant-isolation", {
   description:
-    "In a tenant stack, no resource name, input or IAM document refers to another tenant (tenants from the policy config), " +
-    "and no resource is tagged as another tenant's.",
-  remediation: "derive names and ARNs from this stack's own tenant id only; cross-tenant access goes through central, never tenant to tenant",
+    "In a tenant stack (kind and tenant from any AWS provider's default tags), no resource name, input or output (nested values such as " +
+    "environment variables and tags included), or IAM document refers to another tenant: by id (tenants from the policy config), by account " +
+    "id (tenantAccounts), or through a wildcard that would match another tenant's names; no resource is tagged as another tenant's. " +
+    "With no tenant list configured a tenant stack fails, rather than passing unchecked.",
+  remediation: "derive names and ARNs from this stack's own tenant id and account only; cross-tenant access goes through central, never tenant to tenant",
   configSchema: {
     properties: {
       tenants: { type: "array", items: { type: "string" }, default: [], description: "Every tenant id of the platform" },
+      tenantAccounts: { type: "object", additionalProperties: { type: "string" }, default: {}, description: "Tenant id -> its AWS account id" },
     },
   },
   validate: (args, report) => {
-    if (!args.type.startsWith("aws:")) return;
-    const own = ownTenant(args.provider);
-    if (own === undefined || stackKind(args.provider) !== "tenant") return;
-    const others = (args.getConfig<TenantIsolationConfig>().tenants ?? []).filter((t) => t !== own && t.length > 0);
-    if (others.length === 0) return;
-
-    const texts: [string, string][] = [["resource name", args.name]];
-    // Values still unknown during preview are skipped, not allowed to abort the whole check.
-    for (const key of Object.keys(args.props)) {
-      const value = known<unknown>(() => args.props[key], undefined);
-      if (typeof value === "string") texts.push([key, value]);
-      else if (Array.isArray(value)) value.forEach((v, i) => typeof v === "string" && texts.push([`${key}[${i}]`, v]));
+    const identity = stackIdentity(args.resources);
+    if (identity.kind !== "tenant") return;
+    const own = identity.tenant;
+    const config = isTenantIsolationConfig(args.getConfig<TenantIsolationConfig>());
+    const tenants = (config.tenants ?? []).filter((t) => typeof t === "string" && t.length > 0);
+    if (own === undefined) {
+      report(`this is a tenant stack but no AWS provider's default tags name its tenant (${TAG_KEYS.tenant}), so isolation cannot be checked`);
+      return;
     }
-    for (const doc of known(() => documentsOf(args.type, args.props), [])) {
-      if (typeof doc.raw !== "string") texts.push([doc.field, JSON.stringify(doc.raw)]);
-      else if (!texts.some(([k]) => k === doc.field)) texts.push([doc.field, doc.raw]);
+    if (tenants.length === 0) {
+      report(`no tenants are configured (tenant-isolation's "tenants"), so references to other tenants cannot be checked in tenant "${own}"`);
+      return;
     }
-    // One pass over every tenant id, the stack's own included and longest first, so that
-    // "acme" inside the own id "acme-eu" (or "acme-eu" when acme is the stack) reads right.
+    const others = tenants.filter((t) => t.toLowerCase() !== own.toLowerCase());
+    const accountsConfig = asRecord(config.tenantAccounts) ?? {};
+    const ownAccounts = new Set(identity.accounts);
+    const ownConfigured = accountsConfig[own];
+    if (typeof ownConfigured === "string") ownAccounts.add(ownConfigured);
+    const foreignAccounts = new Map<string, string>();
+    for (const t of others) {
+      const a = accountsConfig[t];
+      if (typeof a === "string" && /^\d{12}$/.test(a) && !ownAccounts.has(a)) foreignAccounts.set(a, t);
+    }
+    if (others.length === 0 && foreignAccounts.size === 0) return;
     const re = tenantsPattern([own, ...others]);
-    const hits = new Map<string, string[]>(); // tenant -> fields
-    for (const [field, text] of texts) {
-      re.lastIndex = 0;
-      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-        const found = m[2].toLowerCase();
-        const tenant = others.find((t) => t.toLowerCase() === found);
-        if (tenant === undefined) continue;
-        const fields = hits.get(tenant) ?? [];
-        if (!fields.includes(field)) fields.push(field);
-        hits.set(tenant, fields);
-      }
+
+    for (const r of args.resources) {
+      if (!r.type.startsWith("aws:")) continue;
+      checkResource(r, own, others, ownAccounts, foreignAccounts, re, report);
     }
-    for (const [tenant, fields] of hits) report(`refers to tenant "${tenant}" (this stack is tenant "${own}") in ${fields.join(", ")}`);
-    const tagged = known(() => tagMap(args.props.tags)[TAG_KEYS.tenant], undefined);
-    if (tagged !== undefined && tagged !== own) report(`tags.${TAG_KEYS.tenant} is "${tagged}" but this stack is tenant "${own}"`);
   },
 });
 
-export const ISOLATION_POLICIES: readonly PackResourcePolicy[] = [tenantIsolation];
+function checkResource(
+  r: PolicyResource,
+  own: string,
+  others: readonly string[],
+  ownAccounts: ReadonlySet<string>,
+  foreignAccounts: ReadonlyMap<string, string>,
+  re: RegExp,
+  report: (problem: string, urn?: string) => void,
+): void {
+  const texts: [string, string][] = [["resource name", r.name]];
+  // Values still unknown during preview are skipped, not allowed to abort the whole check.
+  for (const key of Object.keys(r.props)) collectStrings(known<unknown>(() => r.props[key], undefined), key, texts);
+
+  const hits = new Map<string, string[]>(); // what -> fields
+  const hit = (what: string, field: string): void => {
+    const fields = hits.get(what) ?? [];
+    if (!fields.includes(field) && fields.length < 5) fields.push(field);
+    hits.set(what, fields);
+  };
+  for (const [field, text] of texts) {
+    // One pass over every tenant id, the stack's own included and longest first, so that
+    // "acme" inside the own id "acme-eu" (or "acme-eu" when acme is the stack) reads right.
+    for (const { id } of tenantTokens(text, re)) {
+      const tenant = others.find((t) => t.toLowerCase() === id);
+      if (tenant !== undefined) hit(`tenant "${tenant}"`, field);
+    }
+    if (foreignAccounts.size > 0) {
+      for (const m of text.matchAll(/(?<!\d)(\d{12})(?!\d)/g)) {
+        const tenant = foreignAccounts.get(m[1]);
+        if (tenant !== undefined) hit(`tenant "${tenant}"'s account ${m[1]}`, field);
+      }
+    }
+  }
+  for (const doc of known(() => documentsOf(r.type, r.props), [])) {
+    for (const p of documentPatterns(doc.raw)) {
+      const tenant = wildcardReachesTenant(p, own, others, ownAccounts);
+      if (tenant !== undefined) hit(`tenant "${tenant}" through the wildcard ${p}`, doc.field);
+    }
+  }
+  for (const [what, fields] of hits) report(`refers to ${what} (this stack is tenant "${own}") in ${fields.join(", ")}`, r.urn);
+  const tagged = known(() => tagMap(r.props.tags)[TAG_KEYS.tenant], undefined);
+  if (tagged !== undefined && tagged !== own) report(`tags.${TAG_KEYS.tenant} is "${tagged}" but this stack is tenant "${own}"`, r.urn);
+}
+
+export const ISOLATION_POLICIES: readonly PackStackPolicy[] = [tenantIsolation];
