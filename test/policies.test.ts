@@ -270,12 +270,14 @@ const CASES: Record<PolicyName, Case> = {
     pass: () =>
       assertPasses("iam-no-wildcard-resource", [
         res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: ["ec2:DescribeInstances", "ec2:DescribeInstanceType*", "sts:GetCallerIdentity", "ecr:GetAuthorizationToken"], Resource: "*" }) }),
+        // ec2:Describe* expands to List actions only (some of which AWS can scope): the read-only exemption covers them
+        res("aws:iam/policy:Policy", "describe", { policy: doc({ Effect: "Allow", Action: ["ec2:Describe*", "elasticloadbalancing:Describe*", "s3:ListAllMyBuckets"], Resource: "*" }) }),
       ]),
     fail: () => {
       assertFails("iam-no-wildcard-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: ["ec2:DescribeInstances", "sqs:SendMessage"], Resource: "*" }) })]);
       assertFails("iam-no-wildcard-resource", [res("aws:iam/userPolicy:UserPolicy", "p", { user: "u", policy: doc({ Effect: "Allow", Action: "ec2:Terminate*", Resource: ["*"] }) })]);
-      // ec2:Describe* reaches some Describe actions AWS can scope (client VPN, fleets, ...)
-      assertFails("iam-no-wildcard-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "ec2:Describe*", Resource: "*" }) })]);
+      // s3:Get* reads every object of every bucket: Read, and not in the read-only table
+      assertFails("iam-no-wildcard-resource", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "s3:Get*", Resource: "*" }) })]);
     },
   },
   "iam-no-wildcard-principal": {
@@ -847,5 +849,137 @@ describe("review findings: tenant isolation", () => {
     // fail closed: a tenant stack with no tenant list
     assertFails("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-acme-q" })], TENANT_PROVIDER, undefined, STACK);
     assertPasses("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-q" })], {}, undefined);
+  });
+});
+
+describe("review findings: IAM and Lambda", () => {
+  const OTHER = "999988887777";
+  const queuePolicy = (name: string, statement: Record<string, unknown>) =>
+    res("aws:sqs/queuePolicy:QueuePolicy", name, { queueUrl: "https://sqs/q", policy: doc({ Effect: "Allow", Principal: "*", Action: "sqs:SendMessage", Resource: QUEUE_ARN, ...statement }) });
+  const trust = (name: string, statement: Record<string, unknown>) => res("aws:iam/role:Role", name, { assumeRolePolicy: doc({ Effect: "Allow", Action: "sts:AssumeRole", ...statement }) });
+
+  it("6. only positive, non-wildcard conditions pin a principal, an account or PassRole", () => {
+    for (const condition of [
+      { Null: { "aws:SourceArn": "false" } },
+      { StringNotEquals: { "aws:SourceAccount": CENTRAL_ACCOUNT } },
+      { StringLike: { "aws:PrincipalOrgID": "*" } },
+      { StringEqualsIfExists: { "aws:SourceAccount": CENTRAL_ACCOUNT } },
+      { ArnLike: { "aws:SourceArn": "arn:aws:sns:us-east-1:*:*" } },
+      { StringEquals: { "aws:SourceAccount": [CENTRAL_ACCOUNT, "*"] } },
+    ]) assertFails("iam-no-wildcard-principal", [queuePolicy("qp", { Condition: condition })]);
+    assertPasses("iam-no-wildcard-principal", [queuePolicy("qp", { Condition: { "ForAnyValue:StringEquals": { "aws:SourceAccount": [CENTRAL_ACCOUNT] } } })]);
+    assertPasses("iam-no-wildcard-principal", [queuePolicy("qp", { Condition: { ArnEquals: { "aws:SourceArn": "arn:aws:sns:us-east-1:111122223333:t" } } })]);
+    for (const condition of [{ StringLike: { "sts:ExternalId": "*" } }, { Null: { "sts:ExternalId": "false" } }, { ArnLike: { "aws:PrincipalArn": "arn:aws:iam::*:*" } }]) {
+      assertFails("iam-cross-account-trust-condition", [trust("r", { Principal: { AWS: `arn:aws:iam::${OTHER}:root` }, Condition: condition })], TENANT_PROVIDER);
+    }
+    const passRole = (condition: Record<string, unknown>) => res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "iam:PassRole", Resource: "arn:aws:iam::1:role/n", Condition: condition }) });
+    assertFails("iam-passrole-scoped-to-service", [passRole({ StringLike: { "iam:PassedToService": "*" } })]);
+    assertFails("iam-passrole-scoped-to-service", [passRole({ Null: { "iam:PassedToService": "false" } })]);
+    assertPasses("iam-passrole-scoped-to-service", [passRole({ StringLike: { "iam:PassedToService": "ec2.amazonaws.com*" } })]);
+  });
+
+  it("7. a * principal in a trust policy is another account unless pinned to the stack's own", () => {
+    assertFails("iam-cross-account-trust-condition", [trust("any", { Principal: { AWS: "*" }, Condition: { ArnLike: { "aws:PrincipalArn": "arn:aws:iam::*:role/*" } } })], TENANT_PROVIDER);
+    assertFails("iam-cross-account-trust-condition", [trust("other", { Principal: "*", Condition: { StringEquals: { "aws:PrincipalAccount": OTHER } } })], TENANT_PROVIDER);
+    assertFails("iam-cross-account-trust-condition", [trust("bare", { Principal: "*" })], TENANT_PROVIDER);
+    assertPasses("iam-cross-account-trust-condition", [trust("own", { Principal: "*", Condition: { StringEquals: { "aws:PrincipalAccount": ACME_ACCOUNT } } })], TENANT_PROVIDER);
+    assertPasses("iam-cross-account-trust-condition", [trust("role", { Principal: { AWS: "*" }, Condition: { ArnEquals: { "aws:PrincipalArn": `arn:aws:iam::${OTHER}:role/ci` } } })], TENANT_PROVIDER);
+  });
+
+  it("OIDC: a federated trust without a :sub condition fails", () => {
+    const oidc = `arn:aws:iam::${ACME_ACCOUNT}:oidc-provider/token.actions.githubusercontent.com`;
+    const gh = (condition: Record<string, unknown>) => trust("gh", { Principal: { Federated: oidc }, Action: "sts:AssumeRoleWithWebIdentity", Condition: condition });
+    assertFails("iam-cross-account-trust-condition", [gh({ StringEquals: { "token.actions.githubusercontent.com:aud": "sts.amazonaws.com" } })], TENANT_PROVIDER);
+    assertFails("iam-cross-account-trust-condition", [gh({ StringLike: { "token.actions.githubusercontent.com:sub": "*" } })], TENANT_PROVIDER);
+    assertPasses("iam-cross-account-trust-condition", [gh({ StringEquals: { "token.actions.githubusercontent.com:aud": "sts.amazonaws.com" }, StringLike: { "token.actions.githubusercontent.com:sub": "repo:clusterra/infra:ref:refs/heads/main" } })], TENANT_PROVIDER);
+  });
+
+  it("8. reads the documents of key policies, VPC endpoints, access points, log resource policies and layer permissions", () => {
+    const open = doc({ Effect: "Allow", Principal: "*", Action: "*", Resource: "*" });
+    for (const [type, field] of [
+      ["aws:kms/keyPolicy:KeyPolicy", "policy"],
+      ["aws:ec2/vpcEndpoint:VpcEndpoint", "policy"],
+      ["aws:ec2/vpcEndpointPolicy:VpcEndpointPolicy", "policy"],
+      ["aws:s3/accessPoint:AccessPoint", "policy"],
+      ["aws:cloudwatch/logResourcePolicy:LogResourcePolicy", "policyDocument"],
+    ]) {
+      assertFails("iam-no-wildcard-principal", [res(type, "doc", { [field]: open })]);
+      assertFails("iam-no-wildcard-action", [res(type, "doc", { [field]: open })]);
+    }
+    const endpoint = doc({ Effect: "Allow", Principal: "*", Action: "s3:GetObject", Resource: `${BUCKET_ARN}/*`, Condition: { StringEquals: { "aws:PrincipalAccount": CENTRAL_ACCOUNT } } });
+    assertPasses("iam-no-wildcard-principal", [res("aws:ec2/vpcEndpoint:VpcEndpoint", "s3", { vpcId: "vpc-1", serviceName: "com.amazonaws.us-east-1.s3", policy: endpoint })]);
+    const layer = (inputs: Record<string, unknown>) => res("aws:lambda/layerVersionPermission:LayerVersionPermission", "layer", { layerName: "l", versionNumber: 1, action: "lambda:GetLayerVersion", statementId: "s", ...inputs });
+    assertFails("lambda-permission-restricted", [layer({ principal: "*" })]);
+    assertPasses("lambda-permission-restricted", [layer({ principal: "*", organizationId: "o-abc123" }), layer({ principal: CENTRAL_ACCOUNT })]);
+  });
+
+  it("13. broad managed policies through every attachment resource, read-all policies included", () => {
+    const admin = "arn:aws:iam::aws:policy/AdministratorAccess";
+    assertFails("iam-no-broad-managed-policy", [res("aws:iam/userPolicyAttachmentsExclusive:UserPolicyAttachmentsExclusive", "u", { userName: "u", policyArns: [admin] })]);
+    assertFails("iam-no-broad-managed-policy", [res("aws:iam/groupPolicyAttachmentsExclusive:GroupPolicyAttachmentsExclusive", "g", { groupName: "g", policyArns: [admin] })]);
+    assertFails("iam-no-broad-managed-policy", [res("aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive", "r", { roleName: "r", policyArns: ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore", admin] })]);
+    assertFails("iam-no-broad-managed-policy", [res("aws:iam/policyAttachment:PolicyAttachment", "pa", { name: "x", roles: ["r"], policyArn: admin })]);
+    for (const name of ["ReadOnlyAccess", "ViewOnlyAccess", "job-function/ViewOnlyAccess", "AmazonS3ReadOnlyAccess", "AmazonS3FullAccess", "AmazonDynamoDBFullAccess", "AmazonEC2FullAccess", "IAMFullAccess", "PowerUserAccess", "SecurityAudit"]) {
+      assertFails("iam-no-broad-managed-policy", [res("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "a", { role: "r", policyArn: `arn:aws:iam::aws:policy/${name}` })]);
+    }
+    assertPasses("iam-no-broad-managed-policy", [
+      res("aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive", "r", { roleName: "r", policyArns: ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore", "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly"] }),
+    ]);
+  });
+
+  it("14. lambda-role-scoped follows PolicyAttachment and RolePolicyAttachmentsExclusive", () => {
+    const role = res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }) }, { outputs: { arn: "arn:aws:iam::1:role/r-1", name: "r-1" } });
+    const wide = res("aws:iam/policy:Policy", "wide", { policy: doc({ Effect: "Allow", Action: "sqs:Receive*", Resource: QUEUE_ARN }) }, { outputs: { arn: "arn:aws:iam::1:policy/wide" } });
+    const fn = res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::1:role/r-1", reservedConcurrentExecutions: 1 });
+    assertFails("lambda-role-scoped", [role, wide, res("aws:iam/policyAttachment:PolicyAttachment", "pa", { name: "x", roles: ["r-1"], policyArn: "arn:aws:iam::1:policy/wide" }), fn]);
+    assertFails("lambda-role-scoped", [role, wide, res("aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive", "ex", { roleName: "r-1", policyArns: ["arn:aws:iam::1:policy/wide"] }), fn]);
+    assertFails("lambda-role-scoped", [role, res("aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive", "ex", { roleName: "r-1", policyArns: ["arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"] }), fn]);
+    assertPasses("lambda-role-scoped", [role, res("aws:iam/policyAttachment:PolicyAttachment", "pa", { name: "x", roles: ["r-1"], policyArn: "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole" }), fn]);
+  });
+
+  it("15. ARNs meaning any resource count as Resource \"*\"", () => {
+    const p = (action: string, resource: string) => [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: action, Resource: resource }) })];
+    assertFails("iam-no-service-wildcard-on-any-resource", p("s3:*", "arn:aws:s3:::*"));
+    assertFails("iam-no-service-wildcard-on-any-resource", p("iam:*", "arn:aws:iam::*:*"));
+    assertFails("iam-no-wildcard-resource", p("sqs:SendMessage", "arn:aws:sqs:*:*:*"));
+    assertFails("iam-no-wildcard-resource", p("s3:GetObject", "arn:aws:s3:::*/*"));
+    assertPasses("iam-no-wildcard-resource", p("s3:GetObject", `${BUCKET_ARN}/*`));
+    const role = res("aws:iam/role:Role", "r", { assumeRolePolicy: "{}", inlinePolicies: [{ name: "q", policy: doc({ Effect: "Allow", Action: "s3:PutObject", Resource: "arn:aws:s3:::*/*" }) }] }, { outputs: { arn: "arn:aws:iam::1:role/r" } });
+    assertFails("lambda-role-scoped", [role, res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::1:role/r", reservedConcurrentExecutions: 1 })]);
+  });
+
+  it("18. principal * limited to an organisation path, and a Lambda permission limited to an organisation, pass", () => {
+    assertPasses("iam-no-wildcard-principal", [queuePolicy("qp", { Condition: { "ForAnyValue:StringLike": { "aws:PrincipalOrgPaths": "o-abc/r-ab12/ou-ab12-11111111/*" } } })]);
+    assertPasses("lambda-permission-restricted", [res("aws:lambda/permission:Permission", "org", { action: "lambda:InvokeFunction", function: "f", principal: "*", principalOrgId: "o-abc123" })]);
+    assertFails("lambda-permission-restricted", [res("aws:lambda/permission:Permission", "any", { action: "lambda:InvokeFunction", function: "f", principal: "*", principalOrgId: "" })]);
+  });
+
+  it("20. the own account also comes from the provider's assumed role, and an unknown own account flags only clearly foreign principals", () => {
+    const own = trust("local", { Principal: { AWS: `arn:aws:iam::${ACME_ACCOUNT}:role/ci` } });
+    const viaRole = checkDeployment({
+      version: 3,
+      deployment: {
+        resources: [
+          { urn: STACK, custom: false, type: "pulumi:pulumi:Stack" },
+          { urn: urn("pulumi:providers:aws", "aws"), custom: true, type: "pulumi:providers:aws", id: "prov-1", inputs: { assumeRoles: JSON.stringify([{ roleArn: `arn:aws:iam::${ACME_ACCOUNT}:role/clusterra-deploy` }]) } },
+          own,
+          trust("foreign", { Principal: { AWS: `arn:aws:iam::${OTHER}:root` } }),
+        ],
+      },
+    });
+    assert.deepEqual(viaRole.violations.filter((v) => v.policy === "iam-cross-account-trust-condition").map((v) => v.urn), [urn("aws:iam/role:Role", "foreign")]);
+    // no account known at all: an account principal is not clearly foreign, "*" is
+    const noAccounts = checkDeployment({
+      version: 3,
+      deployment: {
+        resources: [
+          { urn: STACK, custom: false, type: "pulumi:pulumi:Stack" },
+          { urn: urn("pulumi:providers:aws", "aws"), custom: true, type: "pulumi:providers:aws", id: "prov-1", inputs: { region: "us-east-1" } },
+          own,
+          trust("anyone", { Principal: "*" }),
+        ],
+      },
+    });
+    assert.deepEqual(noAccounts.violations.filter((v) => v.policy === "iam-cross-account-trust-condition").map((v) => v.urn), [urn("aws:iam/role:Role", "anyone")]);
   });
 });

@@ -13,6 +13,7 @@ import * as path from "path";
 
 interface ActionData {
   readonly name: string;
+  readonly accessLevel?: string;
   readonly resourceTypes: readonly { readonly name: string; readonly required: boolean }[];
 }
 
@@ -56,6 +57,16 @@ export function isWildcardOnly(action: string): boolean | undefined {
   if (name === undefined) return undefined;
   const a = serviceActions(service)?.[name.toLowerCase()];
   return a === undefined ? undefined : a.resourceTypes.length === 0;
+}
+
+/**
+ * The catalog's access level of an action ("List", "Read", "Write", "Permissions
+ * management", "Tagging"); undefined when the action is not in the catalog.
+ */
+export function accessLevel(action: string): string | undefined {
+  const [service, name] = splitAction(action);
+  if (name === undefined) return undefined;
+  return serviceActions(service)?.[name.toLowerCase()]?.accessLevel;
 }
 
 /**

@@ -36,39 +36,44 @@ export interface Statement {
   readonly condition: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
 }
 
-/** Identity policies (attached to a role/user/group) carried by a resource type. */
-const IDENTITY_POLICY_TYPES = new Set([
-  "aws:iam/rolePolicy:RolePolicy",
-  "aws:iam/userPolicy:UserPolicy",
-  "aws:iam/groupPolicy:GroupPolicy",
-  "aws:iam/policy:Policy",
-]);
-
-/** Resource-based policies (`policy` input) of resource types this project may create. */
-const RESOURCE_POLICY_TYPES = new Set([
-  "aws:s3/bucketPolicy:BucketPolicy",
-  "aws:s3/bucket:Bucket",
-  "aws:s3/bucketV2:BucketV2",
-  "aws:sqs/queue:Queue",
-  "aws:sqs/queuePolicy:QueuePolicy",
-  "aws:kms/key:Key",
-  "aws:secretsmanager/secret:Secret",
-  "aws:secretsmanager/secretPolicy:SecretPolicy",
-  "aws:sns/topic:Topic",
-  "aws:sns/topicPolicy:TopicPolicy",
-  "aws:ecr/repositoryPolicy:RepositoryPolicy",
-  "aws:efs/fileSystemPolicy:FileSystemPolicy",
-  "aws:vpclattice/authPolicy:AuthPolicy",
-  "aws:vpclattice/resourcePolicy:ResourcePolicy",
-  "aws:cloudwatch/eventBusPolicy:EventBusPolicy",
-]);
+/**
+ * Every resource type carrying a policy document this pack reads: the input holding it
+ * and what kind of document it is. (Role is special: a trust policy and a list of inline
+ * identity policies; see documentsOf.)
+ */
+const DOCUMENT_FIELDS: Readonly<Record<string, { readonly field: string; readonly kind: DocumentKind }>> = {
+  // Identity policies (attached to a role, user, group or permission set)
+  "aws:iam/rolePolicy:RolePolicy": { field: "policy", kind: "identity" },
+  "aws:iam/userPolicy:UserPolicy": { field: "policy", kind: "identity" },
+  "aws:iam/groupPolicy:GroupPolicy": { field: "policy", kind: "identity" },
+  "aws:iam/policy:Policy": { field: "policy", kind: "identity" },
+  "aws:ssoadmin/permissionSetInlinePolicy:PermissionSetInlinePolicy": { field: "inlinePolicy", kind: "identity" },
+  // Resource-based policies
+  "aws:s3/bucketPolicy:BucketPolicy": { field: "policy", kind: "resource" },
+  "aws:s3/bucket:Bucket": { field: "policy", kind: "resource" },
+  "aws:s3/bucketV2:BucketV2": { field: "policy", kind: "resource" },
+  "aws:s3/accessPoint:AccessPoint": { field: "policy", kind: "resource" },
+  "aws:s3control/accessPointPolicy:AccessPointPolicy": { field: "policy", kind: "resource" },
+  "aws:sqs/queue:Queue": { field: "policy", kind: "resource" },
+  "aws:sqs/queuePolicy:QueuePolicy": { field: "policy", kind: "resource" },
+  "aws:kms/key:Key": { field: "policy", kind: "resource" },
+  "aws:kms/keyPolicy:KeyPolicy": { field: "policy", kind: "resource" },
+  "aws:secretsmanager/secret:Secret": { field: "policy", kind: "resource" },
+  "aws:secretsmanager/secretPolicy:SecretPolicy": { field: "policy", kind: "resource" },
+  "aws:sns/topic:Topic": { field: "policy", kind: "resource" },
+  "aws:sns/topicPolicy:TopicPolicy": { field: "policy", kind: "resource" },
+  "aws:ecr/repositoryPolicy:RepositoryPolicy": { field: "policy", kind: "resource" },
+  "aws:efs/fileSystemPolicy:FileSystemPolicy": { field: "policy", kind: "resource" },
+  "aws:ec2/vpcEndpoint:VpcEndpoint": { field: "policy", kind: "resource" },
+  "aws:ec2/vpcEndpointPolicy:VpcEndpointPolicy": { field: "policy", kind: "resource" },
+  "aws:cloudwatch/logResourcePolicy:LogResourcePolicy": { field: "policyDocument", kind: "resource" },
+  "aws:vpclattice/authPolicy:AuthPolicy": { field: "policy", kind: "resource" },
+  "aws:vpclattice/resourcePolicy:ResourcePolicy": { field: "policy", kind: "resource" },
+  "aws:cloudwatch/eventBusPolicy:EventBusPolicy": { field: "policy", kind: "resource" },
+};
 
 /** Every type that carries a policy document this pack reads. */
-export const POLICY_DOCUMENT_TYPES: readonly string[] = [
-  "aws:iam/role:Role",
-  ...IDENTITY_POLICY_TYPES,
-  ...RESOURCE_POLICY_TYPES,
-];
+export const POLICY_DOCUMENT_TYPES: readonly string[] = ["aws:iam/role:Role", ...Object.keys(DOCUMENT_FIELDS)];
 
 /** The policy documents in a resource's inputs. */
 export function documentsOf(type: string, props: Record<string, unknown>): DocumentRef[] {
@@ -79,10 +84,12 @@ export function documentsOf(type: string, props: Record<string, unknown>): Docum
       const policy = asRecord(p)?.policy;
       if (policy !== undefined && policy !== "") docs.push({ kind: "identity", field: `inlinePolicies[${i}].policy`, raw: policy });
     });
-  } else if (IDENTITY_POLICY_TYPES.has(type)) {
-    if (props.policy !== undefined) docs.push({ kind: "identity", field: "policy", raw: props.policy });
-  } else if (RESOURCE_POLICY_TYPES.has(type)) {
-    if (props.policy !== undefined && props.policy !== "") docs.push({ kind: "resource", field: "policy", raw: props.policy });
+    return docs;
+  }
+  const spec = DOCUMENT_FIELDS[type];
+  if (spec) {
+    const raw = props[spec.field];
+    if (raw !== undefined && raw !== null && raw !== "") docs.push({ kind: spec.kind, field: spec.field, raw });
   }
   return docs;
 }
@@ -170,9 +177,62 @@ export function principalAccount(p: Principal): string | undefined {
   return m ? m[1] : undefined;
 }
 
-/** Whether a statement has a condition on any of the keys (case-insensitive). */
-export function hasConditionKey(s: Statement, ...keys: string[]): boolean {
-  return keys.some((k) => s.conditionKeys.has(k.toLowerCase()));
+/**
+ * Condition operators that pin a key to the values listed: the positive string and ARN
+ * comparisons, also in their ForAnyValue: / ForAllValues: set forms. Null, the Not*
+ * operators and the ...IfExists forms (true when the key is absent) pin nothing.
+ */
+const PINNING_OPERATORS = new Set(["stringequals", "stringequalsignorecase", "stringlike", "arnequals", "arnlike"]);
+
+export function isPinningOperator(op: string): boolean {
+  return PINNING_OPERATORS.has(op.replace(/^for(any|all)value:/i, "").toLowerCase());
+}
+
+/**
+ * Whether a condition value matches (nearly) anything: `*`, an ARN in any account
+ * (`arn:aws:iam::*:*`, `arn:aws:iam::*:role/*`), an ARN of any resource, or a pattern with
+ * fewer than three literal letters or digits (`o-*`).
+ */
+export function isWildcardValue(value: string): boolean {
+  const t = value.trim();
+  if (/^[*?]*$/.test(t)) return true;
+  const arn = /^arn:([^:]*):([^:]*):([^:]*):([^:]*):(.*)$/.exec(t);
+  if (arn) {
+    const account = arn[4];
+    const resource = arn[5];
+    if (/[*?]/.test(account)) return true;
+    return account === "" && /^[*?:/]*$/.test(resource);
+  }
+  return (t.replace(/[*?]/g, "").match(/[A-Za-z0-9]/g) ?? []).length < 3;
+}
+
+/**
+ * The values a statement pins one of the keys to: for each positive operator on a key,
+ * its values. undefined when no such condition exists or any value is a wildcard (so the
+ * condition lets anything through).
+ */
+export function pinnedValues(s: Statement, ...keys: string[]): string[] | undefined {
+  const wanted = new Set(keys.map((k) => k.toLowerCase()));
+  let found: string[] | undefined;
+  for (const [op, body] of Object.entries(s.condition)) {
+    if (!isPinningOperator(op)) continue;
+    for (const [k, v] of Object.entries(body)) {
+      if (!wanted.has(k.toLowerCase())) continue;
+      const values = asArray(v).map((x) => (typeof x === "string" || typeof x === "number" || typeof x === "boolean" ? String(x) : ""));
+      if (values.length === 0 || values.some(isWildcardValue)) continue;
+      found = [...(found ?? []), ...values];
+    }
+  }
+  return found;
+}
+
+/**
+ * Whether a statement pins any of the keys (case-insensitive) with a positive operator to
+ * values that are not wildcards. A key that is merely present (Null, StringNotEquals,
+ * StringLike "*", ...IfExists) does not count.
+ */
+export function hasPinningCondition(s: Statement, ...keys: string[]): boolean {
+  return pinnedValues(s, ...keys) !== undefined;
 }
 
 /**

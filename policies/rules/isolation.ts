@@ -83,8 +83,9 @@ function documentPatterns(raw: unknown): string[] {
  * The other tenant an IAM wildcard can reach: a `*` that could stand for (or complete)
  * another tenant's id where no tenant id comes first, e.g.
  * `arn:aws:s3:::clusterra-dev-*-files/*` in any tenant stack, or `clusterra-dev-acme-*`
- * when tenant `acme-eu` exists. An ARN pinned to one of the stack's own accounts cannot
- * reach another tenant's account and is left alone.
+ * when tenant `acme-eu` exists. A wildcard that is a whole segment (`bucket/*`) is not
+ * about names; an ARN pinned to one of the stack's own accounts cannot reach another
+ * tenant's account and is left alone.
  */
 export function wildcardReachesTenant(pattern: string, own: string, others: readonly string[], ownAccounts: ReadonlySet<string>): string | undefined {
   // "*" and its ARN spellings are about any resource, not names: the IAM policies judge those.
@@ -94,6 +95,12 @@ export function wildcardReachesTenant(pattern: string, own: string, others: read
   const re = tenantsPattern([own, ...others]);
   const literal = (s: string): string => s.replace(/\*/g, "").replace(/\?/g, "x");
   for (let i = pattern.indexOf("*"); i >= 0; i = pattern.indexOf("*", i + 1)) {
+    // A wildcard that is a whole segment ("bucket/*", an account "*") means any child of a
+    // parent named elsewhere, or any account: the names and the IAM policies judge those.
+    const segStart = Math.max(pattern.lastIndexOf("/", i - 1), pattern.lastIndexOf(":", i - 1)) + 1;
+    const segEnd = /[/:]/.exec(pattern.slice(i + 1))?.index;
+    const segment = pattern.slice(segStart, segEnd === undefined ? pattern.length : i + 1 + segEnd);
+    if (/^[*?]+$/.test(segment)) continue;
     const before = literal(pattern.slice(0, i));
     const after = literal(pattern.slice(i + 1));
     for (const t of others) {

@@ -1,6 +1,6 @@
 /** Lambda: reserved concurrency, nothing public, execution role without wildcards. */
 import type { PolicyResource } from "@pulumi/policy";
-import { broadManagedPolicy, scopableActions } from "./iam";
+import { broadManagedPolicy, onAnyResource, scopableActions } from "./iam";
 import { documentsOf, isAllow, statementsOf, type Statement } from "./iam-docs";
 import {
   indexTargets,
@@ -18,6 +18,9 @@ export const FUNCTION = "aws:lambda/function:Function";
 const ROLE = "aws:iam/role:Role";
 const ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy";
 const ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment";
+const POLICY_ATTACHMENT = "aws:iam/policyAttachment:PolicyAttachment";
+const ROLE_POLICY_ATTACHMENTS_EXCLUSIVE = "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive";
+const LAYER_VERSION_PERMISSION = "aws:lambda/layerVersionPermission:LayerVersionPermission";
 const MANAGED_POLICY = "aws:iam/policy:Policy";
 
 export const lambdaReservedConcurrency = resourcePolicy("lambda-reserved-concurrency", {
@@ -32,13 +35,19 @@ export const lambdaReservedConcurrency = resourcePolicy("lambda-reserved-concurr
 
 export const lambdaPermissionRestricted = resourcePolicy("lambda-permission-restricted", {
   description:
-    'No Lambda permission lets anyone invoke a function: no Principal "*", no unauthenticated function-URL grant, and a service principal only with sourceArn or sourceAccount.',
-  remediation: "name the invoking service or account as principal and set sourceArn (the rule, queue or bucket) or sourceAccount",
-  types: ["aws:lambda/permission:Permission"],
+    'No Lambda permission lets anyone invoke a function or use a layer: no Principal "*" unless limited to an organisation (principalOrgId, ' +
+    "organizationId for layers), no unauthenticated function-URL grant, and a service principal only with sourceArn or sourceAccount.",
+  remediation: "name the invoking service or account as principal and set sourceArn (the rule, queue or bucket) or sourceAccount, or limit \"*\" to principalOrgId",
+  types: ["aws:lambda/permission:Permission", LAYER_VERSION_PERMISSION],
   validate: (args, report) => {
-    const { principal, sourceArn, sourceAccount, functionUrlAuthType } = args.props;
-    if (principal === "*") report('principal is "*": anyone may invoke the function');
-    else if (typeof principal === "string" && /\.amazonaws\.com(\.cn)?$/.test(principal) && !isNonEmptyString(sourceArn) && !isNonEmptyString(sourceAccount)) {
+    if (args.type === LAYER_VERSION_PERMISSION) {
+      if (args.props.principal === "*" && !isNonEmptyString(args.props.organizationId)) report('principal is "*" with no organizationId: any account may use the layer');
+      return;
+    }
+    const { principal, sourceArn, sourceAccount, functionUrlAuthType, principalOrgId } = args.props;
+    if (principal === "*") {
+      if (!isNonEmptyString(principalOrgId)) report('principal is "*" with no principalOrgId: anyone may invoke the function');
+    } else if (typeof principal === "string" && /\.amazonaws\.com(\.cn)?$/.test(principal) && !isNonEmptyString(sourceArn) && !isNonEmptyString(sourceAccount)) {
       report(`service principal ${principal} is not limited by sourceArn or sourceAccount: any ${principal} resource in any account may invoke the function`);
     }
     if (functionUrlAuthType === "NONE") report('functionUrlAuthType is "NONE": the function URL needs no authentication');
@@ -62,9 +71,10 @@ export function statementWildcards(st: Statement): string[] {
   if (wildActions.length > 0) out.push(`wildcard action ${wildActions.join(", ")}`);
   if (st.notActions) out.push("NotAction");
   if (st.notResources) out.push("NotResource");
-  if (st.resources.includes("*")) {
+  if (onAnyResource(st) && !st.notResources) {
     const scopable = st.actions.filter((a) => !a.includes("*")).flatMap(scopableActions);
-    if (scopable.length > 0) out.push(`Resource "*" for ${scopable.slice(0, 4).join(", ")}${scopable.length > 4 ? ", ..." : ""}`);
+    const on = st.resources.find((r) => r !== "*" && r.startsWith("arn:")) ?? "*";
+    if (scopable.length > 0) out.push(`Resource "${on}" for ${scopable.slice(0, 4).join(", ")}${scopable.length > 4 ? ", ..." : ""}`);
   }
   return out;
 }
@@ -75,7 +85,8 @@ function documentWildcards(raw: unknown): string[] {
 
 export const lambdaRoleScoped = stackPolicy("lambda-role-scoped", {
   description:
-    "A Lambda function's execution role (its inline policies, role policies, attached customer-managed policies) has no wildcard action, " +
+    "A Lambda function's execution role (its inline policies, role policies, and customer-managed policies attached through RolePolicyAttachment, " +
+    "PolicyAttachment or RolePolicyAttachmentsExclusive) has no wildcard action, " +
     'NotAction/NotResource, Resource "*" for a scopable action, or broad AWS-managed policy.',
   remediation: "grant the function's role only the actions it calls on the ARNs of this stack's queue, secret or log group",
   validate: (args, report) => {
@@ -108,14 +119,22 @@ export const lambdaRoleScoped = stackPolicy("lambda-role-scoped", {
       const found = documentWildcards(known(() => rp.props.policy as unknown, undefined)).map((w) => `role policy ${rp.name}: ${w}`);
       if (found.length > 0) for (const role of referencedResources(rp, "role", roles)) add(role, found);
     }
-    for (const at of ofTypes(args.resources, ROLE_POLICY_ATTACHMENT)) {
-      const attachedTo = referencedResources(at, "role", roles);
-      if (attachedTo.length === 0) continue;
-      const arn = known(() => at.props.policyArn as unknown, undefined);
-      const viaDeps = referencedResources(at, "policyArn", policies, false);
-      for (const role of attachedTo) {
-        if (typeof arn === "string") attachedArns(role, [arn]);
-        for (const pol of viaDeps) add(role, documentWildcards(known(() => pol.props.policy as unknown, undefined)).map((w) => `policy ${pol.name}: ${w}`));
+    // Attachments: one role and one policy, many roles and one policy, or one role and the exact set of its policies.
+    const attachments: [string, string, string][] = [
+      [ROLE_POLICY_ATTACHMENT, "role", "policyArn"],
+      [POLICY_ATTACHMENT, "roles", "policyArn"],
+      [ROLE_POLICY_ATTACHMENTS_EXCLUSIVE, "roleName", "policyArns"],
+    ];
+    for (const [type, roleField, policyField] of attachments) {
+      for (const at of ofTypes(args.resources, type)) {
+        const attachedTo = referencedResources(at, roleField, roles);
+        if (attachedTo.length === 0) continue;
+        const arns = known(() => strings(at.props[policyField]), []);
+        const viaDeps = referencedResources(at, policyField, policies, false);
+        for (const role of attachedTo) {
+          attachedArns(role, arns);
+          for (const pol of viaDeps) add(role, documentWildcards(known(() => pol.props.policy as unknown, undefined)).map((w) => `policy ${pol.name}: ${w}`));
+        }
       }
     }
 
