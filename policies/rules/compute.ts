@@ -1,40 +1,115 @@
 /** Compute: IMDSv2, encrypted volumes, no SSH keys, no secrets in user data. */
-import { asArray, asRecord, isNonEmptyString, isTrue, resourcePolicy, type PackResourcePolicy } from "./util";
+import type { PolicyResource } from "@pulumi/policy";
+import { gunzipSync } from "zlib";
+import { asArray, asRecord, indexTargets, isNonEmptyString, isTrue, known, ofTypes, resourcePolicy, stackPolicy, type PackPolicy, type TargetIndex } from "./util";
 
 export const INSTANCE = "aws:ec2/instance:Instance";
 export const LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate";
+export const SPOT_INSTANCE_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest";
+export const LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration";
+/** Types that launch a host from their own arguments (and, for instances and spot requests, maybe a launch template). */
+const HOST_TYPES = [INSTANCE, SPOT_INSTANCE_REQUEST, LAUNCH_CONFIGURATION, LAUNCH_TEMPLATE] as const;
 
-export const ec2Imdsv2Required = resourcePolicy("ec2-imdsv2-required", {
-  description: 'Instances and launch templates require IMDSv2 (metadataOptions.httpTokens = "required").',
+/** Reads a resource's input, unknown values (preview) as undefined. */
+function prop(r: PolicyResource, field: string): unknown {
+  return known<unknown>(() => r.props[field], undefined);
+}
+
+/**
+ * The launch template an instance or spot request is launched from, when it is in the
+ * deployment: `launchTemplate.id` / `.name` matched against the templates' id and name,
+ * or the engine's property dependencies of `launchTemplate`. `named` is set when the
+ * resource names a template at all.
+ */
+function launchTemplateOf(r: PolicyResource, templates: TargetIndex): { named: boolean; template?: PolicyResource } {
+  if (r.type !== INSTANCE && r.type !== SPOT_INSTANCE_REQUEST) return { named: false };
+  const spec = asRecord(prop(r, "launchTemplate"));
+  const deps = r.propertyDependencies?.launchTemplate ?? [];
+  if (!spec && deps.length === 0) return { named: false };
+  for (const v of [spec?.id, spec?.name]) {
+    if (!isNonEmptyString(v)) continue;
+    const found = templates.byId.get(v)?.[0];
+    if (found) return { named: true, template: found };
+  }
+  for (const d of deps) {
+    const found = templates.byUrn.get(d.urn);
+    if (found) return { named: true, template: found };
+  }
+  return { named: true };
+}
+
+function templatesIndex(resources: readonly PolicyResource[]): TargetIndex {
+  return indexTargets(ofTypes(resources, LAUNCH_TEMPLATE), ["id", "name", "arn"]);
+}
+
+/** The httpTokens problem of some metadata options, or undefined when IMDSv2 is required (or IMDS is off). */
+function imdsProblem(mo: Record<string, unknown> | undefined): string | undefined {
+  if (mo?.httpEndpoint === "disabled") return undefined;
+  if (mo?.httpTokens === "required") return undefined;
+  return `metadataOptions.httpTokens is ${mo?.httpTokens === undefined ? "not set (IMDSv1 allowed)" : `"${String(mo.httpTokens)}"`}`;
+}
+
+export const ec2Imdsv2Required = stackPolicy("ec2-imdsv2-required", {
+  description:
+    'Instances, spot requests, launch configurations and launch templates require IMDSv2 (metadataOptions.httpTokens = "required"); ' +
+    "an instance launched from a launch template of the same deployment may take it from the template.",
   remediation: 'set metadataOptions: { httpTokens: "required", httpPutResponseHopLimit: 2 } (2 lets pods reach IMDS through the node)',
-  types: [INSTANCE, LAUNCH_TEMPLATE],
   validate: (args, report) => {
-    const mo = asRecord(args.props.metadataOptions);
-    if (mo?.httpEndpoint === "disabled") return;
-    if (mo?.httpTokens !== "required") report(`metadataOptions.httpTokens is ${mo?.httpTokens === undefined ? "not set (IMDSv1 allowed)" : `"${String(mo.httpTokens)}"`}`);
+    const templates = templatesIndex(args.resources);
+    for (const r of ofTypes(args.resources, ...HOST_TYPES)) {
+      const own = asRecord(prop(r, "metadataOptions"));
+      const ownProblem = imdsProblem(own);
+      if (ownProblem === undefined) continue;
+      const lt = launchTemplateOf(r, templates);
+      if (lt.template && own?.httpTokens === undefined) {
+        const fromTemplate = imdsProblem(asRecord(prop(lt.template, "metadataOptions")));
+        if (fromTemplate !== undefined) report(`its launch template ${lt.template.name} does not require IMDSv2 (${fromTemplate})`, r.urn);
+        continue;
+      }
+      report(lt.named && !lt.template ? `${ownProblem}, and its launch template is not in this deployment` : ownProblem, r.urn);
+    }
   },
 });
 
-export const ec2VolumesEncrypted = resourcePolicy("ec2-volumes-encrypted", {
-  description: "An instance's root and data volumes, and every EBS mapping of a launch template, are encrypted.",
+/** Problems of a launch template's block device mappings (every EBS mapping encrypted, and at least one). */
+function templateVolumeProblems(lt: PolicyResource): string[] {
+  const mappings = asArray(prop(lt, "blockDeviceMappings"));
+  if (mappings.length === 0) return ["no blockDeviceMappings: the root volume's encryption is left to the AMI and account default"];
+  const out: string[] = [];
+  mappings.forEach((m, i) => {
+    const ebs = asRecord(asRecord(m)?.ebs);
+    if (ebs && !isTrue(ebs.encrypted)) out.push(`blockDeviceMappings[${i}].ebs.encrypted is not true`);
+  });
+  return out;
+}
+
+export const ec2VolumesEncrypted = stackPolicy("ec2-volumes-encrypted", {
+  description:
+    "The root and data volumes of instances, spot requests and launch configurations, and every EBS mapping of a launch template, are encrypted; " +
+    "an instance launched from a launch template of the same deployment may take its root volume from the template.",
   remediation: "set rootBlockDevice.encrypted: true and encrypted: true on every EBS block device (launch templates: blockDeviceMappings[].ebs.encrypted)",
-  types: [INSTANCE, LAUNCH_TEMPLATE],
   validate: (args, report) => {
-    if (args.type === INSTANCE) {
-      const root = asRecord(args.props.rootBlockDevice);
-      if (!root) report("rootBlockDevice is not declared, so the root volume's encryption is left to the AMI and account default");
-      else if (!isTrue(root.encrypted)) report("rootBlockDevice.encrypted is not true");
-      asArray(args.props.ebsBlockDevices).forEach((d, i) => {
-        if (!isTrue(asRecord(d)?.encrypted)) report(`ebsBlockDevices[${i}].encrypted is not true`);
+    const templates = templatesIndex(args.resources);
+    for (const r of ofTypes(args.resources, ...HOST_TYPES)) {
+      if (r.type === LAUNCH_TEMPLATE) {
+        for (const p of templateVolumeProblems(r)) report(p, r.urn);
+        continue;
+      }
+      const root = asRecord(prop(r, "rootBlockDevice"));
+      if (root) {
+        if (!isTrue(root.encrypted)) report("rootBlockDevice.encrypted is not true", r.urn);
+      } else {
+        const lt = launchTemplateOf(r, templates);
+        if (lt.template) {
+          for (const p of templateVolumeProblems(lt.template)) report(`its launch template ${lt.template.name}: ${p}`, r.urn);
+        } else {
+          report(`rootBlockDevice is not declared${lt.named ? " and its launch template is not in this deployment" : ""}, so the root volume's encryption is left to the AMI and account default`, r.urn);
+        }
+      }
+      asArray(prop(r, "ebsBlockDevices")).forEach((d, i) => {
+        if (!isTrue(asRecord(d)?.encrypted)) report(`ebsBlockDevices[${i}].encrypted is not true`, r.urn);
       });
-      return;
     }
-    const mappings = asArray(args.props.blockDeviceMappings);
-    if (mappings.length === 0) report("no blockDeviceMappings: the root volume's encryption is left to the AMI and account default");
-    mappings.forEach((m, i) => {
-      const ebs = asRecord(asRecord(m)?.ebs);
-      if (ebs && !isTrue(ebs.encrypted)) report(`blockDeviceMappings[${i}].ebs.encrypted is not true`);
-    });
   },
 });
 
@@ -50,29 +125,55 @@ export const ebsVolumeEncrypted = resourcePolicy("ebs-volume-encrypted", {
 export const ec2NoSshKey = resourcePolicy("ec2-no-ssh-key", {
   description: "No SSH key pairs: hosts are reached through SSM Session Manager, not keys.",
   remediation: "remove keyName / the KeyPair and use SSM Session Manager (AmazonSSMManagedInstanceCore on the instance role)",
-  types: [INSTANCE, LAUNCH_TEMPLATE, "aws:ec2/keyPair:KeyPair"],
+  types: [INSTANCE, LAUNCH_TEMPLATE, SPOT_INSTANCE_REQUEST, LAUNCH_CONFIGURATION, "aws:ec2/keyPair:KeyPair"],
   validate: (args, report) => {
     if (args.type === "aws:ec2/keyPair:KeyPair") report("an EC2 key pair is created");
     else if (isNonEmptyString(args.props.keyName)) report(`keyName "${args.props.keyName}" installs an SSH key`);
   },
 });
 
+/**
+ * A value that is a reference, not a secret: a shell expansion or substitution, an ARN
+ * (`DB_SECRET=arn:aws:secretsmanager:...`), a file path, or a template placeholder.
+ */
+const NOT_A_LITERAL = String.raw`(?!["']?(?:\$|\x60|arn:|/|\{\{|<))`;
+/** `NAME=value`, or `NAME: value` (YAML; the space keeps `arn:aws:secretsmanager:...` from reading as one). */
+const ASSIGN = String.raw`(?:\s*=\s*|\s*:\s+)`;
+/** Names of settings that hold secrets (DB_PASSWORD, MYSQL_ROOT_PASSWORD, K3S_TOKEN, api_key, client_secret, ...). */
+const SECRET_NAME = String.raw`[A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|private[_-]?key)[A-Za-z0-9_.-]*`;
+
 /** What secret-looking user data looks like. Messages name the kind, never the value. */
 const SECRET_PATTERNS: readonly { readonly what: string; readonly re: RegExp }[] = [
   { what: "an AWS access key id", re: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/ },
   { what: "an AWS secret access key", re: /aws_secret_access_key\s*[=:]\s*["']?[A-Za-z0-9/+=]{40}/i },
   { what: "a private key", re: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/ },
-  { what: "a literal password", re: /\b(?:password|passwd|pwd)\s*[=:]\s*(?!["']?\$)["']?[^\s"'$]{3,}/i },
-  { what: "a literal token or API key", re: /\b[A-Za-z0-9_]*(?:token|secret|api[_-]?key)\s*[=:]\s*(?!["']?\$)["']?[A-Za-z0-9_\-./+=:]{12,}/i },
+  // NAME=value / NAME: value, the name anywhere in an identifier (DB_PASSWORD, MYSQL_ROOT_PASSWORD)
+  { what: "a literal password", re: new RegExp(String.raw`(?:^|[^A-Za-z0-9_])[A-Za-z0-9_]*(?:password|passwd|pwd)[A-Za-z0-9_]*${ASSIGN}${NOT_A_LITERAL}["']?[^\s"'$\x60]{3,}`, "im") },
+  {
+    what: "a literal token or API key",
+    re: new RegExp(String.raw`(?:^|[^A-Za-z0-9_])[A-Za-z0-9_]*(?:token|secret|api[_-]?key)[A-Za-z0-9_]*${ASSIGN}${NOT_A_LITERAL}["']?[A-Za-z0-9_\-./+=:]{12,}`, "im"),
+  },
+  // JSON / YAML with quoted keys: "password": "hunter2"
+  { what: "a literal secret in a JSON field", re: new RegExp(String.raw`"${SECRET_NAME}"\s*:\s*"${NOT_A_LITERAL}[^"\s$]{3,}"`, "i") },
+  // Command-line flags: --password x, --token=x (not --token-file, --password-stdin)
+  { what: "a literal secret on a command line", re: new RegExp(String.raw`--(?:password|passwd|token|secret|api-key|client-secret)(?:=|\s+)${NOT_A_LITERAL}["']?[^\s"'$\x60-][^\s"'$\x60]{2,}`, "i") },
   { what: "a GitHub token", re: /\bgh[pousr]_[A-Za-z0-9]{36}\b/ },
   { what: "a Slack token", re: /\bxox[abpr]-[A-Za-z0-9-]{10,}/ },
 ];
 
-/** Base64 text decoded when it decodes to readable text, else undefined. */
+/** Base64 text decoded (gunzipped when the bytes are gzip) when it decodes to readable text, else undefined. */
 function decodeBase64(v: string): string | undefined {
   const t = v.replace(/\s+/g, "");
   if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return undefined;
-  const s = Buffer.from(t, "base64").toString("utf8");
+  let bytes = Buffer.from(t, "base64");
+  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+    try {
+      bytes = gunzipSync(bytes);
+    } catch {
+      return undefined;
+    }
+  }
+  const s = bytes.toString("utf8");
   return /[\x00-\x08\x0e-\x1f]/.test(s) ? undefined : s;
 }
 
@@ -81,22 +182,22 @@ export function findSecrets(text: string): { what: string; line: number }[] {
   const out: { what: string; line: number }[] = [];
   for (const { what, re } of SECRET_PATTERNS) {
     const m = re.exec(text);
-    if (m) out.push({ what, line: text.slice(0, m.index).split("\n").length });
+    if (m) out.push({ what, line: text.slice(0, m.index + (m[0].length - m[0].trimStart().length)).split("\n").length });
   }
   return out;
 }
 
 export const ec2NoSecretsInUserData = resourcePolicy("ec2-no-secrets-in-user-data", {
-  description: "User data (plain or base64) carries no AWS keys, private keys, passwords or tokens: it is readable by anyone who can describe the instance.",
+  description:
+    "User data (plain, base64, or gzip + base64) of instances, spot requests, launch configurations and launch templates carries no AWS keys, " +
+    "private keys, passwords (DB_PASSWORD=..., \"password\": \"...\", --password x) or tokens: it is readable by anyone who can describe the instance. " +
+    "References (shell variables, ARNs, file paths) are not secrets.",
   remediation: "keep the secret in Secrets Manager and fetch it at boot with the instance role (aws secretsmanager get-secret-value)",
-  types: [INSTANCE, LAUNCH_TEMPLATE],
+  types: [INSTANCE, LAUNCH_TEMPLATE, SPOT_INSTANCE_REQUEST, LAUNCH_CONFIGURATION],
   validate: (args, report) => {
     // Either field may hold plain text or base64; scan the decoded text when it decodes.
-    const fields: [string, unknown][] =
-      args.type === INSTANCE
-        ? [["userData", args.props.userData], ["userDataBase64", args.props.userDataBase64]]
-        : [["userData", args.props.userData]];
-    for (const [field, value] of fields) {
+    for (const field of ["userData", "userDataBase64"]) {
+      const value = args.props[field];
       if (!isNonEmptyString(value)) continue;
       const text = decodeBase64(value) ?? value;
       for (const { what, line } of findSecrets(text)) report(`${field} contains ${what} (line ${line})`);
@@ -104,7 +205,7 @@ export const ec2NoSecretsInUserData = resourcePolicy("ec2-no-secrets-in-user-dat
   },
 });
 
-export const COMPUTE_POLICIES: readonly PackResourcePolicy[] = [
+export const COMPUTE_POLICIES: readonly PackPolicy[] = [
   ec2Imdsv2Required,
   ec2VolumesEncrypted,
   ebsVolumeEncrypted,
