@@ -459,7 +459,7 @@ const CASES: Record<PolicyName, Case> = {
   "s3-tls-only": {
     pass: () => {
       const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
-      const policy = { Version: "2012-10-17", Statement: [{ Effect: "Deny", Principal: { AWS: "*" }, Action: "s3:*", Resource: `${BUCKET_ARN}/*`, Condition: { Bool: { "aws:SecureTransport": false } } }] };
+      const policy = { Version: "2012-10-17", Statement: [{ Effect: "Deny", Principal: { AWS: "*" }, Action: "s3:*", Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`], Condition: { Bool: { "aws:SecureTransport": false } } }] };
       assertPasses("s3-tls-only", [bucket, res("aws:s3/bucketPolicy:BucketPolicy", "p", { bucket: "clusterra-dev-files", policy })]);
     },
     fail: () => {
@@ -1034,5 +1034,57 @@ describe("review findings: compute", () => {
     const weak = lt({ metadataOptions: { httpTokens: "optional" }, blockDeviceMappings: [{ deviceName: "/dev/xvda", ebs: { encrypted: "false" } }] });
     assertFails("ec2-imdsv2-required", [weak, byId], {}, undefined, byId.urn);
     assertFails("ec2-volumes-encrypted", [weak, byName], {}, undefined, byName.urn);
+  });
+});
+
+describe("review findings: data and safety", () => {
+  const bucket = () => res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" }, { outputs: { arn: BUCKET_ARN } });
+  const tls = (statement: Record<string, unknown>) =>
+    res("aws:s3/bucketPolicy:BucketPolicy", "p", { bucket: "clusterra-dev-files", policy: doc({ Effect: "Deny", Principal: "*", Action: "s3:*", Condition: { Bool: { "aws:SecureTransport": "false" } }, ...statement }) });
+
+  it("11. s3-tls-only: the deny covers the bucket and every object, with no other condition", () => {
+    const b = bucket();
+    const fails = (statement: Record<string, unknown>) => assertFails("s3-tls-only", [b, tls(statement)], {}, undefined, b.urn);
+    fails({ Resource: BUCKET_ARN });
+    fails({ Resource: `${BUCKET_ARN}/*` });
+    fails({ Resource: ["arn:aws:s3:::other", "arn:aws:s3:::other/*"] });
+    fails({ Resource: [BUCKET_ARN, `${BUCKET_ARN}/logs/*`] });
+    fails({ Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`], Condition: { Bool: { "aws:SecureTransport": "false" }, StringEquals: { "aws:PrincipalAccount": "999988887777" } } });
+    fails({ Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`], Condition: { Bool: { "aws:SecureTransport": "false" }, IpAddress: { "aws:SourceIp": "203.0.113.0/24" } } });
+    assertPasses("s3-tls-only", [b, tls({ Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`] })]);
+    assertPasses("s3-tls-only", [b, tls({ Resource: "*" })]);
+    assertPasses("s3-tls-only", [b, tls({ Resource: "arn:aws:s3:::clusterra-dev-files*" })]);
+    // no arn output: the ARN is built from the bucket's name
+    assertPasses("s3-tls-only", [res("aws:s3/bucket:Bucket", "named", { bucket: "clusterra-dev-files" }), tls({ Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`] })]);
+  });
+
+  it("an account public access block covers only buckets of its own account", () => {
+    const flags = { blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true };
+    const b = bucket();
+    assertFails("s3-public-access-block", [b, res("aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock", "acct", { accountId: "999988887777", ...flags })], {}, undefined, b.urn);
+    assertPasses("s3-public-access-block", [b, res("aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock", "acct", { accountId: CENTRAL_ACCOUNT, ...flags })]);
+    assertPasses("s3-public-access-block", [b, res("aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock", "acct", flags)]);
+  });
+
+  it("secretsmanager-uses-cmk rejects the AWS-managed key by alias", () => {
+    assertFails("secretsmanager-uses-cmk", [res("aws:secretsmanager/secret:Secret", "s", { kmsKeyId: "alias/aws/secretsmanager" })]);
+    assertFails("secretsmanager-uses-cmk", [res("aws:secretsmanager/secret:Secret", "s", { kmsKeyId: "arn:aws:kms:us-east-1:111122223333:alias/aws/secretsmanager" })]);
+    assertPasses("secretsmanager-uses-cmk", [res("aws:secretsmanager/secret:Secret", "s", { kmsKeyId: "alias/clusterra-dev" })]);
+  });
+
+  it("replica and external KMS keys and DynamoDB table replicas are stateful", () => {
+    for (const type of ["aws:kms/replicaKey:ReplicaKey", "aws:kms/externalKey:ExternalKey", "aws:dynamodb/tableReplica:TableReplica"]) {
+      assertFails("stateful-resources-protected", [res(type, "x", {}, { protect: false })]);
+      assertPasses("stateful-resources-protected", [res(type, "x", {}, { protect: true })]);
+    }
+  });
+
+  it("16. required-tags reads an Auto Scaling group's own tags list (defaultTags do not reach it)", () => {
+    const asg = (tags?: { key: string; value: string; propagateAtLaunch: boolean }[]) =>
+      [res("aws:autoscaling/group:Group", "asg", { maxSize: 1, minSize: 1, launchTemplate: { id: "lt-1" }, ...(tags ? { tags } : {}) })];
+    assertFails("required-tags", asg());
+    assertFails("required-tags", asg([{ key: "Name", value: "x", propagateAtLaunch: true }]));
+    const all = Object.entries(stackTags("dev", "central")).map(([key, value]) => ({ key, value, propagateAtLaunch: true }));
+    assertPasses("required-tags", asg(all));
   });
 });

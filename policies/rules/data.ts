@@ -10,10 +10,11 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import { isAnyone, statementsOf, type Statement } from "./iam-docs";
+import { wildcardRegExp } from "./iam-catalog";
+import { providerAccounts } from "./provider";
 import {
   asArray,
   asRecord,
-  getCI,
   indexTargets,
   isNonEmptyString,
   isTrue,
@@ -53,8 +54,24 @@ function missingFlags(r: PolicyResource): string[] | undefined {
   return values.filter(([, v]) => !isTrue(v)).map(([f]) => f);
 }
 
+/**
+ * Whether an account-level public access block covers a bucket: it must act in the
+ * bucket's account (its accountId, else its provider's), not merely be in the deployment.
+ */
+function accountBlockCovers(block: PolicyResource, bucket: PolicyResource): boolean {
+  const accountId = read(block, "accountId");
+  const bucketAccounts = providerAccounts(bucket.provider);
+  const sameProvider = (block.provider?.urn ?? "") === (bucket.provider?.urn ?? "");
+  if (accountId === UNKNOWN) return true; // decided at update time
+  if (!isNonEmptyString(accountId)) return sameProvider || providerAccounts(block.provider).some((a) => bucketAccounts.includes(a));
+  if (bucketAccounts.length > 0) return bucketAccounts.includes(accountId);
+  return sameProvider && providerAccounts(block.provider).includes(accountId);
+}
+
 export const s3PublicAccessBlock = stackPolicy("s3-public-access-block", {
-  description: "Every S3 bucket has a BucketPublicAccessBlock with blockPublicAcls, blockPublicPolicy, ignorePublicAcls and restrictPublicBuckets all true.",
+  description:
+    "Every S3 bucket has a BucketPublicAccessBlock (or an AccountPublicAccessBlock acting in the bucket's own account) with blockPublicAcls, " +
+    "blockPublicPolicy, ignorePublicAcls and restrictPublicBuckets all true.",
   remediation: "add aws.s3.BucketPublicAccessBlock { bucket: bucket.id, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true }",
   validate: (args, report) => {
     const buckets = ofTypes(args.resources, ...BUCKET_TYPES);
@@ -62,7 +79,7 @@ export const s3PublicAccessBlock = stackPolicy("s3-public-access-block", {
     const covered = new Set<string>();
     for (const a of ofTypes(args.resources, ACCOUNT_PAB)) {
       const missing = missingFlags(a);
-      if (missing === undefined || missing.length === 0) for (const b of buckets) covered.add(b.urn);
+      if (missing === undefined || missing.length === 0) for (const b of buckets) if (accountBlockCovers(a, b)) covered.add(b.urn);
     }
     for (const p of ofTypes(args.resources, PAB)) {
       const missing = missingFlags(p);
@@ -77,39 +94,65 @@ function isFalse(v: unknown): boolean {
   return v === false || (typeof v === "string" && v.toLowerCase() === "false") || (Array.isArray(v) && v.length > 0 && v.every(isFalse));
 }
 
-/** A statement that denies every non-TLS request: Deny, anyone, s3:* (or *), aws:SecureTransport false. */
-export function isTlsDeny(st: Statement): boolean {
-  if (st.effect.toLowerCase() !== "deny") return false;
+/** Whether one of the statement's Resource patterns covers an ARN (any partition). */
+function covers(st: Statement, arn: string): boolean {
+  const norm = (a: string): string => a.replace(/^arn:aws[a-z-]*:/, "arn:aws:");
+  return st.resources.some((r) => wildcardRegExp(norm(r)).test(norm(arn)));
+}
+
+/**
+ * A statement that denies every non-TLS request to a bucket: Deny, anyone, s3:* (or *),
+ * on the bucket's ARN and all its objects (or "*"), with aws:SecureTransport false as its
+ * only condition (any other condition narrows whom or what it denies). With no bucket
+ * ARN (unknown during preview), any Resource will do.
+ */
+export function isTlsDeny(st: Statement, bucketArn?: string): boolean {
+  if (st.effect.toLowerCase() !== "deny" || st.hasNotPrincipal || st.notResources || st.notActions) return false;
   if (!st.principals.some(isAnyone)) return false;
   if (!st.actions.some((a) => a === "*" || a.toLowerCase() === "s3:*")) return false;
-  for (const [op, body] of Object.entries(st.condition)) {
-    if (!/^bool(ifexists)?$/i.test(op)) continue;
-    if (isFalse(getCI(body as Record<string, unknown>, "aws:SecureTransport"))) return true;
-  }
-  return false;
+  const conditions = Object.entries(st.condition).flatMap(([op, body]) => Object.entries(body).map(([k, v]) => [op, k, v] as const));
+  if (conditions.length !== 1) return false;
+  const [op, key, value] = conditions[0];
+  if (!/^bool(ifexists)?$/i.test(op) || key.toLowerCase() !== "aws:securetransport" || !isFalse(value)) return false;
+  if (bucketArn === undefined) return st.resources.length > 0;
+  return covers(st, bucketArn) && covers(st, `${bucketArn}/*`);
 }
 
 /** true: has a TLS deny; false: has none; undefined: cannot tell yet (unknown during preview). */
-function docDeniesPlainHttp(doc: unknown): boolean | undefined {
+function docDeniesPlainHttp(doc: unknown, bucketArn: string | undefined): boolean | undefined {
   if (doc === UNKNOWN) return undefined;
   if (doc === undefined || doc === null || doc === "") return false;
-  return (statementsOf(doc) ?? []).some(isTlsDeny);
+  return (statementsOf(doc) ?? []).some((st) => isTlsDeny(st, bucketArn));
+}
+
+/** A bucket's ARN: its `arn` output, else built from its name; undefined while unknown. */
+function bucketArnOf(b: PolicyResource): string | undefined {
+  const arn = read(b, "arn");
+  if (isNonEmptyString(arn)) return arn;
+  const name = read(b, "bucket");
+  if (isNonEmptyString(name)) return `arn:aws:s3:::${name}`;
+  const id = read(b, "id");
+  return isNonEmptyString(id) ? `arn:aws:s3:::${id}` : undefined;
 }
 
 export const s3TlsOnly = stackPolicy("s3-tls-only", {
-  description: "Every S3 bucket's policy denies requests that do not use TLS (Deny s3:* when aws:SecureTransport is false).",
+  description:
+    "Every S3 bucket's policy denies requests that do not use TLS: Deny s3:* to anyone on the bucket ARN and bucketArn/* (or \"*\") when " +
+    "aws:SecureTransport is false, with no other narrowing condition.",
   remediation:
     'add a BucketPolicy statement {Effect: "Deny", Principal: "*", Action: "s3:*", Resource: [bucketArn, bucketArn + "/*"], Condition: {Bool: {"aws:SecureTransport": "false"}}}',
   validate: (args, report) => {
     const buckets = ofTypes(args.resources, ...BUCKET_TYPES);
     const targets = indexTargets(buckets, BUCKET_IDS);
     const ok = new Set<string>();
-    for (const b of buckets) if (docDeniesPlainHttp(read(b, "policy")) !== false) ok.add(b.urn);
+    for (const b of buckets) if (docDeniesPlainHttp(read(b, "policy"), bucketArnOf(b)) !== false) ok.add(b.urn);
     for (const p of ofTypes(args.resources, BUCKET_POLICY)) {
-      if (docDeniesPlainHttp(read(p, "policy")) === false) continue;
-      for (const b of referencedResources(p, "bucket", targets)) ok.add(b.urn);
+      const doc = read(p, "policy");
+      for (const b of referencedResources(p, "bucket", targets)) if (docDeniesPlainHttp(doc, bucketArnOf(b)) !== false) ok.add(b.urn);
     }
-    for (const b of buckets) if (!ok.has(b.urn)) report("no bucket policy denies plain-HTTP (aws:SecureTransport false) requests", b.urn);
+    for (const b of buckets) {
+      if (!ok.has(b.urn)) report("no bucket policy denies plain-HTTP (aws:SecureTransport false) requests to the bucket and all its objects, unconditionally otherwise", b.urn);
+    }
   },
 });
 
@@ -234,11 +277,13 @@ export const sqsConsumedQueueHasDlq = stackPolicy("sqs-consumed-queue-has-dlq", 
 });
 
 export const secretsmanagerUsesCmk = resourcePolicy("secretsmanager-uses-cmk", {
-  description: "Secrets Manager secrets are encrypted with a customer-managed KMS key.",
+  description: "Secrets Manager secrets are encrypted with a customer-managed KMS key (not alias/aws/secretsmanager).",
   remediation: "set kmsKeyId to the stack's KMS key (so access needs kms:Decrypt on that key too)",
   types: ["aws:secretsmanager/secret:Secret"],
   validate: (args, report) => {
-    if (!isNonEmptyString(args.props.kmsKeyId)) report("kmsKeyId is not set (the AWS-managed aws/secretsmanager key is used)");
+    const key = args.props.kmsKeyId;
+    if (!isNonEmptyString(key)) report("kmsKeyId is not set (the AWS-managed aws/secretsmanager key is used)");
+    else if (/(^|:)alias\/aws\//.test(key)) report(`kmsKeyId ${key} is an AWS-managed key, not a customer-managed one`);
   },
 });
 

@@ -77,7 +77,11 @@ export function providerAccounts(provider: PolicyProviderResource | undefined): 
   return out;
 }
 
-/** Effective tags of a resource: the provider's default tags overlaid by its own `tags`. */
+/**
+ * Effective tags of a resource: the provider's default tags overlaid by its own `tags`.
+ * Not for Auto Scaling groups: defaultTags do not reach them (required-tags reads their
+ * own tags list alone).
+ */
 export function effectiveTags(provider: PolicyProviderResource | undefined, ownTags: unknown): Tags {
   const defaults = providerDefaultTags(provider);
   const own = ownTags === undefined || ownTags === null ? EMPTY : tagMap(ownTags);

@@ -4,7 +4,7 @@
  */
 import type { PolicyResourceOptions, ResourceValidationArgs } from "@pulumi/policy";
 import { MANAGED_BY, STACK_KINDS, TAG_KEYS } from "../../facts/project";
-import { effectiveTags } from "./provider";
+import { effectiveTags, tagMap } from "./provider";
 import { TAGGABLE_TYPES } from "./taggable-types";
 import { resourcePolicy, type PackResourcePolicy } from "./util";
 
@@ -16,6 +16,9 @@ export const STATEFUL_TYPES = [
   "aws:s3/bucketV2:BucketV2",
   "aws:secretsmanager/secret:Secret",
   "aws:kms/key:Key",
+  "aws:kms/replicaKey:ReplicaKey",
+  "aws:kms/externalKey:ExternalKey",
+  "aws:dynamodb/tableReplica:TableReplica",
 ] as const;
 
 /**
@@ -28,7 +31,8 @@ export type PackResourceOptions = PolicyResourceOptions & { retainOnDelete?: boo
 
 export const statefulResourcesProtected = resourcePolicy("stateful-resources-protected", {
   description:
-    "DynamoDB tables, EFS file systems, S3 buckets, Secrets Manager secrets and KMS keys are protected (protect) or kept on delete (retainOnDelete). " +
+    "DynamoDB tables and table replicas, EFS file systems, S3 buckets, Secrets Manager secrets and KMS keys (replica and external keys too) " +
+    "are protected (protect) or kept on delete (retainOnDelete). " +
     "Under the Pulumi CLI only protect is visible to policies.",
   remediation: "pass { protect: true } (or retainOnDelete: true) in the resource options",
   types: STATEFUL_TYPES,
@@ -57,12 +61,21 @@ export function tagProblems(tags: Readonly<Record<string, string>>): string[] {
   return problems;
 }
 
+/** Auto Scaling groups take a `tags` list ({key, value, propagateAtLaunch}); the provider's defaultTags do not apply to them. */
+const ASG = "aws:autoscaling/group:Group";
+
 export const requiredTags = resourcePolicy("required-tags", {
   description:
     `Every taggable AWS resource carries ${TAG_KEYS.managedBy}=${MANAGED_BY}, ${TAG_KEYS.environment} and ${TAG_KEYS.stackKind} ` +
-    `(plus ${TAG_KEYS.tenant} in tenant stacks), from the provider's defaultTags merged with its own tags.`,
+    `(plus ${TAG_KEYS.tenant} in tenant stacks), from the provider's defaultTags merged with its own tags; Auto Scaling groups, which ` +
+    "the provider's defaultTags do not reach, carry them in their own tags list.",
   remediation: "create resources with the stack's explicit AWS provider, whose defaultTags come from stackTags() in facts/project.ts",
   validate: (args, report) => {
+    if (args.type === ASG) {
+      const problems = tagProblems(tagMap(args.props.tags));
+      if (problems.length > 0) report(`tags (an Auto Scaling group gets none of the provider's defaultTags): ${problems.join("; ")}`);
+      return;
+    }
     if (!isTaggable(args)) return;
     const problems = tagProblems(effectiveTags(args.provider, args.props.tags));
     if (problems.length > 0) report(`tags: ${problems.join("; ")}`);
