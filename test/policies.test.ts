@@ -635,6 +635,19 @@ describe("policies under the policy server's preview semantics", () => {
     assert.deepEqual(messages, []);
   });
 
+  it("the stack policies that replaced resource policies skip unknown values too", () => {
+    const opts = { protect: false, ignoreChanges: [], aliases: [], customTimeouts: { createSeconds: 0, updateSeconds: 0, deleteSeconds: 0 }, additionalSecretOutputs: [] };
+    const base = { urn: "urn:i", name: "i", opts, dependencies: [], propertyDependencies: {}, isType: () => false, asType: () => undefined };
+    const instance = { ...base, type: "aws:ec2/instance:Instance", props: unknownCheckingProxy({ metadataOptions: unknownStringValue, rootBlockDevice: { encrypted: unknownStringValue } }) } as unknown as PolicyResource;
+    const rule = { ...base, urn: "urn:r", type: "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", props: unknownCheckingProxy({ securityGroupId: unknownStringValue, cidrIpv4: unknownStringValue }) } as unknown as PolicyResource;
+    const args: StackValidationArgs = { resources: [instance, rule], stackTags: new Map(), getConfig: () => ({}) as never, notApplicable: () => { throw new Error("n/a"); } };
+    for (const name of ["ec2-imdsv2-required", "ec2-volumes-encrypted", "sg-no-public-ingress", "default-sg-closed", "peering-flows-match-contract", "tenant-isolation"] as const) {
+      const p = POLICIES.find((x) => x.name === name)!;
+      assert.ok(isStackPolicy(p), name);
+      assert.doesNotThrow(() => p.validateStack(args, () => undefined), name);
+    }
+  });
+
   it("runs only synchronous policies, so checkDeployment returns a report directly", () => {
     const report = checkDeployment(deployment(compliantResources()));
     assert.equal(typeof report.counts.mandatory, "number");

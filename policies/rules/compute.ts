@@ -56,15 +56,18 @@ export const ec2Imdsv2Required = stackPolicy("ec2-imdsv2-required", {
   remediation: 'set metadataOptions: { httpTokens: "required", httpPutResponseHopLimit: 2 } (2 lets pods reach IMDS through the node)',
   validate: (args, report) => {
     const templates = templatesIndex(args.resources);
-    for (const r of ofTypes(args.resources, ...HOST_TYPES)) {
+    // A resource with values still unknown (preview) is skipped, not allowed to abort the check.
+    for (const r of ofTypes(args.resources, ...HOST_TYPES)) known(() => checkImds(r), undefined);
+
+    function checkImds(r: PolicyResource): void {
       const own = asRecord(prop(r, "metadataOptions"));
       const ownProblem = imdsProblem(own);
-      if (ownProblem === undefined) continue;
+      if (ownProblem === undefined) return;
       const lt = launchTemplateOf(r, templates);
       if (lt.template && own?.httpTokens === undefined) {
         const fromTemplate = imdsProblem(asRecord(prop(lt.template, "metadataOptions")));
         if (fromTemplate !== undefined) report(`its launch template ${lt.template.name} does not require IMDSv2 (${fromTemplate})`, r.urn);
-        continue;
+        return;
       }
       report(lt.named && !lt.template ? `${ownProblem}, and its launch template is not in this deployment` : ownProblem, r.urn);
     }
@@ -90,10 +93,12 @@ export const ec2VolumesEncrypted = stackPolicy("ec2-volumes-encrypted", {
   remediation: "set rootBlockDevice.encrypted: true and encrypted: true on every EBS block device (launch templates: blockDeviceMappings[].ebs.encrypted)",
   validate: (args, report) => {
     const templates = templatesIndex(args.resources);
-    for (const r of ofTypes(args.resources, ...HOST_TYPES)) {
+    for (const r of ofTypes(args.resources, ...HOST_TYPES)) known(() => checkVolumes(r), undefined);
+
+    function checkVolumes(r: PolicyResource): void {
       if (r.type === LAUNCH_TEMPLATE) {
         for (const p of templateVolumeProblems(r)) report(p, r.urn);
-        continue;
+        return;
       }
       const root = asRecord(prop(r, "rootBlockDevice"));
       if (root) {

@@ -122,7 +122,7 @@ export function isTlsDeny(st: Statement, bucketArn?: string): boolean {
 function docDeniesPlainHttp(doc: unknown, bucketArn: string | undefined): boolean | undefined {
   if (doc === UNKNOWN) return undefined;
   if (doc === undefined || doc === null || doc === "") return false;
-  return (statementsOf(doc) ?? []).some((st) => isTlsDeny(st, bucketArn));
+  return known(() => (statementsOf(doc) ?? []).some((st) => isTlsDeny(st, bucketArn)), undefined);
 }
 
 /** A bucket's ARN: its `arn` output, else built from its name; undefined while unknown. */

@@ -194,6 +194,7 @@ export const defaultSgClosed = stackPolicy("default-sg-closed", {
       if (isNonEmptyString(id)) defaultIds.add(id);
     }
     for (const r of ofTypes(args.resources, SG_RULE, SG_INGRESS_RULE, SG_EGRESS_RULE)) {
+      // propertyDependencies are known even when the value is not (preview).
       const target = known(() => r.props.securityGroupId as unknown, undefined);
       const byValue = isNonEmptyString(target) && defaultIds.has(target);
       const byDependency = (r.propertyDependencies?.securityGroupId ?? []).some((d) => defaultUrns.has(d.urn));
