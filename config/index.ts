@@ -13,8 +13,18 @@ import { formatIssues, validateStack } from "./validate";
 export * from "./types";
 export { formatIssues, stackShortName, validateStack } from "./validate";
 
-/** The project root: where Pulumi.yaml and stacks/ live (dist/config/.. /..). */
-export const PROJECT_ROOT = path.resolve(__dirname, "..", "..");
+/**
+ * The project root: the nearest folder above this module holding Pulumi.yaml (the module
+ * runs as dist/config/ under node, as config/ under ts-node when the policy pack loads it).
+ */
+export const PROJECT_ROOT = findProjectRoot(__dirname);
+
+function findProjectRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "Pulumi.yaml"))) return dir;
+    if (path.dirname(dir) === dir) return path.resolve(start, "..", "..");
+  }
+}
 
 /** Bad configuration: carries every issue, and prints as one line per issue. */
 export class ConfigError extends Error {
