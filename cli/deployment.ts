@@ -44,5 +44,21 @@ export function parseDeployment(text: string, file: string): Deployment {
   if (!d || d.version !== 3 || !Array.isArray(d.deployment?.resources)) {
     throw new Error(`${file}: not a Pulumi deployment export; expected {"version":3,"deployment":{"resources":[...]}}`);
   }
+  const problems = d.deployment.resources.flatMap((r, i) => resourceProblems(r, i));
+  if (problems.length > 0) throw new Error(`${file}: ${problems.slice(0, 10).join("; ")}${problems.length > 10 ? `; and ${problems.length - 10} more` : ""}`);
   return d as Deployment;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** What is wrong with one resource entry, as "resources[i].field ..." phrases. */
+function resourceProblems(r: unknown, i: number): string[] {
+  const at = `resources[${i}]`;
+  if (!isRecord(r)) return [`${at} is not an object`];
+  const problems: string[] = [];
+  for (const key of ["urn", "type"]) if (typeof r[key] !== "string") problems.push(`${at}.${key} is not a string`);
+  for (const key of ["inputs", "outputs", "propertyDependencies"]) if (r[key] !== undefined && !isRecord(r[key])) problems.push(`${at}.${key} is not an object`);
+  for (const key of ["parent", "provider", "id"]) if (r[key] !== undefined && typeof r[key] !== "string") problems.push(`${at}.${key} is not a string`);
+  if (r.dependencies !== undefined && !(Array.isArray(r.dependencies) && r.dependencies.every((x) => typeof x === "string"))) problems.push(`${at}.dependencies is not a list of URNs`);
+  return problems;
 }

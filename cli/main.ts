@@ -11,6 +11,9 @@ import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles 
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
 
+/** A stack name as Pulumi accepts it, and as a file name in stacks/: no path separators. */
+const STACK_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
 export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + "\n"), err: (s: string) => void = (s) => process.stderr.write(s + "\n")): Promise<number> {
   let exitCode: number = EXIT.ok;
   const program = new Command("clusterra")
@@ -26,6 +29,11 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .option("--out <dir>", "output folder (default .clusterra/plan/<stack>/)")
     .option("--write-fleet", "write the fleet files into this repository's fleet/, as `pulumi up` does, instead of the output folder")
     .action(async (opts: { stack: string; configFile?: string; out?: string; writeFleet?: boolean }) => {
+      if (!STACK_NAME.test(opts.stack)) {
+        err(`clusterra plan: --stack ${JSON.stringify(opts.stack)} is not a stack name; valid: letters, digits, '.', '_' and '-' (the NAME of stacks/Pulumi.NAME.yaml)`);
+        exitCode = EXIT.usage;
+        return;
+      }
       const outDir = path.resolve(opts.out ?? path.join(PROJECT_ROOT, ".clusterra", "plan", opts.stack));
       try {
         const result = await planStack({ stack: opts.stack, configFile: opts.configFile }, opts.writeFleet ? PROJECT_ROOT : path.join(outDir, "fleet-root"));

@@ -20,8 +20,8 @@ export interface PlanResult {
   readonly outputs: Record<string, unknown>;
   /** Fleet files the run wrote, relative to the fleet root. */
   readonly fleetFiles: string[];
-  /** Where they were written. */
-  readonly fleetRoot: string;
+  /** Where they were written (undefined: not written). */
+  readonly fleetRoot: string | undefined;
 }
 
 /** The account a plan pretends to act in: the first allowed one, else AWS's documentation account. */
@@ -44,12 +44,13 @@ export function loadStackConfig(options: PlanOptions): { config: StackConfig; va
  * Plans one stack (and, for a tenant, its central stack first, whose outputs its
  * StackReference reads). Fleet files go under `fleetRoot`.
  */
-export async function planStack(options: PlanOptions, fleetRoot: string): Promise<PlanResult> {
+export async function planStack(options: PlanOptions, fleetRoot: string | undefined): Promise<PlanResult> {
   const { config, values } = loadStackConfig(options);
   const stackOutputs = new Map<string, Record<string, unknown>>();
   if (config.kind === "tenant") {
     const centralName = stackShortName(config.central.stack);
-    const central = await planStack({ stack: centralName, root: options.root }, path.join(fleetRoot, ".central"));
+    // Only central's outputs are needed here: its fleet files are not written.
+    const central = await planStack({ stack: centralName, root: options.root }, undefined);
     stackOutputs.set(centralName, central.outputs);
   }
   // Heavy modules load only after the configuration has proved valid.

@@ -8,6 +8,7 @@ import { slurmctldNodePort } from "../facts/contract";
 import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
+import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
 import type { ConfigIssue, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
@@ -73,7 +74,7 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   if (kind === "central") checkCentral(own, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
-  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind) };
+  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings)) };
 }
 
 type Add = (key: string, value: unknown, problem: string, valid: string) => void;
@@ -118,6 +119,9 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   if (Array.isArray(aws.allowedAccountIds) && typeof tenant.accountId === "string" && !aws.allowedAccountIds.includes(tenant.accountId)) {
     add("aws:allowedAccountIds", aws.allowedAccountIds, `does not include the tenant account ${tenant.accountId}`, "a list that includes clusterra:tenant.accountId");
   }
+  if (typeof tenant.id === "string" && /^[a-z]([a-z0-9-]*[a-z0-9])?$/.test(tenant.id) && collidesWithPlatformWords(tenant.id)) {
+    add(`${ns}:tenant.id`, tenant.id, "is made only of words the platform writes into names and ARNs (it would read as this tenant in every other tenant's resources)", "a distinctive id such as the customer's name");
+  }
   // ELB names (clusterra-<env>-<tenant>) have at most 32 characters.
   const lbName = typeof tenant.id === "string" && typeof own.environment === "string" ? `clusterra-${own.environment}-${tenant.id}` : undefined;
   if (lbName && lbName.length > 32) {
@@ -144,6 +148,10 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     if (typeof theirCidr === "string" && centralCidr && theirCidr !== centralCidr) {
       add(`${ns}:central.vpcCidr`, central.vpcCidr, `differs from ${centralFile.file}'s network.vpcCidr`, theirCidr);
     }
+    const theirRegion = centralFile.values["aws:region"];
+    if (typeof theirRegion === "string" && central.region !== undefined && central.region !== theirRegion) {
+      add(`${ns}:central.region`, central.region, `differs from ${centralFile.file}'s aws:region`, `${theirRegion} (or leave it out: it defaults to the central stack's region)`);
+    }
     const theirEnvironment = centralFile.values[`${ns}:environment`];
     if (typeof theirEnvironment === "string" && typeof own.environment === "string" && theirEnvironment !== own.environment) {
       add(`${ns}:environment`, own.environment, `differs from ${centralFile.file}'s environment`, theirEnvironment);
@@ -155,12 +163,13 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   }
   for (const other of siblings) {
     if (other.stack === source.stack || other.values[`${ns}:kind`] !== "tenant") continue;
+    const ot = other.values[`${ns}:tenant`];
+    // Ids are unique per environment: the deploy role's ExternalId is clusterra-<env>-<id>.
+    if (isObject(ot) && ot.id === tenant.id && typeof tenant.id === "string" && other.values[`${ns}:environment`] === own.environment) {
+      add(`${ns}:tenant.id`, tenant.id, `also used by ${other.file} in environment ${String(own.environment)}`, "a tenant id unique in its environment");
+    }
     const oc = other.values[`${ns}:central`];
     if (!isObject(oc) || typeof oc.stack !== "string" || stackShortName(oc.stack) !== centralName) continue;
-    const ot = other.values[`${ns}:tenant`];
-    if (isObject(ot) && ot.id === tenant.id && typeof tenant.id === "string") {
-      add(`${ns}:tenant.id`, tenant.id, `also used by ${other.file}`, `a tenant id unique among the tenants of ${centralName}`);
-    }
     if (isObject(ot) && typeof ot.id === "string" && typeof tenant.id === "string" && ot.id !== tenant.id && slurmctldNodePort(ot.id) === slurmctldNodePort(tenant.id)) {
       add(`${ns}:tenant.id`, tenant.id, `gets the same slurmctld NodePort (${slurmctldNodePort(tenant.id)}) as ${other.file}'s tenant ${ot.id}`, "another tenant id: the port is derived from it");
     }
@@ -196,7 +205,14 @@ function checkConnector(own: Record<string, unknown>, add: Add): void {
   }
 }
 
-function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind): StackConfig {
+/** The region of the central stack a tenant joins, from that stack's file. */
+function centralRegionOf(own: Record<string, unknown>, siblings: readonly StackFile[]): string | undefined {
+  const central = isObject(own.central) && typeof own.central.stack === "string" ? stackShortName(own.central.stack) : undefined;
+  const region = siblings.find((f) => f.stack === central)?.values["aws:region"];
+  return typeof region === "string" ? region : undefined;
+}
+
+function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind, centralRegion?: string): StackConfig {
   const base = {
     stack: source.stack,
     file: source.file,
@@ -217,7 +233,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       const central = own.central as TenantConfig["central"];
       return {
         ...base, kind, network: network(own.network), tenant: own.tenant as never, shapes: own.shapes as never,
-        central: { ...central, region: central.region ?? region },
+        central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }
     case "connector":
@@ -292,9 +308,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
+/** Longest value an error message echoes. */
+const MAX_ECHO = 200;
+
+function echo(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}... (${text.length} characters)` : text;
+}
+
 /** One line per issue: file, key, value, problem, what is valid. */
 export function formatIssues(issues: readonly ConfigIssue[]): string {
-  return issues
-    .map((i) => `${i.file}: ${i.key}${i.value === undefined ? "" : ` = ${JSON.stringify(i.value)}`}: ${i.problem}; valid: ${i.valid}`)
-    .join("\n");
+  return issues.map((i) => `${i.file}: ${i.key}${i.value === undefined ? "" : ` = ${echo(i.value)}`}: ${i.problem}; valid: ${i.valid}`).join("\n");
 }

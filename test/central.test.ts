@@ -167,7 +167,7 @@ describe("central stack (central-dev)", function () {
   it("writes cluster-api's Application and values to the fleet", async () => {
     const p = await plan("central-dev");
     assert.deepEqual(p.fleetFiles, ["fleet/central/dev/cluster-api.yaml", "fleet/central/dev/values/cluster-api.yaml"]);
-    const values = parse(fs.readFileSync(path.join(p.fleetRoot, "fleet/central/dev/values/cluster-api.yaml"), "utf8"));
+    const values = parse(fs.readFileSync(path.join(p.fleetRoot!, "fleet/central/dev/values/cluster-api.yaml"), "utf8"));
     assert.deepEqual(values.image, { repository: "ghcr.io/clusterra/cluster-api", tag: "0.9.0" });
     assert.equal(values.tables.events, "clusterra-dev-events");
     assert.equal(values.port, 8443);

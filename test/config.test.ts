@@ -112,6 +112,17 @@ describe("configuration", () => {
     assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 18 characters/);
   });
 
+  it("rejects ids made only of platform words, a central region other than central's, and ids reused in an environment", () => {
+    assert.match(issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "east", accountId: "444455556666" } })), "clusterra:tenant.id").problem, /words the platform writes/);
+    const region = issuesOf(withValues(acme(), { "clusterra:central": { stack: "central-dev", accountId: "111122223333", vpcCidr: "10.0.0.0/16", region: "eu-west-1" } }));
+    assert.match(issueAt(region, "clusterra:central.region").problem, /differs from stacks\/Pulumi.central-dev.yaml's aws:region/);
+    const elsewhere = validateStack(withValues(acme(), { "aws:region": "us-west-2", "clusterra:network": { vpcCidr: "10.16.0.0/20", availabilityZones: 2 } }), exampleFiles());
+    assert.ok(elsewhere.ok && elsewhere.config.kind === "tenant" && elsewhere.config.central.region === "us-east-1", "defaults to the central stack's region");
+    const otherCentral = { stack: "central-dev2", file: "stacks/Pulumi.central-dev2.yaml", values: { ...central().values, "clusterra:network": { vpcCidr: "10.1.0.0/16", availabilityZones: 2 } } };
+    const twin = withValues(acme(), { "clusterra:central": { stack: "central-dev2", accountId: "111122223333", vpcCidr: "10.1.0.0/16" } }, "tenant-acme2-dev");
+    assert.match(issueAt(issuesOf(twin, [...exampleFiles(), otherCentral]), "clusterra:tenant.id").problem, /also used by stacks\/Pulumi.tenant-acme-dev.yaml in environment dev/);
+  });
+
   it("rejects Xen instance types for the host and connector names too long for rule names", () => {
     const xen = issuesOf(withValues(central(), { "clusterra:controlPlane": { instanceType: "m4.large", k3sVersion: "v1.35.3+k3s1" } }));
     assert.match(issueAt(xen, "clusterra:controlPlane.instanceType").problem, /Xen/);

@@ -13,7 +13,7 @@ describe("fleet/ in git", function () {
       for (const rel of p.fleetFiles) {
         const committed = path.join(PROJECT_ROOT, rel);
         assert.ok(fs.existsSync(committed), `${rel} is rendered by ${stack} but not committed`);
-        assert.equal(fs.readFileSync(committed, "utf8"), fs.readFileSync(path.join(p.fleetRoot, rel), "utf8"), `${rel} differs from what ${stack} renders`);
+        assert.equal(fs.readFileSync(committed, "utf8"), fs.readFileSync(path.join(p.fleetRoot!, rel), "utf8"), `${rel} differs from what ${stack} renders`);
       }
     }
   });

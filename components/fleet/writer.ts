@@ -11,11 +11,11 @@ import { PROJECT_ROOT } from "../../config";
 /** Path inside the repository -> file content. */
 export type FleetFileSet = Record<string, string>;
 
-let targetRoot: string = PROJECT_ROOT;
+let targetRoot: string | undefined = PROJECT_ROOT;
 let pending: Promise<string[]>[] = [];
 
-/** Where relative fleet paths are written (the plan points this at its output folder). */
-export function setFleetRoot(root: string): void {
+/** Where relative fleet paths are written (the plan points this at its output folder; undefined writes nothing). */
+export function setFleetRoot(root: string | undefined): void {
   targetRoot = root;
   pending = [];
 }
@@ -26,7 +26,7 @@ export function emitFleetFiles(files: pulumi.Output<FleetFileSet>): void {
     new Promise<string[]>((resolve, reject) => {
       files.apply((set) => {
         try {
-          if (pulumi.runtime.isDryRun()) return resolve([]);
+          if (pulumi.runtime.isDryRun() || targetRoot === undefined) return resolve([]);
           resolve(writeFleetFiles(targetRoot, set));
         } catch (e) {
           reject(e);
