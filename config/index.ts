@@ -5,10 +5,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parseDocument } from "yaml";
+import { isPair, isScalar, LineCounter, parseDocument, visit } from "yaml";
 import { STACK_CONFIG_DIR } from "../facts/project";
 import type { ConfigIssue, StackConfig, StackFile } from "./types";
-import { formatIssues, validateStack } from "./validate";
+import { formatIssues, stackShortName, validateStack } from "./validate";
 
 export * from "./types";
 export { formatIssues, stackShortName, validateStack } from "./validate";
@@ -44,12 +44,33 @@ export function readStackFile(filePath: string, stack: string, root = PROJECT_RO
   } catch (e) {
     return issue(`cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"})`, `an existing stack file such as ${STACK_CONFIG_DIR}/Pulumi.${stack}.yaml`);
   }
-  const doc = parseDocument(text, { prettyErrors: false });
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0];
-    return issue(`is not valid YAML: ${e.message.split("\n")[0]} (line ${e.linePos?.[0].line ?? "?"})`, "a YAML mapping with a top-level `config:` key");
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines, schema: "core", uniqueKeys: true });
+  const yamlIssues: ConfigIssue[] = doc.errors.map((e) => ({
+    file: rel,
+    key: "(file)",
+    value: undefined,
+    problem: `is not valid YAML: ${e.message.split("\n")[0]} (line ${lines.linePos(e.pos[0]).line})`,
+    valid: "a YAML mapping with a top-level `config:` key",
+  }));
+  // Keys that would reach an object's prototype are refused, not silently dropped.
+  visit(doc, {
+    Pair(_, pair) {
+      if (isPair(pair) && isScalar(pair.key) && ["__proto__", "constructor", "prototype"].includes(String(pair.key.value))) {
+        const at = pair.key.range ? ` (line ${lines.linePos(pair.key.range[0]).line})` : "";
+        yamlIssues.push({ file: rel, key: String(pair.key.value), value: undefined, problem: `is a reserved name${at}`, valid: "configuration keys only" });
+      }
+    },
+  });
+  if (yamlIssues.length > 0) return { issues: yamlIssues };
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    return issue(`cannot be read as data: ${(e as Error).message}`, "plain YAML without alias expansion bombs");
   }
-  const data = doc.toJS() as unknown;
+  const odd = nonPlainPath(data, "");
+  if (odd) return issue(`holds a value YAML tags made into a ${odd.kind} at ${odd.path || "the top"}`, "plain strings, numbers, booleans, lists and mappings");
   const config = typeof data === "object" && data !== null ? (data as Record<string, unknown>).config : undefined;
   if (typeof config !== "object" || config === null || Array.isArray(config)) {
     return issue("has no `config:` mapping", "a YAML mapping with a top-level `config:` key");
@@ -57,16 +78,48 @@ export function readStackFile(filePath: string, stack: string, root = PROJECT_RO
   return { file: { stack, file: rel, values: config as Record<string, unknown> }, issues: [] };
 }
 
-/** Every `Pulumi.<stack>.yaml` in the stacks folder, unreadable ones skipped. */
-export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
+/** The first value that is not plain JSON-like data (a Buffer from !!binary, a Date...). */
+function nonPlainPath(value: unknown, at: string): { path: string; kind: string } | undefined {
+  if (value === null || ["string", "number", "boolean"].includes(typeof value)) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = nonPlainPath(value[i], `${at}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const found = nonPlainPath(v, at ? `${at}.${k}` : k);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  return { path: at, kind: (value as object)?.constructor?.name ?? typeof value };
+}
+
+/** Every `Pulumi.<stack>.yaml` in the stacks folder, with the problems of those that cannot be read. */
+export function scanStackFiles(root = PROJECT_ROOT): { files: StackFile[]; broken: Map<string, ConfigIssue[]> } {
   const dir = path.join(root, STACK_CONFIG_DIR);
-  if (!fs.existsSync(dir)) return [];
-  return fs
+  const files: StackFile[] = [];
+  const broken = new Map<string, ConfigIssue[]>();
+  if (!fs.existsSync(dir)) return { files, broken };
+  const names = fs
     .readdirSync(dir)
     .map((name) => /^Pulumi\.(.+)\.ya?ml$/.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
-    .sort((a, b) => a[1].localeCompare(b[1]))
-    .flatMap((m) => readStackFile(path.join(STACK_CONFIG_DIR, m[0]), m[1], root).file ?? []);
+    .sort((a, b) => a[1].localeCompare(b[1]));
+  for (const m of names) {
+    const { file, issues } = readStackFile(path.join(STACK_CONFIG_DIR, m[0]), m[1], root);
+    if (file) files.push(file);
+    else broken.set(m[1], issues);
+  }
+  return { files, broken };
+}
+
+/** Every readable `Pulumi.<stack>.yaml` in the stacks folder. */
+export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
+  return scanStackFiles(root).files;
 }
 
 /** Stack file path for a stack name, as Pulumi.yaml's stackConfigDir lays them out. */
@@ -79,9 +132,15 @@ export function stackFilePath(stack: string): string {
  * Throws ConfigError with every issue at once.
  */
 export function resolveConfig(source: StackFile, root = PROJECT_ROOT): StackConfig {
-  const siblings = readAllStackFiles(root).filter((f) => f.stack !== source.stack);
-  const result = validateStack(source, siblings);
-  if (!result.ok) throw new ConfigError(result.issues);
+  const { files, broken } = scanStackFiles(root);
+  const result = validateStack(source, files.filter((f) => f.stack !== source.stack));
+  if (!result.ok) {
+    // A tenant whose central stack file is broken hears why, not just "no stack file".
+    const central = source.values["clusterra:central"];
+    const centralStack = typeof central === "object" && central !== null ? (central as Record<string, unknown>).stack : undefined;
+    const extra = typeof centralStack === "string" ? (broken.get(stackShortName(centralStack)) ?? []) : [];
+    throw new ConfigError([...result.issues, ...extra]);
+  }
   return result.config;
 }
 

@@ -51,7 +51,9 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   for (const [fullKey, value] of Object.entries(source.values)) {
     const [ns, ...rest] = fullKey.split(":");
     const key = rest.join(":");
-    if (ns === "aws" && key) aws[key] = value;
+    // Assigning these would change the object's prototype instead of adding a key.
+    if (["__proto__", "constructor", "prototype"].includes(key)) add(fullKey, value, "is a reserved name", "configuration keys only");
+    else if (ns === "aws" && key) aws[key] = value;
     else if (ns === CONFIG_NAMESPACE && key) own[key] = value;
     else add(fullKey, value, "unknown key", `keys in the namespaces aws: (${Object.keys(AWS_KEYS).join(", ")}) and ${CONFIG_NAMESPACE}:`);
   }

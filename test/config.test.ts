@@ -155,8 +155,29 @@ describe("configuration", () => {
     assert.throws(() => resolveConfig(bad), (e: unknown) => e instanceof ConfigError && e.issues.length === issues.length);
   });
 
+  it("tells a tenant why its central stack file cannot be used", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-root-"));
+    fs.mkdirSync(path.join(root, "stacks"));
+    fs.writeFileSync(path.join(root, "Pulumi.yaml"), "name: clusterra\n");
+    fs.writeFileSync(path.join(root, "stacks", "Pulumi.central-dev.yaml"), "config:\n  a: [\n");
+    assert.throws(() => resolveConfig(acme(), root), (e: unknown) => {
+      const issues = (e as ConfigError).issues;
+      assert.ok(issues.some((i) => i.key === "clusterra:central.stack"));
+      assert.ok(issues.some((i) => i.file === "stacks/Pulumi.central-dev.yaml" && /not valid YAML/.test(i.problem)));
+      return true;
+    });
+  });
+
   it("reports unreadable and malformed stack files as issues, not exceptions", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-cfg-"));
+    const bomb = ["config:", "  a: &a [x,x,x,x,x,x,x,x,x,x]", "  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]", "  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]", "  d: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]"];
+    fs.writeFileSync(path.join(dir, "bomb.yaml"), bomb.join("\n") + "\n");
+    assert.match(readStackFile(path.join(dir, "bomb.yaml"), "x").issues[0].problem, /cannot be read as data: Excessive alias count/);
+    fs.writeFileSync(path.join(dir, "dup.yaml"), "config:\n  aws:region: us-east-1\n  aws:region: us-west-2\n  x: 1\n  x: 2\n");
+    assert.deepEqual(readStackFile(path.join(dir, "dup.yaml"), "x").issues.map((i) => i.problem), ["is not valid YAML: Map keys must be unique (line 3)", "is not valid YAML: Map keys must be unique (line 5)"]);
+    fs.writeFileSync(path.join(dir, "bin.yaml"), "config:\n  clusterra:kind: !!binary aGVsbG8=\n");
+    assert.match(readStackFile(path.join(dir, "bin.yaml"), "x").issues[0].problem, /made into a Buffer at config.clusterra:kind/);
+    assert.equal(issueAt(issuesOf(withValues(central(), { "clusterra:__proto__": { a: 1 } })), "clusterra:__proto__").problem, "is a reserved name");
     fs.writeFileSync(path.join(dir, "bad.yaml"), "config:\n  a: [1,\n");
     fs.writeFileSync(path.join(dir, "list.yaml"), "- 1\n- 2\n");
     assert.match(readStackFile(path.join(dir, "bad.yaml"), "x").issues[0].problem, /not valid YAML/);
