@@ -5,7 +5,7 @@
  */
 import Ajv, { ErrorObject } from "ajv";
 import { slurmctldNodePort } from "../facts/contract";
-import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
+import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
 import { collidesWithPlatformWords } from "./vocabulary";
@@ -125,9 +125,9 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     add(`${ns}:tenant.id`, tenant.id, "is made only of words the platform writes into names and ARNs (it would read as this tenant in every other tenant's resources)", "a distinctive id such as the customer's name");
   }
   // ELB names (clusterra-<env>-<tenant>) have at most 32 characters.
-  const lbName = typeof tenant.id === "string" && typeof own.environment === "string" ? `clusterra-${own.environment}-${tenant.id}` : undefined;
-  if (lbName && lbName.length > 32) {
-    add(`${ns}:tenant.id`, tenant.id, `makes the load balancer name ${lbName} longer than ELB's 32 characters`, `an id of at most ${32 - `clusterra-${own.environment}-`.length} characters in environment ${own.environment}`);
+  const lbName = typeof tenant.id === "string" && typeof own.environment === "string" ? platformName(own.environment, tenant.id) : undefined;
+  if (lbName && lbName.length > ELB_NAME_MAX) {
+    add(`${ns}:tenant.id`, tenant.id, `makes the load balancer name ${lbName} longer than ELB's ${ELB_NAME_MAX} characters`, `an id of at most ${ELB_NAME_MAX - platformName(String(own.environment), "").length} characters in environment ${own.environment}`);
   }
   if (Array.isArray(own.shapes)) {
     const seen = new Map<string, number>();

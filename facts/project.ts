@@ -1,6 +1,14 @@
 /** Names every stack, tag and file of the project derives from. */
 export const PROJECT = "clusterra";
 
+/** A platform resource name: `clusterra-<environment>-<parts...>`. */
+export function platformName(environment: string, ...parts: string[]): string {
+  return [PROJECT, environment, ...parts].join("-");
+}
+
+/** ELB load balancer and target group names stop at 32 characters. */
+export const ELB_NAME_MAX = 32;
+
 /** Config namespace of the project's own keys (`clusterra:<key>`). */
 export const CONFIG_NAMESPACE = PROJECT;
 
@@ -52,5 +60,5 @@ export const TENANT_DEPLOY_ROLE_NAME = "clusterra-deploy";
  * customer's account: that account's role expects a different id.
  */
 export function tenantExternalId(environment: string, tenantId: string): string {
-  return `clusterra-${environment}-${tenantId}`;
+  return platformName(environment, tenantId);
 }

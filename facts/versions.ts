@@ -1,4 +1,10 @@
 /** Pinned upstream versions. The reference/ folder beside the project holds their values and CRDs. */
+/** ArgoCD's name for the cluster it runs in. */
+export const ARGOCD_IN_CLUSTER = "https://kubernetes.default.svc";
+
+/** The AppProject of the central cluster's platform components (the admin project). */
+export const PLATFORM_PROJECT = "platform";
+
 export const ARGOCD_CHART = {
   chart: "argo-cd",
   version: "10.1.1",

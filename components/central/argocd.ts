@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CustomResource } from "@pulumi/kubernetes/apiextensions/customResource";
 import { Release } from "@pulumi/kubernetes/helm/v3/release";
 import { Provider } from "@pulumi/kubernetes/provider";
-import { ARGOCD_CHART } from "../../facts/versions";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
@@ -15,9 +15,8 @@ export interface ArgoCdArgs {
   readonly fleetPath: string;
 }
 
-/** Name of the root Application and of the project it lives in. */
+/** Name of the root Application. */
 export const ROOT_APPLICATION = "clusterra-root";
-export const PLATFORM_PROJECT = "platform";
 
 /** The root Application: app-of-apps over this environment's fleet folder. */
 export function rootApplication(args: { repoUrl: string; revision: string; fleetPath: string }): Record<string, unknown> {
@@ -28,7 +27,7 @@ export function rootApplication(args: { repoUrl: string; revision: string; fleet
     spec: {
       project: PLATFORM_PROJECT,
       source: { repoURL: args.repoUrl, targetRevision: args.revision, path: args.fleetPath, directory: { recurse: false } },
-      destination: { server: "https://kubernetes.default.svc", namespace: ARGOCD_CHART.namespace },
+      destination: { server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace },
       syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["ServerSideApply=true"] },
     },
   };
@@ -43,7 +42,7 @@ export function platformProject(repoUrl: string): Record<string, unknown> {
     spec: {
       description: "Platform components of the central cluster (admin: owns the ArgoCD namespace)",
       sourceRepos: [repoUrl],
-      destinations: [{ server: "https://kubernetes.default.svc", namespace: "*" }],
+      destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: "*" }],
       clusterResourceWhitelist: [{ group: "*", kind: "*" }],
     },
   };

@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
 import { policyDocument, principalTrust, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
+import { platformName } from "../../facts/project";
 
 export interface ClusterApiAccessArgs extends AccountScope {
   readonly environment: string;
@@ -49,7 +50,7 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-role`,
       {
-        name: `clusterra-${args.environment}-cluster-api`,
+        name: platformName(args.environment, "cluster-api"),
         description: `cluster-api (${args.environment})`,
         maxSessionDuration: 3600,
         assumeRolePolicy: pulumi.all([args.accountId, args.hostRoleArn]).apply(([account, host]) => toJson(principalTrust(args.partition, account, [host]))),

@@ -22,8 +22,6 @@ export interface CentralEnvironmentArgs {
   readonly accountId: pulumi.Output<string>;
 }
 
-/** Days VPC flow logs are kept. */
-const FLOW_LOG_RETENTION_DAYS = 90;
 /** K3s data volume: datastore plus every tenant's MariaDB and slurmctld state. */
 const DATA_VOLUME_GIB = 100;
 /** Daily snapshots of the data volume kept. */
@@ -46,7 +44,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
     const network = new PrivateNetwork(
       `${name}`,
-      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, flowLogRetentionDays: FLOW_LOG_RETENTION_DAYS },
+      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn },
       child,
     );
     const host = new K3sHost(

@@ -2,13 +2,14 @@ import * as pulumi from "@pulumi/pulumi";
 import * as ebs from "@pulumi/aws/ebs";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as iam from "@pulumi/aws/iam";
-import * as vpc from "@pulumi/aws/vpc";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { Command } from "@pulumi/command/local";
 import { al2023AmiParameter } from "../../facts/versions";
 import { arn, ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
+import { addBaselineEgress } from "../network/baseline-egress";
 import { k3sServerUserData } from "./cloud-init";
 import type { AccountScope } from "../security/scope";
+import { platformName } from "../../facts/project";
 
 export interface K3sHostArgs extends AccountScope {
   readonly environment: string;
@@ -111,14 +112,7 @@ export class K3sHost extends pulumi.ComponentResource {
     const profile = new iam.InstanceProfile(`${name}-profile`, { role: role.name }, child);
 
     const sg = new ec2.SecurityGroup(`${name}-sg`, { vpcId: args.vpcId, description: "central K3s host: ingress only from rules the tenant stacks add", tags: { Name: `${name}` } }, child);
-    const egress: [string, string, number, string][] = [
-      ["https", "0.0.0.0/0", 443, "image pulls, K3s download, git, AWS APIs through the NAT gateway"],
-      ["dns-tcp", args.vpcCidr, 53, "VPC resolver"],
-    ];
-    for (const [id, cidr, port, description] of egress) {
-      new vpc.SecurityGroupEgressRule(`${name}-egress-${id}`, { securityGroupId: sg.id, ipProtocol: "tcp", fromPort: port, toPort: port, cidrIpv4: cidr, description }, child);
-    }
-    new vpc.SecurityGroupEgressRule(`${name}-egress-dns-udp`, { securityGroupId: sg.id, ipProtocol: "udp", fromPort: 53, toPort: 53, cidrIpv4: args.vpcCidr, description: "VPC resolver" }, child);
+    addBaselineEgress(name, sg.id, args.vpcCidr, this);
 
     const dataVolume = new ebs.Volume(
       `${name}-data`,
@@ -134,7 +128,7 @@ export class K3sHost extends pulumi.ComponentResource {
         kubeconfigParameter: this.kubeconfigParameter,
         kmsKeyId,
         dataVolumeId: volumeId,
-        nodeName: `clusterra-${args.environment}-central`,
+        nodeName: platformName(args.environment, "central"),
         nodeLabels: { "clusterra.io/environment": args.environment, "clusterra.io/role": "central" },
       }),
     );

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as dynamodb from "@pulumi/aws/dynamodb";
+import { platformName } from "../../facts/project";
 
 /** One table: its keys, indexes and the access patterns they serve. */
 export interface TableSpec {
@@ -56,7 +57,7 @@ export const STATE_TABLES: Readonly<Record<string, TableSpec>> = {
 };
 
 export function tableName(environment: string, table: string): string {
-  return `clusterra-${environment}-${table}`;
+  return platformName(environment, table);
 }
 
 /** The DynamoDB inputs a spec becomes: pure, so tests read the key design directly. */

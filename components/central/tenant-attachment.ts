@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
-import { DEPLOYER_ROLE_PREFIX, TAG_KEYS } from "../../facts/project";
+import { DEPLOYER_ROLE_PREFIX, platformName, TAG_KEYS } from "../../facts/project";
 import { arn, policyDocument, toJson, type PolicyDocument } from "../security/iam";
 import type { AccountScope } from "../security/scope";
 
@@ -50,7 +50,8 @@ export function attachmentPolicy(s: AttachmentScope): string {
   const ec2 = (resource: string) => arn(s.partition, "ec2", s.region, s.accountId, resource);
   const elb = (resource: string) => arn(s.partition, "elasticloadbalancing", s.region, s.accountId, resource);
   const vpcArn = ec2(`vpc/${s.vpcId}`);
-  const elbResources = [elb(`loadbalancer/net/clusterra-${s.environment}-*/*`), elb(`targetgroup/clusterra-${s.environment}-*/*`), elb(`listener/net/clusterra-${s.environment}-*/*/*`)];
+  const tenantLbs = platformName(s.environment, "*");
+  const elbResources = [elb(`loadbalancer/net/${tenantLbs}/*`), elb(`targetgroup/${tenantLbs}/*`), elb(`listener/net/${tenantLbs}/*/*`)];
   // Resources a tenant stack creates here carry its tenant tag; it may change only those.
   const ownTenant = { [`aws:ResourceTag/${TENANT_TAG}`]: SESSION_TENANT };
   const tagsOwnTenant = { [`aws:RequestTag/${TENANT_TAG}`]: SESSION_TENANT };
@@ -161,7 +162,7 @@ export class TenantAttachmentRole extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-role`,
       {
-        name: `clusterra-${args.environment}-tenant-attachment`,
+        name: platformName(args.environment, "tenant-attachment"),
         description: "Tenant stacks accept their peering, route and add their own rules here",
         maxSessionDuration: 3600,
         assumeRolePolicy: pulumi.output(args.accountId).apply((account) => toJson(attachmentTrust(args.partition, account))),

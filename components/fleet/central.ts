@@ -1,6 +1,6 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
 import { CLUSTER_API_PORT } from "../../facts/contract";
-import { ARGOCD_CHART } from "../../facts/versions";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -52,12 +52,12 @@ export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
     kind: "Application",
     metadata: { name: "cluster-api", namespace: ARGOCD_CHART.namespace, annotations: { "argocd.argoproj.io/sync-wave": "10" } },
     spec: {
-      project: "platform",
+      project: PLATFORM_PROJECT,
       sources: [
         { repoURL: f.repoUrl, targetRevision: f.revision, ref: "values" },
         { repoURL: f.repoUrl, targetRevision: f.revision, path: "fleet/charts/cluster-api", helm: { valueFiles: [`$values/${dir}/values/cluster-api.yaml`] } },
       ],
-      destination: { server: "https://kubernetes.default.svc", namespace: CLUSTER_API_NAMESPACE },
+      destination: { server: ARGOCD_IN_CLUSTER, namespace: CLUSTER_API_NAMESPACE },
       syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true", "ServerSideApply=true"] },
     },
   };

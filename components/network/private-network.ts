@@ -9,6 +9,8 @@ import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
 import { subnetLayout } from "./layout";
 import type { AccountScope } from "../security/scope";
 
+const DEFAULT_FLOW_LOG_RETENTION_DAYS = 90;
+
 export interface PrivateNetworkArgs extends AccountScope {
   /** The VPC's private IPv4 CIDR. */
   readonly cidr: string;
@@ -16,8 +18,8 @@ export interface PrivateNetworkArgs extends AccountScope {
   readonly zones: ZoneSelection;
   /** KMS key that encrypts the flow-log group. */
   readonly logKeyArn: pulumi.Input<string>;
-  /** Days flow logs are kept. */
-  readonly flowLogRetentionDays: number;
+  /** Days flow logs are kept (default 90). */
+  readonly flowLogRetentionDays?: number;
   /** Extra tags on the private subnets (e.g. Karpenter's discovery tag). */
   readonly privateSubnetTags?: Record<string, string>;
 }
@@ -98,7 +100,7 @@ export class PrivateNetwork extends pulumi.ComponentResource {
 
     const logGroup = new cloudwatch.LogGroup(
       `${name}-flow-logs`,
-      { name: `/clusterra/vpc/${name}/flow-logs`, retentionInDays: args.flowLogRetentionDays, kmsKeyId: args.logKeyArn },
+      { name: `/clusterra/vpc/${name}/flow-logs`, retentionInDays: args.flowLogRetentionDays ?? DEFAULT_FLOW_LOG_RETENTION_DAYS, kmsKeyId: args.logKeyArn },
       child,
     );
     const flowLogRole = new iam.Role(

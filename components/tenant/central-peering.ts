@@ -4,6 +4,7 @@ import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
 import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
+import { addBaselineEgress } from "../network/baseline-egress";
 
 export interface CentralPeeringArgs {
   readonly tenantId: string;
@@ -87,14 +88,7 @@ export class CentralPeering extends pulumi.ComponentResource {
         child,
       );
     }
-    const local: [string, "tcp" | "udp", number, string, string][] = [
-      ["https", "tcp", 443, "0.0.0.0/0", "image pulls and AWS APIs through the NAT gateway"],
-      ["dns-udp", "udp", 53, args.tenantCidr, "VPC resolver"],
-      ["dns-tcp", "tcp", 53, args.tenantCidr, "VPC resolver"],
-    ];
-    for (const [id, protocol, port, cidr, description] of local) {
-      new vpc.SecurityGroupEgressRule(`${name}-workers-${id}`, { securityGroupId: workers.id, ipProtocol: protocol, fromPort: port, toPort: port, cidrIpv4: cidr, description }, child);
-    }
+    addBaselineEgress(`${name}-workers`, workers.id, args.tenantCidr, this);
 
     this.connectionId = request.id;
     this.workersSecurityGroupId = workers.id;

@@ -4,6 +4,7 @@ import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
 import { CentralPeering } from "./central-peering";
 import { SlurmctldEndpoint } from "./slurmctld-endpoint";
+import { platformName } from "../../facts/project";
 
 export interface TenantEnvironmentArgs {
   /** The validated tenant stack configuration. */
@@ -23,13 +24,12 @@ export interface TenantEnvironmentArgs {
   };
 }
 
-const FLOW_LOG_RETENTION_DAYS = 90;
 
 /** Karpenter finds subnets and groups by this tag (value: the tenant cluster's name). */
 export const KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery";
 
 export function tenantClusterName(environment: string, tenantId: string): string {
-  return `clusterra-${environment}-${tenantId}`;
+  return platformName(environment, tenantId);
 }
 
 /**
@@ -54,7 +54,6 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         cidr: config.network.vpcCidr,
         zones: config.network.availabilityZones,
         logKeyArn: key.keyArn,
-        flowLogRetentionDays: FLOW_LOG_RETENTION_DAYS,
         privateSubnetTags: { [KARPENTER_DISCOVERY_TAG]: clusterName },
       },
       child,

@@ -3,7 +3,7 @@ import * as ec2 from "@pulumi/aws/ec2";
 import * as lb from "@pulumi/aws/lb";
 import * as vpc from "@pulumi/aws/vpc";
 import { PEERING_FLOWS, SLURM_PORTS, slurmctldNodePort } from "../../facts/contract";
-import { TAG_KEYS } from "../../facts/project";
+import { platformName, TAG_KEYS } from "../../facts/project";
 
 export interface SlurmctldEndpointArgs {
   readonly tenantId: string;
@@ -33,7 +33,7 @@ export class SlurmctldEndpoint extends pulumi.ComponentResource {
     const child = { parent: this };
     this.nodePort = slurmctldNodePort(args.tenantId);
     // Validation keeps this within ELB's 32 characters.
-    const lbName = `clusterra-${args.environment}-${args.tenantId}`;
+    const lbName = platformName(args.environment, args.tenantId);
 
     const sg = new ec2.SecurityGroup(
       `${name}-sg`,
