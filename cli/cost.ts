@@ -57,5 +57,7 @@ export function formatCost(cost: { lines: CostLine[]; totalUsd: number }): strin
   const grouped = new Map<string, number>();
   for (const l of cost.lines) grouped.set(l.item, (grouped.get(l.item) ?? 0) + l.monthlyUsd);
   const rows = [...grouped.entries()].sort((a, b) => b[1] - a[1]).map(([item, usd]) => `  ${`$${usd.toFixed(2)}`.padStart(9)}  ${item}`);
-  return [`idle cost: $${cost.totalUsd.toFixed(2)} a month (us-east-1 list prices, 730 h; traffic extra)`, ...rows].join("\n");
+  const unpriced = cost.lines.filter((l) => l.item.includes("no price")).length;
+  const warning = unpriced > 0 ? [`  warning: ${unpriced} item(s) have no price in facts/prices.ts and count as $0: add them`] : [];
+  return [`idle cost: $${cost.totalUsd.toFixed(2)} a month (us-east-1 list prices, 730 h; traffic extra)`, ...rows, ...warning].join("\n");
 }

@@ -13,6 +13,10 @@ export interface DeploymentResource {
   readonly parent?: string;
   readonly protect?: boolean;
   readonly retainOnDelete?: boolean;
+  /** Plan-only (not in Pulumi's export): properties whose changes are ignored. */
+  readonly ignoreChanges?: readonly string[];
+  /** Plan-only (not in Pulumi's export): replacement deletes the old resource first. */
+  readonly deleteBeforeReplace?: boolean;
   readonly dependencies?: readonly string[];
   readonly propertyDependencies?: Record<string, readonly string[]>;
   /** `<provider urn>::<provider id>`, as Pulumi writes it. */

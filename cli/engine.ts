@@ -36,6 +36,8 @@ interface RegisterRequest {
   getProvider(): string;
   getPropertydependenciesMap?(): { toArray(): [string, [string[]]][] };
   getAdditionalsecretoutputsList?(): string[];
+  getIgnorechangesList?(): string[];
+  getDeletebeforereplace?(): boolean;
 }
 
 type Callback = (err: unknown, response: { getUrn(): string } | undefined) => void;
@@ -96,6 +98,8 @@ export async function runOffline(
       ...(req.getParent() ? { parent: req.getParent() } : {}),
       protect: req.getProtect?.() === true,
       retainOnDelete: req.getRetainondelete?.() === true,
+      ...(req.getIgnorechangesList?.().length ? { ignoreChanges: req.getIgnorechangesList!() } : {}),
+      ...(req.getDeletebeforereplace?.() ? { deleteBeforeReplace: true } : {}),
       dependencies: [...new Set(req.getDependenciesList())],
       propertyDependencies: Object.fromEntries(deps.map(([k, [urns]]) => [k, urns])),
       ...(req.getProvider() ? { provider: req.getProvider() } : {}),

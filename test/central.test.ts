@@ -45,6 +45,8 @@ describe("central stack (central-dev)", function () {
     assert.equal(i.keyName, undefined);
     assert.equal(i.associatePublicIpAddress, false);
     assert.equal(i.userDataReplaceOnChange, true, "a K3s upgrade is a new host on the same data volume");
+    assert.equal(host.deleteBeforeReplace, true, "the old host lets go of the data volume first");
+    assert.deepEqual(host.ignoreChanges, ["ami"]);
     const data = byType(p, "aws:ebs/volume:Volume")[0];
     assert.deepEqual([data.inputs?.encrypted, data.inputs?.type, data.protect], [true, "gp3", true]);
     const userData = String(i.userData);
@@ -120,6 +122,7 @@ describe("central stack (central-dev)", function () {
     assert.equal(secret.protect, true);
     const [version] = byType(p, "aws:secretsmanager/secretVersion:SecretVersion");
     assert.match(JSON.stringify(version.inputs?.secretString), /ciphertext/);
+    assert.deepEqual(version.ignoreChanges, ["secretString"], "generated once: a deploy does not rotate the key");
     const [key] = byType(p, "aws:kms/key:Key");
     assert.deepEqual([key.inputs?.enableKeyRotation, key.inputs?.deletionWindowInDays, key.protect], [true, 30, true]);
     const keyPolicy = json<Doc>(key.inputs?.policy);
@@ -184,6 +187,9 @@ describe("central building blocks", () => {
     const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig" })) as Doc;
     const put = doc.Statement.find((s) => s.Sid === "PublishKubeconfig")!;
     assert.equal(put.Resource, "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig");
+    assert.deepEqual(doc.Statement.find((s) => s.Sid === "EncryptKubeconfig")!.Condition, {
+      StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig" },
+    });
     const wildcard = doc.Statement.filter((s) => s.Resource === "*");
     assert.deepEqual(wildcard.map((s) => s.Sid), ["SessionManagerChannels"]);
   });

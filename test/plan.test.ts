@@ -14,7 +14,7 @@ describe("clusterra plan output", function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-out-"));
     const out: string[] = [];
     const code = await main(["plan", "--stack", "central-dev", "--out", dir], (s) => out.push(s), (s) => out.push(s));
-    assert.ok(code === 0 || code === 1, out.join("\n"));
+    assert.equal(code, 0, out.join("\n"));
     const deployment = parseDeployment(fs.readFileSync(path.join(dir, "resources.json"), "utf8"), "resources.json");
     const resources = deployment.deployment.resources;
     assert.equal(deployment.version, 3);

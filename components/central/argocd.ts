@@ -6,10 +6,13 @@ import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/v
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
+  /** Environment name (pod labels). */
   readonly environment: string;
   /** Admin kubeconfig of the central K3s. */
   readonly kubeconfig: pulumi.Input<string>;
+  /** Fleet repository (HTTPS). */
   readonly repoUrl: string;
+  /** Branch, tag or commit ArgoCD follows. */
   readonly revision: string;
   /** Folder of fleet/ the root Application syncs. */
   readonly fleetPath: string;

@@ -5,12 +5,16 @@ import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
 
 export interface ClusterApiAccessArgs extends AccountScope {
+  /** Environment name: role name and description. */
   readonly environment: string;
   /** The central host's role: the only principal that may assume cluster-api's role. */
   readonly hostRoleArn: pulumi.Input<string>;
   readonly hostRoleName: pulumi.Input<string>;
+  /** State table ARNs by logical name. */
   readonly tableArns: Readonly<Record<string, pulumi.Input<string>>>;
+  /** The session signing key secret. */
   readonly signingKeyArn: pulumi.Input<string>;
+  /** Stack key the tables and the secret are encrypted with. */
   readonly kmsKeyArn: pulumi.Input<string>;
 }
 

@@ -5,6 +5,7 @@ import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
 
 export interface DataSnapshotsArgs extends AccountScope {
+  /** Environment name: descriptions. */
   readonly environment: string;
   /** Tag key and value that mark the volumes to snapshot. */
   readonly targetTag: { readonly key: string; readonly value: string };

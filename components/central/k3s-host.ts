@@ -12,10 +12,15 @@ import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
 
 export interface K3sHostArgs extends AccountScope {
+  /** Environment name: SSM paths, node name, labels. */
   readonly environment: string;
+  /** EC2 type of the host (its architecture picks the AMI). */
   readonly instanceType: string;
+  /** Pinned K3s release the host installs. */
   readonly k3sVersion: string;
+  /** VPC of the host. */
   readonly vpcId: pulumi.Input<string>;
+  /** That VPC's CIDR (the DNS egress rule targets it). */
   readonly vpcCidr: string;
   /** The subnet (and so the zone) the host and its data volume live in. */
   readonly subnetId: pulumi.Input<string>;

@@ -3,6 +3,7 @@ import * as secretsmanager from "@pulumi/aws/secretsmanager";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
 
 export interface PlatformSecretsArgs {
+  /** Environment name: secret names. */
   readonly environment: string;
   /** Customer-managed key the secrets are encrypted with. */
   readonly kmsKeyArn: pulumi.Input<string>;

@@ -78,6 +78,7 @@ export function tableInputs(environment: string, table: string, spec: TableSpec,
 }
 
 export interface StateTablesArgs {
+  /** Environment name: table names. */
   readonly environment: string;
   /** Customer-managed key for encryption at rest. */
   readonly kmsKeyArn: pulumi.Input<string>;

@@ -5,9 +5,13 @@ import { arn, policyDocument, toJson, type PolicyDocument } from "../security/ia
 import type { AccountScope } from "../security/scope";
 
 export interface TenantAttachmentArgs extends AccountScope {
+  /** Environment name: role name and the tenant load-balancer name pattern. */
   readonly environment: string;
+  /** Central VPC: the only one peerings may be accepted into. */
   readonly vpcId: pulumi.Input<string>;
+  /** Central route tables tenants may add their routes to. */
   readonly routeTableIds: pulumi.Input<string>[];
+  /** The host's group, where tenants add their NodePort and 6818 rules. */
   readonly hostSecurityGroupId: pulumi.Input<string>;
 }
 

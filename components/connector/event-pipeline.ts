@@ -9,7 +9,9 @@ import { bundleHandler, LAMBDA_NODE_RUNTIME } from "./bundle";
 import type { AccountScope } from "../security/scope";
 
 export interface EventPipelineArgs extends AccountScope {
+  /** The ParallelCluster's name: every resource name derives from it. */
   readonly clusterName: string;
+  /** Where the shipper posts events. */
   readonly apiUrl: string;
   /** Key that encrypts the queues and the log group. */
   readonly kmsKeyArn: pulumi.Input<string>;

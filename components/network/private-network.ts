@@ -47,7 +47,12 @@ export class PrivateNetwork extends pulumi.ComponentResource {
       "names" in args.zones
         ? pulumi.output([...args.zones.names])
         : getAvailabilityZonesOutput({ state: "available", filters: [{ name: "opt-in-status", values: ["opt-in-not-required"] }] }, child)
-            .names.apply((names) => names.slice(0, zoneCount));
+            .names.apply((names) => {
+              if (names.length < zoneCount) {
+                throw new pulumi.RunError(`${args.region} has ${names.length} available zones, but clusterra:network.availabilityZones asks for ${zoneCount}`);
+              }
+              return names.slice(0, zoneCount);
+            });
 
     const vpc = new ec2.Vpc(`${name}-vpc`, { cidrBlock: args.cidr, enableDnsHostnames: true, enableDnsSupport: true, tags: { Name: name } }, child);
     // The default group admits all traffic between its members: manage it and leave it empty.

@@ -7,18 +7,29 @@ import { TAG_KEYS } from "../../facts/project";
 import { addBaselineEgress } from "../network/baseline-egress";
 
 export interface CentralPeeringArgs {
+  /** The tenant: names and tags. */
   readonly tenantId: string;
+  /** The tenant VPC (requester). */
   readonly tenantVpcId: pulumi.Input<string>;
+  /** The tenant VPC's CIDR: central routes it and admits 6818 to it. */
   readonly tenantCidr: string;
+  /** Tenant route tables that get the route to central. */
   readonly tenantRouteTableIds: pulumi.Input<string>[];
+  /** The central VPC (accepter). */
   readonly centralVpcId: pulumi.Input<string>;
+  /** The central VPC's CIDR: the tenant routes it and slurmd may reach it on 6817. */
   readonly centralCidr: string;
+  /** Account that owns the central VPC. */
   readonly centralAccountId: string;
+  /** Region of the central VPC. */
   readonly centralRegion: string;
   /** Whether central lives in another region than this stack (cross-region peering). */
   readonly crossRegion: boolean;
+  /** Central route tables (central publishes one). */
   readonly centralRouteTableIds: pulumi.Input<string[]>;
+  /** The central host's private address: the only source of 6818. */
   readonly centralHostIp: pulumi.Input<string>;
+  /** The central host's group, which gets the 6818 egress rule. */
   readonly centralHostSecurityGroupId: pulumi.Input<string>;
   /** Provider acting in the central account through its tenant-attachment role. */
   readonly centralProvider: ProviderResource;

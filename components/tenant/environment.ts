@@ -15,11 +15,17 @@ export interface TenantEnvironmentArgs {
   readonly centralProvider: pulumi.ProviderResource;
   /** What the central stack publishes. */
   readonly central: {
+    /** Central VPC. */
     readonly vpcId: pulumi.Output<string>;
+    /** Central private subnets (the tenant's load balancer lives there). */
     readonly privateSubnetIds: pulumi.Output<string[]>;
+    /** Central route tables. */
     readonly routeTableIds: pulumi.Output<string[]>;
+    /** The central K3s host. */
     readonly hostInstanceId: pulumi.Output<string>;
+    /** Its private address. */
     readonly hostPrivateIp: pulumi.Output<string>;
+    /** Its security group. */
     readonly hostSecurityGroupId: pulumi.Output<string>;
   };
 }

@@ -6,13 +6,19 @@ import { PEERING_FLOWS, SLURM_PORTS, slurmctldNodePort } from "../../facts/contr
 import { platformName, TAG_KEYS } from "../../facts/project";
 
 export interface SlurmctldEndpointArgs {
+  /** The tenant: names, tags and its NodePort. */
   readonly tenantId: string;
+  /** Environment name: the load balancer's name. */
   readonly environment: string;
   /** The tenant VPC's CIDR: the only source admitted. */
   readonly tenantCidr: string;
+  /** The central VPC the load balancer lives in. */
   readonly centralVpcId: pulumi.Input<string>;
+  /** Central private subnets for the load balancer. */
   readonly centralSubnetIds: pulumi.Input<string[]>;
+  /** The central host: the target. */
   readonly centralHostInstanceId: pulumi.Input<string>;
+  /** The central host's group, which admits the load balancer on the NodePort. */
   readonly centralHostSecurityGroupId: pulumi.Input<string>;
 }
 

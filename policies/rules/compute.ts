@@ -53,7 +53,7 @@ export const ec2Imdsv2Required = stackPolicy("ec2-imdsv2-required", {
   description:
     'Instances, spot requests, launch configurations and launch templates require IMDSv2 (metadataOptions.httpTokens = "required"); ' +
     "an instance launched from a launch template of the same deployment may take it from the template.",
-  remediation: 'set metadataOptions: { httpTokens: "required", httpPutResponseHopLimit: 2 } (2 lets pods reach IMDS through the node)',
+  remediation: 'set metadataOptions: { httpTokens: "required" }, with httpPutResponseHopLimit 1 unless pods must reach the node\'s credentials',
   validate: (args, report) => {
     const templates = templatesIndex(args.resources);
     // A resource with values still unknown (preview) is skipped, not allowed to abort the check.
