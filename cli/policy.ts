@@ -56,6 +56,8 @@ export interface PolicyReport {
   };
   /** True when no mandatory policy failed. */
   readonly passed: boolean;
+  /** URNs of resources with secret (encrypted) inputs: an exported stack's ciphertext cannot be inspected. */
+  readonly secretInputs: readonly string[];
 }
 
 export interface CheckOptions {
@@ -221,7 +223,19 @@ export function checkDeployment(deployment: Deployment, options: CheckOptions = 
     violations,
     counts: { mandatory, advisory: violations.length - mandatory, byPolicy },
     passed: mandatory === 0,
+    secretInputs: resources.filter((r) => hasCiphertext(r.inputs)).map((r) => r.urn),
   };
+}
+
+/** Pulumi's marker of a secret value; an export holds it encrypted, a plan redacted. */
+const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+
+function hasCiphertext(value: unknown, depth = 0): boolean {
+  if (depth > 20 || value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some((v) => hasCiphertext(v, depth + 1));
+  const record = value as Record<string, unknown>;
+  if (SECRET_SIG_KEY in record && "ciphertext" in record) return true;
+  return Object.values(record).some((v) => hasCiphertext(v, depth + 1));
 }
 
 function buildStackResources(
@@ -269,6 +283,9 @@ export function formatReport(report: PolicyReport): string {
     `${report.passed ? "PASSED" : "FAILED"}: ${report.violations.length} violation${report.violations.length === 1 ? "" : "s"} ` +
       `(${report.counts.mandatory} mandatory, ${report.counts.advisory} advisory) from ${failing} of ${report.policies} policies over ${report.resources} resources`,
   );
+  if (report.secretInputs.length > 0) {
+    lines.push(`note: ${report.secretInputs.length} resource(s) have secret inputs that were not inspected (encrypted in the file): ${report.secretInputs.slice(0, 5).join(", ")}${report.secretInputs.length > 5 ? ", ..." : ""}`);
+  }
   return lines.join("\n");
 }
 

@@ -45,6 +45,11 @@ describe("policy pack over the example stacks", function () {
     });
   }
 
+  it("says which resources carry secret inputs it could not inspect", async () => {
+    const report = checkDeployment((await plan("central-dev")).deployment, { tenants });
+    assert.deepEqual(report.secretInputs.map((u) => u.split("::").pop()).sort(), ["central-dev-argocd-k3s", "central-dev-secrets-signing-key"]);
+  });
+
   it("a tenant stack that names another tenant's resources fails isolation", async () => {
     const { deployment } = await plan("tenant-acme-dev");
     const [bad, urn] = inject(deployment, "aws:iam/rolePolicy:RolePolicy", "peek", {
