@@ -25,6 +25,13 @@ export const TAG_KEYS = {
   flow: "clusterra:flow",
   /** On volumes a snapshot policy targets. */
   backup: "clusterra:backup",
+  /**
+   * A named, reviewed exception to one policy of the pack, on the one resource that needs
+   * it (value: the policy's name); the reason tag must say why. Policies are never weakened.
+   */
+  policyException: "clusterra:policy-exception",
+  /** Why the resource carries its policy exception. */
+  policyExceptionReason: "clusterra:policy-exception-reason",
 } as const;
 
 /** Value of the managed-by tag. */
