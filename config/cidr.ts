@@ -57,3 +57,11 @@ function toInt(a: ipaddr.IPv4): number {
 function fromInt(n: number): string {
   return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
 }
+
+/** The smallest CIDR that contains every given one (Cilium's native-routing range over a peering). */
+export function coveringCidr(cidrs: readonly string[]): string {
+  const parsed = cidrs.map((c) => ipaddr.IPv4.parseCIDR(c));
+  let prefix = Math.min(...parsed.map(([, p]) => p));
+  while (prefix > 0 && !parsed.every(([addr]) => addr.match(parsed[0][0], prefix))) prefix--;
+  return `${ipaddr.IPv4.networkAddressFromCIDR(`${parsed[0][0].toString()}/${prefix}`).toString()}/${prefix}`;
+}

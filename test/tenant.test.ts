@@ -37,6 +37,12 @@ describe("tenant stacks", function () {
       "aws:lb/loadBalancer:LoadBalancer",
       "aws:lb/targetGroup:TargetGroup",
       "aws:lb/targetGroupAttachment:TargetGroupAttachment",
+      "aws:secretsmanager/secret:Secret",
+      "aws:secretsmanager/secret:Secret",
+      "aws:secretsmanager/secretPolicy:SecretPolicy",
+      "aws:secretsmanager/secretPolicy:SecretPolicy",
+      "aws:secretsmanager/secretVersion:SecretVersion",
+      "aws:secretsmanager/secretVersion:SecretVersion",
       "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
       "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
       "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
@@ -44,13 +50,15 @@ describe("tenant stacks", function () {
     ]);
   });
 
-  it("route each VPC to the other over the peering, once accepted", async () => {
+  it("route each VPC to the other over the peering, once accepted (the server's NAT subnet too)", async () => {
     const acme = await plan("tenant-acme-dev");
     const [accept] = byType(acme, "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter");
     const routes = byType(acme, "aws:ec2/route:Route").filter((r) => r.inputs?.vpcPeeringConnectionId);
-    assert.deepEqual(routes.map((r) => r.inputs?.destinationCidrBlock).sort(), ["10.0.0.0/16", "10.16.0.0/20"]);
-    const toCentral = routes.find((r) => r.inputs?.destinationCidrBlock === "10.0.0.0/16")!;
-    assert.ok(toCentral.dependencies?.includes(accept.urn));
+    assert.deepEqual(routes.map((r) => r.inputs?.destinationCidrBlock).sort(), ["10.0.0.0/16", "10.0.0.0/16", "10.16.0.0/20"]);
+    const tables = byType(acme, "aws:ec2/routeTable:RouteTable").map((t) => t.id).sort();
+    const toCentral = routes.filter((r) => r.inputs?.destinationCidrBlock === "10.0.0.0/16");
+    assert.deepEqual(toCentral.map((r) => r.inputs?.routeTableId).sort(), tables);
+    assert.ok(toCentral.every((r) => r.dependencies?.includes(accept.urn)));
   });
 
   it("admit across the peering exactly the contract's flows, tagged with their flow id", async () => {
@@ -58,6 +66,7 @@ describe("tenant stacks", function () {
     const ingress = byType(acme, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => r.inputs?.cidrIpv4);
     const seen = ingress.map((r) => [(r.inputs?.tags as Record<string, string>)["clusterra:flow"], r.inputs?.fromPort, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort();
     assert.deepEqual(seen, [
+      ["argocd-to-k3s-api", 6443, 6443, `${central.outputs.hostPrivateIp}/32`],
       ["slurmctld-to-slurmd", 6818, 6818, `${central.outputs.hostPrivateIp}/32`],
       ["slurmd-to-slurmctld", 6817, 6817, "10.16.0.0/20"],
     ]);
@@ -67,10 +76,10 @@ describe("tenant stacks", function () {
     }
   });
 
-  it("let slurmd nodes out only to slurmctld across the peering, HTTPS and the VPC resolver", async () => {
+  it("let slurmd nodes out, by address, only to slurmctld across the peering, HTTPS and the VPC resolver", async () => {
     const acme = await plan("tenant-acme-dev");
     const [workers] = byType(acme, "aws:ec2/securityGroup:SecurityGroup").filter((g) => g.urn.endsWith("-workers"));
-    const egress = byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === workers.id);
+    const egress = byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === workers.id && r.inputs?.cidrIpv4);
     assert.deepEqual(egress.map((r) => [r.inputs?.ipProtocol, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort(), [
       ["tcp", 443, "0.0.0.0/0"],
       ["tcp", 53, "10.16.0.0/20"],

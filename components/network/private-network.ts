@@ -22,6 +22,11 @@ export interface PrivateNetworkArgs extends AccountScope {
   readonly flowLogRetentionDays?: number;
   /** Extra tags on the private subnets (e.g. Karpenter's discovery tag). */
   readonly privateSubnetTags?: Record<string, string>;
+  /**
+   * How the private subnets reach the internet: a NAT gateway (default), or an instance the
+   * caller places in the public subnet and routes 0.0.0.0/0 to (`instance`).
+   */
+  readonly egress?: "nat-gateway" | "instance";
 }
 
 /**
@@ -36,6 +41,9 @@ export class PrivateNetwork extends pulumi.ComponentResource {
   public readonly privateSubnetIds: pulumi.Output<string>[];
   public readonly privateSubnetCidrs: readonly string[];
   public readonly privateRouteTableId: pulumi.Output<string>;
+  /** The small subnet that routes to the internet gateway (NAT gateway or NAT instance). */
+  public readonly publicSubnetId: pulumi.Output<string>;
+  public readonly publicRouteTableId: pulumi.Output<string>;
   public readonly zones: pulumi.Output<string[]>;
 
   constructor(name: string, args: PrivateNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -75,7 +83,7 @@ export class PrivateNetwork extends pulumi.ComponentResource {
       return subnet;
     });
 
-    // Outbound only: the NAT gateway's subnet routes to the internet gateway; nothing else lives there.
+    // Outbound only: the NAT's subnet routes to the internet gateway; nothing else lives there.
     const igw = new ec2.InternetGateway(`${name}-igw`, { vpcId: vpc.id, tags: { Name: name } }, child);
     const publicSubnet = new ec2.Subnet(
       `${name}-nat`,
@@ -85,9 +93,11 @@ export class PrivateNetwork extends pulumi.ComponentResource {
     const publicRouteTable = new ec2.RouteTable(`${name}-nat-rt`, { vpcId: vpc.id, tags: { Name: `${name}-nat` } }, child);
     new ec2.Route(`${name}-nat-default`, { routeTableId: publicRouteTable.id, destinationCidrBlock: "0.0.0.0/0", gatewayId: igw.id }, child);
     new ec2.RouteTableAssociation(`${name}-nat`, { subnetId: publicSubnet.id, routeTableId: publicRouteTable.id }, child);
-    const eip = new ec2.Eip(`${name}-nat`, { domain: "vpc", tags: { Name: `${name}-nat` } }, child);
-    const nat = new ec2.NatGateway(`${name}-nat`, { subnetId: publicSubnet.id, allocationId: eip.id, connectivityType: "public", tags: { Name: name } }, { parent: this, dependsOn: [igw] });
-    new ec2.Route(`${name}-private-default`, { routeTableId: privateRouteTable.id, destinationCidrBlock: "0.0.0.0/0", natGatewayId: nat.id }, child);
+    if ((args.egress ?? "nat-gateway") === "nat-gateway") {
+      const eip = new ec2.Eip(`${name}-nat`, { domain: "vpc", tags: { Name: `${name}-nat` } }, child);
+      const nat = new ec2.NatGateway(`${name}-nat`, { subnetId: publicSubnet.id, allocationId: eip.id, connectivityType: "public", tags: { Name: name } }, { parent: this, dependsOn: [igw] });
+      new ec2.Route(`${name}-private-default`, { routeTableId: privateRouteTable.id, destinationCidrBlock: "0.0.0.0/0", natGatewayId: nat.id }, child);
+    }
 
     for (const service of ["s3", "dynamodb"]) {
       new ec2.VpcEndpoint(
@@ -154,6 +164,8 @@ export class PrivateNetwork extends pulumi.ComponentResource {
     this.privateSubnetIds = privateSubnets.map((s) => s.id);
     this.privateSubnetCidrs = layout.private;
     this.privateRouteTableId = privateRouteTable.id;
+    this.publicSubnetId = publicSubnet.id;
+    this.publicRouteTableId = publicRouteTable.id;
     this.registerOutputs({ vpcId: this.vpcId, privateSubnetIds: this.privateSubnetIds, privateRouteTableId: this.privateRouteTableId });
   }
 }

@@ -33,6 +33,8 @@ export interface CentralPeeringArgs {
   readonly centralHostSecurityGroupId: pulumi.Input<string>;
   /** Provider acting in the central account through its tenant-attachment role. */
   readonly centralProvider: ProviderResource;
+  /** Extra tags on the workers' group (Karpenter's discovery tag). */
+  readonly workersSecurityGroupTags?: Readonly<Record<string, string>>;
 }
 
 /** Flows from the central host into the tenant VPC (slurmd pods): the tenant side's rules. */
@@ -82,7 +84,7 @@ export class CentralPeering extends pulumi.ComponentResource {
 
     const workers = new ec2.SecurityGroup(
       `${name}-workers`,
-      { vpcId: args.tenantVpcId, description: `slurmd nodes of ${args.tenantId}: central reaches them only as the contract says`, tags: { Name: `clusterra-${args.tenantId}-workers` } },
+      { vpcId: args.tenantVpcId, description: `slurmd nodes of ${args.tenantId}: central reaches them only as the contract says`, tags: { Name: `clusterra-${args.tenantId}-workers`, ...args.workersSecurityGroupTags } },
       child,
     );
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;

@@ -5,6 +5,22 @@ import { StackKey } from "../security/stack-key";
 import { CentralPeering } from "./central-peering";
 import { SlurmctldEndpoint } from "./slurmctld-endpoint";
 import { platformName } from "../../facts/project";
+import { coveringCidr } from "../../config/cidr";
+import { SLURM_PORTS } from "../../facts/contract";
+import { TENANT_K3S_VERSION } from "../../facts/tenant-cluster";
+import { arn, policyDocument, toJson } from "../security/iam";
+import { emitFleetFiles } from "../fleet/writer";
+import { tenantClusterFleetFiles } from "../fleet/tenant-cluster";
+import { agentUserData } from "./cloud-init";
+import { ClusterSecurityGroups } from "./cluster-security-groups";
+import { EdgeAgentAccess } from "./edge-agent-access";
+import { FilesBucket } from "./files-bucket";
+import { clusterParameterNames, serverRoleName, TenantK3sServer } from "./k3s-server";
+import { KarpenterInfra } from "./karpenter-infra";
+import { assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
+import { SharedFileSystem } from "./shared-file-system";
+import { nodeSetPlans } from "./sizing";
+import { TenantSlurmKeys } from "./slurm-keys";
 
 export interface TenantEnvironmentArgs {
   /** The validated tenant stack configuration. */
@@ -27,6 +43,10 @@ export interface TenantEnvironmentArgs {
     readonly hostPrivateIp: pulumi.Output<string>;
     /** Its security group. */
     readonly hostSecurityGroupId: pulumi.Output<string>;
+    /** Central's stack key (the tenant's Slurm keys are encrypted with it). */
+    readonly kmsKeyArn: pulumi.Output<string>;
+    /** cluster-api's private listener, where the edge-agent heartbeats. */
+    readonly heartbeatEndpoint: pulumi.Output<string>;
   };
 }
 
@@ -39,8 +59,10 @@ export function tenantClusterName(environment: string, tenantId: string): string
 }
 
 /**
- * A tenant's side: its key and VPC in its own account, joined to central by peering, and
- * its private slurmctld endpoint on central.
+ * A tenant's side: in its own account a key, a VPC whose K3s server is also its NAT, the
+ * cluster's security groups, Karpenter's queue and node role, EFS, the files bucket and
+ * the platform pods' roles; in central, its peering acceptance, its slurmctld endpoint
+ * and its Slurm keys; in fleet/, the cluster's add-ons with the values resolved here.
  */
 export class TenantEnvironment extends pulumi.ComponentResource {
   public readonly outputs: Record<string, pulumi.Input<unknown>>;
@@ -52,16 +74,11 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const common = { region: config.region, partition: config.partition, accountId: args.accountId };
     const clusterName = tenantClusterName(config.environment, config.tenant.id);
 
-    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, logs`, logsService: true }, child);
+    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, queues, logs`, logsService: true, eventsService: true }, child);
+    const discovery = { [KARPENTER_DISCOVERY_TAG]: clusterName };
     const network = new PrivateNetwork(
       `${name}`,
-      {
-        ...common,
-        cidr: config.network.vpcCidr,
-        zones: config.network.availabilityZones,
-        logKeyArn: key.keyArn,
-        privateSubnetTags: { [KARPENTER_DISCOVERY_TAG]: clusterName },
-      },
+      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, privateSubnetTags: discovery, egress: "instance" },
       child,
     );
     const peering = new CentralPeering(
@@ -70,7 +87,8 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         tenantId: config.tenant.id,
         tenantVpcId: network.vpcId,
         tenantCidr: network.cidr,
-        tenantRouteTableIds: [network.privateRouteTableId],
+        // The server (in the NAT subnet) talks to central too: both route tables get the route.
+        tenantRouteTableIds: [network.privateRouteTableId, network.publicRouteTableId],
         centralVpcId: central.vpcId,
         centralCidr: config.central.vpcCidr,
         centralAccountId: config.central.accountId,
@@ -80,6 +98,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         centralHostIp: central.hostPrivateIp,
         centralHostSecurityGroupId: central.hostSecurityGroupId,
         centralProvider: args.centralProvider,
+        workersSecurityGroupTags: discovery,
       },
       child,
     );
@@ -96,6 +115,124 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       },
       { parent: this, provider: args.centralProvider },
     );
+    const groups = new ClusterSecurityGroups(
+      `${name}-nodes`,
+      { tenantId: config.tenant.id, vpcId: network.vpcId, vpcCidr: network.cidr, workersSecurityGroupId: peering.workersSecurityGroupId, centralHostIp: central.hostPrivateIp },
+      child,
+    );
+
+    // Names fixed up front break the cycles between roles, trusts, EFS and user data.
+    const params = clusterParameterNames(config.environment, config.tenant.id);
+    const serverRoleArn = pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${serverRoleName(clusterName)}`;
+    const parameterArn = (parameter: string) => pulumi.interpolate`${arn(config.partition, "ssm", config.region, "", "").slice(0, -1)}${args.accountId}:parameter${parameter}`;
+
+    const efs = new SharedFileSystem(
+      `${name}-efs`,
+      {
+        tenantId: config.tenant.id,
+        vpcId: network.vpcId,
+        subnetIds: network.privateSubnetIds,
+        clientSecurityGroupIds: { server: groups.serverSecurityGroupId, workers: peering.workersSecurityGroupId },
+        kmsKeyArn: key.keyArn,
+        accountId: args.accountId,
+        partition: config.partition,
+        clientRoleArns: [serverRoleArn, pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${clusterName}-worker`],
+      },
+      child,
+    );
+    const karpenter = new KarpenterInfra(
+      `${name}-karpenter`,
+      {
+        ...common,
+        clusterName,
+        kmsKeyArn: key.keyArn,
+        nodeStatements: pulumi.all([parameterArn(params.agentJoin), key.keyArn, efs.fileSystemArn, efs.accessPointArn]).apply(([join, k, fsArn, apArn]) => [
+          ...readSecureParameterStatements("AgentJoin", join, k),
+          ...efsClientStatements(fsArn, apArn),
+        ]),
+      },
+      child,
+    );
+    const keys = new TenantSlurmKeys(
+      `${name}-slurm-keys`,
+      {
+        environment: config.environment,
+        tenantId: config.tenant.id,
+        clusterName,
+        partition: config.partition,
+        centralRegion: config.central.region,
+        tenantAccountId: args.accountId,
+        serverRoleArn,
+        centralKmsKeyArn: central.kmsKeyArn,
+        centralProvider: args.centralProvider,
+      },
+      child,
+    );
+    const edgeAgent = new EdgeAgentAccess(`${name}-edge-agent`, { ...common, clusterName, serverRoleArn }, child);
+
+    const scope = pulumi.output(args.accountId).apply((accountId) => ({ partition: config.partition, region: config.region, accountId, clusterName }));
+    const server = new TenantK3sServer(
+      `${name}-k3s`,
+      {
+        ...common,
+        environment: config.environment,
+        tenantId: config.tenant.id,
+        clusterName,
+        k3sVersion: TENANT_K3S_VERSION,
+        subnetId: network.publicSubnetId,
+        securityGroupId: groups.serverSecurityGroupId,
+        kmsKeyArn: key.keyArn,
+        efs: { fileSystemId: efs.fileSystemId, fileSystemArn: efs.fileSystemArn, accessPointId: efs.accessPointId, accessPointArn: efs.accessPointArn },
+        policies: {
+          "karpenter-controller": pulumi
+            .all([scope, karpenter.nodeRoleArn, karpenter.instanceProfileArn, karpenter.queueArn, key.keyArn])
+            .apply(([s, nodeRoleArn, instanceProfileArn, interruptionQueueArn, queueKmsKeyArn]) =>
+              toJson(policyDocument(...karpenterControllerStatements(s, { nodeRoleArn, instanceProfileArn, interruptionQueueArn, queueKmsKeyArn }))),
+            ),
+          "cilium-operator": pulumi.all([scope, network.vpcArn]).apply(([s, vpcArn]) => toJson(policyDocument(...ciliumOperatorStatements(s, { vpcArn })))),
+          "pod-roles": pulumi.all([keys.externalSecretsRoleArn, edgeAgent.roleArn]).apply((roles) => toJson(policyDocument(assumePodRolesStatement(roles)))),
+        },
+        nat: { vpcCidr: network.cidr, keepCidrs: [network.cidr, config.central.vpcCidr], privateRouteTableIds: [network.privateRouteTableId] },
+      },
+      child,
+    );
+    const bucket = new FilesBucket(`${name}-files`, { tenantId: config.tenant.id, environment: config.environment, accountId: args.accountId, region: config.region, kmsKeyArn: key.keyArn }, child);
+
+    const nodeSets = nodeSetPlans(config.shapes);
+    emitFleetFiles(
+      pulumi
+        .all([
+          pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
+          pulumi.all([endpoint.dnsName, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
+        ])
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctldHost, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint]]) =>
+          tenantClusterFleetFiles({
+            environment: config.environment,
+            tenantId: config.tenant.id,
+            clusterName,
+            region: config.region,
+            serverAddress,
+            nativeRoutingCidr: coveringCidr([config.network.vpcCidr, config.central.vpcCidr]),
+            karpenter: { interruptionQueueName, instanceProfileName },
+            workerUserData: agentUserData({
+              k3sVersion: TENANT_K3S_VERSION,
+              region: config.region,
+              kmsKeyArn,
+              efs: { fileSystemId, accessPointId },
+              nodeLabels: { "clusterra.io/tenant": config.tenant.id, "clusterra.io/role": "worker" },
+              serverAddress,
+              agentJoinParameter: params.agentJoin,
+            }),
+            kmsKeyArn,
+            nodeSets,
+            slurmctld: { host: slurmctldHost, port: SLURM_PORTS.slurmctld },
+            keySecretArns,
+            centralRegion: config.central.region,
+            externalSecretsRoleArn,
+            edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint },
+          }),
+        ),
+    );
 
     this.outputs = {
       tenantId: config.tenant.id,
@@ -105,8 +242,21 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       privateSubnetIds: pulumi.all(network.privateSubnetIds),
       peeringConnectionId: peering.connectionId,
       workersSecurityGroupId: peering.workersSecurityGroupId,
+      serverSecurityGroupId: groups.serverSecurityGroupId,
+      serverInstanceId: server.instanceId,
+      serverPrivateIp: server.privateIp,
+      kubeconfigParameter: params.kubeconfig,
       slurmctldEndpoint: endpoint.dnsName,
+      slurmctldPort: SLURM_PORTS.slurmctld,
       slurmctldNodePort: endpoint.nodePort,
+      karpenterQueueName: karpenter.queueName,
+      karpenterNodeRoleArn: karpenter.nodeRoleArn,
+      efsFileSystemId: efs.fileSystemId,
+      efsAccessPointId: efs.accessPointId,
+      filesBucket: bucket.bucketName,
+      slurmKeySecretArns: keys.secretArns,
+      externalSecretsRoleArn: keys.externalSecretsRoleArn,
+      edgeAgentRoleArn: edgeAgent.roleArn,
       kmsKeyArn: key.keyArn,
     };
     this.registerOutputs(this.outputs);

@@ -42,6 +42,8 @@ export function tenantStack(config: TenantConfig): Record<string, unknown> {
         hostInstanceId: out("hostInstanceId"),
         hostPrivateIp: out("hostPrivateIp"),
         hostSecurityGroupId: out("hostSecurityGroupId"),
+        kmsKeyArn: out("kmsKeyArn"),
+        heartbeatEndpoint: out("heartbeatEndpoint"),
       },
     },
     { providers: { aws: provider } },

@@ -1,0 +1,263 @@
+/**
+ * Fleet files of a tenant's own cluster (GitOps Bridge: the tenant stack writes the cloud
+ * facts, ArgoCD does the rest): Cilium, Karpenter and its EC2NodeClass and NodePools, the
+ * Slinky `slurm` release in hybrid mode with one NodeSet per shape x size, External
+ * Secrets delivering the tenant's Slurm keys from central, and the edge-agent. Pure: the
+ * same facts give byte-identical files.
+ */
+import { SHAPE_FAMILIES } from "../../facts/shapes";
+import {
+  EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
+} from "../../facts/tenant-cluster";
+import { K3S_API_PORT } from "../../facts/contract";
+import { stackTags } from "../../facts/project";
+import { al2023AmiParameter } from "../../facts/versions";
+import type { NodeSetPlan } from "../tenant/sizing";
+import type { FleetFileSet } from "./writer";
+import { yamlFile } from "./yaml-file";
+
+/** Everything the tenant stack resolved that the cluster's add-ons need. */
+export interface TenantClusterFacts {
+  readonly environment: string;
+  readonly tenantId: string;
+  readonly clusterName: string;
+  readonly region: string;
+  /** The K3s server's private address (API endpoint for Karpenter, Cilium and agents). */
+  readonly serverAddress: string;
+  /** One range covering the tenant and central VPCs: pod traffic to it is never SNATed. */
+  readonly nativeRoutingCidr: string;
+  readonly karpenter: { readonly interruptionQueueName: string; readonly instanceProfileName: string };
+  /** The workers' user data (EC2NodeClass, used as is). */
+  readonly workerUserData: string;
+  /** The stack key: worker root volumes. */
+  readonly kmsKeyArn: string;
+  readonly nodeSets: readonly NodeSetPlan[];
+  /** This tenant's slurmctld on central, as slurmd reaches it across the peering. */
+  readonly slurmctld: { readonly host: string; readonly port: number };
+  /** The Slurm keys in central's Secrets Manager, by ARN (cross-account reads need it). */
+  readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
+  readonly centralRegion: string;
+  readonly externalSecretsRoleArn: string;
+  readonly edgeAgent: { readonly roleArn: string; readonly heartbeatEndpoint: string };
+}
+
+/** Folder of a tenant's cluster fleet. */
+export function tenantClusterFleetPath(environment: string, tenantId: string): string {
+  return `fleet/tenants/${environment}/${tenantId}/cluster`;
+}
+
+/** Pods of the platform run on the server (the control-plane node), never on workers. */
+const ON_SERVER = { "node-role.kubernetes.io/control-plane": "true" };
+
+const asTaint = (t: { key: string; value: string; effect: string }) => ({ key: t.key, value: t.value, effect: t.effect });
+const toleration = (t: { key: string; effect: string }) => ({ key: t.key, operator: "Exists", effect: t.effect });
+
+export function ciliumValues(f: TenantClusterFacts): Record<string, unknown> {
+  return {
+    cluster: { name: f.clusterName },
+    eni: {
+      enabled: true,
+      // ENIs for pods come from the private subnets only (the server sits in the NAT subnet).
+      subnetTagsFilter: [`karpenter.sh/discovery=${f.clusterName}`],
+    },
+    ipam: { mode: "eni" },
+    routingMode: "native",
+    // Covers the tenant and central VPCs: slurmd registers with its pod address, not a SNATed one.
+    ipv4NativeRoutingCIDR: f.nativeRoutingCidr,
+    enableIPv4Masquerade: true,
+    bpf: { masquerade: true },
+    kubeProxyReplacement: true,
+    k8sServiceHost: f.serverAddress,
+    k8sServicePort: K3S_API_PORT,
+    operator: { replicas: 1, nodeSelector: ON_SERVER },
+    resources: { requests: { cpu: `${WORKER_NODE.daemonSetRequests.cpuMillis}m`, memory: `${WORKER_NODE.daemonSetRequests.memoryMiB}Mi` } },
+  };
+}
+
+export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> {
+  return {
+    replicas: 1,
+    // IMDS hop limit 1 on the server: only host-network pods reach the node role.
+    hostNetwork: true,
+    dnsPolicy: "Default",
+    nodeSelector: ON_SERVER,
+    settings: {
+      clusterName: f.clusterName,
+      // Off EKS: without it Karpenter calls eks:DescribeCluster at start-up and exits.
+      clusterEndpoint: `https://${f.serverAddress}:${K3S_API_PORT}`,
+      interruptionQueue: f.karpenter.interruptionQueueName,
+    },
+    controller: { resources: { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } } },
+  };
+}
+
+/** Karpenter's view of the workers: images, user data, disks, IMDS, reservations. */
+export function workerNodeClass(f: TenantClusterFacts): Record<string, unknown> {
+  const w = WORKER_NODE;
+  return {
+    apiVersion: "karpenter.k8s.aws/v1",
+    kind: "EC2NodeClass",
+    metadata: { name: "slurm-workers" },
+    spec: {
+      // Custom: the user data is used as is; AL2023 would need eks:DescribeCluster.
+      amiFamily: "Custom",
+      amiSelectorTerms: [{ ssmParameter: al2023AmiParameter("arm64") }, { ssmParameter: al2023AmiParameter("x86_64") }],
+      instanceProfile: f.karpenter.instanceProfileName,
+      subnetSelectorTerms: [{ tags: { "karpenter.sh/discovery": f.clusterName } }],
+      securityGroupSelectorTerms: [{ tags: { "karpenter.sh/discovery": f.clusterName } }],
+      associatePublicIPAddress: false,
+      // Hop limit 1: slurmd pods (and so jobs) cannot take the node role from IMDS.
+      metadataOptions: { httpEndpoint: "enabled", httpProtocolIPv6: "disabled", httpPutResponseHopLimit: 1, httpTokens: "required" },
+      blockDeviceMappings: [
+        { deviceName: "/dev/xvda", ebs: { volumeSize: `${w.rootVolumeGiB}Gi`, volumeType: "gp3", encrypted: true, kmsKeyID: f.kmsKeyArn, deleteOnTermination: true } },
+      ],
+      kubelet: {
+        maxPods: w.maxPods,
+        kubeReserved: { cpu: `${w.kubeReserved.cpuMillis}m`, memory: `${w.kubeReserved.memoryMiB}Mi` },
+        systemReserved: { cpu: `${w.systemReserved.cpuMillis}m`, memory: `${w.systemReserved.memoryMiB}Mi` },
+        evictionHard: { "memory.available": `${w.evictionHardMemoryMiB}Mi` },
+      },
+      tags: stackTags(f.environment, "tenant", f.tenantId),
+      userData: f.workerUserData,
+    },
+  };
+}
+
+/**
+ * One NodePool per shape: its instance category, the shape's sizes, the capacity type
+ * (a Spot shape also allows on-demand: Karpenter launches Spot first and falls back to
+ * on-demand when Spot has no capacity), a limit from maxNodes, emptiness-only
+ * consolidation (a busy node is never consolidated away), Cilium's startup taint and a
+ * taint only slurmd pods tolerate.
+ */
+export function workerNodePools(f: TenantClusterFacts): Record<string, unknown>[] {
+  const shapes = [...new Map(f.nodeSets.map((n) => [n.shape.name, n.shape])).values()];
+  return shapes.map((shape) => {
+    const largest = Math.max(...shape.sizes);
+    return {
+      apiVersion: "karpenter.sh/v1",
+      kind: "NodePool",
+      metadata: { name: shape.name },
+      spec: {
+        template: {
+          metadata: { labels: { [SHAPE_LABEL]: shape.name } },
+          spec: {
+            nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "slurm-workers" },
+            requirements: [
+              { key: "karpenter.k8s.aws/instance-category", operator: "In", values: [SHAPE_FAMILIES[shape.memoryPerCpuGiB].category] },
+              { key: "karpenter.k8s.aws/instance-cpu", operator: "In", values: shape.sizes.map(String) },
+              { key: "karpenter.k8s.aws/instance-generation", operator: "Gt", values: ["5"] },
+              { key: "kubernetes.io/arch", operator: "In", values: ["arm64", "amd64"] },
+              { key: "karpenter.sh/capacity-type", operator: "In", values: shape.capacityType === "spot" ? ["spot", "on-demand"] : ["on-demand"] },
+            ],
+            taints: [asTaint(TAINTS.slurmdOnly)],
+            startupTaints: [asTaint(TAINTS.ciliumNotReady)],
+            expireAfter: "Never",
+          },
+        },
+        disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" },
+        limits: { cpu: String(shape.maxNodes * largest) },
+      },
+    };
+  });
+}
+
+export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
+  const nodesets = Object.fromEntries(
+    f.nodeSets.map((n) => {
+      const resources = { cpu: `${n.request.cpuMillis}m`, memory: `${n.request.memoryMiB}Mi` };
+      return [
+        n.name,
+        {
+          enabled: true,
+          // At rest: the scaling loop sets replicas; Karpenter then makes the node.
+          replicas: 0,
+          slurmd: {
+            // Requests = limits: one pod fills one worker, and slurmd reports them as its CPUs and memory.
+            resources: { requests: resources, limits: resources },
+            volumeMounts: [{ name: "efs", mountPath: EFS_MOUNT_PATH }],
+          },
+          logfile: { image: { repository: "docker.io/library/alpine", tag: "3.22" } },
+          extraConfMap: { Features: [n.shape.name, n.name] },
+          partition: { enabled: false },
+          podSpec: {
+            nodeSelector: { [SHAPE_LABEL]: n.shape.name, "karpenter.k8s.aws/instance-cpu": String(n.vcpus) },
+            tolerations: [toleration(TAINTS.slurmdOnly)],
+            volumes: [{ name: "efs", hostPath: { path: EFS_MOUNT_PATH, type: "Directory" } }],
+          },
+        },
+      ];
+    }),
+  );
+  return {
+    // Hybrid: slurmctld runs on central; these slurmd pull their configuration from it.
+    controller: { external: true, externalConfig: { host: f.slurmctld.host, port: f.slurmctld.port } },
+    // Never created here: central's keys, delivered by External Secrets.
+    slurmKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.slurm } },
+    jwtKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.jwt } },
+    restapi: { replicas: 1 },
+    accounting: { enabled: false },
+    nodesets,
+  };
+}
+
+export function externalSecretsValues(): Record<string, unknown> {
+  return {
+    // The controller takes the server's instance credentials (host network, hop limit 1)
+    // and assumes its own role for every read (the SecretStore's `role`).
+    hostNetwork: true,
+    nodeSelector: ON_SERVER,
+    webhook: { nodeSelector: ON_SERVER },
+    certController: { nodeSelector: ON_SERVER },
+  };
+}
+
+/** The store and the two ExternalSecrets that deliver central's keys for this tenant. */
+export function slurmKeyObjects(f: TenantClusterFacts): Record<string, unknown>[] {
+  const store = {
+    apiVersion: "external-secrets.io/v1",
+    kind: "SecretStore",
+    metadata: { name: "central-slurm-keys", namespace: TENANT_NAMESPACES.slurm },
+    spec: { provider: { aws: { service: "SecretsManager", region: f.centralRegion, role: f.externalSecretsRoleArn } } },
+  };
+  const external = (id: keyof typeof SLURM_KEY_SECRETS, secretArn: string) => ({
+    apiVersion: "external-secrets.io/v1",
+    kind: "ExternalSecret",
+    metadata: { name: SLURM_KEY_SECRETS[id].name, namespace: TENANT_NAMESPACES.slurm },
+    spec: {
+      refreshInterval: "1h",
+      secretStoreRef: { kind: "SecretStore", name: store.metadata.name },
+      target: { name: SLURM_KEY_SECRETS[id].name, creationPolicy: "Owner", deletionPolicy: "Retain" },
+      data: [{ secretKey: SLURM_KEY_SECRETS[id].key, remoteRef: { key: secretArn } }],
+    },
+  });
+  return [store, external("slurm", f.keySecretArns.slurm), external("jwt", f.keySecretArns.jwt)];
+}
+
+export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> {
+  return {
+    image: { ...EDGE_AGENT_IMAGE },
+    hostNetwork: true,
+    nodeSelector: ON_SERVER,
+    clusterName: f.clusterName,
+    tenantId: f.tenantId,
+    heartbeatEndpoint: f.edgeAgent.heartbeatEndpoint,
+    aws: { region: f.region, roleArn: f.edgeAgent.roleArn },
+  };
+}
+
+export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
+  const dir = tenantClusterFleetPath(f.environment, f.tenantId);
+  const source = `pulumi up -s tenant-${f.tenantId}-${f.environment}`;
+  return {
+    [`${dir}/values/cilium.yaml`]: yamlFile(source, ciliumValues(f)),
+    [`${dir}/values/karpenter.yaml`]: yamlFile(source, karpenterValues(f)),
+    [`${dir}/values/slurm.yaml`]: yamlFile(source, slurmValues(f)),
+    [`${dir}/values/external-secrets.yaml`]: yamlFile(source, externalSecretsValues()),
+    [`${dir}/values/edge-agent.yaml`]: yamlFile(source, edgeAgentValues(f)),
+    [`${dir}/manifests/karpenter-nodeclass.yaml`]: yamlFile(source, workerNodeClass(f)),
+    [`${dir}/manifests/karpenter-nodepools.yaml`]: yamlFile(source, ...workerNodePools(f)),
+    [`${dir}/manifests/slurm-keys.yaml`]: yamlFile(source, ...slurmKeyObjects(f)),
+  };
+}
+

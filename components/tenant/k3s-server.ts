@@ -1,0 +1,169 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as ec2 from "@pulumi/aws/ec2";
+import * as iam from "@pulumi/aws/iam";
+import * as ssm from "@pulumi/aws/ssm";
+import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
+import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
+import { TAG_KEYS } from "../../facts/project";
+import { eniPodDensity, TENANT_SERVER } from "../../facts/tenant-cluster";
+import { al2023AmiParameter } from "../../facts/versions";
+import { ec2Trust, policyDocument, toJson } from "../security/iam";
+import type { AccountScope } from "../security/scope";
+import { tenantServerUserData } from "./cloud-init";
+import { efsClientStatements, readSecureParameterStatements, sessionManagerStatements, writeSecureParameterStatements } from "./node-iam";
+
+/** SSM parameters of a tenant cluster: the join secret, the full join token, the kubeconfig. */
+export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string } {
+  const base = `/clusterra/${environment}/${tenantId}/k3s`;
+  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig` };
+}
+
+/** The server role's name: fixed, so the roles its host-network pods assume can trust it by ARN. */
+export function serverRoleName(clusterName: string): string {
+  return `${clusterName}-k3s-server`;
+}
+
+/** Written until the server publishes the real value (ignored by later runs). */
+const UNPUBLISHED = "unpublished";
+
+export interface TenantK3sServerArgs extends AccountScope {
+  readonly environment: string;
+  readonly tenantId: string;
+  readonly clusterName: string;
+  readonly k3sVersion: string;
+  /** The subnet the server lives in: the NAT subnet when it is the NAT, else a private one. */
+  readonly subnetId: pulumi.Input<string>;
+  readonly securityGroupId: pulumi.Input<string>;
+  /** Stack key: root volume, parameters. */
+  readonly kmsKeyArn: pulumi.Input<string>;
+  readonly efs: { readonly fileSystemId: pulumi.Input<string>; readonly fileSystemArn: pulumi.Input<string>; readonly accessPointId: pulumi.Input<string>; readonly accessPointArn: pulumi.Input<string> };
+  /** Managed policies for what runs on the server's host network (Karpenter, Cilium's operator, pod roles). */
+  readonly policies: Readonly<Record<string, pulumi.Input<string>>>;
+  /**
+   * When set, the server is the private subnets' NAT: it gets an Elastic IP (no inbound
+   * rule admits the internet) and the private route tables send 0.0.0.0/0 to it.
+   */
+  readonly nat?: { readonly vpcCidr: string; readonly keepCidrs: readonly string[]; readonly privateRouteTableIds: pulumi.Input<string>[] };
+}
+
+/**
+ * The customer cluster's fixed K3s server: Graviton, IMDSv2 with hop limit 1 (Karpenter,
+ * Cilium's operator, External Secrets and the edge-agent run on the host network and so
+ * reach the role; other pods cannot), encrypted root, no key pair, Session Manager, and
+ * optionally the private subnets' NAT.
+ */
+export class TenantK3sServer extends pulumi.ComponentResource {
+  public readonly instanceId: pulumi.Output<string>;
+  public readonly privateIp: pulumi.Output<string>;
+  public readonly roleArn: pulumi.Output<string>;
+  public readonly publicIp?: pulumi.Output<string>;
+  public readonly parameters: ReturnType<typeof clusterParameterNames>;
+
+  constructor(name: string, args: TenantK3sServerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:tenant:TenantK3sServer", name, {}, opts);
+    const child = { parent: this };
+    const params = clusterParameterNames(args.environment, args.tenantId);
+    this.parameters = params;
+
+    const generated = getRandomPasswordOutput({ passwordLength: 48, excludePunctuation: true, includeSpace: false }, child);
+    const agentToken = new ssm.Parameter(
+      `${name}-agent-token`,
+      { name: params.agentToken, type: "SecureString", keyId: args.kmsKeyArn, value: pulumi.secret(generated.randomPassword.apply((p) => p ?? "")), description: "K3s agent token secret (joins agents, never servers)" },
+      { parent: this, ignoreChanges: ["value"] },
+    );
+    const published = (id: "agent-join" | "kubeconfig", parameter: string, description: string) =>
+      new ssm.Parameter(`${name}-${id}`, { name: parameter, type: "SecureString", keyId: args.kmsKeyArn, value: pulumi.secret(UNPUBLISHED), description }, { parent: this, ignoreChanges: ["value"] });
+    const agentJoin = published("agent-join", params.agentJoin, "K3s agent join token with the server CA hash, published by the server");
+    const kubeconfig = published("kubeconfig", params.kubeconfig, "K3s admin kubeconfig (server 127.0.0.1:6443), published by the server");
+
+    const role = new iam.Role(`${name}-role`, { name: serverRoleName(args.clusterName), description: `K3s server of ${args.clusterName}`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
+    const nodePolicy = new iam.Policy(
+      `${name}-node`,
+      {
+        description: `K3s server of ${args.clusterName}: Session Manager, its parameters, EFS`,
+        policy: pulumi
+          .all([args.accountId, args.kmsKeyArn, agentToken.arn, agentJoin.arn, kubeconfig.arn, args.efs.fileSystemArn, args.efs.accessPointArn])
+          .apply(([accountId, key, token, join, kube, fsArn, apArn]) =>
+            toJson(
+              policyDocument(
+                ...sessionManagerStatements({ partition: args.partition, region: args.region, accountId }),
+                ...readSecureParameterStatements("AgentToken", token, key),
+                ...writeSecureParameterStatements("AgentJoin", join, key),
+                ...writeSecureParameterStatements("Kubeconfig", kube, key),
+                ...efsClientStatements(fsArn, apArn),
+              ),
+            ),
+          ),
+      },
+      child,
+    );
+    const attached = [["node", nodePolicy.arn] as const, ...Object.entries(args.policies).map(([id, doc]) => [id, new iam.Policy(`${name}-${id}`, { description: `K3s server of ${args.clusterName}: ${id}`, policy: doc }, child).arn] as const)];
+    const attachments = attached.map(([id, policyArn]) => new iam.RolePolicyAttachment(`${name}-${id}`, { role: role.name, policyArn }, child));
+    const profile = new iam.InstanceProfile(`${name}-profile`, { name: serverRoleName(args.clusterName), role: role.name }, child);
+
+    const instanceType = TENANT_SERVER.instanceType;
+    const ami = getParameterOutput({ name: al2023AmiParameter("arm64") }, child).value;
+    const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId]).apply(([kmsKeyArn, fileSystemId, accessPointId]) =>
+      tenantServerUserData({
+        k3sVersion: args.k3sVersion,
+        region: args.region,
+        kmsKeyArn,
+        efs: { fileSystemId, accessPointId },
+        nodeLabels: { "clusterra.io/tenant": args.tenantId, "clusterra.io/role": "server" },
+        agentTokenParameter: params.agentToken,
+        agentJoinParameter: params.agentJoin,
+        kubeconfigParameter: params.kubeconfig,
+        maxPods: eniPodDensity(instanceType),
+        nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
+      }),
+    );
+    const instance = new ec2.Instance(
+      `${name}`,
+      {
+        ami,
+        instanceType,
+        subnetId: args.subnetId,
+        vpcSecurityGroupIds: [args.securityGroupId],
+        iamInstanceProfile: profile.name,
+        associatePublicIpAddress: false,
+        // As the NAT it forwards the workers' packets, which carry their own addresses.
+        sourceDestCheck: args.nat === undefined,
+        ebsOptimized: true,
+        metadataOptions: { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1, instanceMetadataTags: "disabled" },
+        rootBlockDevice: { volumeType: "gp3", volumeSize: TENANT_SERVER.rootVolumeGiB, encrypted: true, kmsKeyId: args.kmsKeyArn, deleteOnTermination: true },
+        userData,
+        userDataReplaceOnChange: true,
+        // Cilium's operator attaches ENIs only to instances of this cluster.
+        tags: { Name: `${args.clusterName}-k3s-server`, [`kubernetes.io/cluster/${args.clusterName}`]: "owned" },
+      },
+      { parent: this, ignoreChanges: ["ami"], dependsOn: attachments },
+    );
+
+    if (args.nat) {
+      // Outbound only: no rule on the server's group admits the internet.
+      const eip = new ec2.Eip(
+        `${name}-egress`,
+        {
+          domain: "vpc",
+          instance: instance.id,
+          tags: {
+            Name: `${args.clusterName}-egress`,
+            [TAG_KEYS.policyException]: "ec2-no-public-ip",
+            [TAG_KEYS.policyExceptionReason]: "egress NAT of the tenant VPC on the K3s server (idle floor under $30): no security-group rule admits the internet",
+          },
+        },
+        child,
+      );
+      args.nat.privateRouteTableIds.forEach((routeTableId, i) => {
+        new ec2.Route(`${name}-nat-${i}`, { routeTableId, destinationCidrBlock: "0.0.0.0/0", networkInterfaceId: instance.primaryNetworkInterfaceId }, child);
+      });
+      this.publicIp = eip.publicIp;
+    }
+
+    this.instanceId = instance.id;
+    this.privateIp = instance.privateIp;
+    this.roleArn = role.arn;
+    this.registerOutputs({ instanceId: this.instanceId, privateIp: this.privateIp, roleArn: this.roleArn });
+  }
+}
+

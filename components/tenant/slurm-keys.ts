@@ -1,0 +1,101 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { ProviderResource } from "@pulumi/pulumi";
+import * as iam from "@pulumi/aws/iam";
+import * as secretsmanager from "@pulumi/aws/secretsmanager";
+import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
+import { policyDocument, principalTrust, toJson } from "../security/iam";
+import { externalSecretsPolicy } from "./node-iam";
+
+/** Secrets Manager names of a tenant's Slurm keys in the central account. */
+export function slurmKeySecretNames(environment: string, tenantId: string): { slurm: string; jwt: string } {
+  return { slurm: `clusterra/${environment}/${tenantId}/slurm-key`, jwt: `clusterra/${environment}/${tenantId}/jwt-key` };
+}
+
+/** The tenant's External Secrets role name (central's key policy names it too). */
+export function externalSecretsRoleName(clusterName: string): string {
+  return `${clusterName}-external-secrets`;
+}
+
+export interface TenantSlurmKeysArgs {
+  readonly environment: string;
+  readonly tenantId: string;
+  readonly clusterName: string;
+  readonly partition: string;
+  /** Central's region (where the secrets live). */
+  readonly centralRegion: string;
+  /** The tenant account. */
+  readonly tenantAccountId: pulumi.Input<string>;
+  /** The K3s server's role: External Secrets runs on its host network and assumes its own role. */
+  readonly serverRoleArn: pulumi.Input<string>;
+  /** Central's stack key: the secrets are encrypted with it. */
+  readonly centralKmsKeyArn: pulumi.Input<string>;
+  /** Provider acting in the central account for this tenant. */
+  readonly centralProvider: ProviderResource;
+}
+
+/**
+ * The tenant's Slurm keys (slurm.key for auth/slurm, the HS256 JWT key), created in the
+ * central account's Secrets Manager with central's key: central's slurmctld and the
+ * tenant's slurmd share them, and they are per tenant (the customer cluster holds
+ * admin-grade keys). Each secret's resource policy lets exactly this tenant's External
+ * Secrets role read it; that role, in the tenant account, can read nothing else.
+ */
+export class TenantSlurmKeys extends pulumi.ComponentResource {
+  public readonly secretArns: pulumi.Output<{ slurm: string; jwt: string }>;
+  public readonly externalSecretsRoleArn: pulumi.Output<string>;
+
+  constructor(name: string, args: TenantSlurmKeysArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:tenant:TenantSlurmKeys", name, {}, opts);
+    const inCentral = { parent: this, provider: args.centralProvider };
+    const names = slurmKeySecretNames(args.environment, args.tenantId);
+    const roleName = externalSecretsRoleName(args.clusterName);
+
+    const role = new iam.Role(
+      `${name}-external-secrets`,
+      {
+        name: roleName,
+        description: `External Secrets of ${args.clusterName}: reads this tenant's Slurm keys in central`,
+        assumeRolePolicy: pulumi.all([args.tenantAccountId, args.serverRoleArn]).apply(([account, server]) => toJson(principalTrust(args.partition, account, [server]))),
+      },
+      { parent: this },
+    );
+    const secrets = (Object.keys(names) as (keyof typeof names)[]).map((id) => {
+      const secret = new secretsmanager.Secret(
+        `${name}-${id}`,
+        { name: names[id], description: `${id === "slurm" ? "slurm.key (auth/slurm)" : "jwt_hs256.key (auth/jwt)"} of tenant ${args.tenantId}`, kmsKeyId: args.centralKmsKeyArn, recoveryWindowInDays: 30 },
+        { ...inCentral, protect: true },
+      );
+      // 64 characters from a 62-letter alphabet: ~380 bits, above both keys' 256-bit floor.
+      const generated = getRandomPasswordOutput({ passwordLength: 64, excludePunctuation: true, includeSpace: false }, inCentral);
+      new secretsmanager.SecretVersion(`${name}-${id}`, { secretId: secret.id, secretString: pulumi.secret(generated.randomPassword.apply((p) => p ?? "")) }, { ...inCentral, ignoreChanges: ["secretString"] });
+      new secretsmanager.SecretPolicy(
+        `${name}-${id}`,
+        {
+          secretArn: secret.arn,
+          blockPublicPolicy: true,
+          policy: pulumi.all([secret.arn, role.arn]).apply(([secretArn, reader]) =>
+            toJson(policyDocument({ Sid: "TenantExternalSecretsReads", Effect: "Allow", Principal: { AWS: reader }, Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: secretArn })),
+          ),
+        },
+        // Secrets Manager checks that a principal exists: the role comes first.
+        { ...inCentral, dependsOn: [role] },
+      );
+      return secret;
+    });
+
+    new iam.RolePolicy(
+      `${name}-external-secrets`,
+      {
+        role: role.name,
+        policy: pulumi.all([secrets[0].arn, secrets[1].arn, args.centralKmsKeyArn]).apply(([slurm, jwt, key]) =>
+          toJson(externalSecretsPolicy({ region: args.centralRegion, secretArns: [slurm, jwt], centralKmsKeyArn: key })),
+        ),
+      },
+      { parent: this },
+    );
+
+    this.secretArns = pulumi.all([secrets[0].arn, secrets[1].arn]).apply(([slurm, jwt]) => ({ slurm, jwt }));
+    this.externalSecretsRoleArn = role.arn;
+    this.registerOutputs({ secretArns: this.secretArns, externalSecretsRoleArn: this.externalSecretsRoleArn });
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The customer cluster's fixed facts: the K3s release, the server node's size, worker
+ * kubelet reservations, taints and labels. Components, user data, fleet values and the
+ * cost estimate derive from this table.
+ */
+
+/** K3s release of every tenant cluster (server and Karpenter-made agents). */
+export const TENANT_K3S_VERSION = "v1.35.3+k3s1";
+
+/** Where every node mounts the tenant's EFS file system, and slurmd pods see it. */
+export const EFS_MOUNT_PATH = "/mnt/efs";
+
+/**
+ * EC2 facts the cluster sizes itself from. `enis` x (`ipv4PerEni` - 1) + 2 is the pod
+ * density Cilium's ENI mode can address (no prefix delegation), which kubelet's max-pods
+ * must not exceed.
+ */
+export const INSTANCE_TYPES = {
+  "t4g.medium": { vcpus: 2, memoryGiB: 4, enis: 3, ipv4PerEni: 6, arch: "arm64" },
+} as const;
+
+export type ServerInstanceType = keyof typeof INSTANCE_TYPES;
+
+/** Pods Cilium can address on an instance type in ENI mode without prefix delegation. */
+export function eniPodDensity(type: ServerInstanceType): number {
+  const t = INSTANCE_TYPES[type];
+  return t.enis * (t.ipv4PerEni - 1) + 2;
+}
+
+/**
+ * The fixed K3s server: the smallest Graviton type that holds K3s (~1.6 GB), cilium-agent
+ * and operator (~0.4 GB), the Slinky operator (~1 GB) and Karpenter (~1 GiB): 4 GiB.
+ * The root volume is the data disk too (images, the SQLite datastore); 10 GiB keeps the
+ * idle floor under $30 a month, and kubelet's image GC keeps it from filling.
+ */
+export const TENANT_SERVER = {
+  instanceType: "t4g.medium" as ServerInstanceType,
+  rootVolumeGiB: 10,
+  imageGcHighPercent: 75,
+  imageGcLowPercent: 60,
+} as const;
+
+/**
+ * Karpenter-made worker nodes: one slurmd pod each, plus Cilium's agent (host network).
+ * maxPods is fixed below the density of the smallest worker (a 2-vCPU c/m/r: 29), so
+ * kubelet and Karpenter agree without per-type arithmetic.
+ */
+export const WORKER_NODE = {
+  maxPods: 16,
+  rootVolumeGiB: 40,
+  /** kubelet reservations, as the EC2NodeClass tells Karpenter and the agent tells kubelet. */
+  kubeReserved: { cpuMillis: 100, memoryMiB: 512 },
+  systemReserved: { cpuMillis: 100, memoryMiB: 256 },
+  evictionHardMemoryMiB: 200,
+  /** Karpenter's default vmMemoryOverheadPercent: capacity it assumes the hypervisor keeps. */
+  vmMemoryOverheadPercent: 0.075,
+  /** What the daemon sets on every worker request (cilium-agent). */
+  daemonSetRequests: { cpuMillis: 100, memoryMiB: 384 },
+} as const;
+
+/** Taints and labels that steer pods. */
+export const TAINTS = {
+  /** On every worker NodePool: only slurmd pods tolerate it (Slinky's own toleration). */
+  slurmdOnly: { key: "nodeset.slinky.slurm.net/worker", value: "true", effect: "NoExecute" },
+  /** Cilium removes it when its agent is ready: nothing schedules before networking works. */
+  ciliumNotReady: { key: "node.cilium.io/agent-not-ready", value: "true", effect: "NoExecute" },
+  /** A node Karpenter has not registered yet (the agent starts with it). */
+  karpenterUnregistered: { key: "karpenter.sh/unregistered", value: "true", effect: "NoExecute" },
+} as const;
+
+/** Node label carrying the shape of a worker NodePool (NodeSets select on it). */
+export const SHAPE_LABEL = "clusterra.io/shape";
+
+/** The edge-agent's image, pinned. */
+export const EDGE_AGENT_IMAGE = { repository: "ghcr.io/clusterra/edge-agent", tag: "0.9.0" } as const;
+
+/** Namespaces of the customer cluster's add-ons. */
+export const TENANT_NAMESPACES = {
+  slurm: "slurm",
+  karpenter: "kube-system",
+  cilium: "kube-system",
+  externalSecrets: "external-secrets",
+  edgeAgent: "clusterra-system",
+} as const;
+
+/** Secrets the tenant cluster's slurm release reads its keys from (delivered by External Secrets). */
+export const SLURM_KEY_SECRETS = {
+  slurm: { name: "slurm-auth-slurm", key: "slurm.key" },
+  jwt: { name: "slurm-auth-jwt", key: "jwt.key" },
+} as const;
