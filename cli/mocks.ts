@@ -38,6 +38,7 @@ const ID_PREFIX: Readonly<Record<string, string>> = {
   "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr",
   "aws:efs/fileSystem:FileSystem": "fs",
   "aws:efs/mountTarget:MountTarget": "fsmt",
+  "aws:efs/accessPoint:AccessPoint": "fsap",
 };
 
 function digest(text: string, length: number): string {
@@ -134,6 +135,16 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           break;
         case "aws:ec2/vpcPeeringConnection:VpcPeeringConnection":
           Object.assign(state, { acceptStatus: "pending-acceptance", arn: arn("ec2", `vpc-peering-connection/${id}`) });
+          break;
+        case "aws:ssm/parameter:Parameter":
+          // Hierarchical names carry their own leading slash.
+          Object.assign(state, { arn: arn("ssm", `parameter${physical.startsWith("/") ? "" : "/"}${physical}`) });
+          break;
+        case "aws:efs/accessPoint:AccessPoint":
+          Object.assign(state, { arn: arn("elasticfilesystem", `access-point/${id}`) });
+          break;
+        case "aws:efs/fileSystem:FileSystem":
+          Object.assign(state, { arn: arn("elasticfilesystem", `file-system/${id}`) });
           break;
         case "command:local:Command":
         case "command:remote:Command":

