@@ -16,6 +16,8 @@ export interface MockContext {
   readonly accountId: string;
   /** Outputs of stacks this one references, by stack name (last segment). */
   readonly stackOutputs: ReadonlyMap<string, Record<string, unknown>>;
+  /** Existing VPCs the configuration names, with the CIDR the account would report. */
+  readonly existingVpcs?: ReadonlyMap<string, string>;
 }
 
 /** EC2-style id prefixes by resource type token. */
@@ -175,6 +177,15 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           if (name.endsWith("/kubeconfig")) return { name, value: offlineKubeconfig(name), type: "SecureString", id: name, version: 1 };
           return { name, value: `ami-${digest(name, 17)}`, type: "String", id: name, version: 1 };
         }
+        case "aws:ec2/getVpc:getVpc": {
+          const id = String(args.inputs.id);
+          const cidrBlock = ctx.existingVpcs?.get(id);
+          if (cidrBlock === undefined) throw new Error(`the offline plan knows no VPC ${id}`);
+          return { id, cidrBlock, arn: arn("ec2", `vpc/${id}`), ownerId: ctx.accountId };
+        }
+        case "aws:ec2/getRouteTable:getRouteTable":
+          // Each adopted subnet stands for a subnet with a route table of its own.
+          return { id: `rtb-${digest(String(args.inputs.subnetId), 17)}`, routeTableId: `rtb-${digest(String(args.inputs.subnetId), 17)}`, vpcId: args.inputs.vpcId };
         default:
           throw new Error(`the offline plan has no answer for the invoke ${args.token}`);
       }

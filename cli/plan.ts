@@ -59,11 +59,16 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
   const run = await runOffline(
     config.stack,
     encodeConfigValues(values),
-    { region: config.region, partition: config.partition, accountId: accountOf(config), stackOutputs },
+    { region: config.region, partition: config.partition, accountId: accountOf(config), stackOutputs, existingVpcs: existingVpcsOf(config) },
     clusterraProgram,
   );
   const fleetFiles = await fleet.flushFleetFiles();
   return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles, fleetRoot };
+}
+
+/** An adopted VPC, as the account would describe it offline: with the configured CIDR. */
+function existingVpcsOf(config: StackConfig): Map<string, string> {
+  return config.kind === "tenant" && "vpcId" in config.network ? new Map([[config.network.vpcId, config.network.vpcCidr]]) : new Map();
 }
 
 /** Writes resources.json and outputs.json into the plan folder. */

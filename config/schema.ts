@@ -29,6 +29,13 @@ const SEMVER_K3S = str("^v1\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+$", "a pinned K3s relea
 const INSTANCE_TYPE = str("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", "an EC2 instance type such as t4g.medium");
 
 const network = obj({ vpcCidr: CIDR, availabilityZones: ZONES });
+const VPC_ID = str("^vpc-[0-9a-f]{8,17}$", "a VPC id such as vpc-0123456789abcdef0");
+const SUBNET_IDS = {
+  type: "array", minItems: 1, maxItems: 6, uniqueItems: true, description: "a list of 1 to 6 distinct private subnet ids, one per zone",
+  items: str("^subnet-[0-9a-f]{8,17}$", "a subnet id such as subnet-0123456789abcdef0"),
+};
+/** A tenant's network: a new VPC (vpcCidr + availabilityZones), or an existing one (vpcCidr + vpcId + subnetIds). */
+const tenantNetwork = obj({ vpcCidr: CIDR, availabilityZones: ZONES, vpcId: VPC_ID, subnetIds: SUBNET_IDS }, ["vpcCidr"]);
 
 export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
   central: obj({
@@ -54,7 +61,7 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
       },
       ["stack", "accountId", "vpcCidr"],
     ),
-    network,
+    network: tenantNetwork,
     shapes: {
       type: "array",
       minItems: 1,
@@ -78,7 +85,7 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
     connector: obj({
       // EventBridge rule names (clusterra-<name>-events-spot-interruption) stop at 64 characters.
       clusterName: str("^[a-z]([a-z0-9-]{0,27}[a-z0-9])?$", "a DNS label of at most 29 characters"),
-      vpcId: str("^vpc-[0-9a-f]{8,17}$", "a VPC id such as vpc-0123456789abcdef0"),
+      vpcId: VPC_ID,
       subnetIds: {
         type: "array", minItems: 1, uniqueItems: true, description: "a non-empty list of distinct subnet ids",
         items: str("^subnet-[0-9a-f]{8,17}$", "a subnet id such as subnet-0123456789abcdef0"),

@@ -10,6 +10,15 @@ export interface NetworkConfig {
   readonly availabilityZones: ZoneSelection;
 }
 
+/** A tenant's existing VPC, adopted instead of a new one: the customer keeps its egress. */
+export interface ExistingNetworkConfig {
+  /** The VPC's CIDR (checked against the VPC at deploy). */
+  readonly vpcCidr: string;
+  readonly vpcId: string;
+  /** Private subnets, one per zone: nodes, EFS mount targets, Karpenter's workers. */
+  readonly subnetIds: readonly string[];
+}
+
 interface BaseConfig {
   /** Stack name (the last segment of org/project/stack). */
   readonly stack: string;
@@ -46,7 +55,7 @@ export interface TenantConfig extends BaseConfig {
   readonly kind: "tenant";
   readonly tenant: { readonly id: string; readonly accountId: string };
   readonly central: { readonly stack: string; readonly accountId: string; readonly vpcCidr: string; readonly region: string };
-  readonly network: NetworkConfig;
+  readonly network: NetworkConfig | ExistingNetworkConfig;
   readonly shapes: readonly ShapeConfig[];
 }
 

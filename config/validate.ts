@@ -105,6 +105,16 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   const ns = CONFIG_NAMESPACE;
   const central = isObject(own.central) ? own.central : {};
   const network = isObject(own.network) ? own.network : {};
+  // A new VPC takes zones; an existing one takes its id and subnets; never a mix.
+  const existing = network.vpcId !== undefined || network.subnetIds !== undefined;
+  if (isObject(own.network) && existing) {
+    const valid = "either availabilityZones (a new VPC) or both vpcId and subnetIds (an existing VPC)";
+    if (network.vpcId === undefined) add(`${ns}:network.vpcId`, undefined, "missing: subnetIds name an existing VPC's subnets", valid);
+    if (network.subnetIds === undefined) add(`${ns}:network.subnetIds`, undefined, "missing: vpcId names an existing VPC", valid);
+    if (network.availabilityZones !== undefined) add(`${ns}:network.availabilityZones`, network.availabilityZones, "set with an existing VPC, whose zones are its subnets'", valid);
+  } else if (isObject(own.network) && network.availabilityZones === undefined) {
+    add(`${ns}:network.availabilityZones`, undefined, "missing", "a zone count from 1 to 6 or a list of zone names (or vpcId and subnetIds for an existing VPC)");
+  }
   const tenant = isObject(own.tenant) ? own.tenant : {};
   const cidr = typeof network.vpcCidr === "string" && !vpcCidrProblem(network.vpcCidr) ? network.vpcCidr : undefined;
   const centralCidr = typeof central.vpcCidr === "string" && !vpcCidrProblem(central.vpcCidr) ? central.vpcCidr : undefined;
@@ -233,8 +243,9 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never };
     case "tenant": {
       const central = own.central as TenantConfig["central"];
+      const n = own.network as { vpcCidr: string; vpcId?: string; subnetIds?: string[] };
       return {
-        ...base, kind, network: network(own.network), tenant: own.tenant as never, shapes: own.shapes as never,
+        ...base, kind, network: n.vpcId && n.subnetIds ? { vpcCidr: n.vpcCidr, vpcId: n.vpcId, subnetIds: n.subnetIds } : network(own.network), tenant: own.tenant as never, shapes: own.shapes as never,
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }

@@ -29,7 +29,7 @@ describe("configuration", () => {
     assert.ok(result.ok);
     assert.equal(result.config.kind, "tenant");
     if (result.config.kind === "tenant") {
-      assert.deepEqual(result.config.network.availabilityZones, { count: 2 });
+      assert.deepEqual(result.config.network, { vpcCidr: "10.16.0.0/20", availabilityZones: { count: 2 } });
       assert.equal(result.config.central.region, "us-east-1");
       assert.equal(result.config.partition, "aws");
     }

@@ -4,7 +4,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import Ajv from "ajv";
-import { parse, parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
+import { validateStack } from "../config/validate";
+import { planStack } from "../cli/plan";
 import { filesAccessPolicy } from "../components/tenant/files-bucket";
 import { nodeSetPlans, slurmdRequest } from "../components/tenant/sizing";
 import { idleCost } from "../cli/cost";
@@ -13,7 +15,7 @@ import { CLUSTER_INTERNAL_FLOWS } from "../facts/cluster-flows";
 import { INTERRUPTION_RULES } from "../facts/karpenter";
 import { WORKER_NODE } from "../facts/tenant-cluster";
 import type { PlanResult } from "../cli/plan";
-import { byType, json, named, plan } from "./helpers";
+import { byType, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
 import { decide } from "./iam-sim";
 
 const ACME = "444455556666";
@@ -396,5 +398,49 @@ describe("the customer side of a tenant stack", function () {
     const [a, g] = [names(acme), names(globex)];
     assert.ok(a.size > 15);
     assert.deepEqual([...a].filter((n) => g.has(n)), []);
+  });
+});
+
+describe("a tenant in an existing VPC", function () {
+  this.timeout(60000);
+  const network = { vpcCidr: "10.16.0.0/20", vpcId: "vpc-0a1b2c3d4e5f60718", subnetIds: ["subnet-0a1b2c3d4e5f60718", "subnet-1a1b2c3d4e5f60718"] };
+  const others = () => exampleFiles().filter((f) => f.stack !== "tenant-acme-dev");
+  const issuesFor = (n: unknown) => {
+    const r = validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:network": n }), others());
+    return r.ok ? [] : r.issues.map((i) => `${i.key}: ${i.problem}`);
+  };
+
+  it("is configured by vpcId and subnetIds instead of zones, each checked, never mixed", () => {
+    assert.deepEqual(issuesFor(network), []);
+    assert.deepEqual(issuesFor({ vpcCidr: network.vpcCidr, vpcId: network.vpcId }), ["clusterra:network.subnetIds: missing: vpcId names an existing VPC"]);
+    assert.deepEqual(issuesFor({ ...network, availabilityZones: 2 }), ["clusterra:network.availabilityZones: set with an existing VPC, whose zones are its subnets'"]);
+    assert.deepEqual(issuesFor({ ...network, vpcId: "vpc-nope", subnetIds: ["subnet-1", "subnet-1"] }).sort(), [
+      "clusterra:network.subnetIds: must NOT have duplicate items (items ## 1 and 0 are identical)",
+      "clusterra:network.subnetIds[0]: must match pattern \"^subnet-[0-9a-f]{8,17}$\"",
+      "clusterra:network.subnetIds[1]: must match pattern \"^subnet-[0-9a-f]{8,17}$\"",
+      "clusterra:network.vpcId: must match pattern \"^vpc-[0-9a-f]{8,17}$\"",
+    ].sort());
+    assert.deepEqual(issuesFor({ vpcCidr: network.vpcCidr }), ["clusterra:network.availabilityZones: missing"]);
+  });
+
+  it("adopts the VPC: no VPC, NAT or public address of its own, Karpenter tags on the subnets, routes to central in their tables", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-existing-"));
+    try {
+      const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
+      const values = { ...exampleFile("tenant-acme-dev").values, "clusterra:network": network };
+      fs.writeFileSync(file, stringify({ config: values }));
+      const p = await planStack({ stack: "tenant-acme-dev", configFile: file }, undefined);
+      for (const t of ["aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/eip:Eip", "aws:ec2/natGateway:NatGateway", "aws:ec2/internetGateway:InternetGateway"]) assert.equal(byType(p, t).length, 0, t);
+      const tags = byType(p, "aws:ec2/tag:Tag").map((t) => [t.inputs?.resourceId, t.inputs?.key, t.inputs?.value]);
+      assert.deepEqual(tags, network.subnetIds.map((s) => [s, "karpenter.sh/discovery", "clusterra-dev-acme"]));
+      const [server] = byType(p, "aws:ec2/instance:Instance");
+      assert.deepEqual([server.inputs?.subnetId, server.inputs?.sourceDestCheck], [network.subnetIds[0], true]);
+      const toCentral = byType(p, "aws:ec2/route:Route").filter((r) => r.inputs?.destinationCidrBlock === "10.0.0.0/16");
+      assert.equal(toCentral.length, 2);
+      assert.ok(toCentral.every((r) => String(r.inputs?.routeTableId).startsWith("rtb-")));
+      assert.ok(idleCost(p.deployment).byPayer.customer < 30);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,6 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { TenantConfig } from "../../config/types";
 import { PrivateNetwork } from "../network/private-network";
+import { AdoptedNetwork } from "../network/adopted-network";
+import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import { CentralPeering } from "./central-peering";
 import { SlurmctldEndpoint } from "./slurmctld-endpoint";
@@ -27,6 +29,8 @@ export interface TenantEnvironmentArgs {
   readonly config: TenantConfig;
   /** The tenant account the stack's provider deploys into. */
   readonly accountId: pulumi.Output<string>;
+  /** With an existing VPC: its subnets' distinct route tables, read at deploy. */
+  readonly existingRouteTableIds?: readonly string[];
   /** Provider acting in the central account through its tenant-attachment role. */
   readonly centralProvider: pulumi.ProviderResource;
   /** What the central stack publishes. */
@@ -64,6 +68,33 @@ export function tenantClusterName(environment: string, tenantId: string): string
  * the platform pods' roles; in central, its peering acceptance, its slurmctld endpoint
  * and its Slurm keys; in fleet/, the cluster's add-ons with the values resolved here.
  */
+/** The tenant's network either way: a new VPC whose K3s server is its NAT, or the customer's own. */
+function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironmentArgs, logKeyArn: pulumi.Output<string>, discovery: Record<string, string>, parent: pulumi.Resource) {
+  const common = { region: config.region, partition: config.partition, accountId: args.accountId };
+  if (isExisting(config.network)) {
+    const vpcArn = pulumi.interpolate`arn:${config.partition}:ec2:${config.region}:${args.accountId}:vpc/${config.network.vpcId}`;
+    const network = new AdoptedNetwork(
+      `${name}`,
+      { vpcId: config.network.vpcId, vpcArn, cidr: config.network.vpcCidr, subnetIds: config.network.subnetIds, routeTableIds: args.existingRouteTableIds ?? [], subnetTags: discovery },
+      { parent },
+    );
+    // The customer's VPC keeps its own egress: the server is a plain node in the first subnet.
+    return { network, routeTableIds: network.routeTableIds, serverSubnetId: network.privateSubnetIds[0], natRouteTableIds: undefined };
+  }
+  const network = new PrivateNetwork(
+    `${name}`,
+    { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn, privateSubnetTags: discovery, egress: "instance" },
+    { parent },
+  );
+  return {
+    network,
+    // The server (in the NAT subnet) talks to central too: both route tables get the route.
+    routeTableIds: [network.privateRouteTableId, network.publicRouteTableId],
+    serverSubnetId: network.publicSubnetId,
+    natRouteTableIds: [network.privateRouteTableId],
+  };
+}
+
 export class TenantEnvironment extends pulumi.ComponentResource {
   public readonly outputs: Record<string, pulumi.Input<unknown>>;
 
@@ -76,19 +107,15 @@ export class TenantEnvironment extends pulumi.ComponentResource {
 
     const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, queues, logs`, logsService: true, eventsService: true }, child);
     const discovery = { [KARPENTER_DISCOVERY_TAG]: clusterName };
-    const network = new PrivateNetwork(
-      `${name}`,
-      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, privateSubnetTags: discovery, egress: "instance" },
-      child,
-    );
+    const net = tenantNetwork(name, config, args, key.keyArn, discovery, this);
+    const network = net.network;
     const peering = new CentralPeering(
       `${name}-peering`,
       {
         tenantId: config.tenant.id,
         tenantVpcId: network.vpcId,
         tenantCidr: network.cidr,
-        // The server (in the NAT subnet) talks to central too: both route tables get the route.
-        tenantRouteTableIds: [network.privateRouteTableId, network.publicRouteTableId],
+        tenantRouteTableIds: net.routeTableIds,
         centralVpcId: central.vpcId,
         centralCidr: config.central.vpcCidr,
         centralAccountId: config.central.accountId,
@@ -179,7 +206,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         tenantId: config.tenant.id,
         clusterName,
         k3sVersion: TENANT_K3S_VERSION,
-        subnetId: network.publicSubnetId,
+        subnetId: net.serverSubnetId,
         securityGroupId: groups.serverSecurityGroupId,
         kmsKeyArn: key.keyArn,
         efs: { fileSystemId: efs.fileSystemId, fileSystemArn: efs.fileSystemArn, accessPointId: efs.accessPointId, accessPointArn: efs.accessPointArn },
@@ -192,7 +219,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
           "cilium-operator": pulumi.all([scope, network.vpcArn]).apply(([s, vpcArn]) => toJson(policyDocument(...ciliumOperatorStatements(s, { vpcArn })))),
           "pod-roles": pulumi.all([keys.externalSecretsRoleArn, edgeAgent.roleArn]).apply((roles) => toJson(policyDocument(assumePodRolesStatement(roles)))),
         },
-        nat: { vpcCidr: network.cidr, keepCidrs: [network.cidr, config.central.vpcCidr], privateRouteTableIds: [network.privateRouteTableId] },
+        ...(net.natRouteTableIds ? { nat: { vpcCidr: network.cidr, keepCidrs: [network.cidr, config.central.vpcCidr], privateRouteTableIds: net.natRouteTableIds } } : {}),
       },
       child,
     );

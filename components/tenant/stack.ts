@@ -6,13 +6,14 @@ import type { CentralOutputs } from "../central/stack";
 import { TAG_KEYS, TENANT_DEPLOY_ROLE_NAME, tenantExternalId } from "../../facts/project";
 import { stackProvider } from "../security/provider";
 import { TenantEnvironment } from "./environment";
+import { isExisting, resolveExistingNetwork } from "./existing-network";
 
 /**
  * Operators run tenant stacks as a central deployer role. The tenant side goes through the
  * deploy role the customer created (cross-account, with the tenant's ExternalId); the
  * central side through central's tenant-attachment role, tagged with the tenant.
  */
-export function tenantStack(config: TenantConfig): Record<string, unknown> {
+export async function tenantStack(config: TenantConfig): Promise<Record<string, unknown>> {
   const provider = stackProvider("aws", config, {
     assumeRoleArn: `arn:${config.partition}:iam::${config.tenant.accountId}:role/${TENANT_DEPLOY_ROLE_NAME}`,
     externalId: tenantExternalId(config.environment, config.tenant.id),
@@ -29,11 +30,13 @@ export function tenantStack(config: TenantConfig): Record<string, unknown> {
     allowedAccountIds: [config.central.accountId],
   });
   const accountId = getCallerIdentityOutput({}, { provider }).accountId;
+  const existing = isExisting(config.network) ? await resolveExistingNetwork(config.file, config.network, provider) : undefined;
   const tenant = new TenantEnvironment(
     `tenant-${config.tenant.id}`,
     {
       config,
       accountId,
+      existingRouteTableIds: existing?.routeTableIds,
       centralProvider,
       central: {
         vpcId: out("vpcId"),

@@ -1,0 +1,23 @@
+/**
+ * What the program must know about a customer's existing VPC before it builds resources:
+ * that its CIDR is the configured one, and the distinct route tables of its subnets (the
+ * peering's routes go there). Read through the tenant's provider at deploy time.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { getRouteTable } from "@pulumi/aws/ec2/getRouteTable";
+import { getVpc } from "@pulumi/aws/ec2/getVpc";
+import type { ExistingNetworkConfig } from "../../config/types";
+
+export async function resolveExistingNetwork(file: string, network: ExistingNetworkConfig, provider: pulumi.ProviderResource): Promise<{ routeTableIds: string[] }> {
+  const vpc = await getVpc({ id: network.vpcId }, { provider });
+  if (vpc.cidrBlock !== network.vpcCidr) {
+    throw new pulumi.RunError(`${file}: clusterra:network.vpcCidr = "${network.vpcCidr}": ${network.vpcId}'s CIDR is ${vpc.cidrBlock}; valid: the VPC's own primary CIDR`);
+  }
+  const tables = await Promise.all(network.subnetIds.map((subnetId) => getRouteTable({ subnetId, vpcId: network.vpcId }, { provider })));
+  return { routeTableIds: [...new Set(tables.map((t) => t.routeTableId))].sort() };
+}
+
+/** Whether a tenant adopts an existing VPC. */
+export function isExisting(network: { vpcCidr: string }): network is ExistingNetworkConfig {
+  return "vpcId" in network;
+}
