@@ -103,6 +103,13 @@ describe("the customer side of a tenant stack", function () {
       const instance = `arn:aws:ec2:us-east-1:${ACME}:instance/*`;
       const ours = { "aws:RequestTag/kubernetes.io/cluster/clusterra-dev-acme": "owned", "aws:RequestTag/eks:eks-cluster-name": "clusterra-dev-acme", "aws:RequestTag/karpenter.sh/nodepool": "cpu" };
       assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: instance, context: ours }), "Allowed");
+      const vpcArn = `arn:aws:ec2:us-east-1:${ACME}:vpc/${byType(acme, "aws:ec2/vpc:Vpc")[0].id}`;
+      const subnet = `arn:aws:ec2:us-east-1:${ACME}:subnet/subnet-0123456789abcdef0`;
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: subnet, context: { "ec2:Vpc": vpcArn } }), "Allowed");
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: subnet, context: { "ec2:Vpc": `arn:aws:ec2:us-east-1:${ACME}:vpc/vpc-other` } }), "ImplicitlyDenied");
+      const image = "arn:aws:ec2:us-east-1::image/ami-0123456789abcdef0";
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: image, context: { "ec2:Owner": "amazon" } }), "Allowed");
+      assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: image, context: { "ec2:Owner": "999988887777" } }), "ImplicitlyDenied");
       assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: instance, context: { ...ours, "aws:RequestTag/kubernetes.io/cluster/clusterra-dev-acme": "shared" } }), "ImplicitlyDenied");
       assert.equal(await decide({ identity, action: "ec2:RunInstances", resource: instance, context: { "aws:RequestTag/karpenter.sh/nodepool": "cpu" } }), "ImplicitlyDenied");
       const node = `arn:aws:ec2:us-east-1:${ACME}:instance/i-0123456789abcdef0`;
@@ -141,8 +148,9 @@ describe("the customer side of a tenant stack", function () {
       assert.equal(await decide({ identity: worker, principal: workerRole, action: "ssm:GetParameter", resource: param("agent-token") }), "ImplicitlyDenied");
       assert.equal(await decide({ identity: worker, principal: workerRole, action: "ssm:GetParameter", resource: param("kubeconfig") }), "ImplicitlyDenied");
       assert.equal(await decide({ identity: worker, principal: workerRole, action: "ec2:RunInstances", resource: `arn:aws:ec2:us-east-1:${ACME}:instance/*` }), "ImplicitlyDenied");
-      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:BatchGetImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/ghcr/slinkyproject/slurmd` }), "Allowed");
-      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:PutImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/ghcr/slinkyproject/slurmd` }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:BatchGetImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/clusterra/slurmd` }), "Allowed");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:BatchGetImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/customer-private/app` }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: worker, principal: workerRole, action: "ecr:PutImage", resource: `arn:aws:ecr:us-east-1:${ACME}:repository/clusterra/slurmd` }), "ImplicitlyDenied");
     });
 
     it("lets acme's External Secrets role, and only it, read acme's Slurm keys in central", async () => {

@@ -212,9 +212,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         efs: { fileSystemId: efs.fileSystemId, fileSystemArn: efs.fileSystemArn, accessPointId: efs.accessPointId, accessPointArn: efs.accessPointArn },
         policies: {
           "karpenter-controller": pulumi
-            .all([scope, karpenter.nodeRoleArn, karpenter.instanceProfileArn, karpenter.queueArn, key.keyArn])
-            .apply(([s, nodeRoleArn, instanceProfileArn, interruptionQueueArn, queueKmsKeyArn]) =>
-              toJson(policyDocument(...karpenterControllerStatements(s, { nodeRoleArn, instanceProfileArn, interruptionQueueArn, queueKmsKeyArn }))),
+            .all([scope, network.vpcArn, karpenter.nodeRoleArn, karpenter.instanceProfileArn, karpenter.queueArn, key.keyArn])
+            .apply(([s, vpcArn, nodeRoleArn, instanceProfileArn, interruptionQueueArn, queueKmsKeyArn]) =>
+              toJson(policyDocument(...karpenterControllerStatements(s, { vpcArn, nodeRoleArn, instanceProfileArn, interruptionQueueArn, queueKmsKeyArn }))),
             ),
           "cilium-operator": pulumi.all([scope, network.vpcArn]).apply(([s, vpcArn]) => toJson(policyDocument(...ciliumOperatorStatements(s, { vpcArn })))),
           "pod-roles": pulumi.all([keys.externalSecretsRoleArn, edgeAgent.roleArn]).apply((roles) => toJson(policyDocument(assumePodRolesStatement(roles)))),

@@ -71,15 +71,26 @@ export function efsClientStatements(fileSystemArn: string, accessPointArn: strin
  * names the profile this stack creates). Kept: pricing (live Spot/on-demand prices; the
  * cluster has egress) and SSM reads of AWS's public AMI parameters.
  */
-export function karpenterControllerStatements(s: ClusterScope, p: { nodeRoleArn: string; instanceProfileArn: string; interruptionQueueArn: string; queueKmsKeyArn: string }): Statement[] {
+export function karpenterControllerStatements(s: ClusterScope, p: { vpcArn: string; nodeRoleArn: string; instanceProfileArn: string; interruptionQueueArn: string; queueKmsKeyArn: string }): Statement[] {
   const owned = { [`aws:RequestTag/${clusterTag(s)}`]: "owned", "aws:RequestTag/eks:eks-cluster-name": s.clusterName };
   const launched = ["fleet/*", "instance/*", "volume/*", "network-interface/*", "launch-template/*", "spot-instances-request/*"].map((r) => ec2Arn(s, r));
   return [
     {
+      // Amazon's own images only (AL2023): upstream allows any image.
       Sid: "AllowScopedEC2InstanceAccessActions",
       Effect: "Allow",
       Action: ["ec2:RunInstances", "ec2:CreateFleet"],
-      Resource: [ec2Arn(s, "image/*", ""), ec2Arn(s, "snapshot/*", ""), ec2Arn(s, "security-group/*"), ec2Arn(s, "subnet/*"), ec2Arn(s, "capacity-reservation/*"), ec2Arn(s, "placement-group/*")],
+      Resource: ec2Arn(s, "image/*", ""),
+      Condition: { StringEquals: { "ec2:Owner": "amazon" } },
+    },
+    {
+      // Upstream allows every subnet and group of every account; these are this VPC's. No
+      // snapshot, capacity reservation or placement group: the EC2NodeClass uses none.
+      Sid: "AllowScopedEC2NetworkAccessActions",
+      Effect: "Allow",
+      Action: ["ec2:RunInstances", "ec2:CreateFleet"],
+      Resource: [ec2Arn(s, "security-group/*"), ec2Arn(s, "subnet/*")],
+      Condition: { StringEquals: { "ec2:Vpc": p.vpcArn } },
     },
     {
       Sid: "AllowScopedEC2LaunchTemplateAccessActions",
@@ -171,7 +182,8 @@ export function ciliumOperatorStatements(s: ClusterScope, p: { vpcArn: string })
       Resource: "*",
       Condition: inRegion(s),
     },
-    { Sid: "CiliumReadPrefixLists", Effect: "Allow", Action: "ec2:GetManagedPrefixListEntries", Resource: ec2Arn(s, "prefix-list/*") },
+    // AWS-managed prefix lists (the gateway endpoints' routes) are owned by "aws", no account.
+    { Sid: "CiliumReadPrefixLists", Effect: "Allow", Action: "ec2:GetManagedPrefixListEntries", Resource: ec2Arn(s, "prefix-list/*", "aws") },
     { Sid: "CiliumCreateEniInVpc", Effect: "Allow", Action: "ec2:CreateNetworkInterface", Resource: [ec2Arn(s, "subnet/*"), ec2Arn(s, "security-group/*")], Condition: inVpc },
     // The new interface itself has no ARN yet to condition on; subnet and group pin the VPC.
     { Sid: "CiliumCreateEni", Effect: "Allow", Action: "ec2:CreateNetworkInterface", Resource: ec2Arn(s, "network-interface/*") },
@@ -205,7 +217,10 @@ export function assumePodRolesStatement(roleArns: readonly string[]): Statement 
   return { Sid: "AssumePlatformPodRoles", Effect: "Allow", Action: "sts:AssumeRole", Resource: [...roleArns] };
 }
 
-/** ECR pulls from this account's registries (pull-through caches included). */
+/** The ECR namespace of the platform's private images (and pull-through caches) in a tenant account. */
+export const ECR_NAMESPACE = "clusterra";
+
+/** ECR pulls from the platform's repositories in this account. */
 export function ecrPullStatements(s: Pick<ClusterScope, "partition" | "region" | "accountId">): Statement[] {
   return [
     // Registry tokens take no resource ARN.
@@ -214,7 +229,7 @@ export function ecrPullStatements(s: Pick<ClusterScope, "partition" | "region" |
       Sid: "EcrPull",
       Effect: "Allow",
       Action: ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
-      Resource: arn(s.partition, "ecr", s.region, s.accountId, "repository/*"),
+      Resource: arn(s.partition, "ecr", s.region, s.accountId, `repository/${ECR_NAMESPACE}/*`),
     },
   ];
 }
