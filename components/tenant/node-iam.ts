@@ -168,7 +168,9 @@ export function karpenterControllerStatements(s: ClusterScope, p: { vpcArn: stri
 
 /**
  * Cilium's operator in ENI mode: reads the VPC, and creates, attaches, addresses and
- * deletes ENIs only inside this VPC, on instances of this cluster.
+ * deletes ENIs only inside this VPC, on instances of this cluster. The prefix-list reads
+ * of Cilium's documented policy serve only `toGroups` network policies on AWS prefix
+ * lists, which the platform does not use: left out.
  */
 export function ciliumOperatorStatements(s: ClusterScope, p: { vpcArn: string }): Statement[] {
   const inVpc = { StringEquals: { "ec2:Vpc": p.vpcArn } };
@@ -178,12 +180,10 @@ export function ciliumOperatorStatements(s: ClusterScope, p: { vpcArn: string })
       Effect: "Allow",
       // Describe calls take no resource ARNs.
       Action: ["ec2:DescribeInstanceTypes", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets", "ec2:DescribeVpcs", "ec2:DescribeRouteTables",
-        "ec2:DescribeSecurityGroups", "ec2:DescribeTags", "ec2:DescribeManagedPrefixLists"],
+        "ec2:DescribeSecurityGroups", "ec2:DescribeTags"],
       Resource: "*",
       Condition: inRegion(s),
     },
-    // AWS-managed prefix lists (the gateway endpoints' routes) are owned by "aws", no account.
-    { Sid: "CiliumReadPrefixLists", Effect: "Allow", Action: "ec2:GetManagedPrefixListEntries", Resource: ec2Arn(s, "prefix-list/*", "aws") },
     { Sid: "CiliumCreateEniInVpc", Effect: "Allow", Action: "ec2:CreateNetworkInterface", Resource: [ec2Arn(s, "subnet/*"), ec2Arn(s, "security-group/*")], Condition: inVpc },
     // The new interface itself has no ARN yet to condition on; subnet and group pin the VPC.
     { Sid: "CiliumCreateEni", Effect: "Allow", Action: "ec2:CreateNetworkInterface", Resource: ec2Arn(s, "network-interface/*") },
