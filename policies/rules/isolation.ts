@@ -163,7 +163,8 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
     const re = tenantsPattern([own, ...others]);
 
     for (const r of args.resources) {
-      if (!r.type.startsWith("aws:")) continue;
+      // Providers too: a provider assuming another tenant's role reaches that tenant.
+      if (!r.type.startsWith("aws:") && !r.type.startsWith("pulumi:providers:aws")) continue;
       checkResource(r, own, others, ownAccounts, foreignAccounts, re, report);
     }
   },
