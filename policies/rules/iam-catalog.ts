@@ -14,6 +14,7 @@ import * as path from "path";
 interface ActionData {
   readonly name: string;
   readonly accessLevel?: string;
+  readonly conditionKeys?: readonly string[];
   readonly resourceTypes: readonly { readonly name: string; readonly required: boolean; readonly conditionKeys?: readonly string[] }[];
 }
 
@@ -164,7 +165,7 @@ function computeWholesale(action: string, resource: string): string[] {
   const tagging = hasAccessLevel(action, "Tagging");
   const out: string[] = [];
   for (const { name: typeName, conditionKeys } of data.resourceTypes) {
-    const format = types[typeName]?.arn;
+    const format = typeFormat(types, typeName);
     if (!format) continue;
     // A resource the action creates (it takes request tags for it) has no ARN to name before it exists.
     if (!tagging && (conditionKeys ?? []).includes("aws:RequestTag/${TagKey}")) continue;
@@ -192,11 +193,16 @@ export function namesRequiredResource(action: string, resources: readonly string
   const types = serviceFile(resourceTypes, "resourceTypes", service);
   if (!data || !types) return false;
   return data.resourceTypes.some(({ name: typeName, required }) => {
-    const format = types[typeName]?.arn;
+    const format = typeFormat(types, typeName);
     if (!required || !format) return false;
     const re = formatRegExp(format);
-    return resources.some((r) => !/[*?]/.test(r.slice(r.lastIndexOf(":") + 1)) && re.test(r));
+    return resources.some((r) => !/[*?]/.test(r) && re.test(r));
   });
+}
+
+/** A resource type's ARN format (the catalog's action files and type files differ in case: "Secret", "secret"). */
+function typeFormat(types: Readonly<Record<string, ResourceTypeData>>, name: string): string | undefined {
+  return (types[name] ?? types[name.toLowerCase()] ?? Object.values(types).find((t) => t.key.toLowerCase() === name.toLowerCase()))?.arn;
 }
 
 const formats = new Map<string, RegExp>();
@@ -212,4 +218,18 @@ function formatRegExp(format: string): RegExp {
     formats.set(format, re);
   }
   return re;
+}
+
+/**
+ * The action's own condition keys when AWS names no resource type it requires (all
+ * optional: cloudwatch:PutMetricData takes "*" unless it writes to a dataset), else
+ * undefined. On Resource "*", such an action is scoped as far as AWS allows by one of these
+ * keys (cloudwatch:namespace).
+ */
+export function optionalResourceConditionKeys(action: string): readonly string[] | undefined {
+  const [service, name] = splitAction(action);
+  if (name === undefined) return undefined;
+  const data = serviceActions(service)?.[name.toLowerCase()];
+  if (!data || data.resourceTypes.length === 0 || data.resourceTypes.some((t) => t.required)) return undefined;
+  return data.conditionKeys ?? [];
 }

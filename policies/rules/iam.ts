@@ -4,7 +4,7 @@
  * policies, managed policies, and resource policies (S3, SQS, KMS, Secrets Manager, ...).
  */
 import type { ResourceValidationArgs } from "@pulumi/policy";
-import { accessLevel, actionMatches, expandAction, hasAccessLevel, isWildcardOnly, namesRequiredResource, serviceKnown, wholesaleTypes } from "./iam-catalog";
+import { accessLevel, actionMatches, expandAction, hasAccessLevel, isWildcardOnly, namesRequiredResource, optionalResourceConditionKeys, serviceKnown, wholesaleTypes } from "./iam-catalog";
 import {
   documentsOf,
   hasPinningCondition,
@@ -24,7 +24,7 @@ import {
   statementsOf,
 } from "./iam-docs";
 import { providerAccounts } from "./provider";
-import { isNonEmptyString, resourcePolicy, strings, type PackResourcePolicy } from "./util";
+import { asArray, isNonEmptyString, resourcePolicy, strings, type PackResourcePolicy } from "./util";
 
 /** Each Allow statement of the resource's documents of the given kinds. */
 function allowStatements(args: ResourceValidationArgs, kinds: readonly DocumentKind[]): { doc: DocumentRef; st: Statement; n: number }[] {
@@ -95,8 +95,11 @@ export const READ_ONLY_EXEMPT_ACTIONS: readonly { readonly pattern: string; read
   { pattern: "logs:Describe*", why: "log group and stream metadata" },
   { pattern: "eks:Describe*", why: "cluster metadata" },
   { pattern: "ecr:Describe*", why: "repository and image metadata, not image layers" },
+  { pattern: "elasticfilesystem:Describe*", why: "file system, mount target and access point metadata: the EFS CSI driver looks them up" },
   { pattern: "ssm:DescribeInstanceInformation", why: "which instances are managed by SSM" },
   { pattern: "kms:DescribeKey", why: "key metadata, not key material" },
+  { pattern: "iam:GetInstanceProfile", why: "which role an instance profile carries: Karpenter reads the profiles it creates, whose names it generates" },
+  { pattern: "ec2:GetManagedPrefixListEntries", why: "the CIDRs of a managed prefix list: Cilium's ENI operator resolves them" },
   { pattern: "sts:GetCallerIdentity", why: "who am I" },
   { pattern: "pricing:Get*", why: "public price lists" },
 ];
@@ -114,13 +117,19 @@ function exemptOnAnyResource(action: string): boolean {
  * policy scope to ARNs, minus the List actions and the read-only table above (from the
  * IAM catalog); unknown actions count as scopable.
  */
-export function scopableActions(pattern: string): string[] {
+export function scopableActions(pattern: string, st?: Statement): string[] {
   if (pattern === "*" || SERVICE_WILDCARD.test(pattern)) return [pattern];
   const service = pattern.split(":")[0];
   if (!pattern.includes(":") || !serviceKnown(service)) return [pattern];
   const expanded = expandAction(pattern);
   if (expanded.length === 0) return [pattern];
-  return expanded.filter((a) => !exemptOnAnyResource(a));
+  return expanded.filter((a) => !exemptOnAnyResource(a) && !(st && scopedByOwnKeys(a, st)));
+}
+
+/** An action with only optional resource types (PutMetricData), limited by one of its own condition keys (cloudwatch:namespace). */
+function scopedByOwnKeys(action: string, st: Statement): boolean {
+  const keys = optionalResourceConditionKeys(action);
+  return keys !== undefined && keys.length > 0 && hasPinningCondition(st, ...keys);
 }
 
 /** Concrete actions of a statement (patterns expanded through the catalog; unknown ones as written). */
@@ -169,7 +178,7 @@ export const iamNoWildcardResource = resourcePolicy("iam-no-wildcard-resource", 
         for (const a of st.actions) {
           // "*" and "service:*" are the other two policies' business.
           if (a === "*" || SERVICE_WILDCARD.test(a)) continue;
-          for (const s of scopableActions(a)) if (!scopable.includes(s)) scopable.push(s);
+          for (const s of scopableActions(a, st)) if (!scopable.includes(s)) scopable.push(s);
         }
         if (scopable.length > 0) {
           const on = st.resources.find(isAnyResource) ?? "NotResource";
@@ -246,6 +255,20 @@ const ANYONE_LIMITING_KEYS = [
   "kms:CallerAccount",
 ];
 
+/**
+ * The EFS console's default file-system policy: EFS client actions for anyone, but only
+ * through a mount target (elasticfilesystem:AccessedViaMountTarget true), i.e. from inside
+ * the file system's VPC with IAM credentials. As limiting as aws:SourceVpc.
+ */
+function throughMountTargetOnly(st: Statement): boolean {
+  if (st.actions.length === 0 || !st.actions.every((a) => /^elasticfilesystem:Client[A-Za-z]*$/i.test(a))) return false;
+  return Object.entries(st.condition).some(
+    ([op, body]) =>
+      op.toLowerCase() === "bool" &&
+      Object.entries(body).some(([k, v]) => k.toLowerCase() === "elasticfilesystem:accessedviamounttarget" && asArray(v).length > 0 && asArray(v).every((x) => String(x).toLowerCase() === "true")),
+  );
+}
+
 export const iamNoWildcardPrincipal = resourcePolicy("iam-no-wildcard-principal", {
   description:
     'No trust or resource policy allows Principal "*" (or NotPrincipal) unless a condition pins it to an account, organisation (ID or path), ' +
@@ -257,7 +280,7 @@ export const iamNoWildcardPrincipal = resourcePolicy("iam-no-wildcard-principal"
   validate: (args, report) => {
     for (const { doc, st, n } of allowStatements(args, ["trust", "resource"])) {
       if (st.hasNotPrincipal) report(`${where(doc, st, n)} allows NotPrincipal, i.e. every other principal`);
-      if (st.principals.some(isAnyone) && !hasPinningCondition(st, ...ANYONE_LIMITING_KEYS)) {
+      if (st.principals.some(isAnyone) && !hasPinningCondition(st, ...ANYONE_LIMITING_KEYS) && !throughMountTargetOnly(st)) {
         report(`${where(doc, st, n)} allows Principal "*" with no condition limiting who it is`);
       }
     }

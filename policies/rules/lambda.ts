@@ -74,7 +74,7 @@ export function statementWildcards(st: Statement): string[] {
   if (st.notActions) out.push("NotAction");
   if (st.notResources) out.push("NotResource");
   if (onAnyResource(st) && !st.notResources) {
-    const scopable = st.actions.filter((a) => !a.includes("*")).flatMap(scopableActions);
+    const scopable = st.actions.filter((a) => !a.includes("*")).flatMap((a) => scopableActions(a, st));
     const on = st.resources.find((r) => r !== "*" && r.startsWith("arn:")) ?? "*";
     if (scopable.length > 0) out.push(`Resource "${on}" for ${scopable.slice(0, 4).join(", ")}${scopable.length > 4 ? ", ..." : ""}`);
   }
