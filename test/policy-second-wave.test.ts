@@ -134,6 +134,9 @@ function centralScenario(): Scenario {
   s.fail("object-form-single-statement", "iam-no-wildcard-resource", [
     s.res("object-form-single-statement", "aws:iam/policy:Policy", "policy", { policy: { Version: "2012-10-17", Statement: { Effect: "Allow", Action: "dynamodb:Query", Resource: [`${table}/*`] } } }),
   ]);
+  s.fail("json-text-of-json-text", "iam-no-wildcard-resource", [
+    s.res("json-text-of-json-text", "aws:iam/policy:Policy", "policy", { policy: JSON.stringify(doc(allow("dynamodb:GetItem", `${table}/*`))) }),
+  ]);
   s.fail("inline-role-policy", "iam-no-wildcard-resource", [
     s.res("inline-role-policy", "aws:iam/role:Role", "role", {
       assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }),

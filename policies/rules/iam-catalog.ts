@@ -87,6 +87,17 @@ export function accessLevel(action: string): string | undefined {
  * as `service:Name`. A pattern for an unknown service matches nothing.
  */
 export function expandAction(pattern: string): string[] {
+  let found = expansions.get(pattern);
+  if (!found) {
+    found = expand(pattern);
+    if (expansions.size > 20000) expansions.clear();
+    expansions.set(pattern, found);
+  }
+  return found;
+}
+const expansions = new Map<string, string[]>();
+
+function expand(pattern: string): string[] {
   const [service, name] = splitAction(pattern);
   if (name === undefined) return [];
   const actions = serviceActions(service);

@@ -101,13 +101,25 @@ export function statementsOf(raw: unknown): readonly Statement[] | null {
   if (typeof raw === "string") {
     let s = parsed.get(raw);
     if (s === undefined) {
-      s = parseStatements(parseMaybeJson(raw));
+      s = parseStatements(parseMaybeJson(unquoted(raw)));
       if (parsed.size > 5000) parsed.clear();
       parsed.set(raw, s);
     }
     return s;
   }
   return parseStatements(raw);
+}
+
+/** JSON text of JSON text (a document serialized twice) as the inner text. */
+function unquoted(raw: string): string {
+  const t = raw.trim();
+  if (!t.startsWith('"')) return raw;
+  try {
+    const inner: unknown = JSON.parse(t);
+    return typeof inner === "string" ? inner : raw;
+  } catch {
+    return raw;
+  }
 }
 
 function parseStatements(doc: unknown): readonly Statement[] | null {

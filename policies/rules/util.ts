@@ -89,7 +89,7 @@ export function resourcePolicy(
 ): PackResourcePolicy {
   const inner: ResourceValidation = (args, report) => {
     // A resource with a valid, named exception to this policy is not judged by it (policy-exception-valid judges the exception).
-    if (exceptionOf(args.props.tags).exempts === name) return;
+    if (known(() => exceptionOf(args.props.tags).exempts, undefined) === name) return;
     spec.validate(args, withHint(report, spec.remediation));
   };
   return { ...declared(name, spec), validateResource: spec.types ? onTypes(spec.types, inner) : inner };
@@ -101,9 +101,9 @@ export function stackPolicy(
   spec: Common & { validate: StackValidationWithHint },
 ): PackStackPolicy {
   const validateStack: StackValidation = (args, report) => {
-    const exempt = new Set(args.resources.filter((r) => known(() => exceptionOf(r.props.tags).exempts, undefined) === name).map((r) => r.urn));
+    const exempt = exemptions(args.resources);
     const filtered: ReportViolation = (message, urn) => {
-      if (urn === undefined || !exempt.has(urn)) report(message, urn);
+      if (urn === undefined || exempt.get(urn) !== name) report(message, urn);
     };
     return spec.validate(args, withHint(filtered, spec.remediation));
   };
@@ -112,6 +112,22 @@ export function stackPolicy(
 
 // ---------------------------------------------------------------------------------------
 // Policy exceptions
+
+const exemptionCache = new WeakMap<readonly PolicyResource[], ReadonlyMap<string, PolicyName>>();
+/** URN -> the policy each resource of a stack is validly exempt from (computed once per stack, for every stack policy). */
+function exemptions(resources: readonly PolicyResource[]): ReadonlyMap<string, PolicyName> {
+  let found = exemptionCache.get(resources);
+  if (!found) {
+    const map = new Map<string, PolicyName>();
+    for (const r of resources) {
+      const exempts = known(() => exceptionOf(r.props.tags).exempts, undefined);
+      if (exempts !== undefined) map.set(r.urn, exempts);
+    }
+    exemptionCache.set(resources, map);
+    found = map;
+  }
+  return found;
+}
 
 /** What a resource's own tags say about a policy exception. */
 export interface PolicyException {
