@@ -12,7 +12,7 @@ import * as path from "path";
 import * as zlib from "zlib";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { main } from "../cli/main";
-import type { PolicyReport, PolicyViolation } from "../cli/policy";
+import { tenantVpcCidrsFromStackFiles, type PolicyReport, type PolicyViolation } from "../cli/policy";
 import { stackTags, TAG_KEYS } from "../facts/project";
 import type { PolicyName } from "../policies/rules";
 
@@ -495,6 +495,23 @@ function tenantScenario(): Scenario {
     },
   ]);
 
+  // 1. Another tenant reached by address: a rule admitting globex's host, a route into globex's VPC, user data naming its host.
+  s.fail("rule-admits-globex-host", "tenant-isolation", [
+    s.res("globex-host", "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "rule", { securityGroupId: "sg-nat-node", ipProtocol: "tcp", fromPort: 6818, toPort: 6818, cidrIpv4: "10.16.16.5/32" }),
+  ]);
+  s.fail("route-into-globex-vpc", "tenant-isolation", [s.res("globex-route", "aws:ec2/route:Route", "route", { routeTableId: "rtb-1", destinationCidrBlock: "10.16.16.0/20", vpcPeeringConnectionId: "pcx-1" })]);
+  s.fail("user-data-names-globex-host", "tenant-isolation", [
+    s.res("globex-user-data", "aws:ec2/launchTemplate:LaunchTemplate", "lt", {
+      metadataOptions: { httpTokens: "required" },
+      blockDeviceMappings: [{ deviceName: "/dev/xvda", ebs: { encrypted: true } }],
+      userData: Buffer.from("#!/bin/bash\necho 'SlurmctldHost=ctl(10.16.17.20)' >> /etc/slurm/slurm.conf\n").toString("base64"),
+    }),
+  ]);
+  s.pass("own-and-central-addresses", [
+    s.res("own-addresses", "aws:ec2/route:Route", "to-central", { routeTableId: "rtb-1", destinationCidrBlock: "10.0.0.0/16", vpcPeeringConnectionId: "pcx-1" }),
+    s.res("own-addresses", "aws:ec2/route:Route", "native-routing", { routeTableId: "rtb-1", destinationCidrBlock: "10.0.0.0/8", vpcPeeringConnectionId: "pcx-1" }),
+  ]);
+
   // 5. What the tenant stack deploys, scoped as far as AWS allows, and its over-broad twins.
   const ec2 = (resource: string) => `arn:aws:ec2:${REGION}:${ACME}:${resource}`;
   const cluster = { "aws:RequestTag/kubernetes.io/cluster/clusterra-dev-acme": "owned" };
@@ -637,6 +654,9 @@ function tenantScenario(): Scenario {
 
 describe("policy pack, second wave, through clusterra policy check", function () {
   this.timeout(30000);
+  it("reads each tenant's VPC CIDR from the stack files, for tenant isolation", () => {
+    assert.deepEqual(tenantVpcCidrsFromStackFiles(), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
+  });
   describeScenario(centralScenario);
   describeScenario(tenantScenario);
 });
