@@ -128,8 +128,8 @@ function isTenantIsolationConfig(v: unknown): TenantIsolationConfig {
 export const tenantIsolation = stackPolicy("tenant-isolation", {
   description:
     "In a tenant stack (kind and tenant from any AWS provider's default tags), no resource name, input or output (nested values such as " +
-    "environment variables and tags included), or IAM document refers to another tenant: by id (tenants from the policy config), by account " +
-    "id (tenantAccounts), or through a wildcard that would match another tenant's names; no resource is tagged as another tenant's. " +
+    "environment variables and tags included; AWS providers too), or IAM document refers to another tenant: by id (tenants from the policy " +
+    "config), by account id (tenantAccounts), by an address or block inside its VPC (tenantCidrs), or through a wildcard that would match another tenant's names; no resource is tagged as another tenant's. " +
     "With no tenant list configured a tenant stack fails, rather than passing unchecked.",
   remediation: "derive names and ARNs from this stack's own tenant id and account only; cross-tenant access goes through central, never tenant to tenant",
   configSchema: {
