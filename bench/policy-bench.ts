@@ -89,6 +89,7 @@ function unit(i: number): DeploymentResource[] {
     bucket: bucketName,
     policy: doc({ Sid: "TlsOnly", Effect: "Deny", Principal: "*", Action: "s3:*", Resource: [bucketArn, `${bucketArn}/*`], Condition: { Bool: { "aws:SecureTransport": "false" } } }),
   }, onBucket);
+  add("aws:s3/bucketVersioningV2:BucketVersioningV2", "files-versioning", { bucket: bucketName, versioningConfiguration: { status: "Enabled" } }, onBucket);
   add("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", "files-sse", { bucket: bucketName, rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: kmsArn }, bucketKeyEnabled: true }] }, onBucket);
   add("aws:kms/key:Key", "key", { description: "acme stack key", enableKeyRotation: true, deletionWindowInDays: 30 }, { protect: true, outputs: { arn: kmsArn } });
   add("aws:dynamodb/table:Table", "jobs", {
@@ -98,9 +99,9 @@ function unit(i: number): DeploymentResource[] {
   add("aws:efs/fileSystem:FileSystem", "efs", { encrypted: true, kmsKeyId: kmsArn, performanceMode: "generalPurpose", throughputMode: "elastic" }, { protect: true });
   add("aws:secretsmanager/secret:Secret", "jwt", { name: `clusterra/acme/slurm-jwt-${i}`, kmsKeyId: kmsArn, recoveryWindowInDays: 7 }, { protect: true });
   const queueArn = `arn:aws:sqs:us-east-1:${ACCOUNT}:clusterra-acme-events-${i}`;
-  add("aws:sqs/queue:Queue", "events-dlq", { name: `clusterra-acme-events-${i}-dlq`, sqsManagedSseEnabled: true, messageRetentionSeconds: 604800 }, { outputs: { arn: `${queueArn}-dlq` } });
+  add("aws:sqs/queue:Queue", "events-dlq", { name: `clusterra-acme-events-${i}-dlq`, kmsMasterKeyId: kmsArn, messageRetentionSeconds: 604800 }, { outputs: { arn: `${queueArn}-dlq` } });
   const queue = add("aws:sqs/queue:Queue", "events", {
-    name: `clusterra-acme-events-${i}`, sqsManagedSseEnabled: true, visibilityTimeoutSeconds: 60, messageRetentionSeconds: 86400, receiveWaitTimeSeconds: 20,
+    name: `clusterra-acme-events-${i}`, kmsMasterKeyId: kmsArn, visibilityTimeoutSeconds: 60, messageRetentionSeconds: 86400, receiveWaitTimeSeconds: 20,
     redrivePolicy: JSON.stringify({ deadLetterTargetArn: `${queueArn}-dlq`, maxReceiveCount: 3 }),
   }, { outputs: { arn: queueArn } });
   const roleName = `clusterra-acme-shipper-${i}`;

@@ -10,7 +10,7 @@
  * Differences from the Pulumi CLI, by design:
  * - `retainOnDelete` is attached to the options (the engine does not send it to policies);
  * - stack tags are empty (a deployment file does not carry them);
- * - the tenant-isolation policy's `tenants` and `tenantAccounts` config come from the stack
+ * - the tenant-isolation policy's `tenants`, `tenantAccounts` and `tenantCidrs` config come from the stack
  *   files.
  */
 import * as fs from "fs";
@@ -68,6 +68,11 @@ export interface CheckOptions {
    * `tenants` is given, the accounts of those tenants are read from the stack files.
    */
   readonly tenantAccounts?: Readonly<Record<string, string>>;
+  /**
+   * Tenant id -> the tenant's VPC CIDR (tenant-isolation's `tenantCidrs` config). When omitted
+   * and `tenants` is given, read from the stack files.
+   */
+  readonly tenantCidrs?: Readonly<Record<string, string>>;
   /** Per-policy configuration, as `--policy-pack-config` would give it. */
   readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Policies to run (default: the whole pack). */
@@ -98,8 +103,12 @@ function configFor(p: PackPolicy, options: CheckOptions): () => object {
   delete given.enforcementLevel;
   if (p.name === "tenant-isolation" && options.tenants && given.tenants === undefined) given.tenants = [...options.tenants];
   if (p.name === "tenant-isolation" && given.tenantAccounts === undefined) {
-    const accounts = options.tenantAccounts ?? (options.tenants ? pick(safeTenantAccounts(), options.tenants) : undefined);
+    const accounts = options.tenantAccounts ?? (options.tenants ? pick(safePerTenant(tenantAccountsFromStackFiles), options.tenants) : undefined);
     if (accounts) given.tenantAccounts = { ...accounts };
+  }
+  if (p.name === "tenant-isolation" && given.tenantCidrs === undefined) {
+    const cidrs = options.tenantCidrs ?? (options.tenants ? pick(safePerTenant(tenantVpcCidrsFromStackFiles), options.tenants) : undefined);
+    if (cidrs) given.tenantCidrs = { ...cidrs };
   }
   for (const [k, schema] of Object.entries(p.configSchema?.properties ?? {})) {
     if (given[k] === undefined && schema.default !== undefined) given[k] = structuredClone(schema.default);
@@ -301,33 +310,60 @@ export function tenantsFromStackFiles(): string[] {
   return [...ids].sort();
 }
 
+/** One value of every tenant stack file, by tenant id (`read` gets the file's values; undefined skips the file). */
+function perTenantFromStackFiles(read: (values: Record<string, unknown>) => string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of readAllStackFiles()) {
+    if (f.values["clusterra:kind"] !== "tenant") continue;
+    const t = f.values["clusterra:tenant"];
+    const id = typeof t === "object" && t !== null ? (t as Record<string, unknown>).id : undefined;
+    const value = read(f.values);
+    if (typeof id === "string" && id.length > 0 && value !== undefined) out[id] = value;
+  }
+  return out;
+}
+
+function field(values: Record<string, unknown>, key: string, name: string): unknown {
+  const v = values[key];
+  return typeof v === "object" && v !== null ? (v as Record<string, unknown>)[name] : undefined;
+}
+
 /**
  * Account id of every tenant stack file (`clusterra:tenant.accountId`), by tenant id. A
  * tenant stack's checks flag another tenant's account id wherever it appears.
  */
 export function tenantAccountsFromStackFiles(): Record<string, string> {
-  const accounts: Record<string, string> = {};
-  for (const f of readAllStackFiles()) {
-    if (f.values["clusterra:kind"] !== "tenant") continue;
-    const t = f.values["clusterra:tenant"];
-    const r = typeof t === "object" && t !== null ? (t as Record<string, unknown>) : {};
-    const account = typeof r.accountId === "number" ? String(r.accountId) : r.accountId;
-    if (typeof r.id === "string" && r.id.length > 0 && typeof account === "string" && /^\d{12}$/.test(account)) accounts[r.id] = account;
-  }
-  return accounts;
+  return perTenantFromStackFiles((values) => {
+    const raw = field(values, "clusterra:tenant", "accountId");
+    const account = typeof raw === "number" ? String(raw) : raw;
+    return typeof account === "string" && /^\d{12}$/.test(account) ? account : undefined;
+  });
 }
 
-let cachedAccounts: Record<string, string> | undefined;
-/** The stack files' tenant accounts, read once per process ({} when they cannot be read). */
-function safeTenantAccounts(): Record<string, string> {
-  if (!cachedAccounts) {
+/**
+ * VPC CIDR of every tenant stack file (`clusterra:network.vpcCidr`), by tenant id. A tenant
+ * stack's checks flag an address or block inside another tenant's VPC wherever it appears.
+ */
+export function tenantVpcCidrsFromStackFiles(): Record<string, string> {
+  return perTenantFromStackFiles((values) => {
+    const cidr = field(values, "clusterra:network", "vpcCidr");
+    return typeof cidr === "string" && cidr.length > 0 ? cidr : undefined;
+  });
+}
+
+const cachedFacts = new Map<() => Record<string, string>, Record<string, string>>();
+/** A per-tenant fact of the stack files, read once per process ({} when they cannot be read). */
+function safePerTenant(read: () => Record<string, string>): Record<string, string> {
+  let found = cachedFacts.get(read);
+  if (!found) {
     try {
-      cachedAccounts = tenantAccountsFromStackFiles();
+      found = read();
     } catch {
-      cachedAccounts = {};
+      found = {};
     }
+    cachedFacts.set(read, found);
   }
-  return cachedAccounts;
+  return found;
 }
 
 function pick(accounts: Readonly<Record<string, string>>, tenants: readonly string[]): Record<string, string> {

@@ -5,13 +5,13 @@
  * preview needs no --policy-pack-config; one given still wins.
  */
 import { PolicyPack } from "@pulumi/policy";
-import { tenantAccountsFromStackFiles, tenantsFromStackFiles } from "../cli/policy";
+import { tenantAccountsFromStackFiles, tenantsFromStackFiles, tenantVpcCidrsFromStackFiles } from "../cli/policy";
 import { PACK_DESCRIPTION, PACK_NAME, POLICIES } from "./rules";
 import type { PackPolicy } from "./rules/util";
 
 function withIsolationDefaults(policy: PackPolicy): PackPolicy {
   if (policy.name !== "tenant-isolation" || !policy.configSchema) return policy;
-  const defaults: Record<string, unknown> = { tenants: tenantsFromStackFiles(), tenantAccounts: tenantAccountsFromStackFiles() };
+  const defaults: Record<string, unknown> = { tenants: tenantsFromStackFiles(), tenantAccounts: tenantAccountsFromStackFiles(), tenantCidrs: tenantVpcCidrsFromStackFiles() };
   const properties = Object.fromEntries(
     Object.entries(policy.configSchema.properties).map(([key, schema]) => [key, key in defaults ? { ...schema, default: defaults[key] } : schema]),
   );

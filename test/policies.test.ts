@@ -180,10 +180,10 @@ function compliantResources(): DeploymentResource[] {
   const key = res("aws:kms/key:Key", "key", { enableKeyRotation: true, description: "stack key" }, { outputs: { arn: "arn:aws:kms:us-east-1:111122223333:key/abc" } });
   const queue = res("aws:sqs/queue:Queue", "events", {
     name: "clusterra-events",
-    sqsManagedSseEnabled: true,
+    kmsMasterKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc",
     redrivePolicy: JSON.stringify({ deadLetterTargetArn: `${QUEUE_ARN}-dlq`, maxReceiveCount: 3 }),
   }, { outputs: { arn: QUEUE_ARN } });
-  const dlq = res("aws:sqs/queue:Queue", "events-dlq", { name: "clusterra-events-dlq", kmsMasterKeyId: "alias/aws/sqs" }, { outputs: { arn: `${QUEUE_ARN}-dlq` } });
+  const dlq = res("aws:sqs/queue:Queue", "events-dlq", { name: "clusterra-events-dlq", kmsMasterKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc" }, { outputs: { arn: `${QUEUE_ARN}-dlq` } });
   const role = res("aws:iam/role:Role", "shipper", {
     name: "clusterra-shipper",
     assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "lambda.amazonaws.com" }, Action: "sts:AssumeRole" }),
@@ -202,6 +202,7 @@ function compliantResources(): DeploymentResource[] {
       bucket: "clusterra-dev-files",
       policy: doc({ Sid: "TlsOnly", Effect: "Deny", Principal: "*", Action: "s3:*", Resource: [BUCKET_ARN, `${BUCKET_ARN}/*`], Condition: { Bool: { "aws:SecureTransport": "false" } } }),
     }, { dependencies: [bucket.urn] }),
+    res("aws:s3/bucketVersioningV2:BucketVersioningV2", "files-versioning", { bucket: "clusterra-dev-files", versioningConfiguration: { status: "Enabled" } }),
     res("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration", "files-sse", {
       bucket: "clusterra-dev-files",
       rules: [{ applyServerSideEncryptionByDefault: { sseAlgorithm: "aws:kms", kmsMasterKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc" }, bucketKeyEnabled: true }],
@@ -590,6 +591,64 @@ const CASES: Record<PolicyName, Case> = {
       assertFails("required-tags", [res("aws:sqs/queue:Queue", "q", { tags: { "managed-by": "terraform" } })]);
     },
   },
+  "iam-no-privilege-escalation": {
+    pass: () => assertPasses("iam-no-privilege-escalation", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "sts:AssumeRole", Resource: "arn:aws:iam::111122223333:role/clusterra-reader" }) })]),
+    fail: () => assertFails("iam-no-privilege-escalation", [res("aws:iam/policy:Policy", "p", { policy: doc({ Effect: "Allow", Action: "iam:AttachRolePolicy", Resource: "arn:aws:iam::111122223333:role/*" }) })]),
+  },
+  "iam-resource-policy-cross-account": {
+    pass: () => assertPasses("iam-resource-policy-cross-account", [res("aws:sqs/queuePolicy:QueuePolicy", "qp", { queueUrl: "q", policy: doc({ Effect: "Allow", Principal: { AWS: "arn:aws:iam::999988887777:role/reader" }, Action: "sqs:SendMessage", Resource: QUEUE_ARN }) })]),
+    fail: () => assertFails("iam-resource-policy-cross-account", [res("aws:sqs/queuePolicy:QueuePolicy", "qp", { queueUrl: "q", policy: doc({ Effect: "Allow", Principal: { AWS: "999988887777" }, Action: "sqs:SendMessage", Resource: QUEUE_ARN }) })]),
+  },
+  "iam-no-user-access-keys": {
+    pass: () => assertPasses("iam-no-user-access-keys", [res("aws:iam/role:Role", "r", { assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }) })]),
+    fail: () => assertFails("iam-no-user-access-keys", [res("aws:iam/accessKey:AccessKey", "k", { user: "ci" })]),
+  },
+  "lb-not-internet-facing": {
+    pass: () => assertPasses("lb-not-internet-facing", [res("aws:lb/loadBalancer:LoadBalancer", "nlb", { internal: true, loadBalancerType: "network" })]),
+    fail: () => assertFails("lb-not-internet-facing", [res("aws:lb/loadBalancer:LoadBalancer", "nlb", { loadBalancerType: "network" })]),
+  },
+  "rds-not-publicly-accessible": {
+    pass: () => assertPasses("rds-not-publicly-accessible", [res("aws:rds/instance:Instance", "db", { publiclyAccessible: false, storageEncrypted: true })]),
+    fail: () => assertFails("rds-not-publicly-accessible", [res("aws:rds/instance:Instance", "db", { publiclyAccessible: true })]),
+  },
+  "eks-endpoint-not-public": {
+    pass: () => assertPasses("eks-endpoint-not-public", [res("aws:eks/cluster:Cluster", "eks", { vpcConfig: { endpointPublicAccess: false, endpointPrivateAccess: true, subnetIds: ["s"] } })]),
+    fail: () => assertFails("eks-endpoint-not-public", [res("aws:eks/cluster:Cluster", "eks", { vpcConfig: { subnetIds: ["s"] } })]),
+  },
+  "vpc-endpoint-service-restricted": {
+    pass: () => assertPasses("vpc-endpoint-service-restricted", [res("aws:ec2/vpcEndpointService:VpcEndpointService", "svc", { acceptanceRequired: true, allowedPrincipals: ["arn:aws:iam::444455556666:root"] })]),
+    fail: () => assertFails("vpc-endpoint-service-restricted", [res("aws:ec2/vpcEndpointService:VpcEndpointService", "svc", { acceptanceRequired: false, allowedPrincipals: ["*"] })]),
+  },
+  "ebs-default-encryption-on": {
+    pass: () => assertPasses("ebs-default-encryption-on", [res("aws:ebs/encryptionByDefault:EncryptionByDefault", "ebs", { enabled: true })]),
+    fail: () => assertFails("ebs-default-encryption-on", [res("aws:ebs/encryptionByDefault:EncryptionByDefault", "ebs", { enabled: false })]),
+  },
+  "s3-no-public-acl": {
+    pass: () => assertPasses("s3-no-public-acl", [res("aws:s3/bucketAclV2:BucketAclV2", "acl", { bucket: "b", acl: "private" })]),
+    fail: () => assertFails("s3-no-public-acl", [res("aws:s3/bucketAclV2:BucketAclV2", "acl", { bucket: "b", acl: "public-read" })]),
+  },
+  "s3-versioning-enabled": {
+    pass: () => {
+      const b = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      assertPasses("s3-versioning-enabled", [b, res("aws:s3/bucketVersioningV2:BucketVersioningV2", "v", { bucket: "clusterra-dev-files", versioningConfiguration: { status: "Enabled" } })]);
+    },
+    fail: () => {
+      const b = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });
+      assertFails("s3-versioning-enabled", [res("aws:s3/bucketVersioningV2:BucketVersioningV2", "v", { bucket: "clusterra-dev-files", versioningConfiguration: { status: "Suspended" } }), b]);
+    },
+  },
+  "encryption-uses-cmk": {
+    pass: () => assertPasses("encryption-uses-cmk", [res("aws:cloudwatch/logGroup:LogGroup", "lg", { kmsKeyId: "arn:aws:kms:us-east-1:111122223333:key/abc" })]),
+    fail: () => assertFails("encryption-uses-cmk", [res("aws:cloudwatch/logGroup:LogGroup", "lg", { retentionInDays: 30 })]),
+  },
+  "lambda-no-secrets-in-env": {
+    pass: () => assertPasses("lambda-no-secrets-in-env", [res("aws:lambda/function:Function", "f", { environment: { variables: { DB_SECRET_ARN: "arn:aws:secretsmanager:us-east-1:111122223333:secret:db" } } })]),
+    fail: () => assertFails("lambda-no-secrets-in-env", [res("aws:lambda/function:Function", "f", { environment: { variables: { DB_PASSWORD: "hunter2hunter2" } } })]),
+  },
+  "policy-exception-valid": {
+    pass: () => assertPasses("policy-exception-valid", [res("aws:sqs/queue:Queue", "q", { kmsMasterKeyId: "k" })]),
+    fail: () => assertFails("policy-exception-valid", [res("aws:sqs/queue:Queue", "q", { kmsMasterKeyId: "k", tags: { "clusterra:policy-exception": "sqs-encrypted", "clusterra:policy-exception-reason": "x" } })]),
+  },
   "tenant-isolation": {
     pass: () => {
       assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "acme-files", { bucket: "clusterra-acme-files" })], TENANT_PROVIDER, ["acme", "globex"]);
@@ -656,7 +715,7 @@ describe("policies under the policy server's preview semantics", () => {
 
   it("treats disabled policies as not run and advisory ones as not failing", () => {
     const resources = [res("aws:sqs/queue:Queue", "q", {})];
-    const config = { "sqs-encrypted": { enforcementLevel: "advisory" }, "required-tags": { enforcementLevel: "disabled" } };
+    const config = { "sqs-encrypted": { enforcementLevel: "advisory" }, "encryption-uses-cmk": { enforcementLevel: "advisory" }, "required-tags": { enforcementLevel: "disabled" } };
     const report = checkDeployment(deployment(resources, { tags: undefined }), { config });
     assert.ok(report.violations.some((v) => v.policy === "sqs-encrypted" && v.level === "advisory"));
     assert.ok(!fired(report, "required-tags"));

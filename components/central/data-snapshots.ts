@@ -26,7 +26,15 @@ export function snapshotPolicy(p: { partition: string; region: string; accountId
         Resource: ec2("volume/*"),
         Condition: { StringEquals: { [`aws:ResourceTag/${p.targetTag.key}`]: p.targetTag.value } },
       },
-      { Sid: "CreateAndTagSnapshots", Effect: "Allow", Action: ["ec2:CreateSnapshot", "ec2:CreateSnapshots", "ec2:CreateTags"], Resource: snapshots },
+      { Sid: "CreateSnapshots", Effect: "Allow", Action: ["ec2:CreateSnapshot", "ec2:CreateSnapshots"], Resource: snapshots },
+      // Tags only as a snapshot is created: re-tagging any snapshot dlm:managed would let DeleteOwnSnapshots delete it.
+      {
+        Sid: "TagSnapshotsOnCreate",
+        Effect: "Allow",
+        Action: "ec2:CreateTags",
+        Resource: snapshots,
+        Condition: { StringEquals: { "ec2:CreateAction": ["CreateSnapshot", "CreateSnapshots"] } },
+      },
       {
         Sid: "DeleteOwnSnapshots",
         Effect: "Allow",

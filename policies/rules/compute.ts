@@ -166,11 +166,8 @@ const SECRET_PATTERNS: readonly { readonly what: string; readonly re: RegExp }[]
   { what: "a Slack token", re: /\bxox[abpr]-[A-Za-z0-9-]{10,}/ },
 ];
 
-/** Base64 text decoded (gunzipped when the bytes are gzip) when it decodes to readable text, else undefined. */
-function decodeBase64(v: string): string | undefined {
-  const t = v.replace(/\s+/g, "");
-  if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return undefined;
-  let bytes = Buffer.from(t, "base64");
+/** Bytes as readable text, gunzipped first when they are gzip; undefined when they are not text. */
+function bytesToText(bytes: Buffer): string | undefined {
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
     try {
       bytes = gunzipSync(bytes);
@@ -180,6 +177,36 @@ function decodeBase64(v: string): string | undefined {
   }
   const s = bytes.toString("utf8");
   return /[\x00-\x08\x0e-\x1f]/.test(s) ? undefined : s;
+}
+
+/** Base64 text decoded (gunzipped when the bytes are gzip) when it decodes to readable text, else undefined. */
+function decodeBase64(v: string): string | undefined {
+  const t = v.replace(/\s+/g, "");
+  if (t.length === 0 || t.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(t)) return undefined;
+  return bytesToText(Buffer.from(t, "base64"));
+}
+
+/**
+ * Every text user data carries: the value itself, decoded from base64 / gzip, and each part
+ * of a MIME multipart document (cloud-init's format for several parts), each part decoded
+ * by its Content-Transfer-Encoding and gunzipped, nested multiparts included.
+ */
+export function userDataTexts(value: string, depth = 0): string[] {
+  const text = decodeBase64(value) ?? value;
+  const boundary = /^Content-Type:\s*multipart\/[a-z-]+;[^]*?boundary="?([^"\r\n;]+)"?/im.exec(text)?.[1];
+  if (boundary === undefined || depth > 4) return [text];
+  const out: string[] = [];
+  const sep = `--${boundary}`;
+  for (const part of text.split(sep).slice(1)) {
+    if (part.startsWith("--")) break;
+    const split = /\r?\n\r?\n/.exec(part);
+    const headers = split ? part.slice(0, split.index) : "";
+    const body = split ? part.slice(split.index + split[0].length) : part;
+    const encoding = /^Content-Transfer-Encoding:\s*(\S+)/im.exec(headers)?.[1]?.toLowerCase();
+    const decoded = encoding === "base64" ? (bytesToText(Buffer.from(body.replace(/\s+/g, ""), "base64")) ?? body) : body;
+    out.push(...(/^Content-Type:\s*multipart\//im.test(headers) ? userDataTexts(`${headers}\n\n${decoded}`, depth + 1) : userDataTexts(decoded, depth + 1)));
+  }
+  return out.length > 0 ? out : [text];
 }
 
 /** Kinds of secret found in a text, with the 1-based line of the first hit. */
@@ -194,7 +221,7 @@ export function findSecrets(text: string): { what: string; line: number }[] {
 
 export const ec2NoSecretsInUserData = resourcePolicy("ec2-no-secrets-in-user-data", {
   description:
-    "User data (plain, base64, or gzip + base64) of instances, spot requests, launch configurations and launch templates carries no AWS keys, " +
+    "User data (plain, base64, gzip + base64, and every part of a MIME multipart document) of instances, spot requests, launch configurations and launch templates carries no AWS keys, " +
     "private keys, passwords (DB_PASSWORD=..., \"password\": \"...\", --password x) or tokens: it is readable by anyone who can describe the instance. " +
     "References (shell variables, ARNs, file paths) are not secrets.",
   remediation: "keep the secret in Secrets Manager and fetch it at boot with the instance role (aws secretsmanager get-secret-value)",
@@ -204,13 +231,27 @@ export const ec2NoSecretsInUserData = resourcePolicy("ec2-no-secrets-in-user-dat
     for (const field of ["userData", "userDataBase64"]) {
       const value = args.props[field];
       if (!isNonEmptyString(value)) continue;
-      const text = decodeBase64(value) ?? value;
-      for (const { what, line } of findSecrets(text)) report(`${field} contains ${what} (line ${line})`);
+      const texts = userDataTexts(value);
+      texts.forEach((text, i) => {
+        const part = texts.length > 1 ? ` MIME part ${i + 1}` : "";
+        for (const { what, line } of findSecrets(text)) report(`${field}${part} contains ${what} (line ${line})`);
+      });
     }
   },
 });
 
+export const ebsDefaultEncryptionOn = resourcePolicy("ebs-default-encryption-on", {
+  description: "The account's EBS encryption by default is not turned off (aws.ebs.EncryptionByDefault with enabled: false).",
+  remediation: "set enabled: true (or drop the resource; new volumes should be encrypted whatever their template says)",
+  types: ["aws:ebs/encryptionByDefault:EncryptionByDefault"],
+  validate: (args, report) => {
+    const v = args.props.enabled;
+    if (v === false || v === "false") report("enabled is false: new volumes of the account are unencrypted unless each asks");
+  },
+});
+
 export const COMPUTE_POLICIES: readonly PackPolicy[] = [
+  ebsDefaultEncryptionOn,
   ec2Imdsv2Required,
   ec2VolumesEncrypted,
   ebsVolumeEncrypted,

@@ -212,6 +212,7 @@ export const dynamodbEncryptedWithCmk = resourcePolicy("dynamodb-encrypted-with-
     const sse = asRecord(args.props.serverSideEncryption);
     if (!isTrue(sse?.enabled)) report("serverSideEncryption.enabled is not true (the table uses an AWS-owned key)");
     else if (!isNonEmptyString(sse?.kmsKeyArn)) report("serverSideEncryption.kmsKeyArn is not set (the AWS-managed aws/dynamodb key is used)");
+    else if (isAwsManagedKey(sse.kmsKeyArn)) report(`serverSideEncryption.kmsKeyArn ${sse.kmsKeyArn} is an AWS-managed key, not a customer-managed one`);
   },
 });
 
@@ -283,7 +284,99 @@ export const secretsmanagerUsesCmk = resourcePolicy("secretsmanager-uses-cmk", {
   validate: (args, report) => {
     const key = args.props.kmsKeyId;
     if (!isNonEmptyString(key)) report("kmsKeyId is not set (the AWS-managed aws/secretsmanager key is used)");
-    else if (/(^|:)alias\/aws\//.test(key)) report(`kmsKeyId ${key} is an AWS-managed key, not a customer-managed one`);
+    else if (isAwsManagedKey(key)) report(`kmsKeyId ${key} is an AWS-managed key, not a customer-managed one`);
+  },
+});
+
+/** An AWS-managed key named by its alias (`alias/aws/sqs`, `arn:aws:kms:...:alias/aws/ebs`). */
+export function isAwsManagedKey(key: string): boolean {
+  return /(^|:)alias\/aws\//.test(key);
+}
+
+/** Where each data store and log names its customer-managed key. */
+const CMK_FIELDS: Readonly<Record<string, { readonly field: string; readonly enabled?: (props: Record<string, unknown>) => boolean }>> = {
+  "aws:cloudwatch/logGroup:LogGroup": { field: "kmsKeyId" },
+  "aws:sqs/queue:Queue": { field: "kmsMasterKeyId" },
+  "aws:sns/topic:Topic": { field: "kmsMasterKeyId" },
+  "aws:efs/fileSystem:FileSystem": { field: "kmsKeyId" },
+  "aws:ebs/volume:Volume": { field: "kmsKeyId" },
+  "aws:rds/instance:Instance": { field: "kmsKeyId" },
+  "aws:rds/cluster:Cluster": { field: "kmsKeyId" },
+  "aws:kinesis/stream:Stream": { field: "kmsKeyId" },
+  "aws:ecr/repository:Repository": { field: "encryptionConfigurations" },
+};
+
+export const encryptionUsesCmk = resourcePolicy("encryption-uses-cmk", {
+  description:
+    `Data stores and logs that accept a customer-managed KMS key use one (${Object.keys(CMK_FIELDS).map((t) => t.split(":").pop()).join(", ")}; ` +
+    "DynamoDB and Secrets Manager have their own policies): the key is set and is not an AWS-managed alias/aws/... key; SQS-managed SSE and SSE-S3 style defaults are not a CMK.",
+  remediation: "set the key field (kmsKeyId / kmsMasterKeyId / encryptionConfigurations[].kmsKey) to the stack's KMS key",
+  types: Object.keys(CMK_FIELDS),
+  validate: (args, report) => {
+    const { field } = CMK_FIELDS[args.type];
+    if (args.type === "aws:ecr/repository:Repository") {
+      const cfg = asArray(args.props.encryptionConfigurations).map(asRecord);
+      if (!cfg.some((c) => c?.encryptionType === "KMS" && isNonEmptyString(c.kmsKey) && !isAwsManagedKey(c.kmsKey))) {
+        report('encryptionConfigurations has no { encryptionType: "KMS", kmsKey: <customer-managed key> }');
+      }
+      return;
+    }
+    const key = args.props[field];
+    if (!isNonEmptyString(key)) report(`${field} is not set (an AWS-owned or AWS-managed key is used)`);
+    else if (isAwsManagedKey(key)) report(`${field} ${key} is an AWS-managed key, not a customer-managed one`);
+  },
+});
+
+const VERSIONING_TYPES = ["aws:s3/bucketVersioningV2:BucketVersioningV2", "aws:s3/bucketVersioning:BucketVersioning"] as const;
+
+export const s3VersioningEnabled = stackPolicy("s3-versioning-enabled", {
+  description:
+    'Every S3 bucket (they hold user data) is versioned: a BucketVersioning(V2) with versioningConfiguration.status "Enabled", or the bucket\'s own versioning.enabled.',
+  remediation: 'add aws.s3.BucketVersioningV2 { bucket: bucket.id, versioningConfiguration: { status: "Enabled" } } (and a lifecycle rule expiring noncurrent versions)',
+  validate: (args, report) => {
+    const buckets = ofTypes(args.resources, ...BUCKET_TYPES);
+    const targets = indexTargets(buckets, BUCKET_IDS);
+    const ok = new Set<string>();
+    for (const b of buckets) {
+      const inline = read(b, "versioning");
+      if (inline === UNKNOWN || isTrue(asRecord(parseMaybeJson(inline))?.enabled)) ok.add(b.urn);
+    }
+    for (const v of ofTypes(args.resources, ...VERSIONING_TYPES)) {
+      const cfg = read(v, "versioningConfiguration");
+      if (cfg !== UNKNOWN && asRecord(parseMaybeJson(cfg))?.status !== "Enabled") {
+        report(`versioningConfiguration.status is "${String(asRecord(parseMaybeJson(cfg))?.status)}", not "Enabled"`, v.urn);
+        continue;
+      }
+      for (const b of referencedResources(v, "bucket", targets)) ok.add(b.urn);
+    }
+    for (const b of buckets) if (!ok.has(b.urn)) report("bucket is not versioned: an overwrite or delete loses the user's data", b.urn);
+  },
+});
+
+const PUBLIC_CANNED_ACLS = new Set(["public-read", "public-read-write", "authenticated-read"]);
+const PUBLIC_GRANTEE = /acs\.amazonaws\.com\/groups\/global\/(AllUsers|AuthenticatedUsers)/i;
+const ACL_TYPES = [
+  ...BUCKET_TYPES,
+  "aws:s3/bucketAclV2:BucketAclV2",
+  "aws:s3/bucketAcl:BucketAcl",
+  "aws:s3/bucketObject:BucketObject",
+  "aws:s3/bucketObjectv2:BucketObjectv2",
+  "aws:s3/objectCopy:ObjectCopy",
+];
+
+export const s3NoPublicAcl = resourcePolicy("s3-no-public-acl", {
+  description: "No bucket or object ACL grants access to everyone or to any AWS account: no public-read, public-read-write or authenticated-read canned ACL, no grant to the AllUsers or AuthenticatedUsers group.",
+  remediation: "drop the ACL (keep BucketOwnershipControls at BucketOwnerEnforced) and grant access through the bucket policy to named principals",
+  types: ACL_TYPES,
+  validate: (args, report) => {
+    const acl = args.props.acl;
+    if (typeof acl === "string" && PUBLIC_CANNED_ACLS.has(acl)) report(`acl is "${acl}"`);
+    const grants = [...asArray(args.props.grants), ...asArray(asRecord(args.props.accessControlPolicy)?.grants)];
+    grants.forEach((g, i) => {
+      const grantee = asRecord(asRecord(g)?.grantee) ?? asRecord(g);
+      const uri = grantee?.uri;
+      if (typeof uri === "string" && PUBLIC_GRANTEE.test(uri)) report(`grant #${i + 1} gives ${String(asRecord(g)?.permission ?? asRecord(g)?.permissions ?? "access")} to ${uri}`);
+    });
   },
 });
 
@@ -312,4 +405,7 @@ export const DATA_POLICIES: readonly PackPolicy[] = [
   sqsConsumedQueueHasDlq,
   secretsmanagerUsesCmk,
   kmsKeyRotation,
+  s3NoPublicAcl,
+  s3VersioningEnabled,
+  encryptionUsesCmk,
 ];

@@ -101,13 +101,25 @@ export function statementsOf(raw: unknown): readonly Statement[] | null {
   if (typeof raw === "string") {
     let s = parsed.get(raw);
     if (s === undefined) {
-      s = parseStatements(parseMaybeJson(raw));
+      s = parseStatements(parseMaybeJson(unquoted(raw)));
       if (parsed.size > 5000) parsed.clear();
       parsed.set(raw, s);
     }
     return s;
   }
   return parseStatements(raw);
+}
+
+/** JSON text of JSON text (a document serialized twice) as the inner text. */
+function unquoted(raw: string): string {
+  const t = raw.trim();
+  if (!t.startsWith('"')) return raw;
+  try {
+    const inner: unknown = JSON.parse(t);
+    return typeof inner === "string" ? inner : raw;
+  } catch {
+    return raw;
+  }
 }
 
 function parseStatements(doc: unknown): readonly Statement[] | null {
@@ -198,12 +210,19 @@ export function isWildcardValue(value: string): boolean {
   if (/^[*?]*$/.test(t)) return true;
   const arn = /^arn:([^:]*):([^:]*):([^:]*):([^:]*):(.*)$/.exec(t);
   if (arn) {
-    const account = arn[4];
-    const resource = arn[5];
-    if (/[*?]/.test(account)) return true;
-    return account === "" && /^[*?:/]*$/.test(resource);
+    const [, partition, service, , account, resource] = arn;
+    if (/[*?]/.test(partition + service + account)) return true;
+    // With no account in the ARN (S3), a wildcard name is anyone's resource of that name.
+    return account === "" && /[*?]/.test(resource);
   }
-  return (t.replace(/[*?]/g, "").match(/[A-Za-z0-9]/g) ?? []).length < 3;
+  const cut = t.search(/[*?]/);
+  if (cut >= 0 && /^arn:/i.test(t)) return true; // an ARN cut short by its wildcard
+  if (cut < 0) return (t.match(/[A-Za-z0-9]/g) ?? []).length < 3;
+  // A wildcard may follow a whole name (a path `o-abc/r-ab12/*`, a host `ec2.amazonaws.com*`), never complete an
+  // identifier (`o-*`, `vpce-0a*`, `1111*`, an ARN cut short `arn:aws:sns:*`).
+  const prefix = t.slice(0, cut);
+  const literal = (prefix.match(/[A-Za-z0-9]/g) ?? []).length;
+  return literal < 3 || !(/[/:]$/.test(prefix) || /\.[A-Za-z0-9-]+\.[A-Za-z]{2,}$/.test(prefix));
 }
 
 /**
@@ -233,6 +252,18 @@ export function pinnedValues(s: Statement, ...keys: string[]): string[] | undefi
  */
 export function hasPinningCondition(s: Statement, ...keys: string[]): boolean {
   return pinnedValues(s, ...keys) !== undefined;
+}
+
+/**
+ * Whether a statement's conditions narrow which resources it reaches: a positive,
+ * non-wildcard condition on a resource or request tag, the resource's account or
+ * organisation, or a service-specific key (ec2:Vpc, ec2:CreateAction, iam:PassedToService,
+ * kms:ViaService, ...). Global keys about the request (aws:SecureTransport, aws:TagKeys,
+ * aws:RequestedRegion) narrow nothing.
+ */
+export function hasScopingCondition(s: Statement): boolean {
+  const keys = [...s.conditionKeys].filter((k) => !k.startsWith("aws:") || /^aws:(resourcetag\/|requesttag\/|resourceaccount$|resourceorgid$|resourceorgpaths$)/.test(k));
+  return keys.length > 0 && hasPinningCondition(s, ...keys);
 }
 
 /**

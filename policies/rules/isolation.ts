@@ -8,6 +8,7 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
+import { ipv4Contains, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
 import { documentsOf, isAnyResource, statementsOf } from "./iam-docs";
 import { stackIdentity, tagMap } from "./provider";
 import { asRecord, known, stackPolicy, type PackStackPolicy } from "./util";
@@ -17,6 +18,8 @@ export interface TenantIsolationConfig {
   tenants?: string[];
   /** Tenant id -> the tenant's AWS account id. */
   tenantAccounts?: Record<string, string>;
+  /** Tenant id -> the tenant's VPC CIDR. */
+  tenantCidrs?: Record<string, string>;
 }
 
 const patterns = new Map<string, RegExp>();
@@ -125,14 +128,15 @@ function isTenantIsolationConfig(v: unknown): TenantIsolationConfig {
 export const tenantIsolation = stackPolicy("tenant-isolation", {
   description:
     "In a tenant stack (kind and tenant from any AWS provider's default tags), no resource name, input or output (nested values such as " +
-    "environment variables and tags included), or IAM document refers to another tenant: by id (tenants from the policy config), by account " +
-    "id (tenantAccounts), or through a wildcard that would match another tenant's names; no resource is tagged as another tenant's. " +
+    "environment variables and tags included; AWS providers too), or IAM document refers to another tenant: by id (tenants from the policy " +
+    "config), by account id (tenantAccounts), by an address or block inside its VPC (tenantCidrs), or through a wildcard that would match another tenant's names; no resource is tagged as another tenant's. " +
     "With no tenant list configured a tenant stack fails, rather than passing unchecked.",
   remediation: "derive names and ARNs from this stack's own tenant id and account only; cross-tenant access goes through central, never tenant to tenant",
   configSchema: {
     properties: {
       tenants: { type: "array", items: { type: "string" }, default: [], description: "Every tenant id of the platform" },
       tenantAccounts: { type: "object", additionalProperties: { type: "string" }, default: {}, description: "Tenant id -> its AWS account id" },
+      tenantCidrs: { type: "object", additionalProperties: { type: "string" }, default: {}, description: "Tenant id -> its VPC CIDR" },
     },
   },
   validate: (args, report) => {
@@ -161,23 +165,41 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
     }
     if (others.length === 0 && foreignAccounts.size === 0) return;
     const re = tenantsPattern([own, ...others]);
+    const cidrsConfig = asRecord(config.tenantCidrs) ?? {};
+    const foreignCidrs: ForeignCidr[] = [];
+    for (const t of others) {
+      const text = cidrsConfig[t];
+      const cidr = typeof text === "string" ? parseIpv4Cidr(text) : undefined;
+      if (cidr) foreignCidrs.push({ tenant: t, text: text as string, cidr });
+    }
+    const foreign = { others, ownAccounts, accounts: foreignAccounts, cidrs: foreignCidrs };
 
     for (const r of args.resources) {
-      if (!r.type.startsWith("aws:")) continue;
-      checkResource(r, own, others, ownAccounts, foreignAccounts, re, report);
+      // Providers too: a provider assuming another tenant's role reaches that tenant.
+      if (!r.type.startsWith("aws:") && !r.type.startsWith("pulumi:providers:aws")) continue;
+      checkResource(r, own, foreign, re, report);
     }
   },
 });
 
-function checkResource(
-  r: PolicyResource,
-  own: string,
-  others: readonly string[],
-  ownAccounts: ReadonlySet<string>,
-  foreignAccounts: ReadonlyMap<string, string>,
-  re: RegExp,
-  report: (problem: string, urn?: string) => void,
-): void {
+interface ForeignCidr {
+  readonly tenant: string;
+  readonly text: string;
+  readonly cidr: Ipv4Cidr;
+}
+
+/** What marks another tenant: ids, accounts (account -> tenant) and VPC blocks. */
+interface Foreign {
+  readonly others: readonly string[];
+  readonly ownAccounts: ReadonlySet<string>;
+  readonly accounts: ReadonlyMap<string, string>;
+  readonly cidrs: readonly ForeignCidr[];
+}
+
+const IPV4 = /(?<![\d.])(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:\/\d{1,2})?)(?![\d.])/g;
+
+function checkResource(r: PolicyResource, own: string, foreign: Foreign, re: RegExp, report: (problem: string, urn?: string) => void): void {
+  const { others, ownAccounts, accounts: foreignAccounts } = foreign;
   const texts: [string, string][] = [["resource name", r.name]];
   // Values still unknown during preview are skipped, not allowed to abort the whole check.
   for (const key of Object.keys(r.props)) collectStrings(known<unknown>(() => r.props[key], undefined), key, texts);
@@ -199,6 +221,14 @@ function checkResource(
       for (const m of text.matchAll(/(?<!\d)(\d{12})(?!\d)/g)) {
         const tenant = foreignAccounts.get(m[1]);
         if (tenant !== undefined) hit(`tenant "${tenant}"'s account ${m[1]}`, field);
+      }
+    }
+    // An address or block inside another tenant's VPC (a host, a route, a rule's peer); a wider block that merely covers it is not a reference.
+    if (foreign.cidrs.length > 0 && /\d\.\d/.test(text)) {
+      for (const m of text.matchAll(IPV4)) {
+        const c = parseIpv4Cidr(m[1]);
+        const into = c && foreign.cidrs.find((f) => ipv4Contains(f.cidr, c));
+        if (into) hit(`tenant "${into.tenant}"'s VPC ${into.text} (${m[1]})`, field);
       }
     }
   }

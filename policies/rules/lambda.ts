@@ -1,8 +1,10 @@
 /** Lambda: reserved concurrency, nothing public, execution role without wildcards. */
 import type { PolicyResource } from "@pulumi/policy";
+import { findSecrets } from "./compute";
 import { broadManagedPolicy, onAnyResource, scopableActions } from "./iam";
 import { documentsOf, isAllow, statementsOf, type Statement } from "./iam-docs";
 import {
+  asRecord,
   indexTargets,
   isNonEmptyString,
   known,
@@ -72,7 +74,7 @@ export function statementWildcards(st: Statement): string[] {
   if (st.notActions) out.push("NotAction");
   if (st.notResources) out.push("NotResource");
   if (onAnyResource(st) && !st.notResources) {
-    const scopable = st.actions.filter((a) => !a.includes("*")).flatMap(scopableActions);
+    const scopable = st.actions.filter((a) => !a.includes("*")).flatMap((a) => scopableActions(a, st));
     const on = st.resources.find((r) => r !== "*" && r.startsWith("arn:")) ?? "*";
     if (scopable.length > 0) out.push(`Resource "${on}" for ${scopable.slice(0, 4).join(", ")}${scopable.length > 4 ? ", ..." : ""}`);
   }
@@ -153,4 +155,19 @@ export const lambdaRoleScoped = stackPolicy("lambda-role-scoped", {
   },
 });
 
-export const LAMBDA_POLICIES: readonly PackPolicy[] = [lambdaReservedConcurrency, lambdaPermissionRestricted, lambdaUrlRequiresAuth, lambdaRoleScoped];
+export const lambdaNoSecretsInEnv = resourcePolicy("lambda-no-secrets-in-env", {
+  description:
+    "A Lambda function's environment variables carry no AWS keys, private keys, passwords or tokens (anyone with lambda:GetFunctionConfiguration " +
+    "reads them); names of secrets (ARNs, paths, ids) are fine.",
+  remediation: "keep the secret in Secrets Manager, pass its ARN in the environment and read it at run time with the function's role",
+  types: [FUNCTION],
+  validate: (args, report) => {
+    const variables = asRecord(asRecord(args.props.environment)?.variables) ?? {};
+    for (const [name, value] of Object.entries(variables)) {
+      if (typeof value !== "string") continue;
+      for (const { what } of findSecrets(`${name}=${value}`)) report(`environment variable ${name} holds ${what}`);
+    }
+  },
+});
+
+export const LAMBDA_POLICIES: readonly PackPolicy[] = [lambdaReservedConcurrency, lambdaPermissionRestricted, lambdaUrlRequiresAuth, lambdaRoleScoped, lambdaNoSecretsInEnv];

@@ -38,6 +38,7 @@ const LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate";
 const SPOT_INSTANCE_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest";
 const LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration";
 const EIP = "aws:ec2/eip:Eip";
+const SPOT_FLEET_REQUEST = "aws:ec2/spotFleetRequest:SpotFleetRequest";
 const EIP_ASSOCIATION = "aws:ec2/eipAssociation:EipAssociation";
 
 type Direction = "ingress" | "egress";
@@ -70,7 +71,7 @@ function blockPeers(b: unknown, field: string, direction: Direction): Peer[] {
 }
 
 /** Every peer of a security-group-ish resource (inline blocks, or the rule's own fields). */
-function rulePeers(type: string, props: Record<string, unknown>): Peer[] {
+export function rulePeers(type: string, props: Record<string, unknown>): Peer[] {
   if (type === SG || type === DEFAULT_SG) {
     return [
       ...asArray(props.ingress).flatMap((b, i) => blockPeers(b, `ingress[${i}]`, "ingress")),
@@ -99,7 +100,7 @@ function rulePeers(type: string, props: Record<string, unknown>): Peer[] {
 }
 
 /** The VPC CIDR blocks of the deployment, both families (VPCs and their CIDR associations). */
-function vpcCidrStrings(resources: readonly PolicyResource[]): string[] {
+export function vpcCidrStrings(resources: readonly PolicyResource[]): string[] {
   const out: string[] = [];
   for (const r of ofTypes(resources, VPC, VPC_CIDR_ASSOCIATION, VPC_IPV6_ASSOCIATION)) {
     for (const f of ["cidrBlock", "ipv6CidrBlock"]) {
@@ -145,14 +146,20 @@ const PUBLIC_IP_FIELDS: Readonly<Record<string, readonly { field: string; what: 
 
 export const ec2NoPublicIp = resourcePolicy("ec2-no-public-ip", {
   description:
-    "Instances, spot requests, launch configurations and launch templates do not get public IP addresses, and no Elastic IP is attached " +
+    "Instances, spot requests, spot fleets, launch configurations and launch templates do not get public (or carrier) IP addresses, and no Elastic IP is attached " +
     "to an instance or network interface (the NAT gateway's Elastic IP is fine).",
   remediation: "set associatePublicIpAddress: false, attach no Elastic IP to hosts, and reach them through the peering or SSM",
-  types: [...Object.keys(PUBLIC_IP_FIELDS), LAUNCH_TEMPLATE],
+  types: [...Object.keys(PUBLIC_IP_FIELDS), LAUNCH_TEMPLATE, SPOT_FLEET_REQUEST],
   validate: (args, report) => {
     if (args.type === LAUNCH_TEMPLATE) {
       asArray(args.props.networkInterfaces).forEach((ni, i) => {
-        if (isTrue(asRecord(ni)?.associatePublicIpAddress)) report(`networkInterfaces[${i}].associatePublicIpAddress is true`);
+        for (const f of ["associatePublicIpAddress", "associateCarrierIpAddress"]) if (isTrue(asRecord(ni)?.[f])) report(`networkInterfaces[${i}].${f} is true`);
+      });
+      return;
+    }
+    if (args.type === SPOT_FLEET_REQUEST) {
+      asArray(args.props.launchSpecifications).forEach((spec, i) => {
+        if (isTrue(asRecord(spec)?.associatePublicIpAddress)) report(`launchSpecifications[${i}].associatePublicIpAddress is true`);
       });
       return;
     }
@@ -164,11 +171,68 @@ export const ec2NoPublicIp = resourcePolicy("ec2-no-public-ip", {
 });
 
 export const subnetNoAutoPublicIp = resourcePolicy("subnet-no-auto-public-ip", {
-  description: "Subnets do not hand out public IPs at launch (mapPublicIpOnLaunch).",
-  remediation: "set mapPublicIpOnLaunch: false (the project has no public subnets)",
+  description: "Subnets do not hand out public addresses at launch: no public IPv4 (mapPublicIpOnLaunch) and no IPv6 address (assignIpv6AddressOnCreation; a VPC's IPv6 addresses are globally routable).",
+  remediation: "set mapPublicIpOnLaunch: false and assignIpv6AddressOnCreation: false (the project has no public subnets)",
   types: ["aws:ec2/subnet:Subnet"],
   validate: (args, report) => {
-    if (isTrue(args.props.mapPublicIpOnLaunch)) report("mapPublicIpOnLaunch is true");
+    for (const f of ["mapPublicIpOnLaunch", "assignIpv6AddressOnCreation"]) if (isTrue(args.props[f])) report(`${f} is true`);
+  },
+});
+
+const LOAD_BALANCERS = ["aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer", "aws:elb/loadBalancer:LoadBalancer"];
+
+export const lbNotInternetFacing = resourcePolicy("lb-not-internet-facing", {
+  description: "Load balancers (ALB, NLB, Gateway and Classic) are internal: internal is true (AWS's default is internet-facing).",
+  remediation: "set internal: true and reach the service across the peering or through a VPC endpoint",
+  types: LOAD_BALANCERS,
+  validate: (args, report) => {
+    if (!isTrue(args.props.internal)) report(`internal is ${args.props.internal === undefined ? "not set (internet-facing)" : String(args.props.internal)}`);
+  },
+});
+
+/** Database types with a publiclyAccessible flag, and whether AWS turns it on when unset. */
+const PUBLIC_DATABASES: Readonly<Record<string, boolean>> = {
+  "aws:rds/instance:Instance": false,
+  "aws:rds/clusterInstance:ClusterInstance": false,
+  "aws:redshift/cluster:Cluster": true,
+  "aws:dms/replicationInstance:ReplicationInstance": false,
+};
+
+export const rdsNotPubliclyAccessible = resourcePolicy("rds-not-publicly-accessible", {
+  description: "Databases (RDS instances, Aurora cluster instances, Redshift clusters, DMS replication instances) are not publicly accessible.",
+  remediation: "set publiclyAccessible: false and put the database in private subnets",
+  types: Object.keys(PUBLIC_DATABASES),
+  validate: (args, report) => {
+    const v = args.props.publiclyAccessible;
+    if (isTrue(v) || (v === undefined && PUBLIC_DATABASES[args.type])) report(`publiclyAccessible is ${v === undefined ? "not set (AWS makes it public)" : "true"}`);
+  },
+});
+
+export const eksEndpointNotPublic = resourcePolicy("eks-endpoint-not-public", {
+  description: "EKS cluster API endpoints are private: vpcConfig.endpointPublicAccess is false (AWS's default is public) and endpointPrivateAccess true.",
+  remediation: "set vpcConfig: { endpointPublicAccess: false, endpointPrivateAccess: true } and reach the API across the peering",
+  types: ["aws:eks/cluster:Cluster"],
+  validate: (args, report) => {
+    const vpc = asRecord(args.props.vpcConfig);
+    if (vpc?.endpointPublicAccess !== false && !(typeof vpc?.endpointPublicAccess === "string" && vpc.endpointPublicAccess === "false")) {
+      report(`vpcConfig.endpointPublicAccess is ${vpc?.endpointPublicAccess === undefined ? "not set (public)" : String(vpc.endpointPublicAccess)}`);
+    }
+    if (!isTrue(vpc?.endpointPrivateAccess)) report("vpcConfig.endpointPrivateAccess is not true");
+  },
+});
+
+/** Whether an allowed-principal ARN of an endpoint service lets in any account: "*", or a wildcard account. */
+function anyPrincipalArn(arn: string): boolean {
+  return arn.trim() === "*" || /^arn:[^:]*:iam::[^:]*[*?][^:]*:/.test(arn.trim());
+}
+
+export const vpcEndpointServiceRestricted = resourcePolicy("vpc-endpoint-service-restricted", {
+  description: 'VPC endpoint services (PrivateLink) allow named principals only: no "*" (or any-account ARN) in allowedPrincipals or an allowed-principal resource.',
+  remediation: "list the consumer accounts' or roles' ARNs in allowedPrincipals, and keep acceptanceRequired: true",
+  types: ["aws:ec2/vpcEndpointService:VpcEndpointService", "aws:ec2/vpcEndpointServiceAllowedPrinciple:VpcEndpointServiceAllowedPrinciple"],
+  validate: (args, report) => {
+    const field = args.type === "aws:ec2/vpcEndpointService:VpcEndpointService" ? "allowedPrincipals" : "principalArn";
+    for (const arn of strings(args.props[field])) if (anyPrincipalArn(arn)) report(`${field} allows ${arn}: any AWS account may connect`);
   },
 });
 
@@ -385,4 +449,14 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
   },
 });
 
-export const NETWORK_POLICIES: readonly PackPolicy[] = [sgNoPublicIngress, ec2NoPublicIp, subnetNoAutoPublicIp, defaultSgClosed, peeringFlowsMatchContract];
+export const NETWORK_POLICIES: readonly PackPolicy[] = [
+  sgNoPublicIngress,
+  ec2NoPublicIp,
+  subnetNoAutoPublicIp,
+  defaultSgClosed,
+  peeringFlowsMatchContract,
+  lbNotInternetFacing,
+  rdsNotPubliclyAccessible,
+  eksEndpointNotPublic,
+  vpcEndpointServiceRestricted,
+];

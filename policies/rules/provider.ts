@@ -5,33 +5,9 @@
  */
 import type { PolicyProviderResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
-import { asArray, asRecord, known, parseMaybeJson } from "./util";
+import { asArray, asRecord, EMPTY_TAGS as EMPTY, known, parseMaybeJson, tagMap, type Tags } from "./util";
 
-export type Tags = Readonly<Record<string, string>>;
-
-const EMPTY: Tags = Object.freeze({});
-
-/** Key/value map of a `tags` value: a map, JSON text of one, or a list of {key, value}. */
-export function tagMap(v: unknown): Tags {
-  const p = parseMaybeJson(v);
-  if (Array.isArray(p)) {
-    const out: Record<string, string> = {};
-    for (const t of p) {
-      const r = asRecord(t);
-      const k = r?.key ?? r?.Key;
-      const val = r?.value ?? r?.Value;
-      if (typeof k === "string" && (typeof val === "string" || typeof val === "number" || typeof val === "boolean")) out[k] = String(val);
-    }
-    return out;
-  }
-  const r = asRecord(p);
-  if (!r) return EMPTY;
-  const out: Record<string, string> = {};
-  for (const [k, val] of Object.entries(r)) {
-    if (typeof val === "string" || typeof val === "number" || typeof val === "boolean") out[k] = String(val);
-  }
-  return out;
-}
+export { tagMap, type Tags } from "./util";
 
 const defaultTagCache = new Map<string, Tags>();
 

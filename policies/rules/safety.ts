@@ -19,6 +19,10 @@ export const STATEFUL_TYPES = [
   "aws:kms/replicaKey:ReplicaKey",
   "aws:kms/externalKey:ExternalKey",
   "aws:dynamodb/tableReplica:TableReplica",
+  // Data volumes (a root volume dies with its instance by design) and databases.
+  "aws:ebs/volume:Volume",
+  "aws:rds/instance:Instance",
+  "aws:rds/cluster:Cluster",
 ] as const;
 
 /**
@@ -31,7 +35,8 @@ export type PackResourceOptions = PolicyResourceOptions & { retainOnDelete?: boo
 
 export const statefulResourcesProtected = resourcePolicy("stateful-resources-protected", {
   description:
-    "DynamoDB tables and table replicas, EFS file systems, S3 buckets, Secrets Manager secrets and KMS keys (replica and external keys too) " +
+    "DynamoDB tables and table replicas, EFS file systems, S3 buckets, Secrets Manager secrets, KMS keys (replica and external keys too), " +
+    "EBS data volumes and RDS instances and clusters " +
     "are protected (protect) or kept on delete (retainOnDelete). " +
     "Under the Pulumi CLI only protect is visible to policies.",
   remediation: "pass { protect: true } (or retainOnDelete: true) in the resource options",

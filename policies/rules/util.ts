@@ -14,7 +14,8 @@ import type {
   StackValidation,
   StackValidationPolicy,
 } from "@pulumi/policy";
-import { POLICY_FACTS, type PolicyName } from "./catalog";
+import { TAG_KEYS } from "../../facts/project";
+import { EXEMPTIBLE_POLICIES, POLICY_FACTS, type PolicyName } from "./catalog";
 
 /** A resource policy of this pack: severity and remediation always set. */
 export interface PackResourcePolicy extends ResourceValidationPolicy {
@@ -86,7 +87,11 @@ export function resourcePolicy(
   name: PolicyName,
   spec: Common & { types?: readonly string[]; validate: (args: ResourceValidationArgs, report: Reporter) => void },
 ): PackResourcePolicy {
-  const inner: ResourceValidation = (args, report) => spec.validate(args, withHint(report, spec.remediation));
+  const inner: ResourceValidation = (args, report) => {
+    // A resource with a valid, named exception to this policy is not judged by it (policy-exception-valid judges the exception).
+    if (known(() => exceptionOf(args.props.tags).exempts, undefined) === name) return;
+    spec.validate(args, withHint(report, spec.remediation));
+  };
   return { ...declared(name, spec), validateResource: spec.types ? onTypes(spec.types, inner) : inner };
 }
 
@@ -95,8 +100,57 @@ export function stackPolicy(
   name: PolicyName,
   spec: Common & { validate: StackValidationWithHint },
 ): PackStackPolicy {
-  const validateStack: StackValidation = (args, report) => spec.validate(args, withHint(report, spec.remediation));
+  const validateStack: StackValidation = (args, report) => {
+    const exempt = exemptions(args.resources);
+    const filtered: ReportViolation = (message, urn) => {
+      if (urn === undefined || exempt.get(urn) !== name) report(message, urn);
+    };
+    return spec.validate(args, withHint(filtered, spec.remediation));
+  };
   return { ...declared(name, spec), validateStack };
+}
+
+// ---------------------------------------------------------------------------------------
+// Policy exceptions
+
+const exemptionCache = new WeakMap<readonly PolicyResource[], ReadonlyMap<string, PolicyName>>();
+/** URN -> the policy each resource of a stack is validly exempt from (computed once per stack, for every stack policy). */
+function exemptions(resources: readonly PolicyResource[]): ReadonlyMap<string, PolicyName> {
+  let found = exemptionCache.get(resources);
+  if (!found) {
+    const map = new Map<string, PolicyName>();
+    for (const r of resources) {
+      const exempts = known(() => exceptionOf(r.props.tags).exempts, undefined);
+      if (exempts !== undefined) map.set(r.urn, exempts);
+    }
+    exemptionCache.set(resources, map);
+    found = map;
+  }
+  return found;
+}
+
+/** What a resource's own tags say about a policy exception. */
+export interface PolicyException {
+  /** The policy named in the exception tag, if any. */
+  readonly policy?: string;
+  /** The reason tag's value, if any. */
+  readonly reason?: string;
+  /** The policy the resource is exempt from: set only when the exception is valid. */
+  readonly exempts?: PolicyName;
+}
+
+/**
+ * A resource's exception, from its own tags only (never the provider's default tags,
+ * which would exempt every resource): valid when it names one policy of the exemptible
+ * table and gives a non-empty reason.
+ */
+export function exceptionOf(ownTags: unknown): PolicyException {
+  if (ownTags === undefined || ownTags === null) return {};
+  const tags = tagMap(ownTags);
+  const policy = tags[TAG_KEYS.policyException];
+  const reason = tags[TAG_KEYS.policyExceptionReason];
+  const valid = policy !== undefined && Object.hasOwn(EXEMPTIBLE_POLICIES, policy) && reason !== undefined && reason.trim().length > 0;
+  return { ...(policy !== undefined ? { policy } : {}), ...(reason !== undefined ? { reason } : {}), ...(valid ? { exempts: policy as PolicyName } : {}) };
 }
 type StackValidationWithHint = (args: Parameters<StackValidation>[0], report: Reporter) => void;
 
@@ -119,6 +173,32 @@ export function asArray(v: unknown): unknown[] {
 
 export function asRecord(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+export type Tags = Readonly<Record<string, string>>;
+
+export const EMPTY_TAGS: Tags = Object.freeze({});
+
+/** Key/value map of a `tags` value: a map, JSON text of one, or a list of {key, value}. */
+export function tagMap(v: unknown): Tags {
+  const p = parseMaybeJson(v);
+  if (Array.isArray(p)) {
+    const out: Record<string, string> = {};
+    for (const t of p) {
+      const r = asRecord(t);
+      const k = r?.key ?? r?.Key;
+      const val = r?.value ?? r?.Value;
+      if (typeof k === "string" && (typeof val === "string" || typeof val === "number" || typeof val === "boolean")) out[k] = String(val);
+    }
+    return out;
+  }
+  const r = asRecord(p);
+  if (!r) return EMPTY_TAGS;
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(r)) {
+    if (typeof val === "string" || typeof val === "number" || typeof val === "boolean") out[k] = String(val);
+  }
+  return out;
 }
 
 /** Strings of a string-or-list value (other entries dropped). */
