@@ -402,6 +402,37 @@ function centralScenario(): Scenario {
 }
 
 // ---------------------------------------------------------------------------------------
+// Karpenter's controller policy for tenant acme, scoped as far as AWS allows
+
+const ec2 = (resource: string) => `arn:aws:ec2:${REGION}:${ACME}:${resource}`;
+const interruptionQueue = `arn:aws:sqs:${REGION}:${ACME}:clusterra-dev-acme-karpenter`;
+const CLUSTER_TAG = "kubernetes.io/cluster/clusterra-dev-acme";
+
+/** The upstream statements (reference/karpenter-v1.14.1), with the stack's own account, subnets, groups and Amazon's images. */
+function karpenterController(): Record<string, unknown>[] {
+  const cluster = { [`aws:RequestTag/${CLUSTER_TAG}`]: "owned" };
+  const owned = { [`aws:ResourceTag/${CLUSTER_TAG}`]: "owned" };
+  const nodepool = { "aws:RequestTag/karpenter.sh/nodepool": "*" };
+  const created = ["fleet/*", "instance/*", "volume/*", "network-interface/*", "launch-template/*", "spot-instances-request/*"].map(ec2);
+  return [
+    { Sid: "UseStackSubnetsAndGroups", ...allow(["ec2:RunInstances", "ec2:CreateFleet"], [ec2("subnet/subnet-0a1b2c3d4e5f60718"), ec2("security-group/sg-0a1b2c3d4e5f60718")]) },
+    { Sid: "UseAmazonImages", ...allow(["ec2:RunInstances", "ec2:CreateFleet"], [`arn:aws:ec2:${REGION}::image/*`, `arn:aws:ec2:${REGION}::snapshot/*`], { StringEquals: { "ec2:Owner": "amazon" } }) },
+    { Sid: "UseOwnLaunchTemplates", ...allow(["ec2:RunInstances", "ec2:CreateFleet"], ec2("launch-template/*"), { StringEquals: owned, StringLike: { "aws:ResourceTag/karpenter.sh/nodepool": "*" } }) },
+    { Sid: "CreateTagged", ...allow(["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], created, { StringEquals: cluster, StringLike: nodepool }) },
+    { Sid: "TagOnCreate", ...allow("ec2:CreateTags", created, { StringEquals: { ...cluster, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"] }, StringLike: nodepool }) },
+    { Sid: "DeleteOwn", ...allow(["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"], [ec2("instance/*"), ec2("launch-template/*")], { StringEquals: owned }) },
+    { Sid: "PassNodeRole", ...allow("iam:PassRole", `arn:aws:iam::${ACME}:role/clusterra-dev-acme-karpenter-node`, { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } }) },
+    { Sid: "OwnInstanceProfiles", ...allow(["iam:CreateInstanceProfile", "iam:TagInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"], `arn:aws:iam::${ACME}:instance-profile/*`, { StringEquals: owned }) },
+    { Sid: "ReadInstanceProfiles", ...allow("iam:GetInstanceProfile", `arn:aws:iam::${ACME}:instance-profile/*`) },
+    { Sid: "ListInstanceProfiles", ...allow("iam:ListInstanceProfiles", "*") },
+    { Sid: "Discovery", ...allow(["ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets", "ec2:DescribeAvailabilityZones"], "*", { StringEquals: { "aws:RequestedRegion": REGION } }) },
+    { Sid: "AmazonParameters", ...allow("ssm:GetParameter", `arn:aws:ssm:${REGION}::parameter/aws/service/*`) },
+    { Sid: "Prices", ...allow("pricing:GetProducts", "*") },
+    { Sid: "InterruptionQueue", ...allow(["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], interruptionQueue) },
+  ];
+}
+
+// ---------------------------------------------------------------------------------------
 // Tenant acme's stack: the named exception on the NAT node, and the platform's legitimate IAM
 
 function tenantScenario(): Scenario {
@@ -513,30 +544,11 @@ function tenantScenario(): Scenario {
   ]);
 
   // 5. What the tenant stack deploys, scoped as far as AWS allows, and its over-broad twins.
-  const ec2 = (resource: string) => `arn:aws:ec2:${REGION}:${ACME}:${resource}`;
-  const cluster = { "aws:RequestTag/kubernetes.io/cluster/clusterra-dev-acme": "owned" };
-  const owned = { "aws:ResourceTag/kubernetes.io/cluster/clusterra-dev-acme": "owned" };
-  const nodepool = { "aws:RequestTag/karpenter.sh/nodepool": "*" };
-  const created = ["fleet/*", "instance/*", "volume/*", "network-interface/*", "launch-template/*", "spot-instances-request/*"].map(ec2);
-  const interruptionQueue = `arn:aws:sqs:${REGION}:${ACME}:clusterra-dev-acme-karpenter`;
   s.pass("karpenter-controller", [
     policy(
       s,
       "karpenter-controller",
-      { Sid: "UseStackSubnetsAndGroups", ...allow(["ec2:RunInstances", "ec2:CreateFleet"], [ec2("subnet/subnet-0a1b2c3d4e5f60718"), ec2("security-group/sg-0a1b2c3d4e5f60718")]) },
-      { Sid: "UseAmazonImages", ...allow(["ec2:RunInstances", "ec2:CreateFleet"], [`arn:aws:ec2:${REGION}::image/*`, `arn:aws:ec2:${REGION}::snapshot/*`], { StringEquals: { "ec2:Owner": "amazon" } }) },
-      { Sid: "UseOwnLaunchTemplates", ...allow(["ec2:RunInstances", "ec2:CreateFleet"], ec2("launch-template/*"), { StringEquals: owned, StringLike: { "aws:ResourceTag/karpenter.sh/nodepool": "*" } }) },
-      { Sid: "CreateTagged", ...allow(["ec2:RunInstances", "ec2:CreateFleet", "ec2:CreateLaunchTemplate"], created, { StringEquals: cluster, StringLike: nodepool }) },
-      { Sid: "TagOnCreate", ...allow("ec2:CreateTags", created, { StringEquals: { ...cluster, "ec2:CreateAction": ["RunInstances", "CreateFleet", "CreateLaunchTemplate"] }, StringLike: nodepool }) },
-      { Sid: "DeleteOwn", ...allow(["ec2:TerminateInstances", "ec2:DeleteLaunchTemplate"], [ec2("instance/*"), ec2("launch-template/*")], { StringEquals: owned }) },
-      { Sid: "PassNodeRole", ...allow("iam:PassRole", `arn:aws:iam::${ACME}:role/clusterra-dev-acme-karpenter-node`, { StringEquals: { "iam:PassedToService": "ec2.amazonaws.com" } }) },
-      { Sid: "OwnInstanceProfiles", ...allow(["iam:CreateInstanceProfile", "iam:TagInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"], `arn:aws:iam::${ACME}:instance-profile/*`, { StringEquals: owned }) },
-      { Sid: "ReadInstanceProfiles", ...allow("iam:GetInstanceProfile", `arn:aws:iam::${ACME}:instance-profile/*`) },
-      { Sid: "ListInstanceProfiles", ...allow("iam:ListInstanceProfiles", "*") },
-      { Sid: "Discovery", ...allow(["ec2:DescribeImages", "ec2:DescribeInstances", "ec2:DescribeInstanceTypeOfferings", "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplates", "ec2:DescribeSecurityGroups", "ec2:DescribeSpotPriceHistory", "ec2:DescribeSubnets", "ec2:DescribeAvailabilityZones"], "*", { StringEquals: { "aws:RequestedRegion": REGION } }) },
-      { Sid: "AmazonParameters", ...allow("ssm:GetParameter", `arn:aws:ssm:${REGION}::parameter/aws/service/*`) },
-      { Sid: "Prices", ...allow("pricing:GetProducts", "*") },
-      { Sid: "InterruptionQueue", ...allow(["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], interruptionQueue) },
+      ...karpenterController(),
     ),
   ]);
   s.fail("karpenter-upstream-any-account-subnets", "iam-no-wildcard-resource", [
@@ -659,4 +671,77 @@ describe("policy pack, second wave, through clusterra policy check", function ()
   });
   describeScenario(centralScenario);
   describeScenario(tenantScenario);
+});
+
+// ---------------------------------------------------------------------------------------
+// The shapes the pack passes still do their job, and their scoping holds: proved by evaluating them
+
+describe("what the scoped shapes allow, evaluated with @cloud-copilot/iam-simulate", () => {
+  /** The decision for one request under one identity policy (and an optional resource policy). */
+  async function decide(
+    identity: Record<string, unknown>[] | undefined,
+    request: { principal: string; action: string; resource: string; account: string; context?: Record<string, string | string[]> },
+    resourcePolicy?: Record<string, unknown>,
+  ): Promise<string> {
+    const { runSimulation } = await import("@cloud-copilot/iam-simulate");
+    const response = await runSimulation(
+      {
+        identityPolicies: identity ? [{ name: "p", policy: { Version: "2012-10-17", Statement: identity } }] : [],
+        serviceControlPolicies: [],
+        resourceControlPolicies: [],
+        ...(resourcePolicy ? { resourcePolicy } : {}),
+        request: {
+          principal: request.principal,
+          action: request.action,
+          resource: { resource: request.resource, accountId: request.account },
+          contextVariables: request.context ?? {},
+        },
+      },
+      {},
+    );
+    assert.notEqual(response.resultType, "error", JSON.stringify(response));
+    return response.resultType === "error" ? "error" : response.overallResult;
+  }
+
+  const controller = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-karpenter`;
+
+  it("Karpenter's scoped policy launches and terminates its own nodes, and touches nothing else", async () => {
+    const statements = karpenterController();
+    const tagged = { [`aws:ResourceTag/${CLUSTER_TAG}`]: "owned" };
+    const terminate = (context: Record<string, string>) => decide(statements, { principal: controller, action: "ec2:TerminateInstances", resource: ec2("instance/i-0123456789abcdef0"), account: ACME, context });
+    assert.equal(await terminate(tagged), "Allowed");
+    assert.equal(await terminate({ [`aws:ResourceTag/${CLUSTER_TAG}`]: "shared" }), "ImplicitlyDenied");
+    const launch = (context: Record<string, string>) => decide(statements, { principal: controller, action: "ec2:RunInstances", resource: ec2("instance/*"), account: ACME, context });
+    assert.equal(await launch({ [`aws:RequestTag/${CLUSTER_TAG}`]: "owned", "aws:RequestTag/karpenter.sh/nodepool": "compute" }), "Allowed");
+    assert.equal(await launch({ "aws:RequestTag/karpenter.sh/nodepool": "compute" }), "ImplicitlyDenied");
+    const subnet = (id: string) => decide(statements, { principal: controller, action: "ec2:RunInstances", resource: ec2(`subnet/${id}`), account: ACME });
+    assert.equal(await subnet("subnet-0a1b2c3d4e5f60718"), "Allowed");
+    assert.equal(await subnet("subnet-0fffffffffffffff0"), "ImplicitlyDenied");
+    const pass = (role: string) => decide(statements, { principal: controller, action: "iam:PassRole", resource: `arn:aws:iam::${ACME}:role/${role}`, account: ACME, context: { "iam:PassedToService": "ec2.amazonaws.com" } });
+    assert.equal(await pass("clusterra-dev-acme-karpenter-node"), "Allowed");
+    assert.equal(await pass("clusterra-dev-acme-admin"), "ImplicitlyDenied");
+  });
+
+  it("the snapshot role tags snapshots only as it creates them (the component fix), so it cannot mark others for deletion", async () => {
+    const { snapshotPolicy } = await import("../components/central/data-snapshots");
+    const statements = (JSON.parse(snapshotPolicy({ partition: "aws", region: REGION, accountId: CENTRAL, targetTag: { key: "clusterra:backup", value: "dev-central-data" } })) as { Statement: Record<string, unknown>[] }).Statement;
+    const dlm = `arn:aws:iam::${CENTRAL}:role/clusterra-dev-dlm`;
+    const tag = (context: Record<string, string>) => decide(statements, { principal: dlm, action: "ec2:CreateTags", resource: `arn:aws:ec2:${REGION}::snapshot/snap-0123456789abcdef0`, account: CENTRAL, context });
+    assert.equal(await tag({ "ec2:CreateAction": "CreateSnapshot" }), "Allowed");
+    assert.equal(await tag({}), "ImplicitlyDenied");
+  });
+
+  it("the key policy's kms:ViaService + kms:CallerAccount statement serves this account's EBS only", async () => {
+    const keyArn = kmsKey(ACME);
+    const keyPolicy = {
+      Version: "2012-10-17",
+      Statement: [
+        { Effect: "Allow", Principal: { AWS: "*" }, Action: ["kms:Decrypt", "kms:GenerateDataKey*"], Resource: "*", Condition: { StringEquals: { "kms:CallerAccount": ACME, "kms:ViaService": `ec2.${REGION}.amazonaws.com` } } },
+      ],
+    };
+    const decrypt = (principal: string, context: Record<string, string>) => decide(undefined, { principal, action: "kms:Decrypt", resource: keyArn, account: ACME, context }, keyPolicy);
+    assert.equal(await decrypt(`arn:aws:iam::${ACME}:role/node`, { "kms:CallerAccount": ACME, "kms:ViaService": `ec2.${REGION}.amazonaws.com` }), "Allowed");
+    assert.equal(await decrypt(`arn:aws:iam::${ACME}:role/node`, { "kms:CallerAccount": ACME, "kms:ViaService": `s3.${REGION}.amazonaws.com` }), "ImplicitlyDenied");
+    assert.equal(await decrypt(`arn:aws:iam::${OTHER}:role/node`, { "kms:CallerAccount": OTHER, "kms:ViaService": `ec2.${REGION}.amazonaws.com` }), "ImplicitlyDenied");
+  });
 });
