@@ -38,6 +38,9 @@ const ID_PREFIX: Readonly<Record<string, string>> = {
   "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr",
   "aws:efs/fileSystem:FileSystem": "fs",
   "aws:efs/mountTarget:MountTarget": "fsmt",
+  "aws:vpclattice/service:Service": "svc",
+  "aws:vpclattice/serviceNetwork:ServiceNetwork": "sn",
+  "aws:vpclattice/targetGroup:TargetGroup": "tg",
 };
 
 function digest(text: string, length: number): string {
@@ -134,6 +137,18 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           break;
         case "aws:ec2/vpcPeeringConnection:VpcPeeringConnection":
           Object.assign(state, { acceptStatus: "pending-acceptance", arn: arn("ec2", `vpc-peering-connection/${id}`) });
+          break;
+        case "aws:vpclattice/service:Service":
+          Object.assign(state, { arn: arn("vpc-lattice", `service/${id}`), dnsEntries: [{ domainName: `${physical}-${id.slice(4, 11)}.7d67968.vpc-lattice-svcs.${ctx.region}.on.aws`, hostedZoneId: "Z0OFFLINE" }] });
+          break;
+        case "aws:vpclattice/serviceNetwork:ServiceNetwork":
+          Object.assign(state, { arn: arn("vpc-lattice", `servicenetwork/${id}`) });
+          break;
+        case "aws:vpclattice/targetGroup:TargetGroup":
+          Object.assign(state, { arn: arn("vpc-lattice", `targetgroup/${id}`) });
+          break;
+        case "aws:cloudwatch/eventRule:EventRule":
+          Object.assign(state, { arn: arn("events", `rule/${physical}`) });
           break;
         case "command:local:Command":
         case "command:remote:Command":
