@@ -227,6 +227,9 @@ function checkConnector(own: Record<string, unknown>, aws: Record<string, unknow
   if (Array.isArray(accounts) && typeof central.accountId === "string" && !accounts.includes(central.accountId)) {
     add(`${ns}:central.accountId`, central.accountId, `not among ${file.file}'s aws:allowedAccountIds`, accounts.join(", "));
   }
+  // Central names its side of each connector (share acceptance, association) after the cluster.
+  const twin = c && connectorsOf(file.stack, siblings).find((other) => other.clusterName === c.clusterName);
+  if (twin) add(`${ns}:connector.clusterName`, c.clusterName, `already attached to ${file.stack} by stack ${twin.stack}`, "a cluster name unique among the connectors of one central stack");
 }
 
 /** Connector stack files that name this central stack. */

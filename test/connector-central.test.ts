@@ -99,6 +99,13 @@ describe("connector configuration", () => {
     assert.deepEqual(missing.map((i) => [i.key, i.valid]), [["clusterra:central.stack", "one of central-dev"]]);
   });
 
+  it("refuses a second connector of one central with the same cluster name", () => {
+    const offline = exampleFile("connector-offline");
+    const c = offline.values["clusterra:connector"] as Record<string, unknown>;
+    const found = issues(withValues(offline, { "clusterra:connector": { ...c, clusterName: "demo-pcluster" } }));
+    assert.deepEqual(found.map((i) => [i.key, i.problem]), [["clusterra:connector.clusterName", "already attached to central-dev by stack connector-demo"]]);
+  });
+
   it("names the bad key and what is valid for malformed connector values", () => {
     const c = demo.values["clusterra:connector"] as Record<string, unknown>;
     const found = issues(withValues(demo, { "clusterra:connector": { ...c, clusterSecurityGroupIds: ["sg-nope"], headNodeRoleName: "" } }));
