@@ -60,6 +60,11 @@ export const NO_INTERNET_ENDPOINTS: readonly EndpointSpec[] = [
   { service: "dynamodb", type: "Gateway", why: "ParallelCluster's compute-fleet status table" },
 ];
 
+/** A service's regional endpoint host, as `kms:ViaService` names it (China ends in .com.cn). */
+export function regionalServiceHost(partition: Partition, region: string, service: string): string {
+  return `${service}.${region}.amazonaws.com${partition === "aws-cn" ? ".cn" : ""}`;
+}
+
 /** The endpoint service name of one service in one region. */
 export function endpointServiceName(partition: Partition, region: string, spec: EndpointSpec): string {
   return `${partition === "aws-cn" && spec.chinaPrefixed ? "cn." : ""}com.amazonaws.${region}.${spec.service}`;

@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
 import { writeShipperBundle } from "../components/connector/bundle";
-import { COMMON_EVENT_FIELDS, EVENT_FIELDS, EVENT_QUEUE, HOOK_DETAIL_TYPE, HOOK_EVENT_SOURCE, SHIPPER_ENV, type PlatformEventType } from "../facts/connector-events";
+import { COMMON_EVENT_FIELDS, EVENT_FIELDS, EVENT_QUEUE, HOOK_DETAIL_TYPE, HOOK_EVENT_SOURCE, SHIPPER, SHIPPER_ENV, type PlatformEventType } from "../facts/connector-events";
 import { startFakeApi, shipperEnvironment, type FakeApi, type Fault } from "./connector-api-server";
 
 const CLUSTER = "demo-pcluster";
@@ -105,6 +105,15 @@ describe("event shipper (bundled, against a local API)", function () {
     } finally {
       process.env[SHIPPER_ENV.requestTimeoutMs] = FAST[SHIPPER_ENV.requestTimeoutMs];
     }
+  });
+
+  it("stops before the Lambda's own deadline when the context says little time is left", async () => {
+    api.fallback = "hang";
+    const records = [record(spot("i-d1"))];
+    const started = Date.now();
+    const result = await (handler as unknown as (e: SQSEvent, c: { getRemainingTimeInMillis(): number }) => Promise<SQSBatchResponse>)({ Records: records }, { getRemainingTimeInMillis: () => SHIPPER.deadlineReserveMs + 100 });
+    assert.deepEqual(failed(result), [records[0].messageId]);
+    assert.ok(Date.now() - started < 400, "it kept the reserve for answering SQS");
   });
 
   it("fails exactly the events a partial acceptance left out", async () => {

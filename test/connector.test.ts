@@ -6,7 +6,8 @@ import * as assert from "node:assert/strict";
 import { runSimulation } from "@cloud-copilot/iam-simulate";
 import { idleCost } from "../cli/cost";
 import { endpointsFor } from "../components/connector/no-internet";
-import { EVENT_RULES, SHIPPER } from "../facts/connector-events";
+import { headNodeSendPolicy } from "../components/connector/access";
+import { EVENT_QUEUE, EVENT_RULES, SHIPPER } from "../facts/connector-events";
 import { connectorBridgeRoleName, connectorExternalId, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
 import { byType, json, named, plan } from "./helpers";
 import type { DeploymentResource } from "../cli/deployment";
@@ -187,6 +188,20 @@ describe("connector stack (connector-demo)", function () {
     assert.ok(cost >= 18 && cost <= 22, `idle cost $${cost} is outside the seed's $18-22`);
     const patch = p.fleetFiles.find((f) => f.endsWith("parallelcluster-patch.yaml"));
     assert.ok(patch);
+  });
+});
+
+describe("connector settings", () => {
+  it("fits every attempt, its backoff and the answer to SQS inside the shipper's Lambda timeout", () => {
+    let worst = SHIPPER.deadlineReserveMs;
+    for (let attempt = 1; attempt <= SHIPPER.maxAttempts; attempt++) worst += SHIPPER.requestTimeoutMs + (attempt < SHIPPER.maxAttempts ? SHIPPER.retryBaseMs * 2 ** (attempt - 1) : 0);
+    assert.ok(worst <= SHIPPER.timeoutSeconds * 1000, `${worst} ms of attempts in a ${SHIPPER.timeoutSeconds} s function`);
+    assert.ok(SHIPPER.timeoutSeconds <= EVENT_QUEUE.visibilityTimeoutSeconds, "SQS hides a batch for longer than the function may run");
+  });
+
+  it("scopes KMS use through SQS with the partition's endpoint names", () => {
+    const doc = headNodeSendPolicy({ queueArn: "arn:aws-cn:sqs:cn-north-1:1:q", kmsKeyArn: "arn:aws-cn:kms:cn-north-1:1:key/k", region: "cn-north-1", partition: "aws-cn" });
+    assert.deepEqual(doc.Statement[1].Condition, { StringEquals: { "kms:ViaService": "sqs.cn-north-1.amazonaws.com.cn" } });
   });
 });
 

@@ -5,6 +5,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
+import { regionalServiceHost } from "../../facts/connector-network";
+import type { Partition } from "../../facts/regions";
 import { arn, policyDocument, toJson, type PolicyDocument } from "../security/iam";
 import type { AccountScope } from "../security/scope";
 
@@ -36,7 +38,7 @@ export function controlPlanePolicy(p: { jwtSecretArn: string }): PolicyDocument 
  * stack key, and SQS asks KMS for a data key on the sender's behalf, so sending needs
  * GenerateDataKey/Decrypt on that key, through SQS only.
  */
-export function headNodeSendPolicy(p: { queueArn: string; kmsKeyArn: string; region: string }): PolicyDocument {
+export function headNodeSendPolicy(p: { queueArn: string; kmsKeyArn: string; region: string; partition: Partition }): PolicyDocument {
   return policyDocument(
     { Sid: "SendJobEvents", Effect: "Allow", Action: "sqs:SendMessage", Resource: p.queueArn },
     {
@@ -44,7 +46,7 @@ export function headNodeSendPolicy(p: { queueArn: string; kmsKeyArn: string; reg
       Effect: "Allow",
       Action: ["kms:GenerateDataKey", "kms:Decrypt"],
       Resource: p.kmsKeyArn,
-      Condition: { StringEquals: { "kms:ViaService": `sqs.${p.region}.amazonaws.com` } },
+      Condition: { StringEquals: { "kms:ViaService": regionalServiceHost(p.partition, p.region, "sqs") } },
     },
   );
 }
@@ -95,7 +97,7 @@ export class ConnectorAccess extends pulumi.ComponentResource {
       {
         role: args.headNodeRoleName,
         name: "clusterra-connector-send-job-events",
-        policy: pulumi.all([args.queueArn, args.kmsKeyArn]).apply(([queueArn, kmsKeyArn]) => toJson(headNodeSendPolicy({ queueArn, kmsKeyArn, region: args.region }))),
+        policy: pulumi.all([args.queueArn, args.kmsKeyArn]).apply(([queueArn, kmsKeyArn]) => toJson(headNodeSendPolicy({ queueArn, kmsKeyArn, region: args.region, partition: args.partition }))),
       },
       child,
     );

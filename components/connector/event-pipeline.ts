@@ -5,6 +5,8 @@ import * as lambda from "@pulumi/aws/lambda";
 import * as secretsmanager from "@pulumi/aws/secretsmanager";
 import * as sqs from "@pulumi/aws/sqs";
 import { EVENT_QUEUE, EVENT_RULES, SHIPPER, SHIPPER_ENV } from "../../facts/connector-events";
+import { regionalServiceHost } from "../../facts/connector-network";
+import type { Partition } from "../../facts/regions";
 import { arn, policyDocument, serviceTrust, toJson, type PolicyDocument } from "../security/iam";
 import { bundleHandler, EVENT_SHIPPER, LAMBDA_NODE_RUNTIME } from "./bundle";
 import type { AccountScope } from "../security/scope";
@@ -67,7 +69,7 @@ export function queuePolicy(p: { queueArn: string; ruleArns: readonly string[]; 
 }
 
 /** The shipper's permissions: its queue, its log group, its API token, the key for both. */
-export function shipperPolicy(p: { queueArn: string; logGroupArn: string; kmsKeyArn: string; tokenSecretArn: string; region: string }): PolicyDocument {
+export function shipperPolicy(p: { queueArn: string; logGroupArn: string; kmsKeyArn: string; tokenSecretArn: string; region: string; partition: Partition }): PolicyDocument {
   return policyDocument(
     { Sid: "ConsumeQueue", Effect: "Allow", Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"], Resource: p.queueArn },
     { Sid: "WriteLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${p.logGroupArn}:log-stream:*` },
@@ -77,7 +79,7 @@ export function shipperPolicy(p: { queueArn: string; logGroupArn: string; kmsKey
       Effect: "Allow",
       Action: "kms:Decrypt",
       Resource: p.kmsKeyArn,
-      Condition: { StringEquals: { "kms:ViaService": [`sqs.${p.region}.amazonaws.com`, `secretsmanager.${p.region}.amazonaws.com`] } },
+      Condition: { StringEquals: { "kms:ViaService": ["sqs", "secretsmanager"].map((service) => regionalServiceHost(p.partition, p.region, service)) } },
     },
   );
 }
@@ -158,7 +160,7 @@ export class EventPipeline extends pulumi.ComponentResource {
         role: role.name,
         policy: pulumi
           .all([queue.arn, logGroup.arn, args.kmsKeyArn, token.arn])
-          .apply(([queueArn, logGroupArn, kmsKeyArn, tokenSecretArn]) => toJson(shipperPolicy({ queueArn, logGroupArn, kmsKeyArn, tokenSecretArn, region: args.region }))),
+          .apply(([queueArn, logGroupArn, kmsKeyArn, tokenSecretArn]) => toJson(shipperPolicy({ queueArn, logGroupArn, kmsKeyArn, tokenSecretArn, region: args.region, partition: args.partition }))),
       },
       child,
     );
