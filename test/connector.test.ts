@@ -8,7 +8,7 @@ import { idleCost } from "../cli/cost";
 import { endpointsFor } from "../components/connector/no-internet";
 import { headNodeSendPolicy } from "../components/connector/access";
 import { EVENT_QUEUE, EVENT_RULES, SHIPPER } from "../facts/connector-events";
-import { connectorBridgeRoleName, connectorExternalId, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
+import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName, LATTICE_SERVICE_NAME_MAX, latticeServiceName, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
 import { byType, json, named, plan } from "./helpers";
 import type { DeploymentResource } from "../cli/deployment";
 
@@ -197,6 +197,13 @@ describe("connector settings", () => {
     for (let attempt = 1; attempt <= SHIPPER.maxAttempts; attempt++) worst += SHIPPER.requestTimeoutMs + (attempt < SHIPPER.maxAttempts ? SHIPPER.retryBaseMs * 2 ** (attempt - 1) : 0);
     assert.ok(worst <= SHIPPER.timeoutSeconds * 1000, `${worst} ms of attempts in a ${SHIPPER.timeoutSeconds} s function`);
     assert.ok(SHIPPER.timeoutSeconds <= EVENT_QUEUE.visibilityTimeoutSeconds, "SQS hides a batch for longer than the function may run");
+  });
+
+  it("keeps every generated name within AWS limits for the longest valid cluster name", () => {
+    const longest = "c".repeat(29);
+    assert.ok(latticeServiceName(longest).length <= LATTICE_SERVICE_NAME_MAX);
+    assert.ok(controlPlaneRoleName(longest).length <= 64, "IAM role names stop at 64");
+    for (const rule of EVENT_RULES) assert.ok(`clusterra-${longest}-events-${rule.id}`.length <= 64, "EventBridge rule names stop at 64");
   });
 
   it("scopes KMS use through SQS with the partition's endpoint names", () => {

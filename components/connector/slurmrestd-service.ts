@@ -7,7 +7,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as ram from "@pulumi/aws/ram";
 import * as vpclattice from "@pulumi/aws/vpclattice";
-import { LATTICE_INVOKE_ACTION, LATTICE_LISTENER, SLURMRESTD } from "../../facts/connector-network";
+import { LATTICE_INVOKE_ACTION, LATTICE_LISTENER, latticeServiceName, SLURMRESTD } from "../../facts/connector-network";
 import { policyDocument, toJson, type PolicyDocument } from "../security/iam";
 
 /**
@@ -73,7 +73,8 @@ export class SlurmrestdService extends pulumi.ComponentResource {
       child,
     );
     new vpclattice.TargetGroupAttachment(`${name}-head-node`, { targetGroupIdentifier: targets.id, target: { id: args.headNodeInstanceId, port: SLURMRESTD.port } }, child);
-    const service = new vpclattice.Service(`${name}-service`, { name: base, authType: "AWS_IAM" }, child);
+    // Lattice service names stop at 40 characters: clusterra-<cluster> fits any valid cluster name.
+    const service = new vpclattice.Service(`${name}-service`, { name: latticeServiceName(args.clusterName), authType: "AWS_IAM" }, child);
     new vpclattice.Listener(
       `${name}-listener`,
       {
