@@ -248,7 +248,7 @@ describe("connector stack without internet (connector-offline)", function () {
     const patch = parse(fs.readFileSync(path.join(String(p.fleetRoot), "fleet/connector/offline-pcluster/parallelcluster-patch.yaml"), "utf8"));
     assert.deepEqual(patch.Scheduling.SlurmSettings.Dns, NO_INTERNET_SLURM_DNS);
     const env = fs.readFileSync(path.join(String(p.fleetRoot), "fleet/connector/offline-pcluster/connector.env"), "utf8");
-    assert.match(env, /^CLUSTERRA_QUEUE_URL=https:\/\/sqs\.us-east-1\.amazonaws\.com\/777788889999\/clusterra-offline-pcluster-events$/m);
+    assert.match(env, /^CLUSTERRA_QUEUE_URL=https:\/\/sqs\.us-east-1\.amazonaws\.com\/555566667777\/clusterra-offline-pcluster-events$/m);
     const demo = await plan("connector-demo");
     const demoPatch = parse(fs.readFileSync(path.join(String(demo.fleetRoot), "fleet/connector/demo-pcluster/parallelcluster-patch.yaml"), "utf8"));
     assert.equal(demoPatch.Scheduling.SlurmSettings.Dns, undefined);
