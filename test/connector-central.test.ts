@@ -69,10 +69,12 @@ describe("connector mode, control plane side (central-dev)", function () {
     }
     assert.equal(await verdict(principal, "vpc-lattice-svcs:Invoke", "arn:aws:vpc-lattice:us-east-1:999988887777:service/svc-0123456789abcdef0/x", policy), "ImplicitlyDenied");
     assert.equal(await verdict(principal, "sts:AssumeRole", "arn:aws:iam::444455556666:role/admin", policy), "ImplicitlyDenied");
-    // Only cluster-api's role may assume the bridge.
+    // Only cluster-api's role may assume the bridge, with the grant the stack gives it.
     const trust = json(bridge.inputs?.assumeRolePolicy);
+    const callerGrant = byType(p, "aws:iam/rolePolicy:RolePolicy").find((r) => r.inputs?.name === "clusterra-assume-connector-bridge")!;
+    assert.equal(callerGrant.inputs?.role, "clusterra-dev-cluster-api");
+    assert.equal(await verdict(`arn:aws:iam::${CENTRAL}:role/clusterra-dev-cluster-api`, "sts:AssumeRole", principal, json(callerGrant.inputs?.policy), trust), "Allowed");
     const anyAssume = { Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] };
-    assert.equal(await verdict(`arn:aws:iam::${CENTRAL}:role/clusterra-dev-cluster-api`, "sts:AssumeRole", principal, anyAssume, trust), "Allowed");
     assert.notEqual(await verdict(`arn:aws:iam::${CENTRAL}:role/clusterra-dev-central-k3s`, "sts:AssumeRole", principal, anyAssume, trust), "Allowed");
   });
 });

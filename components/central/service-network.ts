@@ -82,6 +82,17 @@ export class ConnectorServiceNetwork extends pulumi.ComponentResource {
       child,
     );
 
+    // The caller's side of the assumption: its role may assume the bridge, nothing more.
+    new iam.RolePolicy(
+      `${name}-caller-assumes-bridge`,
+      {
+        role: pulumi.output(args.callerRoleArn).apply((a) => a.split("/").pop() as string),
+        name: "clusterra-assume-connector-bridge",
+        policy: role.arn.apply((bridge) => toJson(policyDocument({ Sid: "AssumeConnectorBridge", Effect: "Allow", Action: "sts:AssumeRole", Resource: bridge }))),
+      },
+      child,
+    );
+
     const shared = args.connectors.map((c) => {
       const ref = new pulumi.StackReference(`${name}-${c.clusterName}`, { name: c.stack }, child);
       const serviceArn = ref.requireOutput("slurmrestdServiceArn") as pulumi.Output<string>;
