@@ -3,27 +3,16 @@
  * connector's shared service, and the connector keys of configuration.
  */
 import * as assert from "node:assert/strict";
-import { runSimulation } from "@cloud-copilot/iam-simulate";
 import { validateStack } from "../config";
 import type { CentralConfig } from "../config/types";
 import { connectorBridgeRoleName } from "../facts/connector-network";
 import { byType, exampleFile, exampleFiles, json, plan, withValues } from "./helpers";
+import { decide } from "./iam-sim";
 
 const CENTRAL = "111122223333";
 
-async function verdict(principal: string, action: string, resource: string, identity: unknown, resourcePolicy?: unknown, context: Record<string, string> = {}): Promise<string> {
-  const result = await runSimulation(
-    {
-      request: { principal, action, resource: { resource, accountId: resource.split(":")[4] }, contextVariables: { "aws:PrincipalArn": principal, "aws:PrincipalAccount": principal.split(":")[4], ...context } },
-      identityPolicies: [{ name: "identity", policy: identity }],
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-      ...(resourcePolicy ? { resourcePolicy } : {}),
-    },
-    {},
-  );
-  if (result.resultType !== "single") throw new Error(JSON.stringify(result));
-  return result.overallResult;
+function verdict(principal: string, action: string, resource: string, identity: unknown, resourcePolicy?: unknown, context: Record<string, string> = {}): Promise<string> {
+  return decide({ principal, action, resource, identity: [identity], resourceAccount: resource.split(":")[4], context, ...(resourcePolicy ? { resourcePolicy } : {}) });
 }
 
 describe("connector mode, control plane side (central-dev)", function () {

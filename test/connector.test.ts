@@ -3,7 +3,6 @@
  * IAM documents are proved by evaluating requests against them (iam-simulate).
  */
 import * as assert from "node:assert/strict";
-import { runSimulation } from "@cloud-copilot/iam-simulate";
 import { idleCost } from "../cli/cost";
 import { endpointsFor } from "../components/connector/no-internet";
 import { headNodeSendPolicy } from "../components/connector/access";
@@ -11,6 +10,7 @@ import { EVENT_QUEUE, EVENT_RULES, SHIPPER } from "../facts/connector-events";
 import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName, LATTICE_SERVICE_NAME_MAX, latticeServiceName, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
 import { byType, json, named, plan } from "./helpers";
 import type { DeploymentResource } from "../cli/deployment";
+import { decide } from "./iam-sim";
 
 const ACCOUNT = "444455556666";
 const CENTRAL = "111122223333";
@@ -18,29 +18,9 @@ const HEAD = "i-0a1b2c3d4e5f67890";
 const BRIDGE = `arn:aws:iam::${CENTRAL}:role/${connectorBridgeRoleName("dev")}`;
 const PC_ROLE = "demo-pcluster-RoleHeadNode-1A2B3C4D5E6F";
 
-type Verdict = "Allowed" | "ExplicitlyDenied" | "ImplicitlyDenied";
-
-/** One request against identity and resource policies, as AWS would evaluate it. */
-async function simulate(p: { principal: string; action: string; resource: string; resourceAccount?: string; identity?: unknown[]; resourcePolicy?: unknown; context?: Record<string, string | string[]> }): Promise<Verdict> {
-  const result = await runSimulation(
-    {
-      request: {
-        principal: p.principal,
-        action: p.action,
-        resource: { resource: p.resource, accountId: p.resourceAccount ?? ACCOUNT },
-        // AWS sets these on every signed request; the simulator needs them given.
-        contextVariables: { "aws:SecureTransport": "true", ...(p.principal.startsWith("arn:") ? { "aws:PrincipalArn": p.principal, "aws:PrincipalAccount": p.principal.split(":")[4] } : {}), ...p.context },
-      },
-      identityPolicies: (p.identity ?? []).map((policy, i) => ({ name: `p${i}`, policy })),
-      serviceControlPolicies: [],
-      resourceControlPolicies: [],
-      ...(p.resourcePolicy ? { resourcePolicy: p.resourcePolicy } : {}),
-    },
-    {},
-  );
-  if (result.resultType === "error") throw new Error(`simulation failed: ${JSON.stringify(result.errors)}`);
-  if (result.resultType !== "single") throw new Error("expected one resource");
-  return result.overallResult;
+/** One request against identity and resource policies, as AWS would evaluate it (over TLS unless said). */
+function simulate(p: { principal: string; action: string; resource: string; resourceAccount?: string; identity?: unknown[]; resourcePolicy?: unknown; context?: Record<string, string | string[]> }): Promise<string> {
+  return decide({ ...p, identity: p.identity ?? [], resourceAccount: p.resourceAccount ?? ACCOUNT, context: { "aws:SecureTransport": "true", ...p.context } });
 }
 
 const policyOf = (r: DeploymentResource, field = "policy") => json(r.inputs?.[field]);
