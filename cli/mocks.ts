@@ -41,6 +41,9 @@ const ID_PREFIX: Readonly<Record<string, string>> = {
   "aws:efs/fileSystem:FileSystem": "fs",
   "aws:efs/mountTarget:MountTarget": "fsmt",
   "aws:efs/accessPoint:AccessPoint": "fsap",
+  "aws:vpclattice/service:Service": "svc",
+  "aws:vpclattice/serviceNetwork:ServiceNetwork": "sn",
+  "aws:vpclattice/targetGroup:TargetGroup": "tg",
 };
 
 function digest(text: string, length: number): string {
@@ -147,6 +150,18 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           break;
         case "aws:efs/fileSystem:FileSystem":
           Object.assign(state, { arn: arn("elasticfilesystem", `file-system/${id}`) });
+          break;
+        case "aws:vpclattice/service:Service":
+          Object.assign(state, { arn: arn("vpc-lattice", `service/${id}`), dnsEntries: [{ domainName: `${physical}-${id.slice(4, 11)}.7d67968.vpc-lattice-svcs.${ctx.region}.on.aws`, hostedZoneId: "Z0OFFLINE" }] });
+          break;
+        case "aws:vpclattice/serviceNetwork:ServiceNetwork":
+          Object.assign(state, { arn: arn("vpc-lattice", `servicenetwork/${id}`) });
+          break;
+        case "aws:vpclattice/targetGroup:TargetGroup":
+          Object.assign(state, { arn: arn("vpc-lattice", `targetgroup/${id}`) });
+          break;
+        case "aws:cloudwatch/eventRule:EventRule":
+          Object.assign(state, { arn: arn("events", `rule/${physical}`) });
           break;
         case "command:local:Command":
         case "command:remote:Command":

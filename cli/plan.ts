@@ -41,8 +41,8 @@ export function loadStackConfig(options: PlanOptions): { config: StackConfig; va
 }
 
 /**
- * Plans one stack (and, for a tenant, its central stack first, whose outputs its
- * StackReference reads). Fleet files go under `fleetRoot`.
+ * Plans one stack (and first, for a tenant, its central stack, for a central its connector
+ * stacks, whose outputs its StackReferences read). Fleet files go under `fleetRoot`.
  */
 export async function planStack(options: PlanOptions, fleetRoot: string | undefined): Promise<PlanResult> {
   const { config, values } = loadStackConfig(options);
@@ -52,6 +52,10 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
     // Only central's outputs are needed here: its fleet files are not written.
     const central = await planStack({ stack: centralName, root: options.root }, undefined);
     stackOutputs.set(centralName, central.outputs);
+  }
+  // A central stack reads each connector naming it (their shared services) through a StackReference.
+  for (const connector of config.kind === "central" ? config.connectors : []) {
+    stackOutputs.set(connector.stack, (await planStack({ stack: connector.stack, root: options.root }, undefined)).outputs);
   }
   // Heavy modules load only after the configuration has proved valid.
   const [{ runOffline }, { clusterraProgram }, fleet] = await Promise.all([import("./engine"), import("../program"), import("../components/fleet/writer")]);

@@ -91,10 +91,21 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
         items: str("^subnet-[0-9a-f]{8,17}$", "a subnet id such as subnet-0123456789abcdef0"),
       },
       headNodeInstanceId: str("^i-[0-9a-f]{8,17}$", "an instance id such as i-0123456789abcdef0"),
+      headNodeRoleName: str("^[A-Za-z0-9+=,.@_-]{1,64}$", "the IAM role name of the head node's instance profile"),
+      clusterSecurityGroupIds: {
+        type: "array", minItems: 1, uniqueItems: true, description: "a non-empty list of the cluster's security group ids (head and compute nodes)",
+        items: str("^sg-[0-9a-f]{8,17}$", "a security group id such as sg-0123456789abcdef0"),
+      },
+      routeTableIds: {
+        type: "array", minItems: 1, uniqueItems: true, description: "the route tables of the cluster's subnets (gateway endpoints are added to them)",
+        items: str("^rtb-[0-9a-f]{8,17}$", "a route table id such as rtb-0123456789abcdef0"),
+      },
       apiUrl: str("^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[^\\s]*)?$", "an https:// URL"),
       jwtSecretName: str("^[A-Za-z0-9/_+=.@-]{1,512}$", "a Secrets Manager secret name"),
       noInternet: { type: "boolean", description: "true or false" },
-    }),
+      directoryService: { type: "boolean", description: "true when the cluster uses a directory service (default false)" },
+    }, ["clusterName", "vpcId", "subnetIds", "headNodeInstanceId", "headNodeRoleName", "clusterSecurityGroupIds", "apiUrl", "jwtSecretName", "noInternet"]),
+    central: obj({ stack: STACK_NAME, accountId: ACCOUNT_ID }),
   }),
 };
 

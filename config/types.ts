@@ -40,6 +40,8 @@ export interface CentralConfig extends BaseConfig {
   readonly fleet: { readonly repoUrl: string; readonly revision: string };
   /** cluster-api's container image, pinned by tag or digest. */
   readonly clusterApi: { readonly image: string };
+  /** Connector stacks that name this central (from the stack files beside it). */
+  readonly connectors: readonly ConnectorAttachment[];
 }
 
 export interface ShapeConfig {
@@ -66,10 +68,26 @@ export interface ConnectorConfig extends BaseConfig {
     readonly vpcId: string;
     readonly subnetIds: readonly string[];
     readonly headNodeInstanceId: string;
+    /** The head node's instance role: the job hooks send with it. */
+    readonly headNodeRoleName: string;
+    /** The cluster's security groups: the only sources the endpoints admit. */
+    readonly clusterSecurityGroupIds: readonly string[];
+    /** Route tables of the cluster's subnets (required with noInternet). */
+    readonly routeTableIds?: readonly string[];
     readonly apiUrl: string;
     readonly jwtSecretName: string;
     readonly noInternet: boolean;
+    readonly directoryService: boolean;
   };
+  /** The control plane the cluster attaches to. */
+  readonly central: { readonly stack: string; readonly accountId: string };
+}
+
+/** A connector attached to a central environment, as that central stack sees it. */
+export interface ConnectorAttachment {
+  /** The connector's stack (its outputs carry the shared service). */
+  readonly stack: string;
+  readonly clusterName: string;
 }
 
 export type StackConfig = CentralConfig | TenantConfig | ConnectorConfig;

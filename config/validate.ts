@@ -10,7 +10,7 @@ import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
-import type { ConfigIssue, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+import type { ConfigIssue, ConnectorAttachment, ConnectorConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
 export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -72,11 +72,11 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   const regionOk = region !== undefined && region in REGIONS;
   checkNetwork(own.network, "network", regionOk ? region : undefined, add);
   if (kind === "tenant") checkTenant(own, aws, source, siblings, add);
-  if (kind === "connector") checkConnector(own, add);
+  if (kind === "connector") checkConnector(own, aws, siblings, add);
   if (kind === "central") checkCentral(own, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
-  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings)) };
+  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings), connectorsOf(source.stack, siblings)) };
 }
 
 type Add = (key: string, value: unknown, problem: string, valid: string) => void;
@@ -206,15 +206,51 @@ function checkCentral(own: Record<string, unknown>, add: Add): void {
   }
 }
 
-function checkConnector(own: Record<string, unknown>, add: Add): void {
+function checkConnector(own: Record<string, unknown>, aws: Record<string, unknown>, siblings: readonly StackFile[], add: Add): void {
+  const ns = CONFIG_NAMESPACE;
   const c = isObject(own.connector) ? own.connector : undefined;
   if (c && typeof c.apiUrl === "string") {
     try {
       new URL(c.apiUrl);
     } catch {
-      add(`${CONFIG_NAMESPACE}:connector.apiUrl`, c.apiUrl, "not a URL", "an https:// URL");
+      add(`${ns}:connector.apiUrl`, c.apiUrl, "not a URL", "an https:// URL");
     }
   }
+  if (c && c.noInternet === true && c.routeTableIds === undefined) {
+    add(`${ns}:connector.routeTableIds`, undefined, "missing (noInternet needs the S3 and DynamoDB gateway endpoints on them)", "the route tables of the cluster's subnets, such as [rtb-0123456789abcdef0]");
+  }
+  // Lattice is regional, and the control plane's service network must be this central's.
+  const central = isObject(own.central) ? own.central : undefined;
+  if (!central || typeof central.stack !== "string") return;
+  const centrals = siblings.filter((f) => f.values[`${ns}:kind`] === "central");
+  const file = centrals.find((f) => f.stack === stackShortName(central.stack as string));
+  if (!file) {
+    add(`${ns}:central.stack`, central.stack, "no central stack file of that name", `one of ${centrals.map((f) => f.stack).join(", ") || "(no central stack files found)"}`);
+    return;
+  }
+  const mismatch = (key: string, ours: unknown, theirs: unknown, theirKey: string) => {
+    if (ours !== undefined && theirs !== undefined && ours !== theirs) add(key, ours, `differs from ${file.file}'s ${theirKey}`, String(theirs));
+  };
+  mismatch(`${ns}:environment`, own.environment, file.values[`${ns}:environment`], "environment");
+  mismatch("aws:region", aws.region, file.values["aws:region"], "aws:region (VPC Lattice services associate only within a region)");
+  const accounts = file.values["aws:allowedAccountIds"];
+  if (Array.isArray(accounts) && typeof central.accountId === "string" && !accounts.includes(central.accountId)) {
+    add(`${ns}:central.accountId`, central.accountId, `not among ${file.file}'s aws:allowedAccountIds`, accounts.join(", "));
+  }
+  // Central names its side of each connector (share acceptance, association) after the cluster.
+  const twin = c && connectorsOf(file.stack, siblings).find((other) => other.clusterName === c.clusterName);
+  if (twin) add(`${ns}:connector.clusterName`, c.clusterName, `already attached to ${file.stack} by stack ${twin.stack}`, "a cluster name unique among the connectors of one central stack");
+}
+
+/** Connector stack files that name this central stack. */
+function connectorsOf(stack: string, siblings: readonly StackFile[]): ConnectorAttachment[] {
+  return siblings
+    .filter((f) => f.values[`${CONFIG_NAMESPACE}:kind`] === "connector")
+    .filter((f) => {
+      const central = f.values[`${CONFIG_NAMESPACE}:central`];
+      return isObject(central) && typeof central.stack === "string" && stackShortName(central.stack) === stackShortName(stack);
+    })
+    .map((f) => ({ stack: f.stack, clusterName: String((f.values[`${CONFIG_NAMESPACE}:connector`] as Record<string, unknown>)?.clusterName) }));
 }
 
 /** The region of the central stack a tenant joins, from that stack's file. */
@@ -224,7 +260,7 @@ function centralRegionOf(own: Record<string, unknown>, siblings: readonly StackF
   return typeof region === "string" ? region : undefined;
 }
 
-function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind, centralRegion?: string): StackConfig {
+function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind, centralRegion: string | undefined, connectors: ConnectorAttachment[]): StackConfig {
   const base = {
     stack: source.stack,
     file: source.file,
@@ -240,7 +276,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
   };
   switch (kind) {
     case "central":
-      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never };
+      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, connectors };
     case "tenant": {
       const central = own.central as TenantConfig["central"];
       const n = own.network as { vpcCidr: string; vpcId?: string; subnetIds?: string[] };
@@ -249,8 +285,10 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }
-    case "connector":
-      return { ...base, kind, connector: own.connector as never };
+    case "connector": {
+      const connector = own.connector as ConnectorConfig["connector"];
+      return { ...base, kind, connector: { ...connector, directoryService: connector.directoryService ?? false }, central: own.central as never };
+    }
   }
 }
 

@@ -6,7 +6,7 @@ import type { DeploymentResource } from "../cli/deployment";
 import { planStack, type PlanResult } from "../cli/plan";
 import * as os from "os";
 
-export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo"] as const;
+export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo", "connector-offline"] as const;
 
 /** The shipped stack files, parsed. */
 export function exampleFiles(): StackFile[] {

@@ -11,6 +11,7 @@ import { ClusterApiAccess } from "./cluster-api-access";
 import { DataSnapshots } from "./data-snapshots";
 import { K3sHost } from "./k3s-host";
 import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
+import { ConnectorServiceNetwork } from "./service-network";
 import type { CentralOutputs } from "./stack";
 import { StateTables } from "./state-tables";
 import { TenantAttachmentRole } from "./tenant-attachment";
@@ -84,6 +85,12 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const attachment = new TenantAttachmentRole(
       `${name}-tenant-attachment`,
       { ...common, environment: config.environment, vpcId: network.vpcId, routeTableIds: [network.privateRouteTableId], hostSecurityGroupId: host.securityGroupId },
+      child,
+    );
+    // Connector mode: the Lattice service network connectors' slurmrestd services join.
+    new ConnectorServiceNetwork(
+      `${name}-connectors`,
+      { ...common, environment: config.environment, vpcId: network.vpcId, clientSecurityGroupId: host.securityGroupId, callerRoleArn: clusterApi.roleArn, connectors: config.connectors },
       child,
     );
     new ArgoCd(

@@ -2,57 +2,85 @@ import * as pulumi from "@pulumi/pulumi";
 import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as iam from "@pulumi/aws/iam";
 import * as lambda from "@pulumi/aws/lambda";
+import * as secretsmanager from "@pulumi/aws/secretsmanager";
 import * as sqs from "@pulumi/aws/sqs";
-import { EVENT_QUEUE, EVENT_RULES } from "../../facts/connector-events";
-import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
-import { bundleHandler, LAMBDA_NODE_RUNTIME } from "./bundle";
+import { EVENT_QUEUE, EVENT_RULES, SHIPPER, SHIPPER_ENV } from "../../facts/connector-events";
+import { regionalServiceHost } from "../../facts/connector-network";
+import type { Partition } from "../../facts/regions";
+import { arn, policyDocument, serviceTrust, toJson, type PolicyDocument } from "../security/iam";
+import { bundleHandler, EVENT_SHIPPER, LAMBDA_NODE_RUNTIME } from "./bundle";
 import type { AccountScope } from "../security/scope";
 
 export interface EventPipelineArgs extends AccountScope {
   /** The ParallelCluster's name: every resource name derives from it. */
   readonly clusterName: string;
+  /** The head node: its state is the cluster's, and only its state changes are forwarded. */
+  readonly headNodeInstanceId: string;
+  /** The head node's instance role: the job hooks send with it. */
+  readonly headNodeRoleName: string;
   /** Where the shipper posts events. */
   readonly apiUrl: string;
-  /** Key that encrypts the queues and the log group. */
+  /** Key that encrypts the queues, the token secret and the log group. */
   readonly kmsKeyArn: pulumi.Input<string>;
 }
 
 /** Days the shipper's logs are kept. */
 const LOG_RETENTION_DAYS = 30;
-/** At most this many shipper instances run at once: the API sees a bounded request rate. */
-const SHIPPER_CONCURRENCY = 2;
 
-/** Queue policy: only these EventBridge rules may send, and only over TLS. */
-export function queuePolicy(p: { queueArn: string; ruleArns: readonly string[] }): string {
-  return toJson(
-    policyDocument(
-      {
-        Sid: "EventBridgeRulesSend",
-        Effect: "Allow",
-        Principal: { Service: "events.amazonaws.com" },
-        Action: "sqs:SendMessage",
-        Resource: p.queueArn,
-        Condition: { ArnEquals: { "aws:SourceArn": p.ruleArns } },
-      },
-      { Sid: "TlsOnly", Effect: "Deny", Principal: "*", Action: "sqs:*", Resource: p.queueArn, Condition: { Bool: { "aws:SecureTransport": false } } },
-    ),
+/** ARN patterns of an IAM role by name, with or without a path (ParallelCluster puts its roles under one). */
+export function roleArnPatterns(partition: string, accountId: string, roleName: string): string[] {
+  return [`arn:${partition}:iam::${accountId}:role/${roleName}`, `arn:${partition}:iam::${accountId}:role/*/${roleName}`];
+}
+
+/**
+ * Queue policy: only this stack's EventBridge rules and the head node's role may send
+ * (everyone else is denied, even with an IAM grant), and only over TLS.
+ */
+export function queuePolicy(p: { queueArn: string; ruleArns: readonly string[]; accountId: string; partition: string; headNodeRoleName: string }): PolicyDocument {
+  const headNodeRole = roleArnPatterns(p.partition, p.accountId, p.headNodeRoleName);
+  return policyDocument(
+    {
+      Sid: "EventBridgeRulesSend",
+      Effect: "Allow",
+      Principal: { Service: "events.amazonaws.com" },
+      Action: "sqs:SendMessage",
+      Resource: p.queueArn,
+      Condition: { ArnEquals: { "aws:SourceArn": p.ruleArns } },
+    },
+    {
+      Sid: "HeadNodeSends",
+      Effect: "Allow",
+      Principal: { AWS: `arn:${p.partition}:iam::${p.accountId}:root` },
+      Action: "sqs:SendMessage",
+      Resource: p.queueArn,
+      Condition: { ArnLike: { "aws:PrincipalArn": headNodeRole } },
+    },
+    {
+      Sid: "NoOtherSenders",
+      Effect: "Deny",
+      Principal: "*",
+      Action: "sqs:SendMessage",
+      Resource: p.queueArn,
+      // Both must hold to deny: neither the head node's role nor one of these rules.
+      Condition: { ArnNotLike: { "aws:PrincipalArn": headNodeRole }, ArnNotEquals: { "aws:SourceArn": p.ruleArns } },
+    },
+    { Sid: "TlsOnly", Effect: "Deny", Principal: "*", Action: "sqs:*", Resource: p.queueArn, Condition: { Bool: { "aws:SecureTransport": false } } },
   );
 }
 
-/** The shipper's permissions: its queue, its log group, the key for reading the queue. */
-export function shipperPolicy(p: { queueArn: string; logGroupArn: string; kmsKeyArn: string; region: string }): string {
-  return toJson(
-    policyDocument(
-      { Sid: "ConsumeQueue", Effect: "Allow", Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"], Resource: p.queueArn },
-      { Sid: "WriteLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${p.logGroupArn}:log-stream:*` },
-      {
-        Sid: "DecryptQueueMessages",
-        Effect: "Allow",
-        Action: "kms:Decrypt",
-        Resource: p.kmsKeyArn,
-        Condition: { StringEquals: { "kms:ViaService": `sqs.${p.region}.amazonaws.com` } },
-      },
-    ),
+/** The shipper's permissions: its queue, its log group, its API token, the key for both. */
+export function shipperPolicy(p: { queueArn: string; logGroupArn: string; kmsKeyArn: string; tokenSecretArn: string; region: string; partition: Partition }): PolicyDocument {
+  return policyDocument(
+    { Sid: "ConsumeQueue", Effect: "Allow", Action: ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"], Resource: p.queueArn },
+    { Sid: "WriteLogs", Effect: "Allow", Action: ["logs:CreateLogStream", "logs:PutLogEvents"], Resource: `${p.logGroupArn}:log-stream:*` },
+    { Sid: "ReadApiToken", Effect: "Allow", Action: "secretsmanager:GetSecretValue", Resource: p.tokenSecretArn },
+    {
+      Sid: "DecryptQueueMessagesAndToken",
+      Effect: "Allow",
+      Action: "kms:Decrypt",
+      Resource: p.kmsKeyArn,
+      Condition: { StringEquals: { "kms:ViaService": ["sqs", "secretsmanager"].map((service) => regionalServiceHost(p.partition, p.region, service)) } },
+    },
   );
 }
 
@@ -64,6 +92,7 @@ export class EventPipeline extends pulumi.ComponentResource {
   public readonly queueArn: pulumi.Output<string>;
   public readonly queueUrl: pulumi.Output<string>;
   public readonly deadLetterQueueArn: pulumi.Output<string>;
+  public readonly tokenSecretArn: pulumi.Output<string>;
 
   constructor(name: string, args: EventPipelineArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:connector:EventPipeline", name, {}, opts);
@@ -90,17 +119,29 @@ export class EventPipeline extends pulumi.ComponentResource {
       child,
     );
 
+    const identity = { clusterName: args.clusterName, headNodeInstanceId: args.headNodeInstanceId };
     const rules = EVENT_RULES.map((rule) => {
-      const r = new cloudwatch.EventRule(`${name}-${rule.id}`, { name: `${base}-${rule.id}`, description: `${args.clusterName}: ${rule.description}`, eventPattern: JSON.stringify(rule.pattern) }, child);
+      const r = new cloudwatch.EventRule(`${name}-${rule.id}`, { name: `${base}-${rule.id}`, description: `${args.clusterName}: ${rule.description}`, eventPattern: JSON.stringify(rule.pattern(identity)) }, child);
       new cloudwatch.EventTarget(`${name}-${rule.id}`, { rule: r.name, arn: queue.arn }, child);
       return r;
     });
     new sqs.QueuePolicy(
       `${name}-queue-policy`,
-      { queueUrl: queue.url, policy: pulumi.all([queue.arn, pulumi.all(rules.map((r) => r.arn))]).apply(([queueArn, ruleArns]) => queuePolicy({ queueArn, ruleArns })) },
+      {
+        queueUrl: queue.url,
+        policy: pulumi
+          .all([queue.arn, pulumi.all(rules.map((r) => r.arn)), args.accountId])
+          .apply(([queueArn, ruleArns, accountId]) => toJson(queuePolicy({ queueArn, ruleArns, accountId, partition: args.partition, headNodeRoleName: args.headNodeRoleName }))),
+      },
       child,
     );
 
+    // The API issues the token when the connector is registered; the operator puts it here once.
+    const token = new secretsmanager.Secret(
+      `${name}-api-token`,
+      { name: `clusterra/${args.clusterName}/api-token`, description: `${args.clusterName}: the event shipper's API token`, kmsKeyId: args.kmsKeyArn, recoveryWindowInDays: 30 },
+      { parent: this, protect: true },
+    );
     const functionName = `${base}-shipper`;
     const logGroup = new cloudwatch.LogGroup(`${name}-shipper-logs`, { name: `/aws/lambda/${functionName}`, retentionInDays: LOG_RETENTION_DAYS, kmsKeyId: args.kmsKeyArn }, child);
     const role = new iam.Role(
@@ -118,8 +159,8 @@ export class EventPipeline extends pulumi.ComponentResource {
       {
         role: role.name,
         policy: pulumi
-          .all([queue.arn, logGroup.arn, args.kmsKeyArn])
-          .apply(([queueArn, logGroupArn, kmsKeyArn]) => shipperPolicy({ queueArn, logGroupArn, kmsKeyArn, region: args.region })),
+          .all([queue.arn, logGroup.arn, args.kmsKeyArn, token.arn])
+          .apply(([queueArn, logGroupArn, kmsKeyArn, tokenSecretArn]) => toJson(shipperPolicy({ queueArn, logGroupArn, kmsKeyArn, tokenSecretArn, region: args.region, partition: args.partition }))),
       },
       child,
     );
@@ -131,13 +172,20 @@ export class EventPipeline extends pulumi.ComponentResource {
         runtime: LAMBDA_NODE_RUNTIME,
         architectures: ["arm64"],
         handler: "index.handler",
-        code: new pulumi.asset.AssetArchive({ "index.js": new pulumi.asset.StringAsset(bundleHandler("components/connector/event-shipper/handler.ts")) }),
+        code: new pulumi.asset.AssetArchive({ "index.js": new pulumi.asset.StringAsset(bundleHandler(EVENT_SHIPPER.source)) }),
         role: role.arn,
-        timeout: 30,
-        memorySize: 128,
-        reservedConcurrentExecutions: SHIPPER_CONCURRENCY,
+        timeout: SHIPPER.timeoutSeconds,
+        memorySize: SHIPPER.memoryMb,
+        reservedConcurrentExecutions: SHIPPER.reservedConcurrency,
         kmsKeyArn: args.kmsKeyArn,
-        environment: { variables: { API_URL: args.apiUrl, CLUSTER_NAME: args.clusterName } },
+        environment: {
+          variables: {
+            [SHIPPER_ENV.apiUrl]: args.apiUrl,
+            [SHIPPER_ENV.cluster]: args.clusterName,
+            [SHIPPER_ENV.headNodeInstanceId]: args.headNodeInstanceId,
+            [SHIPPER_ENV.tokenSecretArn]: token.arn,
+          },
+        },
         loggingConfig: { logFormat: "JSON", logGroup: logGroup.name },
         tracingConfig: { mode: "PassThrough" },
       },
@@ -148,10 +196,10 @@ export class EventPipeline extends pulumi.ComponentResource {
       {
         eventSourceArn: queue.arn,
         functionName: shipper.arn,
-        batchSize: 10,
-        maximumBatchingWindowInSeconds: 5,
+        batchSize: SHIPPER.batchSize,
+        maximumBatchingWindowInSeconds: SHIPPER.batchingWindowSeconds,
         functionResponseTypes: ["ReportBatchItemFailures"],
-        scalingConfig: { maximumConcurrency: SHIPPER_CONCURRENCY },
+        scalingConfig: { maximumConcurrency: SHIPPER.reservedConcurrency },
       },
       child,
     );
@@ -159,6 +207,7 @@ export class EventPipeline extends pulumi.ComponentResource {
     this.queueArn = queue.arn;
     this.queueUrl = queue.url;
     this.deadLetterQueueArn = dlq.arn;
-    this.registerOutputs({ queueArn: this.queueArn, deadLetterQueueArn: this.deadLetterQueueArn });
+    this.tokenSecretArn = token.arn;
+    this.registerOutputs({ queueArn: this.queueArn, deadLetterQueueArn: this.deadLetterQueueArn, tokenSecretArn: this.tokenSecretArn });
   }
 }

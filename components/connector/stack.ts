@@ -1,19 +1,93 @@
 /** The connector stack: attaches an existing ParallelCluster in the customer's account. */
+import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { ConnectorConfig } from "../../config/types";
+import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName } from "../../facts/connector-network";
+import { emitFleetFiles } from "../fleet/writer";
 import { StackKey } from "../security/stack-key";
 import { stackProvider } from "../security/provider";
+import { ConnectorAccess } from "./access";
+import { clusterFiles } from "./cluster-files";
 import { EventPipeline } from "./event-pipeline";
+import { NoInternetEndpoints } from "./no-internet";
+import { SlurmrestdService } from "./slurmrestd-service";
+
+/** What the central stack reads through its StackReference to each connector. */
+export interface ConnectorOutputs {
+  readonly clusterName: string;
+  readonly accountId: string;
+  readonly slurmrestdServiceArn: string;
+  readonly resourceShareArn: string;
+  readonly controlPlaneRoleArn: string;
+  readonly externalId: string;
+}
 
 export function connectorStack(config: ConnectorConfig): Record<string, unknown> {
   const provider = stackProvider("aws", config);
+  const opts = { providers: { aws: provider } };
   const accountId = getCallerIdentityOutput({}, { provider }).accountId;
   const c = config.connector;
-  const key = new StackKey(`connector-${c.clusterName}`, { region: config.region, partition: config.partition, accountId, aliasName: `connector/${c.clusterName}`, purpose: `connector ${c.clusterName}: event queues, logs`, logsService: true, eventsService: true }, { provider });
+  const scope = { region: config.region, partition: config.partition, accountId };
+  const name = `connector-${c.clusterName}`;
+  const bridgeRoleArn = `arn:${config.partition}:iam::${config.central.accountId}:role/${connectorBridgeRoleName(config.environment)}`;
+  const externalId = connectorExternalId(config.environment, c.clusterName);
+
+  const key = new StackKey(name, { ...scope, aliasName: `connector/${c.clusterName}`, purpose: `connector ${c.clusterName}: event queues, API token, logs`, logsService: true, eventsService: true }, { provider });
   const events = new EventPipeline(
-    `connector-${c.clusterName}`,
-    { clusterName: c.clusterName, apiUrl: c.apiUrl, region: config.region, partition: config.partition, accountId, kmsKeyArn: key.keyArn },
-    { providers: { aws: provider } },
+    name,
+    { ...scope, clusterName: c.clusterName, headNodeInstanceId: c.headNodeInstanceId, headNodeRoleName: c.headNodeRoleName, apiUrl: c.apiUrl, kmsKeyArn: key.keyArn },
+    opts,
   );
-  return { clusterName: c.clusterName, eventQueueArn: events.queueArn, eventQueueUrl: events.queueUrl, deadLetterQueueArn: events.deadLetterQueueArn, kmsKeyArn: key.keyArn };
+  const access = new ConnectorAccess(
+    name,
+    {
+      ...scope,
+      roleName: controlPlaneRoleName(c.clusterName),
+      centralAccountId: config.central.accountId,
+      bridgeRoleArn,
+      externalId,
+      jwtSecretName: c.jwtSecretName,
+      headNodeRoleName: c.headNodeRoleName,
+      queueArn: events.queueArn,
+      kmsKeyArn: key.keyArn,
+    },
+    opts,
+  );
+  const slurmrestd = new SlurmrestdService(
+    name,
+    { clusterName: c.clusterName, region: config.region, vpcId: c.vpcId, headNodeInstanceId: c.headNodeInstanceId, centralAccountId: config.central.accountId, bridgeRoleArn },
+    opts,
+  );
+  const endpoints = c.noInternet
+    ? new NoInternetEndpoints(
+        name,
+        {
+          clusterName: c.clusterName, region: config.region, partition: config.partition, vpcId: c.vpcId, subnetIds: c.subnetIds,
+          routeTableIds: c.routeTableIds ?? [], clusterSecurityGroupIds: c.clusterSecurityGroupIds, directoryService: c.directoryService,
+        },
+        opts,
+      )
+    : undefined;
+  emitFleetFiles(
+    events.queueUrl.apply((queueUrl) => clusterFiles({ clusterName: c.clusterName, region: config.region, noInternet: c.noInternet, queueUrl })),
+  );
+
+  const outputs: { [K in keyof ConnectorOutputs]: pulumi.Input<ConnectorOutputs[K]> } = {
+    clusterName: c.clusterName,
+    accountId,
+    slurmrestdServiceArn: slurmrestd.serviceArn,
+    resourceShareArn: slurmrestd.resourceShareArn,
+    controlPlaneRoleArn: access.controlPlaneRoleArn,
+    externalId,
+  };
+  return {
+    ...outputs,
+    slurmrestdDns: slurmrestd.serviceDns,
+    eventQueueArn: events.queueArn,
+    eventQueueUrl: events.queueUrl,
+    deadLetterQueueArn: events.deadLetterQueueArn,
+    apiTokenSecretArn: events.tokenSecretArn,
+    kmsKeyArn: key.keyArn,
+    ...(endpoints ? { endpointSecurityGroupId: endpoints.securityGroupId, endpointIds: endpoints.endpointIds } : {}),
+  };
 }
