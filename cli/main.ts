@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT, readAllStackFiles } from "../config";
 import { formatGrowth } from "./capacity";
 import { estimateCost, formatCost, writeCostFile } from "./cost";
+import { diagramContext, writeDiagram } from "./diagram";
 import { countByType, planStack, writePlan } from "./plan";
 import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles } from "./policy";
 
@@ -47,13 +48,15 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
         const cost = estimateCost(result.deployment);
         out(formatCost(cost, result.config.region));
-        const growth = formatGrowth(result.config, cost, readAllStackFiles());
+        const stackFiles = readAllStackFiles();
+        const growth = formatGrowth(result.config, cost, stackFiles);
         if (growth) out(growth);
         writeCostFile(outDir, cost, result.config.region);
+        await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
         out(`policy pack: ${formatReport(report)}`);
         if (!report.passed) exitCode = EXIT.policy;
-        out(`wrote ${["resources.json", "cost.json"].map((f) => path.relative(process.cwd(), path.join(outDir, f)) || f).join(", ")}`);
+        out(`wrote ${["resources.json", "cost.json", "architecture.svg"].map((f) => path.relative(process.cwd(), path.join(outDir, f)) || f).join(", ")}`);
       } catch (e) {
         if (e instanceof ConfigError) {
           err(`clusterra plan: invalid configuration (${e.issues.length} ${e.issues.length === 1 ? "problem" : "problems"}); nothing was written:\n${e.message}`);

@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { formatGrowth, formatOperatorMarginal } from "../cli/capacity";
+import { formatCentralCapacity, formatGrowth, formatOperatorMarginal } from "../cli/capacity";
 import { costDocument, estimateCost, idleCost } from "../cli/cost";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { main } from "../cli/main";
@@ -163,26 +163,41 @@ describe("central capacity", function () {
   });
 });
 
-describe("plan writes cost.json", function () {
+describe("plan writes cost.json and the diagram", function () {
   this.timeout(60000);
 
-  it("in the issue's shape, and prints the estimate and the central's capacity", async () => {
+  it("cost.json in the issue's shape, architecture.dot and .svg beside resources.json", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-cost-"));
     try {
       const out: string[] = [];
-      assert.equal(await main(["plan", "--stack", "central-dev", "--out", dir], (s) => out.push(s), (s) => out.push(s)), 0, out.join("\n"));
+      assert.equal(await main(["plan", "--stack", "connector-demo", "--out", dir], (s) => out.push(s), (s) => out.push(s)), 0, out.join("\n"));
       const doc = JSON.parse(fs.readFileSync(path.join(dir, "cost.json"), "utf8"));
       assert.equal(doc.currency, "USD");
       assert.deepEqual(Object.keys(doc.monthly.byPayer).sort(), ["customer", "operator"]);
       assert.equal(doc.monthly.total, Math.round(doc.monthly.items.reduce((s: number, i: { monthlyUsd: number }) => s + i.monthlyUsd, 0) * 100) / 100);
-      assert.ok(doc.monthly.items.every((i: { payer: string }) => i.payer === "operator"));
-      assert.equal(doc.assumptions.usage.natGb, 20);
+      assert.ok(doc.monthly.items.every((i: { payer: string }) => i.payer === "customer"));
+      assert.deepEqual(doc.monthly.idle, { total: 1, byPayer: { operator: 0, customer: 1 } });
+      assert.equal(doc.assumptions.usage.events, 100000);
       assert.deepEqual(doc.unpriced, []);
-      const text = out.join("\n");
-      assert.match(text, /operator pays \$\d+\.\d\d \(idle \$97\.36\)/);
-      assert.match(text, /holds 2 tenant\(s\) \(CPU runs out first\): 0 more fit/);
+      assert.match(out.join("\n"), /customer pays \$\d+\.\d\d \(idle \$1\.00\)/);
+      assert.match(fs.readFileSync(path.join(dir, "architecture.dot"), "utf8"), /^digraph architecture \{/);
+      assert.match(fs.readFileSync(path.join(dir, "architecture.svg"), "utf8"), /<svg/);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("prints how many tenants the central host holds and how many more fit", () => {
+    assert.equal(
+      formatCentralCapacity("central-dev", "t4g.large", exampleFiles()),
+      [
+        "central capacity: 2 tenant(s) join central-dev (tenant-acme-dev, tenant-globex-dev)",
+        "  t4g.large allocatable 2000m CPU, 7477 MiB, 110 pods (less 7.5 % VM overhead and kubelet's eviction threshold)",
+        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 20 pods",
+        "  one tenant's control plane (facts/control-plane.ts): 350m CPU, 1024 MiB, 5 pods",
+        "  holds 2 tenant(s) (CPU runs out first): 0 more fit",
+      ].join("\n"),
+    );
+    assert.match(formatCentralCapacity("central-dev", "t4g.medium", exampleFiles()), /error: holds 0 .*valid: t4g.large/);
   });
 });
