@@ -7,7 +7,7 @@ import { formatCentralCapacity, formatGrowth, formatOperatorMarginal } from "../
 import { costDocument, estimateCost, idleCost } from "../cli/cost";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { main } from "../cli/main";
-import { checkCentralCapacity, hostCapacity } from "../config/capacity";
+import { checkCentralCapacity, hostCapacity, RESOURCE_NAMES } from "../config/capacity";
 import { validateStack } from "../config";
 import { CENTRAL_HOST_RESERVED } from "../facts/central-host";
 import { INSTANCE_TYPES } from "../facts/instance-types";
@@ -199,5 +199,29 @@ describe("plan writes cost.json and the diagram", function () {
       ].join("\n"),
     );
     assert.match(formatCentralCapacity("central-dev", "t4g.medium", exampleFiles()), /error: holds 0 .*valid: t4g.large/);
+  });
+});
+
+describe("README's cost and capacity figures", function () {
+  this.timeout(60000);
+  const readme = fs.readFileSync(path.join(__dirname, "..", "..", "README.md"), "utf8");
+  const usd = (n: number) => (n === 0 ? "—" : `$${n.toFixed(2)}`);
+
+  it("match the example plans", async () => {
+    for (const stack of EXAMPLE_STACKS) {
+      const e = estimateCost((await plan(stack)).deployment);
+      const row = `| ${stack} | ${usd(e.idle.byPayer.operator)} | ${usd(e.idle.byPayer.customer)} | ${usd(e.byPayer.operator)} | ${usd(e.byPayer.customer)} |`;
+      assert.ok(readme.includes(row), `README lacks ${row}`);
+    }
+  });
+
+  it("match the capacity of each instance type it lists, and show every example stack's diagram", () => {
+    const rows = [...readme.matchAll(/^\| (t4g\.\w+) \| \$([\d.]+) \| (\d+) \| (\w+)/gm)];
+    assert.ok(rows.length >= 4);
+    for (const [, type, price, tenants, limit] of rows) {
+      const c = hostCapacity(type)!;
+      assert.deepEqual([Number(price), Number(tenants), limit], [Math.round(INSTANCE_HOUR[type as keyof typeof INSTANCE_HOUR].usd * 730 * 100) / 100, c.maxTenants, RESOURCE_NAMES[c.limitedBy]], type);
+    }
+    for (const stack of EXAMPLE_STACKS) assert.ok(readme.includes(`![${stack}](docs/architecture/${stack}.svg)`), stack);
   });
 });
