@@ -54,11 +54,26 @@ const cents = (usd: number) => Math.round(usd * 100) / 100;
 const money = (usd: number) => `$${Number(usd.toPrecision(6))}`;
 
 type Line = Omit<CostLine, "payer" | "urn" | "type">;
-type Rule = (inputs: Record<string, any>, context: Context) => Line[] | string;
+type Rule = (inputs: Record<string, any>, context: Context, outputs: Record<string, any>) => Line[] | string;
 
+/** What a rule needs to know about the rest of the graph. */
 interface Context {
   /** Tag key=value pairs a snapshot policy targets. */
   readonly snapshotTags: ReadonlySet<string>;
+  /** Queues a Lambda event source polls (by ARN). */
+  readonly lambdaQueues: ReadonlySet<string>;
+  /** Queues that are another queue's dead-letter target (by ARN). */
+  readonly deadLetterQueues: ReadonlySet<string>;
+}
+
+function graphContext(resources: readonly DeploymentResource[]): Context {
+  const inputsOf = (type: string) => resources.filter((r) => r.type === type).map((r) => (r.inputs ?? {}) as Record<string, any>);
+  const redrive = (policy: unknown) => (typeof policy === "string" ? JSON.parse(policy) : policy) as { deadLetterTargetArn?: string } | undefined;
+  return {
+    snapshotTags: new Set(inputsOf("aws:dlm/lifecyclePolicy:LifecyclePolicy").flatMap((i) => Object.entries((i.policyDetails?.targetTags ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`))),
+    lambdaQueues: new Set(inputsOf("aws:lambda/eventSourceMapping:EventSourceMapping").map((i) => String(i.eventSourceArn))),
+    deadLetterQueues: new Set(inputsOf("aws:sqs/queue:Queue").map((i) => redrive(i.redrivePolicy)?.deadLetterTargetArn).filter((a): a is string => typeof a === "string")),
+  };
 }
 
 const hourly = (item: string, price: Price, count = 1, what = "h"): Line => ({
@@ -136,12 +151,12 @@ const RULES: Readonly<Record<string, Rule>> = {
       used(`Lambda compute (${arm ? "arm64" : "x86_64"}, ${i.memorySize ?? 128} MB)`, gbSeconds, "GB-s", arm ? PRICES.lambdaArmGbSecond : PRICES.lambdaX86GbSecond),
     ];
   },
-  "aws:sqs/queue:Queue": (i) => {
-    // A dead-letter queue (no redrive of its own, polled by nobody) takes only the failures.
-    const interruption = /-interruption$/.test(String(i.name ?? ""));
-    const deadLetter = !interruption && i.redrivePolicy === undefined && i.receiveWaitTimeSeconds === undefined;
-    const requests = deadLetter ? 0 : sqsRequests(interruption ? U.karpenterPollers : U.lambdaPollers, interruption ? 0 : U.events);
-    return [used(`SQS requests${deadLetter ? " (dead-letter queue)" : ""}`, requests, "requests", PRICES.sqsRequestsPerMillion, 1e6)];
+  "aws:sqs/queue:Queue": (_, c, o) => {
+    // A dead-letter queue takes only failures; a Lambda's queue its events and five pollers;
+    // any other (Karpenter's interruption queue) one long-polling reader and rare messages.
+    if (c.deadLetterQueues.has(o.arn)) return [used("SQS requests (dead-letter queue, failures only)", 0, "requests", PRICES.sqsRequestsPerMillion, 1e6)];
+    const lambda = c.lambdaQueues.has(o.arn);
+    return [used("SQS requests", sqsRequests(lambda ? U.lambdaPollers : U.karpenterPollers, lambda ? U.events : 0), "requests", PRICES.sqsRequestsPerMillion, 1e6)];
   },
 };
 
@@ -164,9 +179,7 @@ function sums(lines: readonly CostLine[]): { totalUsd: number; byPayer: Record<P
 /** The whole estimate: every line, its sums, and what is free or unpriced. */
 export function estimateCost(deployment: Deployment): CostEstimate {
   const resources = deployment.deployment.resources;
-  const snapshotTags = new Set(
-    resources.filter((r) => r.type === "aws:dlm/lifecyclePolicy:LifecyclePolicy").flatMap((r) => Object.entries(((r.inputs as any)?.policyDetails?.targetTags ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`)),
-  );
+  const context = graphContext(resources);
   const lines: CostLine[] = [];
   const unpriced: Unpriced[] = [];
   const free = new Map<string, { count: number; why: string }>();
@@ -174,7 +187,7 @@ export function estimateCost(deployment: Deployment): CostEstimate {
     const rule = RULES[r.type];
     const why = NO_CHARGE[r.type] ?? (!r.custom && !r.type.startsWith("pulumi:") ? "a component: its children are priced" : undefined);
     if (rule) {
-      const result = rule((r.inputs ?? {}) as Record<string, any>, { snapshotTags });
+      const result = rule((r.inputs ?? {}) as Record<string, any>, context, (r.outputs ?? {}) as Record<string, any>);
       if (typeof result === "string") unpriced.push({ type: r.type, urn: r.urn, why: result });
       else lines.push(...result.map((l) => ({ ...l, type: r.type, urn: r.urn, payer: payerOf(deployment, r) })));
     } else if (why !== undefined) {

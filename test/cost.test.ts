@@ -63,6 +63,21 @@ describe("cost estimate", function () {
     assert.deepEqual(e.free.map((f) => f.type), ["aws:ec2/vpc:Vpc", "pulumi:pulumi:Stack"]);
   });
 
+  it("prices SQS by who reads each queue: a Lambda's pollers and events, one long poll, a dead-letter queue's failures", () => {
+    const arn = (n: string) => `arn:aws:sqs:us-east-1:444455556666:${n}`;
+    const e = estimateCost(deploymentOf("connector-x", [
+      { type: "aws:sqs/queue:Queue", inputs: { redrivePolicy: JSON.stringify({ deadLetterTargetArn: arn("dlq"), maxReceiveCount: 3 }) }, outputs: { arn: arn("events") } },
+      { type: "aws:sqs/queue:Queue", inputs: {}, outputs: { arn: arn("dlq") } },
+      { type: "aws:sqs/queue:Queue", inputs: {}, outputs: { arn: arn("interruption") } },
+      { type: "aws:lambda/eventSourceMapping:EventSourceMapping", inputs: { eventSourceArn: arn("events") } },
+    ]));
+    assert.deepEqual(e.lines.map((l) => [l.item, l.detail, l.monthlyUsd]), [
+      ["SQS requests", "957,000 requests x $0.4/million requests", 0.38],
+      ["SQS requests (dead-letter queue, failures only)", "0 requests x $0.4/million requests", 0],
+      ["SQS requests", "131,400 requests x $0.4/million requests", 0.05],
+    ]);
+  });
+
   it("lists an unknown type and an unknown instance type as unpriced, never as $0", () => {
     const e = estimateCost(deploymentOf("central-x", [{ type: "aws:memorydb/cluster:Cluster", inputs: {} }, { type: "aws:ec2/instance:Instance", inputs: { instanceType: "x2gd.metal" } }]));
     assert.deepEqual(e.lines, []);
