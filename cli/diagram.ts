@@ -90,7 +90,7 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
 
   const lines: string[] = [
     "digraph architecture {",
-    `  graph [rankdir=LR, fontname="Helvetica", fontsize=11, compound=true, label=${quote(`${context.stack}: the plan's resources by account and component; red edges are the peering contract's flows`)}, labelloc=t];`,
+    `  graph [rankdir=LR, fontname="Helvetica", fontsize=11, compound=true, label=${quote(`${context.stack}\nresources by account and component${context.kind === "connector" ? "" : "\nred: the peering contract's flows"}`)}, labelloc=t];`,
     '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=10];',
     '  edge [fontname="Helvetica", fontsize=9];',
   ];
