@@ -53,7 +53,14 @@ describe("architecture diagram", function () {
     assert.ok(environment > 0 && environment < host && host < instance, "environment > host > instance");
     assert.match(dot, /label="Table x6"/);
     // Central draws each tenant stack that joins it, in its own account.
-    for (const t of ["tenant-acme-dev", "tenant-globex-dev"]) assert.match(dot, new RegExp(`label="customer account \\(${t}\\)"`));
+    const instanceId = nodeWithLabel(dot, "Instance\ncentral-dev-k3s").id;
+    for (const t of ["tenant-acme-dev", "tenant-globex-dev"]) {
+      assert.match(dot, new RegExp(`label="customer account \\(${t}\\)"`));
+      const tenant = nodeWithLabel(dot, `tenant stack ${t}\n(VPC, K3s host, slurmd nodes)`).id;
+      for (const [from, to, label] of [[tenant, instanceId, "tcp/6817 slurmd-to-slurmctld\\n(through the tenant's NLB)"], [tenant, instanceId, "tcp/8443 edge-agent-heartbeat"], [instanceId, tenant, "tcp/6818 slurmctld-to-slurmd"], [instanceId, tenant, "tcp/6443 argocd-to-k3s-api"]]) {
+        assert.ok(dot.includes(`  ${from} -> ${to} [label="${label}"`), `${t}: ${label}`);
+      }
+    }
   });
 
   it("docs/architecture holds each example stack's current DOT and SVG (UPDATE_DIAGRAMS=1 npm test rewrites them)", async () => {
