@@ -7,7 +7,7 @@
 export const USAGE_ASSUMPTIONS = {
   /** Image pulls, package and K3s updates through a NAT gateway, per gateway. */
   natGb: 20,
-  /** Slurm RPCs and heartbeats over each peering that cross zones (half of 20 GB). */
+  /** Slurm RPCs, heartbeats and ArgoCD syncs that cross zones over each peering, each way. */
   peeringCrossAzGb: 10,
   /** Job scripts and output kept on each EFS file system. */
   efsGb: 20,
