@@ -4,8 +4,10 @@
  */
 import * as path from "path";
 import { Command, CommanderError } from "commander";
-import { ConfigError, PROJECT_ROOT } from "../config";
-import { formatCost, idleCost } from "./cost";
+import { ConfigError, PROJECT_ROOT, readAllStackFiles } from "../config";
+import { formatGrowth } from "./capacity";
+import { estimateCost, formatCost, writeCostFile } from "./cost";
+import { diagramContext, writeDiagram } from "./diagram";
 import { countByType, planStack, writePlan } from "./plan";
 import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles } from "./policy";
 
@@ -44,11 +46,17 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         out(`${resources.length} resources: ${cloud} in the cloud, the rest components, providers and references:`);
         for (const [type, n] of countByType(result.deployment)) out(`  ${String(n).padStart(4)}  ${type}`);
         if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
-        out(formatCost(idleCost(result.deployment)));
+        const cost = estimateCost(result.deployment);
+        out(formatCost(cost, result.config.region));
+        const stackFiles = readAllStackFiles();
+        const growth = formatGrowth(result.config, cost, stackFiles);
+        if (growth) out(growth);
+        writeCostFile(outDir, cost, result.config.region);
+        await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
         out(`policy pack: ${formatReport(report)}`);
         if (!report.passed) exitCode = EXIT.policy;
-        out(`wrote ${path.relative(process.cwd(), path.join(outDir, "resources.json")) || "resources.json"}`);
+        out(`wrote ${["resources.json", "cost.json", "architecture.svg"].map((f) => path.relative(process.cwd(), path.join(outDir, f)) || f).join(", ")}`);
       } catch (e) {
         if (e instanceof ConfigError) {
           err(`clusterra plan: invalid configuration (${e.issues.length} ${e.issues.length === 1 ? "problem" : "problems"}); nothing was written:\n${e.message}`);

@@ -7,6 +7,7 @@ import Ajv, { ErrorObject } from "ajv";
 import { slurmctldNodePort } from "../facts/contract";
 import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
+import { checkCentralCapacity, tenantStacksOf } from "./capacity";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
@@ -74,6 +75,7 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   if (kind === "tenant") checkTenant(own, aws, source, siblings, add);
   if (kind === "connector") checkConnector(own, aws, siblings, add);
   if (kind === "central") checkCentral(own, add);
+  if (kind === "central") checkCentralHoldsItsTenants(source, own, siblings, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
   return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings), connectorsOf(source.stack, siblings)) };
@@ -203,6 +205,17 @@ function checkCentral(own: Record<string, unknown>, add: Add): void {
   const plane = isObject(own.controlPlane) ? own.controlPlane : {};
   if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
     add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, "a Xen-based instance type (no NVMe volume ids)", "a Nitro instance type such as t4g.medium or m7g.large");
+  }
+}
+
+/** The tenant stacks that join a central must fit its host and its VPC's peering quota. */
+function checkCentralHoldsItsTenants(source: StackFile, own: Record<string, unknown>, siblings: readonly StackFile[], add: Add): void {
+  const plane = isObject(own.controlPlane) ? own.controlPlane : {};
+  if (typeof plane.instanceType !== "string") return;
+  const tenants = tenantStacksOf(source.stack, siblings);
+  for (const e of checkCentralCapacity(plane.instanceType, tenants.length).errors) {
+    if (e.on === "instanceType") add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, e.problem, e.valid);
+    else add("(tenant stacks)", tenants.map((t) => t.stack), e.problem, e.valid);
   }
 }
 

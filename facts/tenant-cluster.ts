@@ -3,6 +3,7 @@
  * kubelet reservations, taints and labels. Components, user data, fleet values and the
  * cost estimate derive from this table.
  */
+import { INSTANCE_TYPES, type InstanceTypeName } from "./instance-types";
 
 /** K3s release of every tenant cluster (server and Karpenter-made agents). */
 export const TENANT_K3S_VERSION = "v1.35.3+k3s1";
@@ -10,18 +11,13 @@ export const TENANT_K3S_VERSION = "v1.35.3+k3s1";
 /** Where every node mounts the tenant's EFS file system, and slurmd pods see it. */
 export const EFS_MOUNT_PATH = "/mnt/efs";
 
+/** The server's instance type: one of the shared table's (facts/instance-types.ts). */
+export type ServerInstanceType = InstanceTypeName;
+
 /**
- * EC2 facts the cluster sizes itself from. `enis` x (`ipv4PerEni` - 1) + 2 is the pod
- * density Cilium's ENI mode can address (no prefix delegation), which kubelet's max-pods
- * must not exceed.
+ * Pods Cilium can address on an instance type in ENI mode without prefix delegation:
+ * `enis` x (`ipv4PerEni` - 1) + 2, which kubelet's max-pods must not exceed.
  */
-export const INSTANCE_TYPES = {
-  "t4g.medium": { vcpus: 2, memoryGiB: 4, enis: 3, ipv4PerEni: 6, arch: "arm64" },
-} as const;
-
-export type ServerInstanceType = keyof typeof INSTANCE_TYPES;
-
-/** Pods Cilium can address on an instance type in ENI mode without prefix delegation. */
 export function eniPodDensity(type: ServerInstanceType): number {
   const t = INSTANCE_TYPES[type];
   return t.enis * (t.ipv4PerEni - 1) + 2;

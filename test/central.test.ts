@@ -8,7 +8,7 @@ import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
 import { attachmentPolicy, attachmentTrust } from "../components/central/tenant-attachment";
 import { vpcCidrProblem } from "../config/cidr";
-import { byType, json, named, plan } from "./helpers";
+import { byType, exampleFile, json, named, plan } from "./helpers";
 
 type Doc = { Statement: { Sid?: string; Action: string | string[]; Resource: string | string[]; Condition?: unknown; Principal?: unknown }[] };
 
@@ -39,7 +39,7 @@ describe("central stack (central-dev)", function () {
     const p = await plan("central-dev");
     const [host] = byType(p, "aws:ec2/instance:Instance");
     const i = host.inputs as Record<string, any>;
-    assert.equal(i.instanceType, "t4g.medium");
+    assert.equal(i.instanceType, (exampleFile("central-dev").values["clusterra:controlPlane"] as { instanceType: string }).instanceType);
     assert.deepEqual([i.metadataOptions.httpTokens, i.metadataOptions.httpPutResponseHopLimit], ["required", 1]);
     assert.deepEqual([i.rootBlockDevice.volumeType, i.rootBlockDevice.encrypted], ["gp3", true]);
     assert.equal(i.keyName, undefined);

@@ -1,0 +1,110 @@
+/**
+ * How many tenants' control planes a central host holds: the instance type's memory, CPU
+ * and pods less the host's own reservations (facts/central-host.ts), divided by one
+ * tenant's requests (facts/control-plane.ts); and how many peerings central's VPC takes.
+ */
+import { CENTRAL_HOST_RESERVED, CENTRAL_NODE, PEERING_QUOTA } from "../facts/central-host";
+import { TENANT_CONTROL_PLANE, tenantControlPlaneRequest } from "../facts/control-plane";
+import { INSTANCE_TYPES, isKnownInstanceType, type InstanceTypeName } from "../facts/instance-types";
+import { INSTANCE_HOUR } from "../facts/prices";
+import { CONFIG_NAMESPACE } from "../facts/project";
+import type { StackFile } from "./types";
+
+export interface Resources {
+  readonly cpuMillis: number;
+  readonly memoryMiB: number;
+  readonly pods: number;
+}
+
+export interface HostCapacity {
+  readonly instanceType: InstanceTypeName;
+  /** What kubelet offers pods, less the host processes (K3s, system). */
+  readonly allocatable: Resources;
+  readonly reserved: Resources;
+  readonly perTenant: Resources;
+  /** Tenants the host holds, and which resource runs out first. */
+  readonly maxTenants: number;
+  readonly limitedBy: keyof Resources;
+}
+
+/** How a resource is named in messages. */
+export const RESOURCE_NAMES: Readonly<Record<keyof Resources, string>> = { cpuMillis: "CPU", memoryMiB: "memory", pods: "pods" };
+
+const sum = (parts: readonly Resources[]): Resources => ({
+  cpuMillis: parts.reduce((s, p) => s + p.cpuMillis, 0),
+  memoryMiB: parts.reduce((s, p) => s + p.memoryMiB, 0),
+  pods: parts.reduce((s, p) => s + p.pods, 0),
+});
+
+/** One tenant's control plane: its requests, one pod per component. */
+export function tenantFootprint(): Resources {
+  return { ...tenantControlPlaneRequest(), pods: Object.keys(TENANT_CONTROL_PLANE).length };
+}
+
+/** Undefined for a type the instance table does not know. */
+export function hostCapacity(instanceType: string): HostCapacity | undefined {
+  if (!isKnownInstanceType(instanceType)) return undefined;
+  const t = INSTANCE_TYPES[instanceType];
+  const allocatable = {
+    cpuMillis: t.vcpus * 1000,
+    memoryMiB: Math.floor(t.memoryGiB * 1024 * (1 - CENTRAL_NODE.vmMemoryOverheadPercent)) - CENTRAL_NODE.evictionHardMemoryMiB,
+    pods: CENTRAL_NODE.maxPods,
+  };
+  const reserved = sum(Object.values(CENTRAL_HOST_RESERVED));
+  const perTenant = tenantFootprint();
+  const keys = ["memoryMiB", "cpuMillis", "pods"] as const;
+  const fits = keys.map((k) => ({ k, n: Math.max(0, Math.floor((allocatable[k] - reserved[k]) / perTenant[k])) }));
+  const tightest = fits.reduce((a, b) => (b.n < a.n ? b : a));
+  return { instanceType, allocatable, reserved, perTenant, maxTenants: tightest.n, limitedBy: tightest.k };
+}
+
+/** The cheapest known type that holds `tenants`, or undefined if none does. */
+export function cheapestHostFor(tenants: number): InstanceTypeName | undefined {
+  const types = (Object.keys(INSTANCE_TYPES) as InstanceTypeName[]).filter((t) => (hostCapacity(t)?.maxTenants ?? 0) >= tenants);
+  return types.sort((a, b) => INSTANCE_HOUR[a].usd - INSTANCE_HOUR[b].usd)[0];
+}
+
+export interface CentralCheck {
+  readonly tenants: number;
+  /** Undefined when the instance type is not in the table (not checked). */
+  readonly capacity?: HostCapacity;
+  /** Problems that make the configuration invalid: on which part, what, and what would be valid. */
+  readonly errors: { readonly on: "instanceType" | "tenants"; readonly problem: string; readonly valid: string }[];
+  /** What an operator should know but may have arranged (a raised quota). */
+  readonly warnings: string[];
+}
+
+/** Checks a central host of `instanceType` against the `tenants` that join it. */
+export function checkCentralCapacity(instanceType: string, tenants: number): CentralCheck {
+  const capacity = hostCapacity(instanceType);
+  const errors: CentralCheck["errors"] = [];
+  const warnings: string[] = [];
+  if (capacity && tenants > capacity.maxTenants) {
+    const better = cheapestHostFor(tenants);
+    errors.push({
+      on: "instanceType",
+      problem: `holds ${capacity.maxTenants} tenant control plane(s) (${RESOURCE_NAMES[capacity.limitedBy]} runs out first) but ${tenants} tenant stacks join this central`,
+      valid: better ? `${better}, the cheapest type that holds ${tenants}` : "none of facts/instance-types.ts holds them: split the tenants over two environments",
+    });
+  }
+  if (tenants > PEERING_QUOTA.activePerVpcMax) {
+    errors.push({
+      on: "tenants",
+      problem: `${tenants} tenants need ${tenants} peerings into the central VPC, over AWS's maximum of ${PEERING_QUOTA.activePerVpcMax} per VPC`,
+      valid: `at most ${PEERING_QUOTA.activePerVpcMax} tenant stacks per central (past that, a Transit Gateway: README, peering scale)`,
+    });
+  } else if (tenants > PEERING_QUOTA.activePerVpcDefault) {
+    warnings.push(`${tenants} tenants need ${tenants} active peerings into the central VPC: over the default quota of ${PEERING_QUOTA.activePerVpcDefault}; raise "Active VPC peering connections per VPC" (at most ${PEERING_QUOTA.activePerVpcMax}) before they join`);
+  }
+  if (!capacity) warnings.push(`instance type ${instanceType} is not in facts/instance-types.ts: its capacity for tenants is not checked`);
+  return { tenants, capacity, errors, warnings };
+}
+
+/** The tenant stack files that join central stack `central` (by `clusterra:central.stack`). */
+export function tenantStacksOf(central: string, files: readonly StackFile[]): StackFile[] {
+  return files.filter((f) => {
+    const c = f.values[`${CONFIG_NAMESPACE}:central`];
+    const stack = typeof c === "object" && c !== null ? (c as Record<string, unknown>).stack : undefined;
+    return f.values[`${CONFIG_NAMESPACE}:kind`] === "tenant" && typeof stack === "string" && stack.split("/").pop() === central;
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * What the central K3s host keeps for itself before any tenant's control plane
+ * (facts/control-plane.ts) is scheduled: the node's overheads and every platform
+ * component's reservation, each with where its figure comes from. The capacity check
+ * (config/capacity.ts) derives from this table and facts/instance-types.ts.
+ */
+import type { ComponentRequest } from "./control-plane";
+import { WORKER_NODE } from "./tenant-cluster";
+
+export interface HostReservation extends ComponentRequest {
+  /** Pods it runs (0: a host process). */
+  readonly pods: number;
+  readonly basis: string;
+}
+
+/** The node: what the kernel and hypervisor keep, and kubelet's limits (K3s defaults). */
+export const CENTRAL_NODE = {
+  /** Memory the instance shows less than its nominal size (Karpenter's default estimate). */
+  vmMemoryOverheadPercent: WORKER_NODE.vmMemoryOverheadPercent,
+  /** kubelet's default hard eviction threshold, memory.available < 100Mi. */
+  evictionHardMemoryMiB: 100,
+  /** kubelet's default max-pods (K3s keeps it; central runs flannel, not ENI addressing). */
+  maxPods: 110,
+} as const;
+
+const ARGOCD = "argo-cd chart 10.1.1 values.yaml, its suggested requests";
+
+export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = {
+  system: { ...WORKER_NODE.systemReserved, pods: 0, basis: "AL2023 systemd, SSM agent, journald: the system reservation tenant nodes give kubelet (facts/tenant-cluster.ts)" },
+  k3sServer: { cpuMillis: 60, memoryMiB: 1522, pods: 0, basis: "K3s resource profiling, server with a workload on SQLite: 1596 MB, 6% of a core (docs.k3s.io/reference/resource-profiling)" },
+  coredns: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged coredns manifest requests" },
+  metricsServer: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged metrics-server manifest requests" },
+  localPathProvisioner: { cpuMillis: 10, memoryMiB: 32, pods: 1, basis: "K3s's packaged local-path-provisioner sets none: an estimate" },
+  argocdController: { cpuMillis: 250, memoryMiB: 256, pods: 1, basis: ARGOCD },
+  argocdRepoServer: { cpuMillis: 10, memoryMiB: 64, pods: 1, basis: ARGOCD },
+  argocdServer: { cpuMillis: 50, memoryMiB: 64, pods: 1, basis: ARGOCD },
+  argocdRedis: { cpuMillis: 100, memoryMiB: 64, pods: 1, basis: ARGOCD },
+  argocdApplicationSet: { cpuMillis: 100, memoryMiB: 128, pods: 1, basis: ARGOCD },
+  clusterApi: { cpuMillis: 100, memoryMiB: 128, pods: 1, basis: "fleet/charts/cluster-api/values.yaml requests (a test keeps them equal)" },
+  slurmOperator: { cpuMillis: 100, memoryMiB: 1024, pods: 2, basis: "field brief §7: the Slinky operator ~1 GB (operator and webhook)" },
+  mariadbOperator: { cpuMillis: 30, memoryMiB: 96, pods: 3, basis: "mariadb-operator chart 26.6.0 suggested requests, 10m/32Mi for each of controller, webhook, cert-controller" },
+  certManager: { cpuMillis: 30, memoryMiB: 192, pods: 3, basis: "cert-manager v1.19.6 sets none: an estimate of 10m/64Mi for each of controller, webhook, cainjector" },
+  externalSecrets: { cpuMillis: 30, memoryMiB: 96, pods: 3, basis: "external-secrets chart 2.9.0 suggested requests, 10m/32Mi for each of controller, webhook, cert-controller" },
+};
+
+/**
+ * VPC peering quotas that bound tenants per central (each tenant is one active peering
+ * into central's VPC). Source: Amazon VPC quotas, docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html.
+ */
+export const PEERING_QUOTA = {
+  activePerVpcDefault: 50,
+  activePerVpcMax: 125,
+} as const;
