@@ -7,6 +7,8 @@ import Ajv, { ErrorObject } from "ajv";
 import { slurmctldNodePort } from "../facts/contract";
 import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
+import { instanceTypeProblem } from "./catalog";
+import { nearest } from "./validate-text";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
@@ -191,7 +193,9 @@ const XEN_FAMILIES = /^(t1|t2|m1|m2|m3|m4|c1|c3|c4|r3|r4|i2|i3|d2|x1|x1e|g2|g3|g
 
 function checkCentral(own: Record<string, unknown>, add: Add): void {
   const plane = isObject(own.controlPlane) ? own.controlPlane : {};
-  if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
+  const unknownType = typeof plane.instanceType === "string" ? instanceTypeProblem(plane.instanceType) : undefined;
+  if (unknownType) add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, unknownType.problem, unknownType.valid);
+  else if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
     add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, "a Xen-based instance type (no NVMe volume ids)", "a Nitro instance type such as t4g.medium or m7g.large");
   }
 }
@@ -275,27 +279,6 @@ function pointerToKey(ns: string, pointer: string): string {
 
 function join(path: string, key: string): string {
   return path.endsWith(":") ? path + key : `${path}.${key}`;
-}
-
-/** The closest candidate within edit distance 2, for "did you mean". */
-function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length];
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {

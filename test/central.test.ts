@@ -10,6 +10,19 @@ import { attachmentPolicy, attachmentTrust } from "../components/central/tenant-
 import { vpcCidrProblem } from "../config/cidr";
 import { byType, json, named, plan } from "./helpers";
 
+/** The shared reference folder (/work/shared/reference), found above the repository or its worktree. */
+function referenceDir(): string {
+  for (let dir = __dirname; path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, "shared", "reference");
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  throw new Error("no shared/reference folder above the repository");
+}
+
+function argoChartDefaults(): Record<string, unknown> {
+  return parse(fs.readFileSync(path.join(referenceDir(), "argo-cd-chart-10.1.1", "argo-cd-chart-values.yaml"), "utf8"));
+}
+
 type Doc = { Statement: { Sid?: string; Action: string | string[]; Resource: string | string[]; Condition?: unknown; Principal?: unknown }[] };
 
 describe("central stack (central-dev)", function () {
@@ -213,7 +226,7 @@ describe("central building blocks", () => {
   });
 
   it("every ArgoCD value sets a key the pinned chart defines", () => {
-    const reference = parse(fs.readFileSync(path.join(__dirname, "..", "..", "..", "shared", "reference", "argo-cd-chart-10.1.1", "argo-cd-chart-values.yaml"), "utf8"));
+    const reference = argoChartDefaults();
     const missing: string[] = [];
     // Maps the chart documents as free-form ("add parameters here").
     const freeForm = new Set(["configs.cm.", "configs.params."]);
@@ -226,6 +239,18 @@ describe("central building blocks", () => {
     };
     walk(argocdValues("dev"), reference, "");
     assert.deepEqual(missing, []);
+  });
+
+  it("no ArgoCD value restates the pinned chart's default", () => {
+    const defaults = argoChartDefaults();
+    const restated: string[] = [];
+    const walk = (ours: unknown, theirs: unknown, at: string) => {
+      if (ours && typeof ours === "object" && !Array.isArray(ours)) {
+        for (const [k, v] of Object.entries(ours)) walk(v, (theirs as Record<string, unknown> | undefined)?.[k], `${at}${k}.`);
+      } else if (JSON.stringify(ours) === JSON.stringify(theirs)) restated.push(at.slice(0, -1));
+    };
+    walk(argocdValues("dev"), defaults, "");
+    assert.deepEqual(restated, []);
   });
 
   it("the tenant-attachment role accepts peering only into the central VPC and touches only central's route table", () => {

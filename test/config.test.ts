@@ -182,7 +182,7 @@ describe("configuration", () => {
     fs.writeFileSync(path.join(dir, "list.yaml"), "- 1\n- 2\n");
     assert.match(readStackFile(path.join(dir, "bad.yaml"), "x").issues[0].problem, /not valid YAML/);
     assert.match(readStackFile(path.join(dir, "list.yaml"), "x").issues[0].problem, /no `config:` mapping/);
-    assert.match(readStackFile(path.join(dir, "missing.yaml"), "x").issues[0].problem, /cannot be read \(ENOENT\)/);
+    assert.match(readStackFile(path.join(dir, "missing.yaml"), "x").issues[0].problem, /does not exist/);
   });
 });
 

@@ -70,7 +70,7 @@ export function hostPolicy(p: { partition: string; region: string; accountId: st
         "ec2messages:AcknowledgeMessage", "ec2messages:DeleteMessage", "ec2messages:FailMessage", "ec2messages:GetEndpoint", "ec2messages:GetMessages", "ec2messages:SendReply"],
       Resource: "*",
     },
-    { Sid: "PublishKubeconfig", Effect: "Allow", Action: ["ssm:PutParameter", "ssm:AddTagsToResource"], Resource: parameterArn },
+    { Sid: "PublishKubeconfig", Effect: "Allow", Action: "ssm:PutParameter", Resource: parameterArn },
     {
       Sid: "EncryptKubeconfig",
       Effect: "Allow",
