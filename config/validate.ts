@@ -12,7 +12,7 @@ import { nearest } from "./validate-text";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
-import type { ConfigIssue, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+import type { CentralTenant, ConfigIssue, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
 export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -78,7 +78,8 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   if (kind === "central") checkCentral(own, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
-  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings)) };
+  const typed = toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings));
+  return { ok: true, config: typed.kind === "central" ? { ...typed, tenants: tenantsOf(source.stack, siblings) } : typed };
 }
 
 type Add = (key: string, value: unknown, problem: string, valid: string) => void;
@@ -234,7 +235,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
   };
   switch (kind) {
     case "central":
-      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never };
+      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, tenants: [] };
     case "tenant": {
       const central = own.central as TenantConfig["central"];
       return {
@@ -245,6 +246,25 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
     case "connector":
       return { ...base, kind, connector: own.connector as never };
   }
+}
+
+/**
+ * The tenants joining central stack `central`, from their stack files, by id. A tenant file
+ * that is not well-formed is left out here: its own plan reports why.
+ */
+export function tenantsOf(central: string, files: readonly StackFile[]): CentralTenant[] {
+  const ns = CONFIG_NAMESPACE;
+  const tenants: CentralTenant[] = [];
+  for (const f of files) {
+    const [tenant, joins, network] = [f.values[`${ns}:tenant`], f.values[`${ns}:central`], f.values[`${ns}:network`]];
+    if (f.values[`${ns}:kind`] !== "tenant" || !isObject(tenant) || !isObject(joins) || !isObject(network)) continue;
+    if (typeof joins.stack !== "string" || stackShortName(joins.stack) !== central) continue;
+    const { id, accountId } = tenant;
+    const { vpcCidr } = network;
+    if (typeof id !== "string" || typeof accountId !== "string" || !/^\d{12}$/.test(accountId) || typeof vpcCidr !== "string" || vpcCidrProblem(vpcCidr)) continue;
+    tenants.push({ id, accountId, vpcCidr });
+  }
+  return tenants.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 function fromAjv(file: string, ns: string, e: ErrorObject): ConfigIssue {

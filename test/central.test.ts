@@ -6,7 +6,6 @@ import { architectureOf, hostPolicy, kubeconfigParameterName } from "../componen
 import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-init";
 import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
-import { attachmentPolicy, attachmentTrust } from "../components/central/tenant-attachment";
 import { vpcCidrProblem } from "../config/cidr";
 import { byType, json, named, plan } from "./helpers";
 
@@ -172,12 +171,19 @@ describe("central stack (central-dev)", function () {
 
   it("publishes what tenant stacks need", async () => {
     const { outputs } = await plan("central-dev");
-    for (const key of ["vpcId", "vpcCidr", "routeTableIds", "peeringRoleArn", "hostPrivateIp", "hostSecurityGroupId", "slurmctldEndpoint", "heartbeatEndpoint", "accountId"]) {
+    for (const key of ["vpcId", "vpcCidr", "privateSubnetIds", "routeTableIds", "hostInstanceId", "hostPrivateIp", "hostSecurityGroupId", "kmsKeyArn", "heartbeatEndpoint", "accountId", "tenantRoleArns", "slurmctldEndpoints"]) {
       assert.ok(outputs[key] !== undefined, key);
     }
     assert.equal(outputs.accountId, "111122223333");
     assert.equal(outputs.heartbeatEndpoint, `https://${outputs.hostPrivateIp}:8443`);
-    assert.equal(outputs.peeringRoleArn, "arn:aws:iam::111122223333:role/clusterra-dev-tenant-attachment");
+    assert.deepEqual(outputs.tenantRoleArns, {
+      acme: "arn:aws:iam::111122223333:role/clusterra-dev-tenant-acme",
+      globex: "arn:aws:iam::111122223333:role/clusterra-dev-tenant-globex",
+    });
+    const endpoints = outputs.slurmctldEndpoints as Record<string, { host: string; port: number; nodePort: number }>;
+    assert.deepEqual(Object.keys(endpoints), ["acme", "globex"]);
+    assert.match(endpoints.acme.host, /^internal-clusterra-dev-acme-.*\.elb\.us-east-1\.amazonaws\.com$/);
+    assert.equal(endpoints.acme.port, 6817);
   });
 
   it("writes cluster-api's Application and values to the fleet", async () => {
@@ -251,28 +257,5 @@ describe("central building blocks", () => {
     };
     walk(argocdValues("dev"), defaults, "");
     assert.deepEqual(restated, []);
-  });
-
-  it("the tenant-attachment role accepts peering only into the central VPC and touches only central's route table", () => {
-    const doc = JSON.parse(attachmentPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", environment: "dev", vpcId: "vpc-1", routeTableIds: ["rtb-1"], hostSecurityGroupId: "sg-1" })) as Doc;
-    const accept = doc.Statement.find((s) => s.Sid === "AcceptPeeringIntoThisVpc")!;
-    assert.deepEqual(accept.Condition, { ArnEquals: { "ec2:AccepterVpc": "arn:aws:ec2:us-east-1:111122223333:vpc/vpc-1" } });
-    assert.deepEqual(doc.Statement.find((s) => s.Sid === "RoutesToTenants")!.Resource, ["arn:aws:ec2:us-east-1:111122223333:route-table/rtb-1"]);
-    const star = doc.Statement.filter((s) => s.Resource === "*");
-    assert.ok(star.every((s) => (s.Action as string[]).every((a) => /:Describe/.test(a))), "only Describe calls on *");
-    // A tenant session changes only what carries its own tenant tag.
-    const own = { "aws:ResourceTag/clusterra:tenant": "${aws:PrincipalTag/clusterra:tenant}" };
-    for (const sid of ["ManageOnlyOwnTenantGroups", "ManageOnlyOwnTenantLoadBalancers"]) assert.deepEqual(doc.Statement.find((s) => s.Sid === sid)!.Condition, { StringEquals: own });
-    const deletes = doc.Statement.filter((s) => ([] as string[]).concat(s.Action).some((a) => /:Delete(SecurityGroup|LoadBalancer|TargetGroup|Listener)$/.test(a)));
-    assert.ok(deletes.every((s) => JSON.stringify(s.Condition).includes("aws:PrincipalTag/clusterra:tenant")));
-  });
-
-  it("the tenant-attachment role cannot be assumed without a tenant session tag", () => {
-    const trust = JSON.parse(JSON.stringify(attachmentTrust("aws", "111122223333"))) as Doc;
-    assert.deepEqual(trust.Statement[0].Action, ["sts:AssumeRole", "sts:TagSession"]);
-    assert.deepEqual(trust.Statement[0].Condition, {
-      ArnLike: { "aws:PrincipalArn": "arn:aws:iam::111122223333:role/clusterra-deployer*" },
-      StringLike: { "aws:RequestTag/clusterra:tenant": "?*" },
-    });
   });
 });

@@ -15,40 +15,29 @@ describe("tenant stacks", function () {
     assert.equal(request.inputs?.peerRegion, undefined, "same region: no peerRegion");
   });
 
-  it("deploy into the tenant account, and touch central only through central's attachment role", async () => {
+  it("deploy into the tenant account, and touch central only through the role central made for this tenant", async () => {
     const [central, acme] = [await plan("central-dev"), await plan("tenant-acme-dev")];
     const providers = byType(acme, "pulumi:providers:aws");
     const own = providers.find((p) => p.urn.endsWith("::aws"))!;
     const inCentral = providers.find((p) => p.urn.endsWith("::central"))!;
     assert.deepEqual(json(own.inputs?.allowedAccountIds), ["444455556666"]);
     assert.deepEqual(json(inCentral.inputs?.allowedAccountIds), ["111122223333"]);
-    const [assume] = json<{ roleArn: string; tags: Record<string, string> }[]>(inCentral.inputs?.assumeRoles);
-    assert.equal(assume.roleArn, central.outputs.peeringRoleArn);
-    assert.deepEqual(assume.tags, { "clusterra:tenant": "acme" });
+    const [assume] = json<{ roleArn: string; tags?: Record<string, string> }[]>(inCentral.inputs?.assumeRoles);
+    assert.equal(assume.roleArn, (central.outputs.tenantRoleArns as Record<string, string>).acme);
+    assert.equal(assume.tags, undefined, "no session tags: the role itself is the tenant's");
     assert.deepEqual(json<{ tags: Record<string, string> }>(own.inputs?.defaultTags).tags, {
       "managed-by": "clusterra", "clusterra:environment": "dev", "clusterra:stack-kind": "tenant", "clusterra:tenant": "acme",
     });
     const centralSide = acme.deployment.deployment.resources.filter((r) => r.provider?.startsWith(inCentral.urn)).map((r) => r.type).sort();
-    assert.deepEqual(centralSide, [
-      "aws:ec2/route:Route",
-      "aws:ec2/securityGroup:SecurityGroup",
-      "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter",
-      "aws:lb/listener:Listener",
-      "aws:lb/loadBalancer:LoadBalancer",
-      "aws:lb/targetGroup:TargetGroup",
-      "aws:lb/targetGroupAttachment:TargetGroupAttachment",
-      "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
-      "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
-      "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-      "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-    ]);
+    // Routes, rules and the endpoint on central's side are central's own resources now.
+    assert.deepEqual(centralSide, ["aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter"]);
   });
 
   it("route each VPC to the other over the peering, once accepted", async () => {
     const acme = await plan("tenant-acme-dev");
     const [accept] = byType(acme, "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter");
     const routes = byType(acme, "aws:ec2/route:Route").filter((r) => r.inputs?.vpcPeeringConnectionId);
-    assert.deepEqual(routes.map((r) => r.inputs?.destinationCidrBlock).sort(), ["10.0.0.0/16", "10.16.0.0/20"]);
+    assert.deepEqual(routes.map((r) => r.inputs?.destinationCidrBlock).sort(), ["10.0.0.0/16"], "central routes back itself (TenantLink)");
     const toCentral = routes.find((r) => r.inputs?.destinationCidrBlock === "10.0.0.0/16")!;
     assert.ok(toCentral.dependencies?.includes(accept.urn));
   });
@@ -57,10 +46,7 @@ describe("tenant stacks", function () {
     const [central, acme] = [await plan("central-dev"), await plan("tenant-acme-dev")];
     const ingress = byType(acme, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => r.inputs?.cidrIpv4);
     const seen = ingress.map((r) => [(r.inputs?.tags as Record<string, string>)["clusterra:flow"], r.inputs?.fromPort, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort();
-    assert.deepEqual(seen, [
-      ["slurmctld-to-slurmd", 6818, 6818, `${central.outputs.hostPrivateIp}/32`],
-      ["slurmd-to-slurmctld", 6817, 6817, "10.16.0.0/20"],
-    ]);
+    assert.deepEqual(seen, [["slurmctld-to-slurmd", 6818, 6818, `${central.outputs.hostPrivateIp}/32`]]);
     for (const [flowId, from] of seen) {
       const flow = PEERING_FLOWS.find((f) => f.id === flowId)!;
       assert.equal(flow.fromPort, from);
@@ -85,18 +71,14 @@ describe("tenant stacks", function () {
     assert.deepEqual(json(own.inputs?.assumeRoles), [{ roleArn: "arn:aws:iam::444455556666:role/clusterra-deploy", sessionName: "clusterra-tenant-acme-dev", externalId: "clusterra-dev-acme" }]);
   });
 
-  it("give each tenant its own slurmctld endpoint: an internal NLB forwarding to its own NodePort", async () => {
+  it("publish the slurmctld endpoint central made for this tenant, and its port", async () => {
+    const central = await plan("central-dev");
     for (const [stack, id] of [["tenant-acme-dev", "acme"], ["tenant-globex-dev", "globex"]] as const) {
       const p = await plan(stack);
-      const [nlb] = byType(p, "aws:lb/loadBalancer:LoadBalancer");
-      assert.deepEqual([nlb.inputs?.internal, nlb.inputs?.loadBalancerType, nlb.inputs?.name], [true, "network", `clusterra-dev-${id}`]);
-      const [tg] = byType(p, "aws:lb/targetGroup:TargetGroup");
-      assert.equal(tg.inputs?.port, slurmctldNodePort(id));
-      const [listener] = byType(p, "aws:lb/listener:Listener");
-      assert.equal(listener.inputs?.port, 6817);
-      assert.equal(p.outputs.slurmctldNodePort, slurmctldNodePort(id));
+      const endpoint = (central.outputs.slurmctldEndpoints as Record<string, { host: string; port: number; nodePort: number }>)[id];
+      assert.deepEqual([p.outputs.slurmctldEndpoint, p.outputs.slurmctldPort, p.outputs.slurmctldNodePort], [endpoint.host, 6817, slurmctldNodePort(id)]);
+      assert.equal(byType(p, "aws:lb/loadBalancer:LoadBalancer").length, 0);
     }
-    assert.notEqual(slurmctldNodePort("acme"), slurmctldNodePort("globex"));
   });
 
   it("spread subnets over the configured zones, tagged for Karpenter discovery", async () => {

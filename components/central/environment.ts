@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
-import { CLUSTER_API_PORT, SLURM_PORTS } from "../../facts/contract";
+import { CLUSTER_API_PORT } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import { centralFleetFiles, centralFleetPath } from "../fleet/central";
 import { emitFleetFiles } from "../fleet/writer";
@@ -11,9 +11,9 @@ import { ClusterApiAccess } from "./cluster-api-access";
 import { DataSnapshots } from "./data-snapshots";
 import { K3sHost } from "./k3s-host";
 import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
-import type { CentralOutputs } from "./stack";
+import type { CentralOutputs } from "./outputs";
 import { StateTables } from "./state-tables";
-import { TenantAttachmentRole } from "./tenant-attachment";
+import { TenantLink } from "./tenant-link";
 
 export interface CentralEnvironmentArgs {
   /** The validated central stack configuration. */
@@ -81,10 +81,27 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    const attachment = new TenantAttachmentRole(
-      `${name}-tenant-attachment`,
-      { ...common, environment: config.environment, vpcId: network.vpcId, routeTableIds: [network.privateRouteTableId], hostSecurityGroupId: host.securityGroupId },
-      child,
+    // Per tenant of this environment's stack files: everything of it on central's side.
+    const links = config.tenants.map(
+      (tenant) =>
+        [
+          tenant.id,
+          new TenantLink(
+            `${name}-tenant-${tenant.id}`,
+            {
+              ...common,
+              environment: config.environment,
+              tenant,
+              vpcId: network.vpcId,
+              subnetIds: pulumi.all(network.privateSubnetIds),
+              routeTableId: network.privateRouteTableId,
+              hostInstanceId: host.instanceId,
+              hostSecurityGroupId: host.securityGroupId,
+              kmsKeyArn: key.keyArn,
+            },
+            child,
+          ),
+        ] as const,
     );
     new ArgoCd(
       `${name}-argocd`,
@@ -117,8 +134,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       hostInstanceId: host.instanceId,
       hostPrivateIp: host.privateIp,
       hostSecurityGroupId: host.securityGroupId,
-      peeringRoleArn: attachment.roleArn,
-      slurmctldEndpoint: pulumi.all([pulumi.all(network.privateSubnetIds), host.instanceId]).apply(([subnetIds, targetInstanceId]) => ({ subnetIds, targetInstanceId, port: SLURM_PORTS.slurmctld })),
+      tenantRoleArns: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.roleArn]))),
+      slurmctldEndpoints: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.endpoint]))),
       heartbeatEndpoint: pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`,
       kmsKeyArn: key.keyArn,
     };

@@ -2,8 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { TenantConfig } from "../../config/types";
 import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
+import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { SlurmctldEndpoint } from "./slurmctld-endpoint";
 import { platformName } from "../../facts/project";
 
 export interface TenantEnvironmentArgs {
@@ -27,6 +27,8 @@ export interface TenantEnvironmentArgs {
     readonly hostPrivateIp: pulumi.Output<string>;
     /** Its security group. */
     readonly hostSecurityGroupId: pulumi.Output<string>;
+    /** This tenant's slurmctld endpoint, which central owns. */
+    readonly slurmctldEndpoint: pulumi.Output<SlurmctldEndpointOutput>;
   };
 }
 
@@ -76,25 +78,10 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         centralAccountId: config.central.accountId,
         centralRegion: config.central.region,
         crossRegion: config.central.region !== config.region,
-        centralRouteTableIds: central.routeTableIds,
         centralHostIp: central.hostPrivateIp,
-        centralHostSecurityGroupId: central.hostSecurityGroupId,
         centralProvider: args.centralProvider,
       },
       child,
-    );
-    const endpoint = new SlurmctldEndpoint(
-      `${name}-slurmctld`,
-      {
-        tenantId: config.tenant.id,
-        environment: config.environment,
-        tenantCidr: network.cidr,
-        centralVpcId: central.vpcId,
-        centralSubnetIds: central.privateSubnetIds,
-        centralHostInstanceId: central.hostInstanceId,
-        centralHostSecurityGroupId: central.hostSecurityGroupId,
-      },
-      { parent: this, provider: args.centralProvider },
     );
 
     this.outputs = {
@@ -105,8 +92,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       privateSubnetIds: pulumi.all(network.privateSubnetIds),
       peeringConnectionId: peering.connectionId,
       workersSecurityGroupId: peering.workersSecurityGroupId,
-      slurmctldEndpoint: endpoint.dnsName,
-      slurmctldNodePort: endpoint.nodePort,
+      slurmctldEndpoint: central.slurmctldEndpoint.host,
+      slurmctldPort: central.slurmctldEndpoint.port,
+      slurmctldNodePort: central.slurmctldEndpoint.nodePort,
       kmsKeyArn: key.keyArn,
     };
     this.registerOutputs(this.outputs);
