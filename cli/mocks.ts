@@ -193,6 +193,7 @@ function offlineKubeconfig(name: string): string {
     "users:",
     `- name: ${name}`,
     "  user:",
-    "    token: offline-plan-placeholder",
+    `    client-certificate-data: ${Buffer.from("offline-plan-placeholder certificate").toString("base64")}`,
+    `    client-key-data: ${Buffer.from("offline-plan-placeholder key").toString("base64")}`,
   ].join("\n");
 }

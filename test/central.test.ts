@@ -83,7 +83,7 @@ describe("central stack (central-dev)", function () {
   it("waits for the host to publish its kubeconfig, then reads it from SSM on every run, kept secret", async () => {
     const p = await plan("central-dev");
     const [cmd] = byType(p, "command:local:Command");
-    assert.match(String(cmd.inputs?.create), /aws ssm get-parameter .*--name '\/clusterra\/dev\/central\/kubeconfig' --query Parameter.Version/);
+    assert.match(String(cmd.inputs?.create), /aws ssm describe-parameters .*Values=\/clusterra\/dev\/central\/kubeconfig' --query 'Parameters\[0\]\.Description'/);
     assert.doesNotMatch(String(cmd.inputs?.create), /with-decryption/, "the command never prints the kubeconfig");
     const [host] = byType(p, "aws:ec2/instance:Instance");
     assert.deepEqual(cmd.inputs?.triggers, [host.id]);
