@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { isPair, isScalar, LineCounter, parseDocument, visit } from "yaml";
-import { STACK_CONFIG_DIR } from "../facts/project";
+import { CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
 import type { ConfigIssue, StackConfig, StackFile } from "./types";
 import { formatIssues, stackShortName, validateStack } from "./validate";
 import { nearest } from "./validate-text";
@@ -136,6 +136,28 @@ export function scanStackFiles(root = PROJECT_ROOT): { files: StackFile[]; broke
 /** Every readable `Pulumi.<stack>.yaml` in the stacks folder. */
 export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
   return scanStackFiles(root).files;
+}
+
+/** The tenant each tenant stack file declares (`clusterra:tenant`): its id, and its account when it is 12 digits. */
+function declaredTenants(root: string): { id: string; accountId?: string }[] {
+  return readAllStackFiles(root).flatMap((f) => {
+    const t = f.values[`${CONFIG_NAMESPACE}:tenant`];
+    if (f.values[`${CONFIG_NAMESPACE}:kind`] !== "tenant" || typeof t !== "object" || t === null) return [];
+    const { id, accountId } = t as Record<string, unknown>;
+    const account = typeof accountId === "number" ? String(accountId) : accountId;
+    if (typeof id !== "string" || id.length === 0) return [];
+    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}) }];
+  });
+}
+
+/** Tenant ids of every tenant stack file, sorted: the policy pack's isolation default. */
+export function tenantsFromStackFiles(root = PROJECT_ROOT): string[] {
+  return [...new Set(declaredTenants(root).map((t) => t.id))].sort();
+}
+
+/** Account id of every tenant stack file, by tenant id: another tenant's account is flagged wherever it appears. */
+export function tenantAccountsFromStackFiles(root = PROJECT_ROOT): Record<string, string> {
+  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.accountId ? [[t.id, t.accountId]] : [])));
 }
 
 /** Stack file path for a stack name, as Pulumi.yaml's stackConfigDir lays them out. */

@@ -211,3 +211,23 @@ describe("clusterra plan on bad configuration", () => {
     assert.match(err.join("\n"), /--stack/);
   });
 });
+
+describe("configuration: what a central stack learns from its tenants' files", () => {
+  it("central-dev knows its tenants (id, account, CIDR) from their stack files, and nothing of other centrals", async () => {
+    const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles } = await import("../config");
+    const { exampleFile } = await import("./helpers");
+    const central = resolveConfig(exampleFile("central-dev"));
+    assert.equal(central.kind, "central");
+    if (central.kind === "central") {
+      assert.deepEqual(central.tenants, [
+        { id: "acme", accountId: "444455556666", vpcCidr: "10.16.0.0/20" },
+        { id: "globex", accountId: "777788889999", vpcCidr: "10.16.16.0/20" },
+      ]);
+    }
+    const { tenantsOf } = await import("../config/validate");
+    assert.deepEqual(tenantsOf("central-prod", [exampleFile("tenant-acme-dev")]), []);
+    // The policy pack's isolation defaults come from config/, not from the CLI.
+    assert.deepEqual(tenantsFromStackFiles(), ["acme", "globex"]);
+    assert.deepEqual(tenantAccountsFromStackFiles(), { acme: "444455556666", globex: "777788889999" });
+  });
+});
