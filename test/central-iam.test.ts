@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { clusterApiPolicy } from "../components/central/cluster-api-access";
-import { simulate } from "./iam-sim";
+import { simulate } from "./sim-request";
 import { named, plan } from "./helpers";
 
 const ACCOUNT = "111122223333";

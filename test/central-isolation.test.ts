@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import type { PlanResult } from "../cli/plan";
 import { byType, json, named, plan } from "./helpers";
-import { simulate, type Verdict } from "./iam-sim";
+import { simulate, type Verdict } from "./sim-request";
 
 const CENTRAL = "111122223333";
 const ACCOUNTS = { acme: "444455556666", globex: "777788889999" } as const;

@@ -1,36 +1,46 @@
-/** Evaluates planned IAM documents with @cloud-copilot/iam-simulate: verdicts, not string matches. */
+/** Evaluates IAM documents with an IAM simulator: tests ask AWS's question, not a string's. */
 import { runSimulation } from "@cloud-copilot/iam-simulate";
 
-export type Verdict = "Allowed" | "ExplicitlyDenied" | "ImplicitlyDenied";
-
-export interface SimRequest {
-  /** Calling principal's ARN. */
-  readonly principal: string;
+export interface Ask {
+  /** The principal's identity policies. */
+  readonly identity: readonly unknown[];
   readonly action: string;
   readonly resource: string;
-  /** Account owning the resource. */
-  readonly resourceAccount: string;
-  /** Identity policies of the principal (documents or their JSON). */
-  readonly identity?: readonly unknown[];
-  /** Resource policy (trust policy, key policy), if any. */
+  /** Account that owns the resource (defaults to the principal's). */
+  readonly resourceAccount?: string;
+  readonly principal?: string;
+  readonly context?: Record<string, string | string[]>;
+  /** The resource's own policy (bucket, secret, key, file system). */
   readonly resourcePolicy?: unknown;
-  readonly context?: Readonly<Record<string, string | string[]>>;
 }
 
-const doc = (d: unknown) => (typeof d === "string" ? JSON.parse(d) : d);
+/** aws:PrincipalArn of a session is its role's ARN. */
+function roleOf(principal: string): string {
+  const m = /^arn:([^:]+):sts::(\d+):assumed-role\/([^/]+)\//.exec(principal);
+  return m ? `arn:${m[1]}:iam::${m[2]}:role/${m[3]}` : principal;
+}
 
-/** The simulator's overall verdict; a malformed request or document fails the test. */
-export async function simulate(r: SimRequest): Promise<Verdict> {
-  const result = await runSimulation(
+const DEFAULT_PRINCIPAL = "arn:aws:iam::444455556666:role/clusterra-dev-acme-k3s-server";
+
+/** "Allowed", "ExplicitlyDenied" or "ImplicitlyDenied"; throws on a request the simulator finds invalid. */
+export async function decide(a: Ask): Promise<string> {
+  const principal = a.principal ?? DEFAULT_PRINCIPAL;
+  const response = await runSimulation(
     {
-      request: { principal: r.principal, action: r.action, resource: { resource: r.resource, accountId: r.resourceAccount }, contextVariables: { ...(r.context ?? {}) } },
-      identityPolicies: (r.identity ?? []).map((policy, i) => ({ name: `p${i}`, policy: doc(policy) })),
+      identityPolicies: a.identity.map((policy, i) => ({ name: `p${i}`, policy: policy as never })),
       serviceControlPolicies: [],
       resourceControlPolicies: [],
-      ...(r.resourcePolicy ? { resourcePolicy: doc(r.resourcePolicy) } : {}),
+      ...(a.resourcePolicy ? { resourcePolicy: a.resourcePolicy as never } : {}),
+      request: {
+        action: a.action,
+        principal,
+        resource: { resource: a.resource, accountId: a.resourceAccount ?? principal.split(":")[4] },
+        // The simulator does not derive these from the principal; AWS always sets them.
+        contextVariables: { "aws:PrincipalArn": roleOf(principal), "aws:PrincipalAccount": principal.split(":")[4], ...a.context },
+      },
     },
     {},
   );
-  if (result.resultType === "error") throw new Error(`simulation error for ${r.action} on ${r.resource}: ${JSON.stringify(result.errors)}`);
-  return result.overallResult as Verdict;
+  if (response.resultType === "error") throw new Error(`${a.action} on ${a.resource}: ${JSON.stringify(response.errors)}`);
+  return response.overallResult;
 }
