@@ -138,16 +138,26 @@ export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
   return scanStackFiles(root).files;
 }
 
-/** The tenant each tenant stack file declares (`clusterra:tenant`): its id, and its account when it is 12 digits. */
-function declaredTenants(root: string): { id: string; accountId?: string }[] {
+/**
+ * The tenant each tenant stack file declares (`clusterra:tenant`): its id, its account when
+ * it is 12 digits, and its VPC CIDR (`clusterra:network.vpcCidr`) when it is a string.
+ */
+function declaredTenants(root: string): { id: string; accountId?: string; vpcCidr?: string }[] {
   return readAllStackFiles(root).flatMap((f) => {
     const t = f.values[`${CONFIG_NAMESPACE}:tenant`];
+    const network = f.values[`${CONFIG_NAMESPACE}:network`];
     if (f.values[`${CONFIG_NAMESPACE}:kind`] !== "tenant" || typeof t !== "object" || t === null) return [];
     const { id, accountId } = t as Record<string, unknown>;
     const account = typeof accountId === "number" ? String(accountId) : accountId;
+    const cidr = typeof network === "object" && network !== null ? (network as Record<string, unknown>).vpcCidr : undefined;
     if (typeof id !== "string" || id.length === 0) return [];
-    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}) }];
+    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}) }];
   });
+}
+
+/** VPC CIDR of every tenant stack file, by tenant id: an address inside another tenant's VPC is flagged. */
+export function tenantVpcCidrsFromStackFiles(root = PROJECT_ROOT): Record<string, string> {
+  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.vpcCidr ? [[t.id, t.vpcCidr]] : [])));
 }
 
 /** Tenant ids of every tenant stack file, sorted: the policy pack's isolation default. */

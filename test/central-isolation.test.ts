@@ -14,7 +14,7 @@ type Tenant = keyof typeof ACCOUNTS;
 
 const SECRET_ACTIONS = [
   "CreateSecret", "DescribeSecret", "GetSecretValue", "PutSecretValue", "UpdateSecret", "DeleteSecret",
-  "TagResource", "UntagResource", "PutResourcePolicy", "DeleteResourcePolicy", "GetResourcePolicy",
+  "TagResource", "UntagResource", "PutResourcePolicy", "DeleteResourcePolicy", "GetResourcePolicy", "ListSecretVersionIds", "UpdateSecretVersionStage",
 ].map((a) => `secretsmanager:${a}`);
 
 interface Facts {
@@ -113,6 +113,8 @@ describe("tenant isolation in the central account (IAM simulator over central-de
       assert.equal(await asAcme(action, secret("globex")), "ImplicitlyDenied", `${action} on globex`);
     }
     assert.equal(await asAcme("secretsmanager:GetSecretValue", `arn:aws:secretsmanager:us-east-1:${CENTRAL}:secret:clusterra/dev/session-signing-key-AbCdEf`), "ImplicitlyDenied");
+    assert.equal(await asAcme("secretsmanager:GetRandomPassword", "*"), "Allowed", "key material is generated through the central provider");
+    assert.equal(await asAcme("secretsmanager:ListSecrets", "*"), "ImplicitlyDenied");
   });
 
   it("central's key encrypts a tenant's secrets only through Secrets Manager, only for its own prefix (role policy and key policy)", async () => {

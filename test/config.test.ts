@@ -214,7 +214,7 @@ describe("clusterra plan on bad configuration", () => {
 
 describe("configuration: what a central stack learns from its tenants' files", () => {
   it("central-dev knows its tenants (id, account, CIDR) from their stack files, and nothing of other centrals", async () => {
-    const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles } = await import("../config");
+    const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles, tenantVpcCidrsFromStackFiles } = await import("../config");
     const { exampleFile } = await import("./helpers");
     const central = resolveConfig(exampleFile("central-dev"));
     assert.equal(central.kind, "central");
@@ -229,5 +229,6 @@ describe("configuration: what a central stack learns from its tenants' files", (
     // The policy pack's isolation defaults come from config/, not from the CLI.
     assert.deepEqual(tenantsFromStackFiles(), ["acme", "globex"]);
     assert.deepEqual(tenantAccountsFromStackFiles(), { acme: "444455556666", globex: "777788889999" });
+    assert.deepEqual(tenantVpcCidrsFromStackFiles(), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
   });
 });

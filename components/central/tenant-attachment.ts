@@ -72,9 +72,13 @@ export function tenantAccessPolicy(s: TenantAccessScope): string {
           "secretsmanager:CreateSecret", "secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue",
           "secretsmanager:UpdateSecret", "secretsmanager:DeleteSecret", "secretsmanager:TagResource", "secretsmanager:UntagResource",
           "secretsmanager:PutResourcePolicy", "secretsmanager:DeleteResourcePolicy", "secretsmanager:GetResourcePolicy",
+          // The provider reads and retires secret versions with these.
+          "secretsmanager:ListSecretVersionIds", "secretsmanager:UpdateSecretVersionStage",
         ],
         Resource: secrets,
       },
+      // Key generation through the central provider (getRandomPassword): no resource, no data.
+      { Sid: "GenerateKeyMaterial", Effect: "Allow", Action: "secretsmanager:GetRandomPassword", Resource: "*" },
       {
         Sid: "StackKeyForOwnSecretsOnly",
         Effect: "Allow",
