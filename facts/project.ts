@@ -68,6 +68,11 @@ export function tenantAccessRoleName(environment: string, tenantId: string): str
   return platformName(environment, "tenant", tenantId);
 }
 
+/** The tenant cluster's External Secrets role (in the tenant's account): reads its Slurm keys in central. */
+export function tenantExternalSecretsRoleName(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId, "external-secrets");
+}
+
 /** Prefix of the Secrets Manager names a tenant stack owns in the central account. */
 export function tenantSecretPrefix(environment: string, tenantId: string): string {
   return `${PROJECT}/${environment}/${tenantId}/`;

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
 import { CLUSTER_API_PORT } from "../../facts/contract";
-import { TAG_KEYS } from "../../facts/project";
+import { TAG_KEYS, tenantExternalSecretsRoleName } from "../../facts/project";
 import { centralFleetFiles, centralFleetPath } from "../fleet/central";
 import { emitFleetFiles } from "../fleet/writer";
 import { PrivateNetwork } from "../network/private-network";
@@ -13,6 +13,7 @@ import { K3sHost } from "./k3s-host";
 import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
 import type { CentralOutputs } from "./outputs";
 import { StateTables } from "./state-tables";
+import { tenantSecretsArn } from "./tenant-attachment";
 import { TenantLink } from "./tenant-link";
 
 export interface CentralEnvironmentArgs {
@@ -40,7 +41,19 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const child = { parent: this };
     const common = { region: config.region, partition: config.partition, accountId };
 
-    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true }, child);
+    // Each tenant cluster's External Secrets role reads that tenant's keys (and only those) in central.
+    const secretReaders = pulumi.output(accountId).apply((account) =>
+      config.tenants.map((t) => ({
+        accountId: t.accountId,
+        roleArn: `arn:${config.partition}:iam::${t.accountId}:role/${tenantExternalSecretsRoleName(config.environment, t.id)}`,
+        secretArnPattern: tenantSecretsArn({ partition: config.partition, region: config.region, accountId: account, environment: config.environment, tenantId: t.id }),
+      })),
+    );
+    const key = new StackKey(
+      `${name}`,
+      { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true, secretReaders },
+      child,
+    );
     const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
     const network = new PrivateNetwork(
       `${name}`,
