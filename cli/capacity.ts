@@ -8,7 +8,8 @@ import { CENTRAL_NODE } from "../facts/central-host";
 import { isKnownInstanceType } from "../facts/instance-types";
 import { CONFIG_NAMESPACE } from "../facts/project";
 import { INSTANCE_HOUR, monthly } from "../facts/prices";
-import type { CostEstimate } from "./cost";
+import { estimateCost, type CostEstimate, type CostLine } from "./cost";
+import type { Deployment } from "./deployment";
 
 const show = (r: Resources) => `${r.cpuMillis}m CPU, ${r.memoryMiB} MiB, ${r.pods} pods`;
 
@@ -38,10 +39,24 @@ export function hostSharePerTenant(instanceType: string): { usd: number; hostUsd
   return { usd: Math.round((hostUsd / c.maxTenants) * 100) / 100, hostUsd, tenants: c.maxTenants };
 }
 
-/** Tenant: the idle lines its stack bills the operator, plus its share of the central host. */
-export function formatOperatorMarginal(estimate: CostEstimate, centralFile: StackFile | undefined): string {
-  const operator = estimate.lines.filter((l) => l.payer === "operator" && l.basis === "idle");
-  const direct = estimate.idle.byPayer.operator;
+/**
+ * What central builds for one tenant (its TenantLink component: role, slurmctld endpoint,
+ * rules, route), priced from central's plan: part of what the tenant costs the operator.
+ */
+export function centralLinesFor(central: Deployment, tenantId: string): CostLine[] {
+  const resources = central.deployment.resources;
+  const link = resources.find((r) => r.type === TENANT_LINK && r.urn.endsWith(`-tenant-${tenantId}`));
+  if (!link) return [];
+  const parentOf = new Map(resources.map((r) => [r.urn, r.parent]));
+  const under = (urn: string | undefined): boolean => urn !== undefined && (urn === link.urn || under(parentOf.get(urn)));
+  return estimateCost(central).lines.filter((l) => l.basis === "idle" && under(l.urn));
+}
+const TENANT_LINK = "clusterra:central:TenantLink";
+
+/** Tenant: the idle lines its stack and central's part for it bill the operator, plus its share of the central host. */
+export function formatOperatorMarginal(estimate: CostEstimate, centralFile: StackFile | undefined, centralLines: readonly CostLine[] = []): string {
+  const operator = [...estimate.lines.filter((l) => l.payer === "operator" && l.basis === "idle"), ...centralLines];
+  const direct = Math.round(operator.reduce((s, l) => s + l.monthlyUsd, 0) * 100) / 100;
   const parts = [...new Map(operator.map((l) => [l.item, 0])).keys()].map((item) => {
     const same = operator.filter((l) => l.item === item);
     return `${item}${same.length > 1 ? ` x${same.length}` : ""} $${same.reduce((s, l) => s + l.monthlyUsd, 0).toFixed(2)}`;
@@ -55,8 +70,8 @@ export function formatOperatorMarginal(estimate: CostEstimate, centralFile: Stac
 }
 
 /** The growth lines `plan` prints for a stack (none for a connector). */
-export function formatGrowth(config: StackConfig, estimate: CostEstimate, files: readonly StackFile[]): string | undefined {
+export function formatGrowth(config: StackConfig, estimate: CostEstimate, files: readonly StackFile[], central?: Deployment): string | undefined {
   if (config.kind === "central") return formatCentralCapacity(config.stack, config.controlPlane.instanceType, files);
-  if (config.kind === "tenant") return formatOperatorMarginal(estimate, files.find((f) => f.stack === config.central.stack.split("/").pop()));
+  if (config.kind === "tenant") return formatOperatorMarginal(estimate, files.find((f) => f.stack === config.central.stack.split("/").pop()), central ? centralLinesFor(central, config.tenant.id) : []);
   return undefined;
 }

@@ -144,14 +144,16 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
     lines.push(`    ${idOf(node)} [label=${quote(`tenant stack ${tenant}\n(VPC, K3s host, slurmd nodes)`)}, style="rounded,dashed"];`, "  }");
   }
   if (peering.from && peering.to) lines.push(`  ${idOf(peering.from)} -> ${idOf(peering.to)} [label="VPC peering", style=bold, dir=both, color="#3b5b92"];`);
+  // The tenant's NLB lives in central's stack: a tenant's picture draws the flow to central.
+  if (context.kind === "tenant") endpoints["tenant-endpoint"] ??= endpoints["central-host"];
   for (const f of PEERING_FLOWS) {
     const port = `${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`}`;
-    // Central's picture: a tenant's own endpoint (its NLB, created by its tenant stack)
-    // forwards to the host, so the flow is drawn to the host, saying so.
+    // A tenant's endpoint (its NLB, which central owns) forwards to the host, so the flow
+    // is drawn to the host, saying so.
     const central = (end: ContractEndpoint, tenant: string) => (end === "central-host" || end === "tenant-endpoint" ? endpoints["central-host"] : `tenant:${tenant}`);
     const pairs: [string | undefined, string | undefined][] =
       context.kind === "central" ? context.tenants.map((t) => [central(f.from, t), central(f.to, t)]) : [[endpoints[f.from], endpoints[f.to]]];
-    const via = context.kind === "central" && f.to === "tenant-endpoint" ? "\n(through the tenant's NLB)" : "";
+    const via = f.to === "tenant-endpoint" && (context.kind === "central" || endpoints["tenant-endpoint"] === endpoints["central-host"]) ? "\n(through the tenant's NLB)" : "";
     for (const [from, to] of pairs) if (from && to && from !== to) lines.push(`  ${idOf(from)} -> ${idOf(to)} [label=${quote(`${port} ${f.id}${via}`)}, color="#b5523b", fontcolor="#b5523b"];`);
   }
   lines.push("}");

@@ -9,12 +9,20 @@ import { formatGrowth } from "./capacity";
 import { estimateCost, formatCost, writeCostFile } from "./cost";
 import { diagramContext, writeDiagram } from "./diagram";
 import { countByType, planStack, writePlan } from "./plan";
-import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles } from "./policy";
+import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles, type PolicyReport } from "./policy";
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
 
 /** A stack name as Pulumi accepts it, and as a file name in stacks/: no path separators. */
 const STACK_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/** One line: how many policies ran over how many resources, and how many of them failed. */
+export function policySummary(report: PolicyReport): string {
+  const failed = Object.keys(report.counts.byPolicy).length;
+  const verdict = report.passed ? "PASSED" : "FAILED";
+  const outcome = failed === 0 ? "none failed" : `${failed} failed (${report.counts.mandatory} mandatory, ${report.counts.advisory} advisory violations)`;
+  return `${verdict}: ${report.policies} policies ran over ${report.resources} resources, ${outcome}`;
+}
 
 export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + "\n"), err: (s: string) => void = (s) => process.stderr.write(s + "\n")): Promise<number> {
   let exitCode: number = EXIT.ok;
@@ -26,11 +34,18 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
   program
     .command("plan")
     .description("run the program offline for one stack and write what it would create")
-    .requiredOption("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml)")
+    // Checked in the action, not by commander: a mistyped flag (--stak) must be reported as
+    // unknown, which commander does only after its own required-option check.
+    .option("-s, --stack <name>", "stack name (stacks/Pulumi.<name>.yaml); required")
     .option("--config-file <path>", "read this stack file instead of stacks/Pulumi.<name>.yaml")
     .option("--out <dir>", "output folder (default .clusterra/plan/<stack>/)")
     .option("--write-fleet", "write the fleet files into this repository's fleet/, as `pulumi up` does, instead of the output folder")
-    .action(async (opts: { stack: string; configFile?: string; out?: string; writeFleet?: boolean }) => {
+    .action(async (opts: { stack?: string; configFile?: string; out?: string; writeFleet?: boolean }) => {
+      if (opts.stack === undefined) {
+        err("clusterra plan: --stack <name> is required; valid: the NAME of a stacks/Pulumi.NAME.yaml, e.g. `plan --stack central-dev`");
+        exitCode = EXIT.usage;
+        return;
+      }
       if (!STACK_NAME.test(opts.stack)) {
         err(`clusterra plan: --stack ${JSON.stringify(opts.stack)} is not a stack name; valid: letters, digits, '.', '_' and '-' (the NAME of stacks/Pulumi.NAME.yaml)`);
         exitCode = EXIT.usage;
@@ -49,14 +64,16 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         const cost = estimateCost(result.deployment);
         out(formatCost(cost, result.config.region));
         const stackFiles = readAllStackFiles();
-        const growth = formatGrowth(result.config, cost, stackFiles);
+        const growth = formatGrowth(result.config, cost, stackFiles, result.central);
         if (growth) out(growth);
         writeCostFile(outDir, cost, result.config.region);
         await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
-        out(`policy pack: ${formatReport(report)}`);
+        for (const line of formatReport(report).split("\n").slice(0, report.violations.length)) out(`  ${line}`);
+        out(`policy pack: ${policySummary(report)}`);
         if (!report.passed) exitCode = EXIT.policy;
-        out(`wrote ${["resources.json", "cost.json", "architecture.svg"].map((f) => path.relative(process.cwd(), path.join(outDir, f)) || f).join(", ")}`);
+        const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file)) || file;
+        out(`wrote ${["resources.json", "outputs.json", "cost.json", "architecture.svg"].map(shown).join(", ")}`);
       } catch (e) {
         if (e instanceof ConfigError) {
           err(`clusterra plan: invalid configuration (${e.issues.length} ${e.issues.length === 1 ? "problem" : "problems"}); nothing was written:\n${e.message}`);

@@ -186,6 +186,9 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
         case "aws:secretsmanager/getRandomPassword:getRandomPassword":
           // Stands in for the generated value; the plan redacts it as a secret anyway.
           return { randomPassword: digest(JSON.stringify(args.inputs), 64), id: "offline" };
+        case "aws:ec2/getVpcPeeringConnections:getVpcPeeringConnections":
+          // The plan shows the steady state: each tenant's peering already requested and accepted.
+          return { ids: [`pcx-${digest(JSON.stringify(args.inputs.filters), 17)}`], filters: args.inputs.filters, id: ctx.region };
         case "aws:ssm/getParameter:getParameter": {
           const name = String(args.inputs.name);
           // The host's published kubeconfig, or a public AMI parameter (the latest AL2023 image id).
@@ -227,6 +230,7 @@ function offlineKubeconfig(name: string): string {
     "users:",
     `- name: ${name}`,
     "  user:",
-    "    token: offline-plan-placeholder",
+    `    client-certificate-data: ${Buffer.from("offline-plan-placeholder certificate").toString("base64")}`,
+    `    client-key-data: ${Buffer.from("offline-plan-placeholder key").toString("base64")}`,
   ].join("\n");
 }

@@ -22,6 +22,8 @@ export interface PlanResult {
   readonly fleetFiles: string[];
   /** Where they were written (undefined: not written). */
   readonly fleetRoot: string | undefined;
+  /** A tenant's central, planned first: what central builds for this tenant is billed there. */
+  readonly central?: Deployment;
 }
 
 /** The account a plan pretends to act in: the first allowed one, else AWS's documentation account. */
@@ -47,11 +49,13 @@ export function loadStackConfig(options: PlanOptions): { config: StackConfig; va
 export async function planStack(options: PlanOptions, fleetRoot: string | undefined): Promise<PlanResult> {
   const { config, values } = loadStackConfig(options);
   const stackOutputs = new Map<string, Record<string, unknown>>();
+  let centralDeployment: Deployment | undefined;
   if (config.kind === "tenant") {
     const centralName = stackShortName(config.central.stack);
     // Only central's outputs are needed here: its fleet files are not written.
     const central = await planStack({ stack: centralName, root: options.root }, undefined);
     stackOutputs.set(centralName, central.outputs);
+    centralDeployment = central.deployment;
   }
   // A central stack reads each connector naming it (their shared services) through a StackReference.
   for (const connector of config.kind === "central" ? config.connectors : []) {
@@ -67,7 +71,7 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
     clusterraProgram,
   );
   const fleetFiles = await fleet.flushFleetFiles();
-  return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles, fleetRoot };
+  return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles, fleetRoot, ...(centralDeployment ? { central: centralDeployment } : {}) };
 }
 
 /** An adopted VPC, as the account would describe it offline: with the configured CIDR. */

@@ -6,9 +6,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import { isPair, isScalar, LineCounter, parseDocument, visit } from "yaml";
-import { STACK_CONFIG_DIR } from "../facts/project";
+import { CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
 import type { ConfigIssue, StackConfig, StackFile } from "./types";
 import { formatIssues, stackShortName, validateStack } from "./validate";
+import { nearest } from "./validate-text";
 
 export * from "./types";
 export { formatIssues, stackShortName, validateStack } from "./validate";
@@ -42,7 +43,8 @@ export function readStackFile(filePath: string, stack: string, root = PROJECT_RO
   try {
     text = fs.readFileSync(path.resolve(root, filePath), "utf8");
   } catch (e) {
-    return issue(`cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"})`, `an existing stack file such as ${STACK_CONFIG_DIR}/Pulumi.${stack}.yaml`);
+    const code = (e as NodeJS.ErrnoException).code;
+    return issue(code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? "error"})`, existingStacksHint(stack, root));
   }
   const lines = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines, schema: "core", uniqueKeys: true });
@@ -78,6 +80,25 @@ export function readStackFile(filePath: string, stack: string, root = PROJECT_RO
   return { file: { stack, file: rel, values: config as Record<string, unknown> }, issues: [] };
 }
 
+/** The stacks that do exist, nearest first: what a mistyped stack name should have been. */
+function existingStacksHint(stack: string, root: string): string {
+  const names = stackEntries(root).map((e) => e.stack);
+  if (names.length === 0) return `a stack file in ${STACK_CONFIG_DIR}/ (there is none yet)`;
+  const guess = nearest(stack, names);
+  return `${guess ? `did you mean ${guess}? ` : ""}stacks with a file in ${STACK_CONFIG_DIR}/: ${names.join(", ")}`;
+}
+
+/** The stacks with a `Pulumi.<stack>.yaml` in the stacks folder, by name. */
+function stackEntries(root: string): { stack: string; file: string }[] {
+  const dir = path.join(root, STACK_CONFIG_DIR);
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .map((name) => ({ stack: /^Pulumi\.(.+)\.ya?ml$/.exec(name)?.[1], file: path.join(STACK_CONFIG_DIR, name) }))
+    .filter((e): e is { stack: string; file: string } => e.stack !== undefined)
+    .sort((a, b) => a.stack.localeCompare(b.stack));
+}
+
 /** The first value that is not plain JSON-like data (a Buffer from !!binary, a Date...). */
 function nonPlainPath(value: unknown, at: string): { path: string; kind: string } | undefined {
   if (value === null || ["string", "number", "boolean"].includes(typeof value)) return undefined;
@@ -104,15 +125,10 @@ export function scanStackFiles(root = PROJECT_ROOT): { files: StackFile[]; broke
   const files: StackFile[] = [];
   const broken = new Map<string, ConfigIssue[]>();
   if (!fs.existsSync(dir)) return { files, broken };
-  const names = fs
-    .readdirSync(dir)
-    .map((name) => /^Pulumi\.(.+)\.ya?ml$/.exec(name))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .sort((a, b) => a[1].localeCompare(b[1]));
-  for (const m of names) {
-    const { file, issues } = readStackFile(path.join(STACK_CONFIG_DIR, m[0]), m[1], root);
+  for (const entry of stackEntries(root)) {
+    const { file, issues } = readStackFile(entry.file, entry.stack, root);
     if (file) files.push(file);
-    else broken.set(m[1], issues);
+    else broken.set(entry.stack, issues);
   }
   return { files, broken };
 }
@@ -120,6 +136,38 @@ export function scanStackFiles(root = PROJECT_ROOT): { files: StackFile[]; broke
 /** Every readable `Pulumi.<stack>.yaml` in the stacks folder. */
 export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
   return scanStackFiles(root).files;
+}
+
+/**
+ * The tenant each tenant stack file declares (`clusterra:tenant`): its id, its account when
+ * it is 12 digits, and its VPC CIDR (`clusterra:network.vpcCidr`) when it is a string.
+ */
+function declaredTenants(root: string): { id: string; accountId?: string; vpcCidr?: string }[] {
+  return readAllStackFiles(root).flatMap((f) => {
+    const t = f.values[`${CONFIG_NAMESPACE}:tenant`];
+    const network = f.values[`${CONFIG_NAMESPACE}:network`];
+    if (f.values[`${CONFIG_NAMESPACE}:kind`] !== "tenant" || typeof t !== "object" || t === null) return [];
+    const { id, accountId } = t as Record<string, unknown>;
+    const account = typeof accountId === "number" ? String(accountId) : accountId;
+    const cidr = typeof network === "object" && network !== null ? (network as Record<string, unknown>).vpcCidr : undefined;
+    if (typeof id !== "string" || id.length === 0) return [];
+    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}) }];
+  });
+}
+
+/** VPC CIDR of every tenant stack file, by tenant id: an address inside another tenant's VPC is flagged. */
+export function tenantVpcCidrsFromStackFiles(root = PROJECT_ROOT): Record<string, string> {
+  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.vpcCidr ? [[t.id, t.vpcCidr]] : [])));
+}
+
+/** Tenant ids of every tenant stack file, sorted: the policy pack's isolation default. */
+export function tenantsFromStackFiles(root = PROJECT_ROOT): string[] {
+  return [...new Set(declaredTenants(root).map((t) => t.id))].sort();
+}
+
+/** Account id of every tenant stack file, by tenant id: another tenant's account is flagged wherever it appears. */
+export function tenantAccountsFromStackFiles(root = PROJECT_ROOT): Record<string, string> {
+  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.accountId ? [[t.id, t.accountId]] : [])));
 }
 
 /** Stack file path for a stack name, as Pulumi.yaml's stackConfigDir lays them out. */

@@ -42,6 +42,16 @@ export interface CentralConfig extends BaseConfig {
   readonly clusterApi: { readonly image: string };
   /** Connector stacks that name this central (from the stack files beside it). */
   readonly connectors: readonly ConnectorAttachment[];
+  /** The tenants whose stack files join this central: central owns their shared-side resources. */
+  readonly tenants: readonly CentralTenant[];
+}
+
+/** A tenant as its central stack sees it, from the tenant's stack file. */
+export interface CentralTenant {
+  readonly id: string;
+  readonly accountId: string;
+  /** The tenant VPC's CIDR: central routes it and admits it on the tenant's endpoint only. */
+  readonly vpcCidr: string;
 }
 
 export interface ShapeConfig {

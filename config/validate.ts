@@ -8,10 +8,12 @@ import { slurmctldNodePort } from "../facts/contract";
 import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
+import { instanceTypeProblem } from "./catalog";
+import { nearest } from "./validate-text";
 import { cidrsOverlap, vpcCidrProblem } from "./cidr";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
-import type { ConfigIssue, ConnectorAttachment, ConnectorConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+import type { CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
 export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -78,7 +80,8 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   if (kind === "central") checkCentralHoldsItsTenants(source, own, siblings, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
-  return { ok: true, config: toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings), connectorsOf(source.stack, siblings)) };
+  const typed = toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings), connectorsOf(source.stack, siblings));
+  return { ok: true, config: typed.kind === "central" ? { ...typed, tenants: tenantsOf(source.stack, siblings) } : typed };
 }
 
 type Add = (key: string, value: unknown, problem: string, valid: string) => void;
@@ -203,7 +206,9 @@ const XEN_FAMILIES = /^(t1|t2|m1|m2|m3|m4|c1|c3|c4|r3|r4|i2|i3|d2|x1|x1e|g2|g3|g
 
 function checkCentral(own: Record<string, unknown>, add: Add): void {
   const plane = isObject(own.controlPlane) ? own.controlPlane : {};
-  if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
+  const unknownType = typeof plane.instanceType === "string" ? instanceTypeProblem(plane.instanceType) : undefined;
+  if (unknownType) add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, unknownType.problem, unknownType.valid);
+  else if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
     add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, "a Xen-based instance type (no NVMe volume ids)", "a Nitro instance type such as t4g.medium or m7g.large");
   }
 }
@@ -289,7 +294,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
   };
   switch (kind) {
     case "central":
-      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, connectors };
+      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, connectors, tenants: [] };
     case "tenant": {
       const central = own.central as TenantConfig["central"];
       const n = own.network as { vpcCidr: string; vpcId?: string; subnetIds?: string[] };
@@ -303,6 +308,25 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       return { ...base, kind, connector: { ...connector, directoryService: connector.directoryService ?? false }, central: own.central as never };
     }
   }
+}
+
+/**
+ * The tenants joining central stack `central`, from their stack files, by id. A tenant file
+ * that is not well-formed is left out here: its own plan reports why.
+ */
+export function tenantsOf(central: string, files: readonly StackFile[]): CentralTenant[] {
+  const ns = CONFIG_NAMESPACE;
+  const tenants: CentralTenant[] = [];
+  for (const f of files) {
+    const [tenant, joins, network] = [f.values[`${ns}:tenant`], f.values[`${ns}:central`], f.values[`${ns}:network`]];
+    if (f.values[`${ns}:kind`] !== "tenant" || !isObject(tenant) || !isObject(joins) || !isObject(network)) continue;
+    if (typeof joins.stack !== "string" || stackShortName(joins.stack) !== central) continue;
+    const { id, accountId } = tenant;
+    const { vpcCidr } = network;
+    if (typeof id !== "string" || typeof accountId !== "string" || !/^\d{12}$/.test(accountId) || typeof vpcCidr !== "string" || vpcCidrProblem(vpcCidr)) continue;
+    tenants.push({ id, accountId, vpcCidr });
+  }
+  return tenants.sort((a, b) => a.id.localeCompare(b.id));
 }
 
 function fromAjv(file: string, ns: string, e: ErrorObject): ConfigIssue {
@@ -337,27 +361,6 @@ function pointerToKey(ns: string, pointer: string): string {
 
 function join(path: string, key: string): string {
   return path.endsWith(":") ? path + key : `${path}.${key}`;
-}
-
-/** The closest candidate within edit distance 2, for "did you mean". */
-function nearest(word: string, candidates: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const c of candidates) {
-    const d = editDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [c, d];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length];
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {

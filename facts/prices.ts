@@ -146,6 +146,7 @@ export const NO_CHARGE: Readonly<Record<string, string>> = {
   "aws:vpclattice/targetGroup:TargetGroup": "included in the service's price",
   "aws:vpclattice/listener:Listener": "included in the service's price",
   "aws:vpclattice/authPolicy:AuthPolicy": "a policy on the service network: free",
+  "aws:vpclattice/targetGroupAttachment:TargetGroupAttachment": "included in the service's price",
   "aws:ram/resourceShare:ResourceShare": "AWS RAM is free",
   "aws:ram/resourceAssociation:ResourceAssociation": "AWS RAM is free",
   "aws:ram/principalAssociation:PrincipalAssociation": "AWS RAM is free",

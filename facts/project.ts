@@ -53,10 +53,30 @@ export function stackTags(environment: string, kind: StackKind, tenantId?: strin
 }
 
 /**
- * Operators run `pulumi up` as IAM roles whose names start with this prefix; central's
- * tenant-attachment role trusts only them.
+ * Operators run `pulumi up` as IAM roles whose names start with this prefix: central stacks
+ * as `clusterra-deployer`, each tenant stack as its own `clusterra-deployer-<env>-<tenant>`.
  */
 export const DEPLOYER_ROLE_PREFIX = "clusterra-deployer";
+
+/** The identity a tenant stack's run uses in the central account: the only one its tenant role trusts. */
+export function tenantDeployerRoleName(environment: string, tenantId: string): string {
+  return [DEPLOYER_ROLE_PREFIX, environment, tenantId].join("-");
+}
+
+/** The role central creates for one tenant: what that tenant's stack may do in the central account. */
+export function tenantAccessRoleName(environment: string, tenantId: string): string {
+  return platformName(environment, "tenant", tenantId);
+}
+
+/** The tenant cluster's External Secrets role (in the tenant's account): reads its Slurm keys in central. */
+export function tenantExternalSecretsRoleName(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId, "external-secrets");
+}
+
+/** Prefix of the Secrets Manager names a tenant stack owns in the central account. */
+export function tenantSecretPrefix(environment: string, tenantId: string): string {
+  return `${PROJECT}/${environment}/${tenantId}/`;
+}
 
 /** The role each customer creates once in its account for tenant stacks to deploy through. */
 export const TENANT_DEPLOY_ROLE_NAME = "clusterra-deploy";

@@ -5,7 +5,7 @@
  * preview needs no --policy-pack-config; one given still wins.
  */
 import { PolicyPack } from "@pulumi/policy";
-import { tenantAccountsFromStackFiles, tenantsFromStackFiles, tenantVpcCidrsFromStackFiles } from "../cli/policy";
+import { tenantAccountsFromStackFiles, tenantsFromStackFiles, tenantVpcCidrsFromStackFiles } from "../config";
 import { PACK_DESCRIPTION, PACK_NAME, POLICIES } from "./rules";
 import type { PackPolicy } from "./rules/util";
 

@@ -6,9 +6,21 @@ import { architectureOf, hostPolicy, kubeconfigParameterName } from "../componen
 import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-init";
 import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
-import { attachmentPolicy, attachmentTrust } from "../components/central/tenant-attachment";
 import { vpcCidrProblem } from "../config/cidr";
 import { byType, exampleFile, json, named, plan } from "./helpers";
+
+/** The shared reference folder (/work/shared/reference), found above the repository or its worktree. */
+function referenceDir(): string {
+  for (let dir = __dirname; path.dirname(dir) !== dir; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, "shared", "reference");
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  throw new Error("no shared/reference folder above the repository");
+}
+
+function argoChartDefaults(): Record<string, unknown> {
+  return parse(fs.readFileSync(path.join(referenceDir(), "argo-cd-chart-10.1.1", "argo-cd-chart-values.yaml"), "utf8"));
+}
 
 type Doc = { Statement: { Sid?: string; Action: string | string[]; Resource: string | string[]; Condition?: unknown; Principal?: unknown }[] };
 
@@ -71,7 +83,7 @@ describe("central stack (central-dev)", function () {
   it("waits for the host to publish its kubeconfig, then reads it from SSM on every run, kept secret", async () => {
     const p = await plan("central-dev");
     const [cmd] = byType(p, "command:local:Command");
-    assert.match(String(cmd.inputs?.create), /aws ssm get-parameter .*--name '\/clusterra\/dev\/central\/kubeconfig' --query Parameter.Version/);
+    assert.match(String(cmd.inputs?.create), /aws ssm describe-parameters .*Values=\/clusterra\/dev\/central\/kubeconfig' --query 'Parameters\[0\]\.Description'/);
     assert.doesNotMatch(String(cmd.inputs?.create), /with-decryption/, "the command never prints the kubeconfig");
     const [host] = byType(p, "aws:ec2/instance:Instance");
     assert.deepEqual(cmd.inputs?.triggers, [host.id]);
@@ -159,12 +171,19 @@ describe("central stack (central-dev)", function () {
 
   it("publishes what tenant stacks need", async () => {
     const { outputs } = await plan("central-dev");
-    for (const key of ["vpcId", "vpcCidr", "routeTableIds", "peeringRoleArn", "hostPrivateIp", "hostSecurityGroupId", "slurmctldEndpoint", "heartbeatEndpoint", "accountId"]) {
+    for (const key of ["vpcId", "vpcCidr", "privateSubnetIds", "routeTableIds", "hostInstanceId", "hostPrivateIp", "hostSecurityGroupId", "kmsKeyArn", "heartbeatEndpoint", "accountId", "tenantRoleArns", "slurmctldEndpoints"]) {
       assert.ok(outputs[key] !== undefined, key);
     }
     assert.equal(outputs.accountId, "111122223333");
     assert.equal(outputs.heartbeatEndpoint, `https://${outputs.hostPrivateIp}:8443`);
-    assert.equal(outputs.peeringRoleArn, "arn:aws:iam::111122223333:role/clusterra-dev-tenant-attachment");
+    assert.deepEqual(outputs.tenantRoleArns, {
+      acme: "arn:aws:iam::111122223333:role/clusterra-dev-tenant-acme",
+      globex: "arn:aws:iam::111122223333:role/clusterra-dev-tenant-globex",
+    });
+    const endpoints = outputs.slurmctldEndpoints as Record<string, { host: string; port: number; nodePort: number }>;
+    assert.deepEqual(Object.keys(endpoints), ["acme", "globex"]);
+    assert.match(endpoints.acme.host, /^internal-clusterra-dev-acme-.*\.elb\.us-east-1\.amazonaws\.com$/);
+    assert.equal(endpoints.acme.port, 6817);
   });
 
   it("writes cluster-api's Application and values to the fleet", async () => {
@@ -213,7 +232,7 @@ describe("central building blocks", () => {
   });
 
   it("every ArgoCD value sets a key the pinned chart defines", () => {
-    const reference = parse(fs.readFileSync(path.join(__dirname, "..", "..", "..", "shared", "reference", "argo-cd-chart-10.1.1", "argo-cd-chart-values.yaml"), "utf8"));
+    const reference = argoChartDefaults();
     const missing: string[] = [];
     // Maps the chart documents as free-form ("add parameters here").
     const freeForm = new Set(["configs.cm.", "configs.params."]);
@@ -228,26 +247,15 @@ describe("central building blocks", () => {
     assert.deepEqual(missing, []);
   });
 
-  it("the tenant-attachment role accepts peering only into the central VPC and touches only central's route table", () => {
-    const doc = JSON.parse(attachmentPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", environment: "dev", vpcId: "vpc-1", routeTableIds: ["rtb-1"], hostSecurityGroupId: "sg-1" })) as Doc;
-    const accept = doc.Statement.find((s) => s.Sid === "AcceptPeeringIntoThisVpc")!;
-    assert.deepEqual(accept.Condition, { ArnEquals: { "ec2:AccepterVpc": "arn:aws:ec2:us-east-1:111122223333:vpc/vpc-1" } });
-    assert.deepEqual(doc.Statement.find((s) => s.Sid === "RoutesToTenants")!.Resource, ["arn:aws:ec2:us-east-1:111122223333:route-table/rtb-1"]);
-    const star = doc.Statement.filter((s) => s.Resource === "*");
-    assert.ok(star.every((s) => (s.Action as string[]).every((a) => /:Describe/.test(a))), "only Describe calls on *");
-    // A tenant session changes only what carries its own tenant tag.
-    const own = { "aws:ResourceTag/clusterra:tenant": "${aws:PrincipalTag/clusterra:tenant}" };
-    for (const sid of ["ManageOnlyOwnTenantGroups", "ManageOnlyOwnTenantLoadBalancers"]) assert.deepEqual(doc.Statement.find((s) => s.Sid === sid)!.Condition, { StringEquals: own });
-    const deletes = doc.Statement.filter((s) => ([] as string[]).concat(s.Action).some((a) => /:Delete(SecurityGroup|LoadBalancer|TargetGroup|Listener)$/.test(a)));
-    assert.ok(deletes.every((s) => JSON.stringify(s.Condition).includes("aws:PrincipalTag/clusterra:tenant")));
-  });
-
-  it("the tenant-attachment role cannot be assumed without a tenant session tag", () => {
-    const trust = JSON.parse(JSON.stringify(attachmentTrust("aws", "111122223333"))) as Doc;
-    assert.deepEqual(trust.Statement[0].Action, ["sts:AssumeRole", "sts:TagSession"]);
-    assert.deepEqual(trust.Statement[0].Condition, {
-      ArnLike: { "aws:PrincipalArn": "arn:aws:iam::111122223333:role/clusterra-deployer*" },
-      StringLike: { "aws:RequestTag/clusterra:tenant": "?*" },
-    });
+  it("no ArgoCD value restates the pinned chart's default", () => {
+    const defaults = argoChartDefaults();
+    const restated: string[] = [];
+    const walk = (ours: unknown, theirs: unknown, at: string) => {
+      if (ours && typeof ours === "object" && !Array.isArray(ours)) {
+        for (const [k, v] of Object.entries(ours)) walk(v, (theirs as Record<string, unknown> | undefined)?.[k], `${at}${k}.`);
+      } else if (JSON.stringify(ours) === JSON.stringify(theirs)) restated.push(at.slice(0, -1));
+    };
+    walk(argocdValues("dev"), defaults, "");
+    assert.deepEqual(restated, []);
   });
 });

@@ -182,7 +182,7 @@ describe("configuration", () => {
     fs.writeFileSync(path.join(dir, "list.yaml"), "- 1\n- 2\n");
     assert.match(readStackFile(path.join(dir, "bad.yaml"), "x").issues[0].problem, /not valid YAML/);
     assert.match(readStackFile(path.join(dir, "list.yaml"), "x").issues[0].problem, /no `config:` mapping/);
-    assert.match(readStackFile(path.join(dir, "missing.yaml"), "x").issues[0].problem, /cannot be read \(ENOENT\)/);
+    assert.match(readStackFile(path.join(dir, "missing.yaml"), "x").issues[0].problem, /does not exist/);
   });
 });
 
@@ -209,5 +209,26 @@ describe("clusterra plan on bad configuration", () => {
     const err: string[] = [];
     assert.equal(await main(["plan"], () => undefined, (s) => err.push(s)), 2);
     assert.match(err.join("\n"), /--stack/);
+  });
+});
+
+describe("configuration: what a central stack learns from its tenants' files", () => {
+  it("central-dev knows its tenants (id, account, CIDR) from their stack files, and nothing of other centrals", async () => {
+    const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles, tenantVpcCidrsFromStackFiles } = await import("../config");
+    const { exampleFile } = await import("./helpers");
+    const central = resolveConfig(exampleFile("central-dev"));
+    assert.equal(central.kind, "central");
+    if (central.kind === "central") {
+      assert.deepEqual(central.tenants, [
+        { id: "acme", accountId: "444455556666", vpcCidr: "10.16.0.0/20" },
+        { id: "globex", accountId: "777788889999", vpcCidr: "10.16.16.0/20" },
+      ]);
+    }
+    const { tenantsOf } = await import("../config/validate");
+    assert.deepEqual(tenantsOf("central-prod", [exampleFile("tenant-acme-dev")]), []);
+    // The policy pack's isolation defaults come from config/, not from the CLI.
+    assert.deepEqual(tenantsFromStackFiles(), ["acme", "globex"]);
+    assert.deepEqual(tenantAccountsFromStackFiles(), { acme: "444455556666", globex: "777788889999" });
+    assert.deepEqual(tenantVpcCidrsFromStackFiles(), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
   });
 });

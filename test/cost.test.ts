@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { formatCentralCapacity, formatGrowth, formatOperatorMarginal } from "../cli/capacity";
+import { centralLinesFor, formatCentralCapacity, formatGrowth, formatOperatorMarginal } from "../cli/capacity";
 import { costDocument, estimateCost, idleCost } from "../cli/cost";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { main } from "../cli/main";
@@ -112,8 +112,11 @@ describe("cost estimate", function () {
       "public IPv4 address": 3.65,
       "KMS key": 1,
       "Secrets Manager secret": 0.4,
+      // Central owns each tenant's slurmctld endpoint.
+      "NLB clusterra-dev-acme": 16.43,
+      "NLB clusterra-dev-globex": 16.43,
     });
-    assert.deepEqual(cost.byPayer, { operator: 97.36, customer: 0 });
+    assert.deepEqual(cost.byPayer, { operator: 130.22, customer: 0 });
     const usage = estimateCost((await plan("central-dev")).deployment).lines.filter((l) => l.basis === "usage");
     assert.equal(usage.filter((l) => l.item === "DynamoDB point-in-time recovery").length, 6);
     assert.deepEqual(usage.find((l) => l.item.startsWith("EBS snapshots"))?.detail, "20 GB x $0.05/GB-month");
@@ -122,10 +125,12 @@ describe("cost estimate", function () {
   it("charges the operator what a tenant stack creates in central, and says what one more tenant adds", async () => {
     const acme = await plan("tenant-acme-dev");
     const cost = estimateCost(acme.deployment);
-    assert.equal(cost.lines.find((l) => l.item === "NLB clusterra-dev-acme")?.payer, "operator");
-    assert.equal(cost.idle.byPayer.operator, 17.23);
+    // The tenant's keys are in central; its endpoint is central's own, built for it.
+    assert.equal(cost.idle.byPayer.operator, 0.8);
+    const forAcme = centralLinesFor(acme.central!, "acme");
+    assert.deepEqual(forAcme.map((l) => l.item), ["NLB clusterra-dev-acme"]);
     assert.equal(
-      formatOperatorMarginal(cost, exampleFile("central-dev")),
+      formatOperatorMarginal(cost, exampleFile("central-dev"), forAcme),
       "operator's marginal cost of this tenant: $17.23 a month idle (Secrets Manager secret x2 $0.80, NLB clusterra-dev-acme $16.43); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $41.76",
     );
     assert.equal(formatGrowth((await plan("connector-demo")).config, estimateCost((await plan("connector-demo")).deployment), exampleFiles()), undefined);

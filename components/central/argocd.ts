@@ -3,6 +3,7 @@ import { CustomResource } from "@pulumi/kubernetes/apiextensions/customResource"
 import { Release } from "@pulumi/kubernetes/helm/v3/release";
 import { Provider } from "@pulumi/kubernetes/provider";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
+import { platformName } from "../../facts/project";
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
@@ -58,7 +59,9 @@ export function platformProject(repoUrl: string): Record<string, unknown> {
 export class ArgoCd extends pulumi.ComponentResource {
   constructor(name: string, args: ArgoCdArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:central:ArgoCd", name, {}, opts);
-    const k8s = new Provider(`${name}-k3s`, { kubeconfig: args.kubeconfig, enableServerSideApply: true }, { parent: this });
+    // The cluster outlives its host (same datastore on the same data volume): a replaced host
+    // or a kubeconfig unknown during preview updates the provider, never replaces what it made.
+    const k8s = new Provider(`${name}-k3s`, { kubeconfig: args.kubeconfig, enableServerSideApply: true, clusterIdentifier: platformName(args.environment, "central") }, { parent: this });
     const child = { parent: this, provider: k8s };
     const release = new Release(
       `${name}`,

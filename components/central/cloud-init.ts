@@ -6,6 +6,44 @@
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { k3sInstallScriptUrl } from "../../facts/versions";
+import { CLUSTER_API_NAMESPACE } from "../fleet/central";
+
+/** What the host writes as the parameter's description: which instance published it. */
+export function publishedByDescription(instanceId: string): string {
+  return `K3s admin kubeconfig published by ${instanceId}`;
+}
+
+/** Where K3s reads its admission configuration (Pod Security defaults). */
+export const ADMISSION_CONFIG_PATH = "/etc/rancher/k3s/admission.yaml";
+
+/**
+ * Namespaces exempt from Pod Security "baseline": K3s's own system pods, and cluster-api,
+ * which runs on the host network to reach the host's credentials (and nothing else may).
+ */
+export const POD_SECURITY_EXEMPT_NAMESPACES = ["kube-system", CLUSTER_API_NAMESPACE] as const;
+
+/**
+ * Pod Security Admission for the whole cluster: "baseline" enforced everywhere else, so no
+ * workload pod gets the host network, host paths, host ports or privileges: with the IMDS
+ * hop limit of 1, no workload pod can reach the host role's credentials.
+ */
+export function admissionConfig(): Record<string, unknown> {
+  return {
+    apiVersion: "apiserver.config.k8s.io/v1",
+    kind: "AdmissionConfiguration",
+    plugins: [
+      {
+        name: "PodSecurity",
+        configuration: {
+          apiVersion: "pod-security.admission.config.k8s.io/v1",
+          kind: "PodSecurityConfiguration",
+          defaults: { enforce: "baseline", "enforce-version": "latest", audit: "restricted", "audit-version": "latest", warn: "restricted", "warn-version": "latest" },
+          exemptions: { usernames: [], runtimeClasses: [], namespaces: [...POD_SECURITY_EXEMPT_NAMESPACES] },
+        },
+      },
+    ],
+  };
+}
 
 export interface K3sServerInit {
   readonly k3sVersion: string;
@@ -36,7 +74,7 @@ export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
     "cluster-cidr": CENTRAL_K3S_RANGES.clusterCidr,
     "service-cidr": CENTRAL_K3S_RANGES.serviceCidr,
     "cluster-dns": CENTRAL_K3S_RANGES.clusterDns,
-    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
+    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false", `admission-control-config-file=${ADMISSION_CONFIG_PATH}`],
     "kubelet-arg": ["streaming-connection-idle-timeout=5m", "make-iptables-util-chains=true"],
     "node-label": Object.entries(init.nodeLabels).map(([k, v]) => `${k}=${v}`),
     "https-listen-port": K3S_API_PORT,
@@ -46,14 +84,20 @@ export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
 /**
  * The script that publishes the kubeconfig. Its server stays https://127.0.0.1:6443: the
  * API has no ingress rule, and operators reach it through a Session Manager port forward.
- * It runs on every boot, so certificates K3s renews at start reach SSM too.
+ * It runs on every boot, so certificates K3s renews at start reach SSM too; it retries until
+ * SSM accepts (the role's policy or the network may lag the boot), and names the instance
+ * in the parameter's description, so the program waits for this host's publication.
  */
 export function publishKubeconfigScript(init: K3sServerInit): string {
   return [
     "#!/bin/bash",
     "set -euo pipefail",
+    'INSTANCE_ID="$(cat /var/lib/cloud/data/instance-id)"',
     "until [ -s /etc/rancher/k3s/k3s.yaml ] && k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
-    `aws ssm put-parameter --region ${init.region} --name '${init.kubeconfigParameter}' --type SecureString --key-id '${init.kmsKeyId}' --tier Intelligent-Tiering --overwrite --value file:///etc/rancher/k3s/k3s.yaml >/dev/null`,
+    `until aws ssm put-parameter --region ${init.region} --name '${init.kubeconfigParameter}' --type SecureString --key-id '${init.kmsKeyId}' --tier Intelligent-Tiering --overwrite --description "${publishedByDescription("${INSTANCE_ID}")}" --value file:///etc/rancher/k3s/k3s.yaml >/dev/null; do`,
+    '  echo "publishing the kubeconfig failed; retrying in 15 s" >&2',
+    "  sleep 15",
+    "done",
     "",
   ].join("\n");
 }
@@ -68,7 +112,7 @@ export function mountDataVolumeScript(volumeId: string): string {
     "#!/bin/bash",
     "set -euo pipefail",
     `DEV=${device}`,
-    "for i in $(seq 1 120); do [ -e \"$DEV\" ] && break; sleep 5; done",
+    "for _ in $(seq 1 120); do [ -e \"$DEV\" ] && break; sleep 5; done",
     "[ -e \"$DEV\" ] || { echo \"data volume $DEV never attached\" >&2; exit 1; }",
     "blkid \"$DEV\" >/dev/null || mkfs.xfs -L k3s-data \"$DEV\"",
     "mkdir -p /var/lib/rancher",
@@ -90,6 +134,8 @@ export function k3sServerUserData(init: K3sServerInit): string {
     "",
     "[Service]",
     "Type=oneshot",
+    // The script retries until SSM accepts: no start timeout may cut it short.
+    "TimeoutStartSec=infinity",
     "ExecStart=/usr/local/sbin/clusterra-publish-kubeconfig",
     "",
     "[Install]",
@@ -99,6 +145,7 @@ export function k3sServerUserData(init: K3sServerInit): string {
   const doc = {
     write_files: [
       { path: "/etc/rancher/k3s/config.yaml", permissions: "0600", content: stringify(k3sServerConfig(init)) },
+      { path: ADMISSION_CONFIG_PATH, permissions: "0600", content: stringify(admissionConfig()) },
       {
         // K3s's protect-kernel-defaults needs these set before it starts.
         path: "/etc/sysctl.d/90-kubelet.conf",

@@ -20,7 +20,7 @@ export interface ClusterApiAccessArgs extends AccountScope {
 
 /** Item-level DynamoDB actions cluster-api needs; no table administration. */
 const TABLE_ACTIONS = [
-  "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:UpdateItem",
+  "dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:Scan", "dynamodb:PutItem", "dynamodb:UpdateItem",
   "dynamodb:DeleteItem", "dynamodb:BatchWriteItem", "dynamodb:ConditionCheckItem", "dynamodb:DescribeTable",
 ];
 

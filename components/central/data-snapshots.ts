@@ -1,8 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as dlm from "@pulumi/aws/dlm";
 import * as iam from "@pulumi/aws/iam";
-import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
+import { arn, documentedServiceTrust, policyDocument, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
+
+/** The service principal DLM assumes its execution role as. */
+export const DLM_SERVICE = "dlm.amazonaws.com";
 
 export interface DataSnapshotsArgs extends AccountScope {
   /** Environment name: descriptions. */
@@ -59,7 +62,8 @@ export class DataSnapshots extends pulumi.ComponentResource {
       `${name}-role`,
       {
         description: `EBS snapshots of the central ${args.environment} data volume`,
-        assumeRolePolicy: pulumi.output(args.accountId).apply((account) => toJson(serviceTrust("dlm.amazonaws.com", account))),
+        // AWS documents DLM's trust without a source condition (AWSDataLifecycleManagerDefaultRole).
+        assumeRolePolicy: toJson(documentedServiceTrust(DLM_SERVICE)),
       },
       child,
     );

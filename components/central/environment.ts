@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
-import { CLUSTER_API_PORT, SLURM_PORTS } from "../../facts/contract";
-import { TAG_KEYS } from "../../facts/project";
+import { CLUSTER_API_PORT } from "../../facts/contract";
+import { TAG_KEYS, tenantExternalSecretsRoleName } from "../../facts/project";
 import { centralFleetFiles, centralFleetPath } from "../fleet/central";
 import { emitFleetFiles } from "../fleet/writer";
 import { PrivateNetwork } from "../network/private-network";
@@ -12,9 +12,10 @@ import { DataSnapshots } from "./data-snapshots";
 import { K3sHost } from "./k3s-host";
 import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
 import { ConnectorServiceNetwork } from "./service-network";
-import type { CentralOutputs } from "./stack";
+import type { CentralOutputs } from "./outputs";
 import { StateTables } from "./state-tables";
-import { TenantAttachmentRole } from "./tenant-attachment";
+import { tenantSecretsArn } from "./tenant-attachment";
+import { TenantLink } from "./tenant-link";
 
 export interface CentralEnvironmentArgs {
   /** The validated central stack configuration. */
@@ -41,7 +42,19 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const child = { parent: this };
     const common = { region: config.region, partition: config.partition, accountId };
 
-    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true }, child);
+    // Each tenant cluster's External Secrets role reads that tenant's keys (and only those) in central.
+    const secretReaders = pulumi.output(accountId).apply((account) =>
+      config.tenants.map((t) => ({
+        accountId: t.accountId,
+        roleArn: `arn:${config.partition}:iam::${t.accountId}:role/${tenantExternalSecretsRoleName(config.environment, t.id)}`,
+        secretArnPattern: tenantSecretsArn({ partition: config.partition, region: config.region, accountId: account, environment: config.environment, tenantId: t.id }),
+      })),
+    );
+    const key = new StackKey(
+      `${name}`,
+      { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true, secretReaders },
+      child,
+    );
     const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
     const network = new PrivateNetwork(
       `${name}`,
@@ -82,10 +95,27 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    const attachment = new TenantAttachmentRole(
-      `${name}-tenant-attachment`,
-      { ...common, environment: config.environment, vpcId: network.vpcId, routeTableIds: [network.privateRouteTableId], hostSecurityGroupId: host.securityGroupId },
-      child,
+    // Per tenant of this environment's stack files: everything of it on central's side.
+    const links = config.tenants.map(
+      (tenant) =>
+        [
+          tenant.id,
+          new TenantLink(
+            `${name}-tenant-${tenant.id}`,
+            {
+              ...common,
+              environment: config.environment,
+              tenant,
+              vpcId: network.vpcId,
+              subnetIds: pulumi.all(network.privateSubnetIds),
+              routeTableId: network.privateRouteTableId,
+              hostInstanceId: host.instanceId,
+              hostSecurityGroupId: host.securityGroupId,
+              kmsKeyArn: key.keyArn,
+            },
+            child,
+          ),
+        ] as const,
     );
     // Connector mode: the Lattice service network connectors' slurmrestd services join.
     new ConnectorServiceNetwork(
@@ -124,8 +154,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       hostInstanceId: host.instanceId,
       hostPrivateIp: host.privateIp,
       hostSecurityGroupId: host.securityGroupId,
-      peeringRoleArn: attachment.roleArn,
-      slurmctldEndpoint: pulumi.all([pulumi.all(network.privateSubnetIds), host.instanceId]).apply(([subnetIds, targetInstanceId]) => ({ subnetIds, targetInstanceId, port: SLURM_PORTS.slurmctld })),
+      tenantRoleArns: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.roleArn]))),
+      slurmctldEndpoints: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.endpoint]))),
       heartbeatEndpoint: pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`,
       kmsKeyArn: key.keyArn,
     };

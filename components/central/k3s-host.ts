@@ -7,7 +7,8 @@ import { Command } from "@pulumi/command/local";
 import { al2023AmiParameter } from "../../facts/versions";
 import { arn, ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
 import { addBaselineEgress } from "../network/baseline-egress";
-import { k3sServerUserData } from "./cloud-init";
+import { k3sServerUserData, publishedByDescription } from "./cloud-init";
+import { trustedKubeconfig } from "./kubeconfig";
 import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
 
@@ -40,14 +41,19 @@ export function architectureOf(instanceType: string): "arm64" | "x86_64" {
   return /^([a-z]+\d+[a-z-]*g[a-z-]*|a1)\./.test(instanceType) ? "arm64" : "x86_64";
 }
 
-/** Shell that waits up to ten minutes for the host to publish its kubeconfig. */
+/**
+ * Shell that waits up to ten minutes for the CURRENT host ($INSTANCE_ID) to publish its
+ * kubeconfig: an older host's publication (before a replacement) does not count.
+ */
 export function waitForParameterScript(region: string, parameter: string): string {
+  const expected = publishedByDescription("$INSTANCE_ID");
   return [
     `for i in $(seq 1 60); do`,
-    `  v=$(aws ssm get-parameter --region ${region} --name '${parameter}' --query Parameter.Version --output text 2>/dev/null) && [ -n "$v" ] && echo "kubeconfig version $v" && exit 0`,
+    `  d=$(aws ssm describe-parameters --region ${region} --parameter-filters 'Key=Name,Values=${parameter}' --query 'Parameters[0].Description' --output text 2>/dev/null)`,
+    `  [ "$d" = "${expected}" ] && echo "kubeconfig published by $INSTANCE_ID (try $i)" && exit 0`,
     `  sleep 10`,
     `done`,
-    `echo "the host did not publish ${parameter} within 10 minutes" >&2`,
+    `echo "host $INSTANCE_ID did not publish ${parameter} within 10 minutes" >&2`,
     `exit 1`,
   ].join("\n");
 }
@@ -70,7 +76,7 @@ export function hostPolicy(p: { partition: string; region: string; accountId: st
         "ec2messages:AcknowledgeMessage", "ec2messages:DeleteMessage", "ec2messages:FailMessage", "ec2messages:GetEndpoint", "ec2messages:GetMessages", "ec2messages:SendReply"],
       Resource: "*",
     },
-    { Sid: "PublishKubeconfig", Effect: "Allow", Action: ["ssm:PutParameter", "ssm:AddTagsToResource"], Resource: parameterArn },
+    { Sid: "PublishKubeconfig", Effect: "Allow", Action: "ssm:PutParameter", Resource: parameterArn },
     {
       Sid: "EncryptKubeconfig",
       Effect: "Allow",
@@ -104,7 +110,7 @@ export class K3sHost extends pulumi.ComponentResource {
     this.kubeconfigParameter = kubeconfigParameterName(args.environment);
 
     const role = new iam.Role(`${name}-role`, { description: `central K3s host (${args.environment})`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
-    new iam.RolePolicy(
+    const hostRolePolicy = new iam.RolePolicy(
       `${name}-host`,
       {
         role: role.name,
@@ -157,7 +163,8 @@ export class K3sHost extends pulumi.ComponentResource {
       },
       // A new AMI release must not replace the control plane; the old host goes before the
       // new one starts, so the data volume is free to move.
-      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true },
+      // It boots with its policy in place: the first publication must not meet AccessDenied.
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy] },
     );
     new ec2.VolumeAttachment(`${name}-data`, { instanceId: instance.id, volumeId: dataVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
 
@@ -167,7 +174,7 @@ export class K3sHost extends pulumi.ComponentResource {
       {
         create: waitForParameterScript(args.region, this.kubeconfigParameter),
         triggers: [instance.id],
-        environment: { AWS_REGION: args.region, ...(args.profile ? { AWS_PROFILE: args.profile } : {}) },
+        environment: { AWS_REGION: args.region, INSTANCE_ID: instance.id, ...(args.profile ? { AWS_PROFILE: args.profile } : {}) },
         logging: "stdoutAndStderr",
       },
       { parent: this },
@@ -180,7 +187,8 @@ export class K3sHost extends pulumi.ComponentResource {
     this.securityGroupId = sg.id;
     this.roleArn = role.arn;
     this.roleName = role.name;
-    this.kubeconfig = pulumi.secret(kubeconfig.value);
+    // Untrusted input: only its CA, client certificate and key pass, into a kubeconfig built here.
+    this.kubeconfig = pulumi.secret(kubeconfig.value.apply(trustedKubeconfig));
     this.registerOutputs({ instanceId: this.instanceId, privateIp: this.privateIp, kubeconfigParameter: this.kubeconfigParameter });
   }
 }

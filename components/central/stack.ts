@@ -4,24 +4,7 @@ import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { CentralConfig } from "../../config/types";
 import { stackProvider } from "../security/provider";
 import { CentralEnvironment } from "./environment";
-
-/** What tenant stacks read through their StackReference. */
-export interface CentralOutputs {
-  readonly accountId: string;
-  readonly region: string;
-  readonly environment: string;
-  readonly vpcId: string;
-  readonly vpcCidr: string;
-  readonly privateSubnetIds: string[];
-  readonly routeTableIds: string[];
-  readonly hostInstanceId: string;
-  readonly hostPrivateIp: string;
-  readonly hostSecurityGroupId: string;
-  readonly peeringRoleArn: string;
-  readonly slurmctldEndpoint: { readonly subnetIds: string[]; readonly targetInstanceId: string; readonly port: number };
-  readonly heartbeatEndpoint: string;
-  readonly kmsKeyArn: string;
-}
+import type { CentralOutputs } from "./outputs";
 
 export function centralStack(config: CentralConfig): Record<string, unknown> {
   const provider = stackProvider("aws", config);

@@ -1,175 +1,136 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
-import { DEPLOYER_ROLE_PREFIX, platformName, TAG_KEYS } from "../../facts/project";
-import { arn, policyDocument, toJson, type PolicyDocument } from "../security/iam";
+import { TAG_KEYS, tenantAccessRoleName, tenantDeployerRoleName, tenantSecretPrefix } from "../../facts/project";
+import { arn, policyDocument, principalTrust, toJson, type PolicyDocument } from "../security/iam";
 import type { AccountScope } from "../security/scope";
 
-export interface TenantAttachmentArgs extends AccountScope {
-  /** Environment name: role name and the tenant load-balancer name pattern. */
+/** Where one tenant's access lives: central's account, and the tenant it belongs to. */
+export interface TenantAccessScope {
+  readonly partition: string;
+  readonly region: string;
+  /** The central account. */
+  readonly accountId: string;
   readonly environment: string;
-  /** Central VPC: the only one peerings may be accepted into. */
-  readonly vpcId: pulumi.Input<string>;
-  /** Central route tables tenants may add their routes to. */
-  readonly routeTableIds: pulumi.Input<string>[];
-  /** The host's group, where tenants add their NodePort and 6818 rules. */
-  readonly hostSecurityGroupId: pulumi.Input<string>;
+  readonly tenantId: string;
+  /** The tenant's own account: the only one whose peering requests it may accept. */
+  readonly tenantAccountId: string;
+  /** The central VPC: the only one it may accept peerings into. */
+  readonly vpcId: string;
+  /** Central's stack key: usable only through Secrets Manager, for the tenant's own secrets. */
+  readonly kmsKeyArn: string;
 }
 
-interface AttachmentScope {
-  partition: string;
-  region: string;
-  accountId: string;
-  environment: string;
-  vpcId: string;
-  routeTableIds: string[];
-  hostSecurityGroupId: string;
+/** Secrets Manager's endpoint name in a region, as kms:ViaService sees it. */
+function secretsManagerService(partition: string, region: string): string {
+  return `secretsmanager.${region}.${partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com"}`;
 }
 
-const TENANT_TAG = TAG_KEYS.tenant;
-/** The session's tenant, as IAM policy variable. */
-const SESSION_TENANT = `\${aws:PrincipalTag/${TENANT_TAG}}`;
-
-/**
- * Trust: the operators' deployer roles in this account, by ARN pattern, and only with a
- * `clusterra:tenant` session tag (an untagged session cannot assume the role at all).
- */
-export function attachmentTrust(partition: string, accountId: string): PolicyDocument {
-  return policyDocument({
-    Effect: "Allow",
-    Principal: { AWS: `arn:${partition}:iam::${accountId}:root` },
-    Action: ["sts:AssumeRole", "sts:TagSession"],
-    Condition: {
-      ArnLike: { "aws:PrincipalArn": `arn:${partition}:iam::${accountId}:role/${DEPLOYER_ROLE_PREFIX}*` },
-      StringLike: { [`aws:RequestTag/${TENANT_TAG}`]: "?*" },
-    },
-  });
+/** ARN pattern of every secret the tenant owns in central (`clusterra/<env>/<tenant>/*`). */
+export function tenantSecretsArn(s: Pick<TenantAccessScope, "partition" | "region" | "accountId" | "environment" | "tenantId">): string {
+  return arn(s.partition, "secretsmanager", s.region, s.accountId, `secret:${tenantSecretPrefix(s.environment, s.tenantId)}*`);
 }
 
 /**
- * What a tenant stack does in the central account, and only that: accept its peering
- * into this VPC, route to it, and add or remove its own tagged security-group rules and
- * its slurmctld load balancer.
+ * Trust: only this tenant's deployer role (`clusterra-deployer-<env>-<tenant>`), by exact ARN.
+ * Another tenant's run has another identity, so it cannot assume this role whatever its code.
  */
-export function attachmentPolicy(s: AttachmentScope): string {
+export function tenantAccessTrust(partition: string, centralAccountId: string, environment: string, tenantId: string): PolicyDocument {
+  return principalTrust(partition, centralAccountId, [`arn:${partition}:iam::${centralAccountId}:role/${tenantDeployerRoleName(environment, tenantId)}`]);
+}
+
+/**
+ * What one tenant's stack does in the central account, and only that: accept its own peering
+ * (requested from its own account) into the central VPC and tag it, and manage its own
+ * secrets under `clusterra/<env>/<tenant>/`, encrypted with central's key through Secrets
+ * Manager. Routes, security-group rules and the slurmctld endpoint are central's own
+ * resources (IAM cannot scope them per tenant), built from the tenant stack files.
+ */
+export function tenantAccessPolicy(s: TenantAccessScope): string {
   const ec2 = (resource: string) => arn(s.partition, "ec2", s.region, s.accountId, resource);
-  const elb = (resource: string) => arn(s.partition, "elasticloadbalancing", s.region, s.accountId, resource);
   const vpcArn = ec2(`vpc/${s.vpcId}`);
-  const tenantLbs = platformName(s.environment, "*");
-  const elbResources = [elb(`loadbalancer/net/${tenantLbs}/*`), elb(`targetgroup/${tenantLbs}/*`), elb(`listener/net/${tenantLbs}/*/*`)];
-  // Resources a tenant stack creates here carry its tenant tag; it may change only those.
-  const ownTenant = { [`aws:ResourceTag/${TENANT_TAG}`]: SESSION_TENANT };
-  const tagsOwnTenant = { [`aws:RequestTag/${TENANT_TAG}`]: SESSION_TENANT };
+  const ownPeering = {
+    ArnEquals: { "ec2:AccepterVpc": vpcArn },
+    ArnLike: { "ec2:RequesterVpc": `arn:${s.partition}:ec2:*:${s.tenantAccountId}:vpc/*` },
+  };
+  const secrets = tenantSecretsArn(s);
   return toJson(
     policyDocument(
+      { Sid: "AcceptOwnPeering", Effect: "Allow", Action: ["ec2:AcceptVpcPeeringConnection", "ec2:CreateTags"], Resource: ec2("vpc-peering-connection/*"), Condition: ownPeering },
+      { Sid: "IntoTheCentralVpc", Effect: "Allow", Action: "ec2:AcceptVpcPeeringConnection", Resource: vpcArn },
       {
-        Sid: "AcceptPeeringIntoThisVpc",
+        // DeleteTags carries no peering keys: the tenant tag the accepter set is the scope.
+        Sid: "UntagOwnPeering",
         Effect: "Allow",
-        Action: ["ec2:AcceptVpcPeeringConnection", "ec2:ModifyVpcPeeringConnectionOptions"],
+        Action: "ec2:DeleteTags",
         Resource: ec2("vpc-peering-connection/*"),
-        Condition: { ArnEquals: { "ec2:AccepterVpc": vpcArn } },
-      },
-      { Sid: "AcceptingVpc", Effect: "Allow", Action: "ec2:AcceptVpcPeeringConnection", Resource: vpcArn },
-      {
-        // The accepter tags its side of the connection after accepting, not on create.
-        Sid: "TagAcceptedPeerings",
-        Effect: "Allow",
-        Action: ["ec2:CreateTags", "ec2:DeleteTags"],
-        Resource: ec2("vpc-peering-connection/*"),
-        Condition: { ArnEquals: { "ec2:AccepterVpc": vpcArn } },
-      },
-      { Sid: "RoutesToTenants", Effect: "Allow", Action: ["ec2:CreateRoute", "ec2:ReplaceRoute", "ec2:DeleteRoute"], Resource: s.routeTableIds.map((id) => ec2(`route-table/${id}`)) },
-      {
-        Sid: "TenantRulesOnHostGroup",
-        Effect: "Allow",
-        Action: ["ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules"],
-        Resource: [ec2(`security-group/${s.hostSecurityGroupId}`), ec2("security-group-rule/*")],
-      },
-      { Sid: "EndpointGroupsInThisVpc", Effect: "Allow", Action: "ec2:CreateSecurityGroup", Resource: vpcArn },
-      {
-        Sid: "EndpointGroupsTaggedWithOwnTenant",
-        Effect: "Allow",
-        Action: "ec2:CreateSecurityGroup",
-        Resource: ec2("security-group/*"),
-        Condition: { StringEquals: tagsOwnTenant },
+        Condition: { StringEquals: { [`aws:ResourceTag/${TAG_KEYS.tenant}`]: s.tenantId } },
       },
       {
-        Sid: "ManageOnlyOwnTenantGroups",
-        Effect: "Allow",
-        Action: ["ec2:DeleteSecurityGroup", "ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules"],
-        Resource: ec2("security-group/*"),
-        Condition: { StringEquals: ownTenant },
-      },
-      {
-        Sid: "RetagOwnTenantGroupsAndRules",
-        Effect: "Allow",
-        Action: ["ec2:CreateTags", "ec2:DeleteTags"],
-        Resource: [ec2("security-group/*"), ec2("security-group-rule/*")],
-        Condition: { StringEquals: ownTenant },
-      },
-      {
-        Sid: "TagOnCreate",
-        Effect: "Allow",
-        Action: "ec2:CreateTags",
-        Resource: [ec2("security-group/*"), ec2("security-group-rule/*")],
-        Condition: { StringEquals: { "ec2:CreateAction": ["CreateSecurityGroup", "AuthorizeSecurityGroupIngress", "AuthorizeSecurityGroupEgress"] } },
-      },
-      {
-        Sid: "CreateLoadBalancersTaggedWithOwnTenant",
-        Effect: "Allow",
-        Action: ["elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup", "elasticloadbalancing:CreateListener", "elasticloadbalancing:AddTags"],
-        Resource: elbResources,
-        Condition: { StringEquals: tagsOwnTenant },
-      },
-      {
-        Sid: "ManageOnlyOwnTenantLoadBalancers",
+        Sid: "OwnSecrets",
         Effect: "Allow",
         Action: [
-          "elasticloadbalancing:DeleteLoadBalancer", "elasticloadbalancing:ModifyLoadBalancerAttributes", "elasticloadbalancing:SetSecurityGroups",
-          "elasticloadbalancing:DeleteTargetGroup", "elasticloadbalancing:ModifyTargetGroup", "elasticloadbalancing:ModifyTargetGroupAttributes",
-          "elasticloadbalancing:RegisterTargets", "elasticloadbalancing:DeregisterTargets",
-          "elasticloadbalancing:DeleteListener", "elasticloadbalancing:ModifyListener", "elasticloadbalancing:AddTags", "elasticloadbalancing:RemoveTags",
+          "secretsmanager:CreateSecret", "secretsmanager:DescribeSecret", "secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue",
+          "secretsmanager:UpdateSecret", "secretsmanager:DeleteSecret", "secretsmanager:TagResource", "secretsmanager:UntagResource",
+          "secretsmanager:GetResourcePolicy",
+          // The provider reads and retires secret versions with these.
+          "secretsmanager:ListSecretVersionIds", "secretsmanager:UpdateSecretVersionStage",
         ],
-        Resource: elbResources,
-        Condition: { StringEquals: ownTenant },
+        Resource: secrets,
       },
       {
-        // The first load balancer of an account creates ELB's service-linked role.
-        Sid: "ElbServiceLinkedRole",
+        // Who may read a secret is a permission change: only on secrets tagged with this
+        // tenant (the central provider's default tags), and never a public policy.
+        Sid: "OwnSecretPolicies",
         Effect: "Allow",
-        Action: "iam:CreateServiceLinkedRole",
-        Resource: `arn:${s.partition}:iam::${s.accountId}:role/aws-service-role/elasticloadbalancing.amazonaws.com/AWSServiceRoleForElasticLoadBalancing`,
-        Condition: { StringEquals: { "iam:AWSServiceName": "elasticloadbalancing.amazonaws.com" } },
+        Action: ["secretsmanager:PutResourcePolicy", "secretsmanager:DeleteResourcePolicy"],
+        Resource: secrets,
+        Condition: { StringEquals: { [`aws:ResourceTag/${TAG_KEYS.tenant}`]: s.tenantId }, BoolIfExists: { "secretsmanager:BlockPublicPolicy": "true" } },
       },
+      // Key generation through the central provider (getRandomPassword): no resource, no data.
+      { Sid: "GenerateKeyMaterial", Effect: "Allow", Action: "secretsmanager:GetRandomPassword", Resource: "*" },
       {
-        // Describe calls take no resource ARNs.
-        Sid: "ReadOnlyDescribe",
+        Sid: "StackKeyForOwnSecretsOnly",
         Effect: "Allow",
-        Action: [
-          "ec2:DescribeVpcPeeringConnections", "ec2:DescribeRouteTables", "ec2:DescribeSecurityGroups", "ec2:DescribeSecurityGroupRules",
-          "ec2:DescribeVpcs", "ec2:DescribeSubnets", "ec2:DescribeNetworkInterfaces", "ec2:DescribeTags", "ec2:DescribeInstances",
-          "elasticloadbalancing:DescribeLoadBalancers", "elasticloadbalancing:DescribeLoadBalancerAttributes", "elasticloadbalancing:DescribeTargetGroups",
-          "elasticloadbalancing:DescribeTargetGroupAttributes", "elasticloadbalancing:DescribeTargetHealth", "elasticloadbalancing:DescribeListeners",
-          "elasticloadbalancing:DescribeListenerAttributes", "elasticloadbalancing:DescribeTags",
-        ],
-        Resource: "*",
+        Action: ["kms:Encrypt", "kms:Decrypt", "kms:GenerateDataKey"],
+        Resource: s.kmsKeyArn,
+        Condition: {
+          StringEquals: { "kms:ViaService": secretsManagerService(s.partition, s.region) },
+          StringLike: { "kms:EncryptionContext:SecretARN": secrets },
+        },
       },
+      // Describe calls take no resource ARNs.
+      { Sid: "ReadOnlyDescribe", Effect: "Allow", Action: ["ec2:DescribeVpcPeeringConnections", "ec2:DescribeVpcs"], Resource: "*" },
     ),
   );
 }
 
-/** The role tenant stacks assume in the central account to attach themselves. */
-export class TenantAttachmentRole extends pulumi.ComponentResource {
+export interface TenantAccessRoleArgs extends AccountScope {
+  /** Environment name: role names. */
+  readonly environment: string;
+  /** The tenant this role belongs to. */
+  readonly tenantId: string;
+  /** The tenant's own account. */
+  readonly tenantAccountId: string;
+  /** The central VPC. */
+  readonly vpcId: pulumi.Input<string>;
+  /** Central's stack key (the tenant's secrets are encrypted with it). */
+  readonly kmsKeyArn: pulumi.Input<string>;
+}
+
+/** The role one tenant's stack assumes in the central account. */
+export class TenantAccessRole extends pulumi.ComponentResource {
   public readonly roleArn: pulumi.Output<string>;
 
-  constructor(name: string, args: TenantAttachmentArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("clusterra:central:TenantAttachmentRole", name, {}, opts);
+  constructor(name: string, args: TenantAccessRoleArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("clusterra:central:TenantAccessRole", name, {}, opts);
     const role = new iam.Role(
       `${name}-role`,
       {
-        name: platformName(args.environment, "tenant-attachment"),
-        description: "Tenant stacks accept their peering, route and add their own rules here",
+        name: tenantAccessRoleName(args.environment, args.tenantId),
+        description: `Tenant ${args.tenantId}'s stack: its own peering and secrets in central, nothing else`,
         maxSessionDuration: 3600,
-        assumeRolePolicy: pulumi.output(args.accountId).apply((account) => toJson(attachmentTrust(args.partition, account))),
+        assumeRolePolicy: pulumi.output(args.accountId).apply((account) => toJson(tenantAccessTrust(args.partition, account, args.environment, args.tenantId))),
+        tags: { [TAG_KEYS.tenant]: args.tenantId },
       },
       { parent: this },
     );
@@ -178,9 +139,9 @@ export class TenantAttachmentRole extends pulumi.ComponentResource {
       {
         role: role.name,
         policy: pulumi
-          .all([args.accountId, args.vpcId, pulumi.all(args.routeTableIds), args.hostSecurityGroupId])
-          .apply(([accountId, vpcId, routeTableIds, hostSecurityGroupId]) =>
-            attachmentPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, vpcId, routeTableIds, hostSecurityGroupId }),
+          .all([args.accountId, args.vpcId, args.kmsKeyArn])
+          .apply(([accountId, vpcId, kmsKeyArn]) =>
+            tenantAccessPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, tenantId: args.tenantId, tenantAccountId: args.tenantAccountId, vpcId, kmsKeyArn }),
           ),
       },
       { parent: this },

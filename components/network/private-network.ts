@@ -30,6 +30,19 @@ export interface PrivateNetworkArgs extends AccountScope {
 }
 
 /**
+ * What the flow-log service needs on its log group, as AWS documents for delivery to
+ * CloudWatch Logs (CreateLogGroup and DescribeLogGroups included; the latter takes no ARN).
+ */
+export function flowLogDeliveryPolicy(groupArn: string): string {
+  return toJson(
+    policyDocument(
+      { Effect: "Allow", Action: ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"], Resource: [groupArn, `${groupArn}:log-stream:*`] },
+      { Effect: "Allow", Action: "logs:DescribeLogGroups", Resource: "*" },
+    ),
+  );
+}
+
+/**
  * A VPC with no inbound path from the internet: private subnets across zones, one NAT
  * gateway for outbound image pulls, free gateway endpoints for S3 and DynamoDB, the
  * default security group emptied, and flow logs to an encrypted log group.
@@ -132,15 +145,7 @@ export class PrivateNetwork extends pulumi.ComponentResource {
       `${name}-flow-logs`,
       {
         role: flowLogRole.name,
-        policy: logGroup.arn.apply((groupArn) =>
-          toJson(
-            policyDocument({
-              Effect: "Allow",
-              Action: ["logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
-              Resource: [groupArn, `${groupArn}:log-stream:*`],
-            }),
-          ),
-        ),
+        policy: logGroup.arn.apply(flowLogDeliveryPolicy),
       },
       child,
     );

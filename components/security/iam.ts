@@ -33,10 +33,17 @@ export function serviceTrust(service: string, accountId: string, sourceArn?: str
   return policyDocument({ Effect: "Allow", Principal: { Service: service }, Action: "sts:AssumeRole", Condition: condition });
 }
 
+/**
+ * Trust for a service that AWS documents with no source condition (it sends neither
+ * aws:SourceAccount nor aws:SourceArn when assuming), such as Data Lifecycle Manager.
+ */
+export function documentedServiceTrust(service: string): PolicyDocument {
+  return policyDocument({ Effect: "Allow", Principal: { Service: service }, Action: "sts:AssumeRole" });
+}
+
 /** Trust for EC2 instances: EC2 passes no source account, so the role's PassRole scope is the guard. */
 export function ec2Trust(partition: string): PolicyDocument {
-  const service = partition === "aws-cn" ? "ec2.amazonaws.com.cn" : "ec2.amazonaws.com";
-  return policyDocument({ Effect: "Allow", Principal: { Service: service }, Action: "sts:AssumeRole" });
+  return documentedServiceTrust(partition === "aws-cn" ? "ec2.amazonaws.com.cn" : "ec2.amazonaws.com");
 }
 
 /** Trust for principals of another account: only with an ExternalId, as AWS recommends for third parties. */

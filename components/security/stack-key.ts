@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as kms from "@pulumi/aws/kms";
-import { arn, policyDocument, toJson } from "./iam";
+import { arn, policyDocument, toJson, type Statement } from "./iam";
 import type { AccountScope } from "./scope";
 
 /**
@@ -25,6 +25,36 @@ export interface StackKeyArgs extends AccountScope {
   readonly eventsService?: boolean;
   /** What the key protects, for its description. */
   readonly purpose: string;
+  /**
+   * Roles of other accounts that may decrypt, through Secrets Manager only, the secrets under
+   * one ARN pattern (each tenant cluster's External Secrets role, its own keys in central).
+   */
+  readonly secretReaders?: pulumi.Input<readonly SecretReader[]>;
+}
+
+/** A role of another account that reads secrets encrypted with the key. */
+export interface SecretReader {
+  readonly accountId: string;
+  readonly roleArn: string;
+  /** The secrets it may decrypt (kms:EncryptionContext:SecretARN pattern). */
+  readonly secretArnPattern: string;
+}
+
+/** Key-policy statements letting each reader decrypt its own secrets through Secrets Manager, nothing else. */
+export function secretReaderStatements(partition: string, region: string, readers: readonly SecretReader[]): Statement[] {
+  const via = `secretsmanager.${region}.${partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com"}`;
+  return readers.map((r) => ({
+    Effect: "Allow" as const,
+    // The account as principal and the role by condition: the key policy stays valid before the role exists.
+    Principal: { AWS: `arn:${partition}:iam::${r.accountId}:root` },
+    Action: "kms:Decrypt",
+    Resource: "*",
+    Condition: {
+      ArnEquals: { "aws:PrincipalArn": r.roleArn },
+      StringEquals: { "kms:ViaService": via },
+      StringLike: { "kms:EncryptionContext:SecretARN": r.secretArnPattern },
+    },
+  }));
 }
 
 /**
@@ -39,7 +69,8 @@ export class StackKey extends pulumi.ComponentResource {
   constructor(name: string, args: StackKeyArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:security:StackKey", name, {}, opts);
     const logsPrincipal = args.partition === "aws-cn" ? `logs.${args.region}.amazonaws.com.cn` : `logs.${args.region}.amazonaws.com`;
-    const policy = pulumi.output(args.accountId).apply((account) =>
+    const readersIn: pulumi.Input<readonly SecretReader[]> = args.secretReaders ?? [];
+    const policy = pulumi.all([args.accountId, readersIn]).apply(([account, readers]) =>
       toJson(
         policyDocument(
           {
@@ -74,6 +105,7 @@ export class StackKey extends pulumi.ComponentResource {
                 },
               ]
             : []),
+          ...secretReaderStatements(args.partition, args.region, readers as readonly SecretReader[]),
         ),
       ),
     );

@@ -25,13 +25,9 @@ export interface CentralPeeringArgs {
   readonly centralRegion: string;
   /** Whether central lives in another region than this stack (cross-region peering). */
   readonly crossRegion: boolean;
-  /** Central route tables (central publishes one). */
-  readonly centralRouteTableIds: pulumi.Input<string[]>;
   /** The central host's private address: the only source of 6818. */
   readonly centralHostIp: pulumi.Input<string>;
-  /** The central host's group, which gets the 6818 egress rule. */
-  readonly centralHostSecurityGroupId: pulumi.Input<string>;
-  /** Provider acting in the central account through its tenant-attachment role. */
+  /** Provider acting in the central account through the role central made for this tenant. */
   readonly centralProvider: ProviderResource;
   /** Extra tags on the workers' group (Karpenter's discovery tag). */
   readonly workersSecurityGroupTags?: Readonly<Record<string, string>>;
@@ -44,9 +40,12 @@ export const TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f)
 export const FROM_TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "tenant-vpc");
 
 /**
- * VPC peering between a tenant and central: requested from the tenant account, accepted
- * in central, routed both ways; the security-group rules of the flows whose ends exist
- * here come from the contract table. The tenant host's flows arrive with the tenant host.
+ * VPC peering between a tenant and central: requested from the tenant account, accepted in
+ * central through the tenant's own role there (which accepts only peerings from this
+ * tenant's account), and routed on the tenant side. Central's route and its rules towards
+ * the tenant are the central stack's (TenantLink). The security-group rules of the flows
+ * whose ends exist here come from the contract table; the tenant host's flows arrive with
+ * the tenant host.
  */
 export class CentralPeering extends pulumi.ComponentResource {
   public readonly connectionId: pulumi.Output<string>;
@@ -78,9 +77,6 @@ export class CentralPeering extends pulumi.ComponentResource {
     args.tenantRouteTableIds.forEach((routeTableId, i) => {
       new ec2.Route(`${name}-to-central-${i}`, { routeTableId, destinationCidrBlock: args.centralCidr, vpcPeeringConnectionId: request.id }, { parent: this, dependsOn: [accept] });
     });
-    // Central's private subnets share one route table (PrivateNetwork), published as routeTableIds[0].
-    const centralRouteTableId = pulumi.output(args.centralRouteTableIds).apply((ids) => ids[0]);
-    new ec2.Route(`${name}-to-tenant`, { routeTableId: centralRouteTableId, destinationCidrBlock: args.tenantCidr, vpcPeeringConnectionId: accept.id }, inCentral);
 
     const workers = new ec2.SecurityGroup(
       `${name}-workers`,
@@ -91,7 +87,6 @@ export class CentralPeering extends pulumi.ComponentResource {
     for (const flow of TENANT_VPC_FLOWS) {
       const rule = { ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } };
       new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...rule, securityGroupId: workers.id, cidrIpv4: hostCidr }, child);
-      new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, { ...rule, securityGroupId: args.centralHostSecurityGroupId, cidrIpv4: args.tenantCidr }, inCentral);
     }
     // The group starts with no egress (the provider drops AWS's allow-all): add what slurmd needs.
     for (const flow of FROM_TENANT_VPC_FLOWS) {

@@ -4,11 +4,10 @@ import { PrivateNetwork } from "../network/private-network";
 import { AdoptedNetwork } from "../network/adopted-network";
 import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
+import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { SlurmctldEndpoint } from "./slurmctld-endpoint";
 import { platformName } from "../../facts/project";
 import { coveringCidr } from "../../config/cidr";
-import { SLURM_PORTS } from "../../facts/contract";
 import { TENANT_K3S_VERSION } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
@@ -51,6 +50,8 @@ export interface TenantEnvironmentArgs {
     readonly kmsKeyArn: pulumi.Output<string>;
     /** cluster-api's private listener, where the edge-agent heartbeats. */
     readonly heartbeatEndpoint: pulumi.Output<string>;
+    /** This tenant's slurmctld endpoint, which central owns. */
+    readonly slurmctldEndpoint: pulumi.Output<SlurmctldEndpointOutput>;
   };
 }
 
@@ -62,12 +63,6 @@ export function tenantClusterName(environment: string, tenantId: string): string
   return platformName(environment, tenantId);
 }
 
-/**
- * A tenant's side: in its own account a key, a VPC whose K3s server is also its NAT, the
- * cluster's security groups, Karpenter's queue and node role, EFS, the files bucket and
- * the platform pods' roles; in central, its peering acceptance, its slurmctld endpoint
- * and its Slurm keys; in fleet/, the cluster's add-ons with the values resolved here.
- */
 /** The tenant's network either way: a new VPC whose K3s server is its NAT, or the customer's own. */
 function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironmentArgs, logKeyArn: pulumi.Output<string>, discovery: Record<string, string>, parent: pulumi.Resource) {
   const common = { region: config.region, partition: config.partition, accountId: args.accountId };
@@ -95,6 +90,13 @@ function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironme
   };
 }
 
+/**
+ * A tenant's side: in its own account a key, a VPC whose K3s server is also its NAT, the
+ * cluster's security groups, Karpenter's queue and node role, EFS, the files bucket and
+ * the platform pods' roles; in central (through the tenant's own role there), its peering
+ * acceptance and its Slurm keys; in fleet/, the cluster's add-ons with the values
+ * resolved here. Central owns the tenant's slurmctld endpoint, routes and host rules.
+ */
 export class TenantEnvironment extends pulumi.ComponentResource {
   public readonly outputs: Record<string, pulumi.Input<unknown>>;
 
@@ -121,26 +123,11 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         centralAccountId: config.central.accountId,
         centralRegion: config.central.region,
         crossRegion: config.central.region !== config.region,
-        centralRouteTableIds: central.routeTableIds,
         centralHostIp: central.hostPrivateIp,
-        centralHostSecurityGroupId: central.hostSecurityGroupId,
         centralProvider: args.centralProvider,
         workersSecurityGroupTags: discovery,
       },
       child,
-    );
-    const endpoint = new SlurmctldEndpoint(
-      `${name}-slurmctld`,
-      {
-        tenantId: config.tenant.id,
-        environment: config.environment,
-        tenantCidr: network.cidr,
-        centralVpcId: central.vpcId,
-        centralSubnetIds: central.privateSubnetIds,
-        centralHostInstanceId: central.hostInstanceId,
-        centralHostSecurityGroupId: central.hostSecurityGroupId,
-      },
-      { parent: this, provider: args.centralProvider },
     );
     const groups = new ClusterSecurityGroups(
       `${name}-nodes`,
@@ -230,9 +217,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       pulumi
         .all([
           pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
-          pulumi.all([endpoint.dnsName, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
+          pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
         ])
-        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctldHost, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint]]) =>
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint]]) =>
           tenantClusterFleetFiles({
             environment: config.environment,
             tenantId: config.tenant.id,
@@ -252,7 +239,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             }),
             kmsKeyArn,
             nodeSets,
-            slurmctld: { host: slurmctldHost, port: SLURM_PORTS.slurmctld },
+            slurmctld: { host: slurmctld.host, port: slurmctld.port },
             keySecretArns,
             centralRegion: config.central.region,
             externalSecretsRoleArn,
@@ -273,9 +260,6 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       serverInstanceId: server.instanceId,
       serverPrivateIp: server.privateIp,
       kubeconfigParameter: params.kubeconfig,
-      slurmctldEndpoint: endpoint.dnsName,
-      slurmctldPort: SLURM_PORTS.slurmctld,
-      slurmctldNodePort: endpoint.nodePort,
       karpenterQueueName: karpenter.queueName,
       karpenterNodeRoleArn: karpenter.nodeRoleArn,
       efsFileSystemId: efs.fileSystemId,
@@ -284,6 +268,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       slurmKeySecretArns: keys.secretArns,
       externalSecretsRoleArn: keys.externalSecretsRoleArn,
       edgeAgentRoleArn: edgeAgent.roleArn,
+      slurmctldEndpoint: central.slurmctldEndpoint.host,
+      slurmctldPort: central.slurmctldEndpoint.port,
+      slurmctldNodePort: central.slurmctldEndpoint.nodePort,
       kmsKeyArn: key.keyArn,
     };
     this.registerOutputs(this.outputs);

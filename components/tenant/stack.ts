@@ -2,16 +2,17 @@
 import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { TenantConfig } from "../../config/types";
-import type { CentralOutputs } from "../central/stack";
-import { TAG_KEYS, TENANT_DEPLOY_ROLE_NAME, tenantExternalId } from "../../facts/project";
+import type { CentralOutputs } from "../central/outputs";
+import { TENANT_DEPLOY_ROLE_NAME, tenantExternalId } from "../../facts/project";
 import { stackProvider } from "../security/provider";
 import { TenantEnvironment } from "./environment";
 import { isExisting, resolveExistingNetwork } from "./existing-network";
 
 /**
- * Operators run tenant stacks as a central deployer role. The tenant side goes through the
- * deploy role the customer created (cross-account, with the tenant's ExternalId); the
- * central side through central's tenant-attachment role, tagged with the tenant.
+ * Operators run each tenant stack as that tenant's deployer role
+ * (`clusterra-deployer-<env>-<tenant>`). The tenant side goes through the deploy role the
+ * customer created (cross-account, with the tenant's ExternalId); the central side through
+ * the role central created for this tenant alone, which trusts only that deployer role.
  */
 export async function tenantStack(config: TenantConfig): Promise<Record<string, unknown>> {
   const provider = stackProvider("aws", config, {
@@ -20,14 +21,20 @@ export async function tenantStack(config: TenantConfig): Promise<Record<string, 
   });
   const central = new pulumi.StackReference("central", { name: config.central.stack });
   const out = <K extends keyof CentralOutputs>(key: K) => central.requireOutput(key) as pulumi.Output<CentralOutputs[K]>;
-  // Central-account work (peering acceptance, routes, the tenant's endpoint) goes through
-  // the role central publishes for it, never through the tenant's own credentials.
+  const tenantId = config.tenant.id;
+  // Central-account work (accepting the peering, the tenant's secrets) goes through the role
+  // central created for this tenant; central's stack must have run with this tenant's file.
   const centralProvider = stackProvider("central", config, {
-    assumeRoleArn: out("peeringRoleArn"),
-    // The attachment role lets a session touch only resources tagged with its own tenant.
-    sessionTags: { [TAG_KEYS.tenant]: config.tenant.id },
+    assumeRoleArn: out("tenantRoleArns").apply((roles) => {
+      if (!roles?.[tenantId]) throw new Error(`central stack ${config.central.stack} has no role for tenant ${tenantId}: run \`pulumi up -s ${config.central.stack}\` with this tenant's stack file first`);
+      return roles[tenantId];
+    }),
     region: config.central.region,
     allowedAccountIds: [config.central.accountId],
+  });
+  const slurmctldEndpoint = out("slurmctldEndpoints").apply((endpoints) => {
+    if (!endpoints?.[tenantId]) throw new Error(`central stack ${config.central.stack} publishes no slurmctld endpoint for tenant ${tenantId}`);
+    return endpoints[tenantId];
   });
   const accountId = getCallerIdentityOutput({}, { provider }).accountId;
   const existing = isExisting(config.network) ? await resolveExistingNetwork(config.file, config.network, provider) : undefined;
@@ -47,6 +54,7 @@ export async function tenantStack(config: TenantConfig): Promise<Record<string, 
         hostSecurityGroupId: out("hostSecurityGroupId"),
         kmsKeyArn: out("kmsKeyArn"),
         heartbeatEndpoint: out("heartbeatEndpoint"),
+        slurmctldEndpoint,
       },
     },
     { providers: { aws: provider } },

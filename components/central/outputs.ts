@@ -1,0 +1,27 @@
+/** What a central stack publishes: tenant stacks read it through their StackReference. */
+
+/** One tenant's way in to its slurmctld: the address slurmd dials and the NodePort behind it. */
+export interface SlurmctldEndpointOutput {
+  readonly host: string;
+  readonly port: number;
+  readonly nodePort: number;
+}
+
+export interface CentralOutputs {
+  readonly accountId: string;
+  readonly region: string;
+  readonly environment: string;
+  readonly vpcId: string;
+  readonly vpcCidr: string;
+  readonly privateSubnetIds: string[];
+  readonly routeTableIds: string[];
+  readonly hostInstanceId: string;
+  readonly hostPrivateIp: string;
+  readonly hostSecurityGroupId: string;
+  /** Per tenant id: the role that tenant's stack assumes in the central account. */
+  readonly tenantRoleArns: Readonly<Record<string, string>>;
+  /** Per tenant id: its slurmctld endpoint. */
+  readonly slurmctldEndpoints: Readonly<Record<string, SlurmctldEndpointOutput>>;
+  readonly heartbeatEndpoint: string;
+  readonly kmsKeyArn: string;
+}

@@ -1,0 +1,73 @@
+import * as assert from "node:assert/strict";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { main } from "../cli/main";
+import { PROJECT_ROOT } from "../config";
+import { validateStack } from "../config/validate";
+import { exampleFile, withValues } from "./helpers";
+
+async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, (s) => out.push(s), (s) => err.push(s));
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+describe("clusterra CLI, as a new user meets it", function () {
+  this.timeout(60000);
+
+  it("before a build, says what to run instead of a stack trace, with the internal-error code", () => {
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-unbuilt-"));
+    fs.mkdirSync(path.join(copy, "bin"));
+    fs.copyFileSync(path.join(PROJECT_ROOT, "bin", "clusterra.js"), path.join(copy, "bin", "clusterra.js"));
+    const r = spawnSync(process.execPath, [path.join(copy, "bin", "clusterra.js"), "plan", "--stack", "central-dev"], { encoding: "utf8" });
+    assert.equal(r.status, 3);
+    assert.match(r.stderr, /not built yet.*npm run build/s);
+    assert.doesNotMatch(r.stderr, /MODULE_NOT_FOUND|at Module\./);
+  });
+
+  it("reports a mistyped flag as unknown, with the flag it resembles", async () => {
+    const r = await run(["plan", "--stak", "central-dev"]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /unknown option '--stak'/);
+    assert.match(r.err, /--stack/);
+    assert.doesNotMatch(r.err, /required option/);
+  });
+
+  it("answers a wrong stack name with the stacks that exist, nearest first", async () => {
+    const r = await run(["plan", "--stack", "central-devv"]);
+    assert.equal(r.code, 2);
+    assert.match(r.err, /does not exist; valid: did you mean central-dev\? stacks with a file in stacks\/: central-dev, connector-demo, connector-offline, tenant-acme-dev, tenant-globex-dev/);
+    assert.doesNotMatch(r.err, /such as stacks\/Pulumi\.central-devv\.yaml/);
+  });
+
+  it("says how many policies ran and failed, and names both files it wrote", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-cli-"));
+    const r = await run(["plan", "--stack", "connector-demo", "--out", dir]);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^policy pack: PASSED: \d+ policies ran over \d+ resources, none failed$/m);
+    assert.doesNotMatch(r.out, /from 0 of/);
+    assert.match(r.out, /^wrote .*resources\.json, .*outputs\.json, .*cost\.json, .*architecture\.svg$/m);
+  });
+
+  it("rejects an instance type AWS does not list, suggesting the nearest", () => {
+    const result = validateStack(withValues(exampleFile("central-dev"), { "clusterra:controlPlane": { instanceType: "t4g.mediun", k3sVersion: "v1.35.3+k3s1" } }));
+    assert.equal(result.ok, false);
+    const issue = !result.ok ? result.issues.find((i) => i.key === "clusterra:controlPlane.instanceType") : undefined;
+    assert.match(issue?.problem ?? "", /not an EC2 instance type \(did you mean t4g\.medium\?\)/);
+  });
+
+  it("README shows only commands that work after the quick start (npm run ..., with scripts that exist)", () => {
+    const readme = fs.readFileSync(path.join(PROJECT_ROOT, "README.md"), "utf8");
+    const scripts = Object.keys(JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, "package.json"), "utf8")).scripts);
+    const commands = [...readme.matchAll(/`((?:clusterra|npm run|npx clusterra)[^`]*)`/g)].map((m) => m[1]);
+    assert.ok(commands.length > 0);
+    for (const c of commands) {
+      assert.doesNotMatch(c, /^clusterra /, `bare \`clusterra\` is on no PATH: ${c}`);
+      const script = /^npm run (\S+)/.exec(c)?.[1];
+      if (script) assert.ok(scripts.includes(script), `no npm script ${script}: ${c}`);
+    }
+  });
+});

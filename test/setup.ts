@@ -1,0 +1,18 @@
+/**
+ * Mocha root hooks: every temporary file a test (or a program it runs) makes lands in one
+ * folder of this run, removed when the run ends, so `npm test` leaves nothing in /tmp.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+
+const systemTmp = os.tmpdir();
+/** This run's temporary folder; os.tmpdir() answers it from here on. */
+export const RUN_TMP = fs.mkdtempSync(path.join(systemTmp, "clusterra-test-run-"));
+process.env.TMPDIR = RUN_TMP;
+
+export const mochaHooks = {
+  afterAll(): void {
+    fs.rmSync(RUN_TMP, { recursive: true, force: true });
+  },
+};
