@@ -12,7 +12,7 @@ import { SLURM_PORTS } from "../../facts/contract";
 import { TENANT_K3S_VERSION } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
-import { tenantClusterFleetFiles } from "../fleet/tenant-cluster";
+import { centralFleetRepo, tenantFleetFiles } from "../fleet/tenant";
 import { agentUserData } from "./cloud-init";
 import { ClusterSecurityGroups } from "./cluster-security-groups";
 import { EdgeAgentAccess } from "./edge-agent-access";
@@ -22,7 +22,7 @@ import { KarpenterInfra } from "./karpenter-infra";
 import { assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
 import { SharedFileSystem } from "./shared-file-system";
 import { nodeSetPlans } from "./sizing";
-import { TenantSlurmKeys } from "./slurm-keys";
+import { centralOnlySecretNames, slurmKeySecretNames, TenantSlurmKeys } from "./slurm-keys";
 
 export interface TenantEnvironmentArgs {
   /** The validated tenant stack configuration. */
@@ -192,6 +192,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         serverRoleArn,
         centralKmsKeyArn: central.kmsKeyArn,
         centralProvider: args.centralProvider,
+        centralAccountId: config.central.accountId,
       },
       child,
     );
@@ -226,14 +227,16 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const bucket = new FilesBucket(`${name}-files`, { tenantId: config.tenant.id, environment: config.environment, accountId: args.accountId, region: config.region, kmsKeyArn: key.keyArn }, child);
 
     const nodeSets = nodeSetPlans(config.shapes);
+    const fleetRepo = centralFleetRepo(config.central.stack);
     emitFleetFiles(
       pulumi
         .all([
           pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
           pulumi.all([endpoint.dnsName, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
+          pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp]),
         ])
-        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctldHost, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint]]) =>
-          tenantClusterFleetFiles({
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctldHost, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp]]) =>
+          tenantFleetFiles({
             environment: config.environment,
             tenantId: config.tenant.id,
             clusterName,
@@ -257,6 +260,26 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             centralRegion: config.central.region,
             externalSecretsRoleArn,
             edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint },
+          }, {
+            environment: config.environment,
+            tenantId: config.tenant.id,
+            clusterName,
+            centralRegion: config.central.region,
+            secretsRoleArn,
+            secretNames: { ...slurmKeySecretNames(config.environment, config.tenant.id), mariadb: centralOnlySecretNames(config.environment, config.tenant.id).mariadb },
+            tenantCidr: config.network.vpcCidr,
+            centralHostIp,
+            slurmctldNodePort: endpoint.nodePort,
+            nodeSets,
+          }, {
+            environment: config.environment,
+            tenantId: config.tenant.id,
+            clusterName,
+            repo: fleetRepo,
+            serverAddress,
+            centralRegion: config.central.region,
+            secretsRoleArn,
+            clusterCredentialSecret: centralOnlySecretNames(config.environment, config.tenant.id).argocdCluster,
           }),
         ),
     );
