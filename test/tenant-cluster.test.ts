@@ -388,7 +388,7 @@ describe("the customer side of a tenant stack", function () {
     const customer = Object.fromEntries(cost.lines.filter((l) => l.payer === "customer").map((l) => [l.item, l.monthlyUsd]));
     assert.deepEqual(customer, { "EC2 t4g.medium": 24.53, "EBS gp3 root 10 GiB": 0.8, "public IPv4 address": 3.65, "KMS key": 1 });
     assert.ok(cost.byPayer.customer <= 30, String(cost.byPayer.customer));
-    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), ["NLB clusterra-dev-acme", "Secrets Manager secret", "Secrets Manager secret"]);
+    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), ["NLB clusterra-dev-acme", ...Array<string>(4).fill("Secrets Manager secret")]);
   });
 
   it("shares no physical name with another tenant's stack", async () => {
