@@ -19,7 +19,9 @@ import { EdgeAgentAccess } from "./edge-agent-access";
 import { FilesBucket } from "./files-bucket";
 import { clusterParameterNames, serverRoleName, TenantK3sServer } from "./k3s-server";
 import { KarpenterInfra } from "./karpenter-infra";
-import { assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
+import { argocdManagerObjects } from "../fleet/tenant-cluster";
+import { ARGOCD_MANAGER } from "../../facts/fleet";
+import { argocdCredentialPolicy, assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
 import { SharedFileSystem } from "./shared-file-system";
 import { nodeSetPlans } from "./sizing";
 import { centralOnlySecretNames, slurmKeySecretNames, TenantSlurmKeys } from "./slurm-keys";
@@ -219,6 +221,13 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             ),
           "cilium-operator": pulumi.all([scope, network.vpcArn]).apply(([s, vpcArn]) => toJson(policyDocument(...ciliumOperatorStatements(s, { vpcArn })))),
           "pod-roles": pulumi.all([keys.externalSecretsRoleArn, edgeAgent.roleArn]).apply((roles) => toJson(policyDocument(assumePodRolesStatement(roles)))),
+          "argocd-credential": pulumi.all([keys.argocdClusterSecretArn, central.kmsKeyArn]).apply(([secretArn, centralKmsKeyArn]) => toJson(argocdCredentialPolicy({ region: config.central.region, secretArn, centralKmsKeyArn }))),
+        },
+        argocd: {
+          bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }, null, 2),
+          credentialSecretArn: keys.argocdClusterSecretArn,
+          centralRegion: config.central.region,
+          serviceAccount: { namespace: ARGOCD_MANAGER.namespace, name: ARGOCD_MANAGER.serviceAccount },
         },
         ...(net.natRouteTableIds ? { nat: { vpcCidr: network.cidr, keepCidrs: [network.cidr, config.central.vpcCidr], privateRouteTableIds: net.natRouteTableIds } } : {}),
       },

@@ -46,6 +46,11 @@ export interface TenantSlurmKeysArgs {
   readonly centralAccountId: string;
 }
 
+/** What may write a secret besides the readers (the server publishing ArgoCD's token). */
+interface SecretWriter {
+  readonly principal: pulumi.Input<string>;
+}
+
 /**
  * The tenant's Slurm keys (slurm.key for auth/slurm, the HS256 JWT key), created in the
  * central account's Secrets Manager with central's key: central's slurmctld and the
@@ -58,6 +63,8 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
   public readonly externalSecretsRoleArn: pulumi.Output<string>;
   /** The role central's External Secrets reads this tenant's four secrets with. */
   public readonly controlPlaneRoleArn: pulumi.Output<string>;
+  /** Central's secret for ArgoCD's credential to this cluster, written by the tenant's server. */
+  public readonly argocdClusterSecretArn: pulumi.Output<string>;
 
   constructor(name: string, args: TenantSlurmKeysArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:tenant:TenantSlurmKeys", name, {}, opts);
@@ -98,7 +105,7 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
       mariadb: "slurmdbd's MariaDB password",
       argocdCluster: "central ArgoCD's credential for the tenant cluster ({bearerToken, caData}), published by its server",
     } as const;
-    const secret = (id: keyof typeof descriptions, secretName: string, principals: pulumi.Output<string>[], generate: boolean) => {
+    const secret = (id: keyof typeof descriptions, secretName: string, principals: pulumi.Output<string>[], generate: boolean, writer?: SecretWriter) => {
       const created = new secretsmanager.Secret(
         `${name}-${id}`,
         { name: secretName, description: `${descriptions[id]} of tenant ${args.tenantId}`, kmsKeyId: args.centralKmsKeyArn, recoveryWindowInDays: 30 },
@@ -114,8 +121,13 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
         {
           secretArn: created.arn,
           blockPublicPolicy: true,
-          policy: pulumi.all([created.arn, readers(principals)]).apply(([secretArn, reader]) =>
-            toJson(policyDocument({ Sid: "TenantExternalSecretsReads", Effect: "Allow", Principal: { AWS: reader.length === 1 ? reader[0] : reader }, Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: secretArn })),
+          policy: pulumi.all([created.arn, readers(principals), writer?.principal]).apply(([secretArn, reader, writes]) =>
+            toJson(
+              policyDocument(
+                { Sid: "TenantExternalSecretsReads", Effect: "Allow", Principal: { AWS: reader.length === 1 ? reader[0] : reader }, Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: secretArn },
+                ...(writes ? [{ Sid: "TenantServerPublishes", Effect: "Allow" as const, Principal: { AWS: writes }, Action: "secretsmanager:PutSecretValue", Resource: secretArn }] : []),
+              ),
+            ),
           ),
         },
         // Secrets Manager checks that a principal exists: the roles come first.
@@ -127,7 +139,7 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
     const secrets = [secret("slurm", names.slurm, both, true), secret("jwt", names.jwt, both, true)];
     const centralOnly = centralOnlySecretNames(args.environment, args.tenantId);
     const mariadb = secret("mariadb", centralOnly.mariadb, [controlPlaneRole.arn], true);
-    const argocdCluster = secret("argocdCluster", centralOnly.argocdCluster, [controlPlaneRole.arn], false);
+    const argocdCluster = secret("argocdCluster", centralOnly.argocdCluster, [controlPlaneRole.arn], false, { principal: args.serverRoleArn });
 
     new iam.RolePolicy(
       `${name}-external-secrets`,
@@ -154,6 +166,7 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
     this.secretArns = pulumi.all([secrets[0].arn, secrets[1].arn]).apply(([slurm, jwt]) => ({ slurm, jwt }));
     this.externalSecretsRoleArn = role.arn;
     this.controlPlaneRoleArn = controlPlaneRole.arn;
+    this.argocdClusterSecretArn = argocdCluster.arn;
     this.registerOutputs({ secretArns: this.secretArns, externalSecretsRoleArn: this.externalSecretsRoleArn, controlPlaneRoleArn: this.controlPlaneRoleArn });
   }
 }
