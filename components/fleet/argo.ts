@@ -49,11 +49,6 @@ export function helmRepoUrl(repo: string): string {
   return repo.startsWith("oci://") ? repo.slice("oci://".length) : repo;
 }
 
-/** Plain data for the writer, in the model's key order. */
-export function plain<T>(model: T): T {
-  return JSON.parse(JSON.stringify(model)) as T;
-}
-
 function sources(a: AppArgs) {
   const values = { repoURL: a.repo.repoUrl, targetRevision: a.repo.revision, ref: "values" };
   const helm = (valuesPath: string) => ({ releaseName: a.releaseName ?? a.name, valueFiles: [`$values/${valuesPath}`] });

@@ -8,7 +8,7 @@ import * as path from "path";
 import { CENTRAL_ADD_ONS, centralFleetPath, tenantEntryPath, tenantsFleetPath, type CentralAddOn } from "../../facts/fleet";
 import { ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { readAllStackFiles } from "../../config";
-import { application, plain, type FleetRepo } from "./argo";
+import { application, type FleetRepo } from "./argo";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -47,7 +47,7 @@ export function centralAddOnFiles(environment: string, repo: FleetRepo): FleetFi
         wave: addOn.wave,
       });
       return [
-        [`${dir}/${addOn.name}.yaml`, yamlFile(source, plain(app))],
+        [`${dir}/${addOn.name}.yaml`, yamlFile(source, app)],
         [valuesPath, yamlFile(source, centralAddOnValues(addOn))],
       ];
     }),

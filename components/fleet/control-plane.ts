@@ -14,7 +14,6 @@ import {
   ACCOUNTING_DATABASE, CONTROL_PLANE_SECRETS, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
 import type { NodeSetPlan } from "../tenant/sizing";
-import { plain } from "./argo";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 
 /** What central's side of one tenant is rendered from (all resolved by the tenant stack). */
@@ -112,7 +111,7 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
 export function controlPlaneSecretObjects(f: ControlPlaneFacts): unknown[] {
   const store: StoreArgs = { name: "central-secrets", namespace: tenantNamespace(f.tenantId), region: f.centralRegion, roleArn: f.secretsRoleArn };
   const ids = Object.keys(CONTROL_PLANE_SECRETS) as (keyof typeof CONTROL_PLANE_SECRETS)[];
-  return [plain(secretStore(store)), ...ids.map((id) => plain(externalSecret({ store, target: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key, remoteKey: f.secretNames[id] })))];
+  return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key, remoteKey: f.secretNames[id] }))];
 }
 
 /** mariadb-operator's MariaDB (k8s.mariadb.com/v1alpha1), as the slurm chart's storageConfig expects it. */
@@ -192,7 +191,7 @@ export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unkn
     [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
     [`${dir}/manifests/secrets.yaml`]: controlPlaneSecretObjects(f),
     [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f)],
-    [`${dir}/manifests/slurmctld-nodeport.yaml`]: [plain(slurmctldNodePortService(f))],
-    [`${dir}/manifests/network-policies.yaml`]: controlPlaneNetworkPolicies(f).map(plain),
+    [`${dir}/manifests/slurmctld-nodeport.yaml`]: [slurmctldNodePortService(f)],
+    [`${dir}/manifests/network-policies.yaml`]: controlPlaneNetworkPolicies(f),
   };
 }

@@ -11,7 +11,7 @@ import {
 } from "../../facts/fleet";
 import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { application, appProject, helmRepoUrl, plain, type AppArgs, type FleetRepo } from "./argo";
+import { application, appProject, helmRepoUrl, type AppArgs, type FleetRepo } from "./argo";
 import { controlPlanePath } from "./control-plane";
 import { externalSecret, secretStore } from "./external-secrets";
 import { tenantClusterFleetPath } from "./tenant-cluster";
@@ -105,7 +105,7 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
       properties: ["bearerToken", "caData"],
     },
   });
-  return [plain(ns), plain(controlPlane), plain(cluster), plain(secretStore(store)), plain(credential), plain(root)];
+  return [ns, controlPlane, cluster, secretStore(store), credential, root];
 }
 
 /** The tenant's Applications: two on central (its namespace), the rest on its own cluster. */
@@ -150,6 +150,6 @@ export function tenantAppDocuments(f: TenantAppsFacts): Record<string, unknown[]
   const dir = applicationsPath(f.environment, f.tenantId);
   return {
     [tenantEntryPath(f.environment, f.tenantId)]: tenantEntryDocuments(f),
-    ...Object.fromEntries(tenantApplications(f).map((a) => [`${dir}/${a.name.slice(f.tenantId.length + 1)}.yaml`, [plain(application(a))]])),
+    ...Object.fromEntries(tenantApplications(f).map((a) => [`${dir}/${a.name.slice(f.tenantId.length + 1)}.yaml`, [application(a)]])),
   };
 }

@@ -17,7 +17,6 @@ import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authori
 import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { ARGOCD_MANAGER } from "../../facts/fleet";
-import { plain } from "./argo";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -222,7 +221,7 @@ export function externalSecretsValues(): Record<string, unknown> {
 export function slurmKeyObjects(f: TenantClusterFacts): unknown[] {
   const store: StoreArgs = { name: "central-slurm-keys", namespace: TENANT_NAMESPACES.slurm, region: f.centralRegion, roleArn: f.externalSecretsRoleArn };
   const ids = Object.keys(SLURM_KEY_SECRETS) as (keyof typeof SLURM_KEY_SECRETS)[];
-  return [plain(secretStore(store)), ...ids.map((id) => plain(externalSecret({ store, target: SLURM_KEY_SECRETS[id].name, key: SLURM_KEY_SECRETS[id].key, remoteKey: f.keySecretArns[id] })))];
+  return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: SLURM_KEY_SECRETS[id].name, key: SLURM_KEY_SECRETS[id].key, remoteKey: f.keySecretArns[id] }))];
 }
 
 export function slurmOperatorValues(): Record<string, unknown> {
