@@ -15,6 +15,8 @@ import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS } from "../facts/fleet";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
+import { platformName } from "../facts/project";
+import { controlPlaneSecretsRoleName } from "../components/tenant/slurm-keys";
 
 export interface FleetProblem {
   readonly file: string;
@@ -266,6 +268,14 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     ((get(d.object, "spec", "sourceRepos") ?? []) as string[]).forEach((r, i) => {
       if (!allowedRepos.has(r) && !fleetRepos.has(r)) problems.push({ file: d.file, at: at(`/spec/sourceRepos/${i}`), reason: `${r} is neither the fleet repository nor a chart registry pinned in facts/charts.ts` });
     });
+  }
+  // Central's External Secrets may assume every tenant's role: each store must name its own tenant's.
+  for (const d of docs.filter((x) => x.object.kind === "SecretStore")) {
+    const owner = /^fleet\/tenants\/([^/]+)\/([^/]+)\/control-plane\//.exec(d.file) ?? /^fleet\/central\/([^/]+)\/tenant-([^/]+)\.yaml$/.exec(d.file);
+    if (!owner) continue;
+    const role = String(get(d.object, "spec", "provider", "aws", "role") ?? "");
+    const expected = `:role/${controlPlaneSecretsRoleName(platformName(owner[1], owner[2]))}`;
+    if (!role.endsWith(expected)) problems.push({ file: d.file, at: `document ${d.index} SecretStore/${String(get(d.object, "metadata", "name"))}/spec/provider/aws/role`, reason: `${role || "no role"} is not tenant ${owner[2]}'s secrets role (…${expected})` });
   }
   for (const d of docs.filter((x) => x.object.kind === "Application")) {
     const tenant = /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];

@@ -85,6 +85,12 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(problems, cluster), /uses project tenant-globex-cluster; tenant acme's Applications use tenant-acme or tenant-acme-cluster only/);
   });
 
+  it("catches a tenant's store on central assuming another tenant's secrets role", async () => {
+    const rel = "fleet/tenants/dev/acme/control-plane/manifests/secrets.yaml";
+    corrupt(root, rel, 0, (d) => { d.spec.provider.aws.role = d.spec.provider.aws.role.replace("acme", "globex"); });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /SecretStore\/central-secrets\/spec\/provider\/aws\/role: \S+clusterra-dev-globex-control-plane is not tenant acme's secrets role/);
+  });
+
   it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {
     const entry = "fleet/central/dev/tenant-acme.yaml";
     corrupt(root, entry, 1, (d) => { d.spec.destinations[0].namespace = "argocd"; d.spec.clusterResourceWhitelist = [{ group: "*", kind: "*" }]; });
