@@ -114,8 +114,33 @@ export function controlPlaneSecretObjects(f: ControlPlaneFacts): unknown[] {
   return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key, remoteKey: f.secretNames[id] }))];
 }
 
-/** mariadb-operator's MariaDB (k8s.mariadb.com/v1alpha1), as the slurm chart's storageConfig expects it. */
-export function accountingDatabase(f: ControlPlaneFacts): Record<string, unknown> {
+/** A key of a Secret, as mariadb-operator's CRD spells it. */
+interface SecretKeyRef {
+  readonly name: string;
+  readonly key: string;
+  /** The operator creates the Secret with a random value when it is missing. */
+  readonly generate: boolean;
+}
+
+/** The fields of k8s.mariadb.com/v1alpha1 MariaDB the fleet sets (reference CRD, mariadb-operator 26.6.0). */
+export interface MariaDb {
+  readonly apiVersion: "k8s.mariadb.com/v1alpha1";
+  readonly kind: "MariaDB";
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly spec: {
+    readonly rootPasswordSecretKeyRef: SecretKeyRef;
+    readonly username: string;
+    readonly passwordSecretKeyRef: SecretKeyRef;
+    readonly database: string;
+    readonly port: number;
+    readonly storage: { readonly size: string };
+    readonly resources: Record<string, unknown>;
+    readonly myCnf: string;
+  };
+}
+
+/** mariadb-operator's MariaDB, as the slurm chart's storageConfig expects it. */
+export function accountingDatabase(f: ControlPlaneFacts): MariaDb {
   return {
     apiVersion: "k8s.mariadb.com/v1alpha1",
     kind: "MariaDB",
