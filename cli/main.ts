@@ -96,6 +96,17 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
       exitCode = await runPolicyCommand(["check", file, ...(opts.json ? ["--json"] : []), ...(opts.tenants ? ["--tenants", opts.tenants] : [])], out, err);
     });
 
+  program
+    .command("fleet")
+    .description("fleet commands")
+    .command("check")
+    .description("check fleet/: schemas, tenant isolation, no secrets, pinned charts, and (with --render) equal to a fresh render")
+    .option("--render", "also plan every stack file and compare what it renders with the committed files")
+    .action(async (opts: { render?: boolean }) => {
+      const { runFleetCheck } = await import("./fleet-check");
+      exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render }, out, err);
+    });
+
   try {
     await program.parseAsync(argv, { from: "user" });
   } catch (e) {

@@ -76,6 +76,7 @@ export const TENANT_NAMESPACES = {
   karpenter: "kube-system",
   cilium: "kube-system",
   externalSecrets: "external-secrets",
+  slurmOperator: "slinky",
   edgeAgent: "clusterra-system",
 } as const;
 

@@ -126,12 +126,12 @@ describe("cost estimate", function () {
     const acme = await plan("tenant-acme-dev");
     const cost = estimateCost(acme.deployment);
     // The tenant's keys are in central; its endpoint is central's own, built for it.
-    assert.equal(cost.idle.byPayer.operator, 0.8);
+    assert.equal(cost.idle.byPayer.operator, 1.6);
     const forAcme = centralLinesFor(acme.central!, "acme");
     assert.deepEqual(forAcme.map((l) => l.item), ["NLB clusterra-dev-acme"]);
     assert.equal(
       formatOperatorMarginal(cost, exampleFile("central-dev"), forAcme),
-      "operator's marginal cost of this tenant: $17.23 a month idle (Secrets Manager secret x2 $0.80, NLB clusterra-dev-acme $16.43); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $41.76",
+      "operator's marginal cost of this tenant: $18.03 a month idle (Secrets Manager secret x4 $1.60, NLB clusterra-dev-acme $16.43); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $42.56",
     );
     assert.equal(formatGrowth((await plan("connector-demo")).config, estimateCost((await plan("connector-demo")).deployment), exampleFiles()), undefined);
   });

@@ -171,6 +171,42 @@ describe("the customer side of a tenant stack", function () {
       assert.equal(await decide({ identity, principal: esRole, action: "secretsmanager:PutSecretValue", resource: secretArn(acme, "jwt"), resourceAccount: "111122223333", resourcePolicy: resourcePolicy(acme, "jwt") }), "ImplicitlyDenied");
     });
 
+    it("lets central's External Secrets read acme's control-plane secrets through acme's role only, and acme's server publish only its ArgoCD credential", async () => {
+      const globex = await plan("tenant-globex-dev");
+      const CENTRAL = "111122223333";
+      const secretArn = (p: PlanResult, id: string) => named(p, "aws:secretsmanager/secret:Secret", `tenant-${p.config.stack.split("-")[1]}-slurm-keys-${id}`).outputs?.arn as string;
+      const resourcePolicy = (p: PlanResult, id: string) => json(named(p, "aws:secretsmanager/secretPolicy:SecretPolicy", `tenant-${p.config.stack.split("-")[1]}-slurm-keys-${id}`).inputs?.policy);
+      // Central owns the role (its TenantLink for acme) and names its host role in the trust.
+      const central = await plan("central-dev");
+      const role = named(central, "aws:iam/role:Role", "central-dev-tenant-acme-control-plane");
+      const cpRole = `arn:aws:iam::${CENTRAL}:role/clusterra-dev-acme-control-plane`;
+      assert.equal(role.outputs?.arn, cpRole);
+      const identity = [policyOf(central, ROLE_POLICY, "central-dev-tenant-acme-control-plane")];
+      const anyAssume = [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] }];
+      const trust = json(role.inputs?.assumeRolePolicy);
+      const hostRole = named(central, "aws:iam/role:Role", "central-dev-k3s-role").outputs?.arn as string;
+      assert.equal(await decide({ identity: [policyOf(central, ROLE_POLICY, "central-dev-tenant-acme-control-plane-assume")], resourcePolicy: trust, principal: hostRole, action: "sts:AssumeRole", resource: cpRole }), "Allowed");
+      assert.equal(await decide({ identity: [policyOf(central, ROLE_POLICY, "central-dev-tenant-acme-control-plane-assume")], principal: hostRole, action: "sts:AssumeRole", resource: `arn:aws:iam::${CENTRAL}:role/clusterra-dev-globex-control-plane` }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: anyAssume, resourcePolicy: trust, principal: `arn:aws:iam::${CENTRAL}:role/central-dev-cluster-api`, action: "sts:AssumeRole", resource: cpRole }), "ImplicitlyDenied");
+      assert.equal(await decide({ identity: anyAssume, resourcePolicy: trust, principal: `arn:aws:iam::${ACME}:role/central-dev-k3s-role`, action: "sts:AssumeRole", resource: cpRole }), "ImplicitlyDenied");
+      for (const id of ["slurm", "jwt", "mariadb", "argocdCluster"]) {
+        const read = { identity, principal: cpRole, action: "secretsmanager:GetSecretValue", resourceAccount: CENTRAL };
+        assert.equal(await decide({ ...read, resource: secretArn(acme, id), resourcePolicy: resourcePolicy(acme, id) }), "Allowed", id);
+        assert.equal(await decide({ ...read, resource: secretArn(globex, id), resourcePolicy: resourcePolicy(globex, id) }), "ImplicitlyDenied", id);
+      }
+      // The customer's own External Secrets role never reads the database password or ArgoCD's token.
+      const esRole = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-external-secrets`;
+      const readAll = [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "secretsmanager:GetSecretValue", Resource: "*" }] }];
+      for (const id of ["mariadb", "argocdCluster"]) {
+        assert.equal(await decide({ identity: readAll, principal: esRole, action: "secretsmanager:GetSecretValue", resource: secretArn(acme, id), resourceAccount: CENTRAL, resourcePolicy: resourcePolicy(acme, id) }), "ImplicitlyDenied", id);
+      }
+      const publish = [policyOf(acme, POLICY, "tenant-acme-k3s-argocd-credential")];
+      const put = { identity: publish, principal: ACME_SERVER, action: "secretsmanager:PutSecretValue", resourceAccount: CENTRAL };
+      assert.equal(await decide({ ...put, resource: secretArn(acme, "argocdCluster"), resourcePolicy: resourcePolicy(acme, "argocdCluster") }), "Allowed");
+      assert.equal(await decide({ ...put, resource: secretArn(acme, "slurm"), resourcePolicy: resourcePolicy(acme, "slurm") }), "ImplicitlyDenied");
+      assert.equal(await decide({ ...put, resource: secretArn(globex, "argocdCluster"), resourcePolicy: resourcePolicy(globex, "argocdCluster") }), "ImplicitlyDenied");
+    });
+
     it("trusts only the server's role for the pod roles, and lets the server assume just those", async () => {
       const podRoles = [policyOf(acme, POLICY, "tenant-acme-k3s-pod-roles")];
       const anyRole = [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] }];
@@ -253,6 +289,15 @@ describe("the customer side of a tenant stack", function () {
       assert.doesNotMatch(userData, /K10[0-9a-f]{64}|BEGIN (RSA |EC )?PRIVATE KEY/);
       checkShell(boot);
       checkShell(writtenFile(doc, "/usr/local/sbin/clusterra-publish"));
+      // Central ArgoCD's account: applied from the same objects the fleet holds, a one-day token published to central, refreshed twice a day.
+      const credential = writtenFile(doc, "/usr/local/sbin/clusterra-argocd-credential");
+      checkShell(credential);
+      assert.match(credential, /create token argocd-manager --duration=24h/);
+      assert.match(credential, /aws secretsmanager put-secret-value --region us-east-1 --secret-id 'arn:aws:secretsmanager:us-east-1:\d{12}:secret:clusterra\/dev\/acme\/argocd-cluster-\S+'/);
+      const bootstrap = JSON.parse(writtenFile(doc, "/etc/clusterra/argocd-manager.json")) as { items: unknown[] };
+      assert.deepEqual(bootstrap.items, parseAllDocuments(fleetFile(acme, "fleet/tenants/dev/acme/cluster/manifests/argocd-manager.yaml")).map((d) => d.toJS()));
+      assert.match(writtenFile(doc, "/etc/systemd/system/clusterra-argocd-credential.timer"), /OnUnitActiveSec=12h/);
+      assert.match(boot, /systemctl enable --now clusterra-argocd-credential\.timer/);
     });
   });
 
@@ -396,7 +441,8 @@ describe("the customer side of a tenant stack", function () {
     const customer = Object.fromEntries(cost.lines.filter((l) => l.payer === "customer").map((l) => [l.item, l.monthlyUsd]));
     assert.deepEqual(customer, { "EC2 t4g.medium": 24.53, "EBS gp3 root 10 GiB": 0.8, "public IPv4 address": 3.65, "KMS key": 1 });
     assert.ok(cost.byPayer.customer <= 30, String(cost.byPayer.customer));
-    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), ["Secrets Manager secret", "Secrets Manager secret"]);
+    // Two Slurm keys, the database password and ArgoCD's cluster credential (central owns the NLB).
+    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), Array<string>(4).fill("Secrets Manager secret"));
   });
 
   it("shares no physical name with another tenant's stack", async () => {

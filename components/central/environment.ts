@@ -3,7 +3,8 @@ import type { CentralConfig } from "../../config/types";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { TAG_KEYS, tenantExternalSecretsRoleName } from "../../facts/project";
 import { centralFleetFiles, centralFleetPath } from "../fleet/central";
-import { emitFleetFiles } from "../fleet/writer";
+import { centralAddOnFiles, orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
+import { emitFleetFiles, pruneFleet } from "../fleet/writer";
 import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
 import { ArgoCd } from "./argocd";
@@ -112,6 +113,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
               hostInstanceId: host.instanceId,
               hostSecurityGroupId: host.securityGroupId,
               kmsKeyArn: key.keyArn,
+              hostRoleArn: host.roleArn,
+              hostRoleName: host.roleName,
             },
             child,
           ),
@@ -142,6 +145,9 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         }),
       ),
     );
+    // Fleet (issue 10): the add-ons every tenant's control plane needs; tenants whose stack file is gone are pruned.
+    emitFleetFiles(pulumi.output(centralAddOnFiles(config.environment, config.fleet)));
+    pruneFleet((root) => orphanedTenantPaths(root, config.environment, tenantIdsOf(config.environment)), pruneFleetPaths);
 
     this.outputs = {
       accountId,

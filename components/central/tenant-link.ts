@@ -8,6 +8,7 @@ import { TAG_KEYS } from "../../facts/project";
 import type { AccountScope } from "../security/scope";
 import { SlurmctldEndpoint, type CentralHostSide } from "./slurmctld-endpoint";
 import { TenantAccessRole } from "./tenant-attachment";
+import { ControlPlaneSecrets } from "./control-plane-secrets";
 
 export interface TenantLinkArgs extends AccountScope, CentralHostSide {
   /** Environment name: role and load-balancer names. */
@@ -18,6 +19,9 @@ export interface TenantLinkArgs extends AccountScope, CentralHostSide {
   readonly routeTableId: pulumi.Input<string>;
   /** Central's stack key. */
   readonly kmsKeyArn: pulumi.Input<string>;
+  /** The central host's role (central's External Secrets reads the tenant's secrets through it). */
+  readonly hostRoleArn: pulumi.Input<string>;
+  readonly hostRoleName: pulumi.Input<string>;
 }
 
 /** Flows central opens towards the tenant VPC: central's egress rules. */
@@ -35,7 +39,8 @@ export function tenantPeeringFilters(vpcId: string, tenant: CentralTenant): { na
 
 /**
  * Central's side of one tenant, all owned by the central stack and derived from the tenant's
- * stack file: the role the tenant's stack assumes here, its slurmctld endpoint, the host's
+ * stack file: the role the tenant's stack assumes here, the role central's External Secrets
+ * reads the tenant's secrets with, its slurmctld endpoint, the host's
  * 6818 egress to its VPC, and the route to it over its peering. The route needs the peering,
  * which the tenant's run creates: the next central run finds it (accepted, from the tenant's
  * account, with the tenant's CIDR) and routes it; until then nothing routes to the tenant.
@@ -51,6 +56,7 @@ export class TenantLink extends pulumi.ComponentResource {
     const tenantTag = { [TAG_KEYS.tenant]: tenant.id };
 
     const access = new TenantAccessRole(`${name}-access`, { ...args, tenantId: tenant.id, tenantAccountId: tenant.accountId }, child);
+    new ControlPlaneSecrets(`${name}-control-plane`, { ...args, tenantId: tenant.id }, child);
     const endpoint = new SlurmctldEndpoint(`${name}-slurmctld`, { ...args, tenantId: tenant.id, tenantCidr: tenant.vpcCidr }, child);
     for (const flow of TO_TENANT_VPC_FLOWS) {
       new vpc.SecurityGroupEgressRule(

@@ -1,6 +1,7 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
+import { centralFleetPath } from "../../facts/fleet";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -20,10 +21,7 @@ export interface CentralFleetFacts {
 
 export const CLUSTER_API_NAMESPACE = "clusterra-system";
 
-/** Folder of an environment's central fleet (what the root Application syncs). */
-export function centralFleetPath(environment: string): string {
-  return `fleet/central/${environment}`;
-}
+export { centralFleetPath } from "../../facts/fleet";
 
 export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> {
   const [repository, tag] = splitImage(f.image);

@@ -13,6 +13,11 @@ import { K3S_API_PORT } from "../../facts/contract";
 import { stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
 import type { NodeSetPlan } from "../tenant/sizing";
+import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
+import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
+import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { ARGOCD_MANAGER } from "../../facts/fleet";
+import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -213,25 +218,52 @@ export function externalSecretsValues(): Record<string, unknown> {
 }
 
 /** The store and the two ExternalSecrets that deliver central's keys for this tenant. */
-export function slurmKeyObjects(f: TenantClusterFacts): Record<string, unknown>[] {
-  const store = {
-    apiVersion: "external-secrets.io/v1",
-    kind: "SecretStore",
-    metadata: { name: "central-slurm-keys", namespace: TENANT_NAMESPACES.slurm },
-    spec: { provider: { aws: { service: "SecretsManager", region: f.centralRegion, role: f.externalSecretsRoleArn } } },
+export function slurmKeyObjects(f: TenantClusterFacts): unknown[] {
+  const store: StoreArgs = { name: "central-slurm-keys", namespace: TENANT_NAMESPACES.slurm, region: f.centralRegion, roleArn: f.externalSecretsRoleArn };
+  const ids = Object.keys(SLURM_KEY_SECRETS) as (keyof typeof SLURM_KEY_SECRETS)[];
+  return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: SLURM_KEY_SECRETS[id].name, key: SLURM_KEY_SECRETS[id].key, remoteKey: f.keySecretArns[id] }))];
+}
+
+export function slurmOperatorValues(): Record<string, unknown> {
+  return {
+    // No cert-manager on a 4 GiB server: the chart makes its webhook CA (ArgoCD ignores that diff).
+    certManager: { enabled: false },
+    operator: { nodeSelector: ON_SERVER, resources: { requests: { cpu: "50m", memory: "128Mi" }, limits: { memory: "512Mi" } } },
+    webhook: { nodeSelector: ON_SERVER },
   };
-  const external = (id: keyof typeof SLURM_KEY_SECRETS, secretArn: string) => ({
-    apiVersion: "external-secrets.io/v1",
-    kind: "ExternalSecret",
-    metadata: { name: SLURM_KEY_SECRETS[id].name, namespace: TENANT_NAMESPACES.slurm },
-    spec: {
-      refreshInterval: "1h",
-      secretStoreRef: { kind: "SecretStore", name: store.metadata.name },
-      target: { name: SLURM_KEY_SECRETS[id].name, creationPolicy: "Owner", deletionPolicy: "Retain" },
-      data: [{ secretKey: SLURM_KEY_SECRETS[id].key, remoteRef: { key: secretArn } }],
-    },
-  });
-  return [store, external("slurm", f.keySecretArns.slurm), external("jwt", f.keySecretArns.jwt)];
+}
+
+/**
+ * The account central ArgoCD acts as here (push). Its rights are what the add-ons'
+ * charts create: workloads and their config in any namespace, the cluster-scoped kinds
+ * of the tenant's cluster AppProject, and `escalate`/`bind` because those charts grant
+ * RBAC of their own. No pods/exec, no nodes/proxy, no certificate signing.
+ */
+export function argocdManagerObjects(): unknown[] {
+  const meta = { name: ARGOCD_MANAGER.serviceAccount };
+  const verbs = ["get", "list", "watch", "create", "update", "patch", "delete"];
+  const rules = [
+    { apiGroups: [""], resources: ["namespaces", "configmaps", "secrets", "services", "serviceaccounts", "persistentvolumeclaims", "pods", "endpoints", "events"], verbs },
+    { apiGroups: ["apps"], resources: ["deployments", "daemonsets", "statefulsets", "replicasets"], verbs },
+    { apiGroups: ["batch"], resources: ["jobs", "cronjobs"], verbs },
+    { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs },
+    { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings", "clusterroles", "clusterrolebindings"], verbs: [...verbs, "escalate", "bind"] },
+    { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs },
+    { apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], verbs },
+    { apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs },
+    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "watch"] },
+    { apiGroups: ["karpenter.sh", "karpenter.k8s.aws", "slinky.slurm.net", "external-secrets.io", "cilium.io"], resources: ["*"], verbs },
+  ];
+  const account: ServiceAccount = { apiVersion: "v1", kind: "ServiceAccount", metadata: { ...meta, namespace: ARGOCD_MANAGER.namespace } };
+  const role: ClusterRole = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: meta, rules };
+  const binding: ClusterRoleBinding = {
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: meta,
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: meta.name },
+    subjects: [{ kind: "ServiceAccount", name: meta.name, namespace: ARGOCD_MANAGER.namespace }],
+  };
+  return [account, role, binding];
 }
 
 export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> {
@@ -254,10 +286,13 @@ export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
     [`${dir}/values/karpenter.yaml`]: yamlFile(source, karpenterValues(f)),
     [`${dir}/values/slurm.yaml`]: yamlFile(source, slurmValues(f)),
     [`${dir}/values/external-secrets.yaml`]: yamlFile(source, externalSecretsValues()),
+    [`${dir}/values/slurm-operator-crds.yaml`]: yamlFile(source, {}),
+    [`${dir}/values/slurm-operator.yaml`]: yamlFile(source, slurmOperatorValues()),
     [`${dir}/values/edge-agent.yaml`]: yamlFile(source, edgeAgentValues(f)),
     [`${dir}/manifests/karpenter-nodeclass.yaml`]: yamlFile(source, workerNodeClass(f)),
     [`${dir}/manifests/karpenter-nodepools.yaml`]: yamlFile(source, ...workerNodePools(f)),
     [`${dir}/manifests/slurm-keys.yaml`]: yamlFile(source, ...slurmKeyObjects(f)),
+    [`${dir}/manifests/argocd-manager.yaml`]: yamlFile(source, ...argocdManagerObjects()),
   };
 }
 

@@ -36,6 +36,25 @@ export function emitFleetFiles(files: pulumi.Output<FleetFileSet>): void {
   );
 }
 
+/**
+ * Schedules a removal: `select` gets the fleet root and returns the paths to remove
+ * (under `pulumi up` and `plan --write-fleet` only, like writes).
+ */
+export function pruneFleet(select: (root: string) => string[], remove: (root: string, rels: string[]) => string[]): void {
+  pending.push(
+    new Promise<string[]>((resolve, reject) => {
+      try {
+        if (pulumi.runtime.isDryRun() || targetRoot === undefined) return resolve([]);
+        const root = targetRoot;
+        remove(root, select(root));
+        resolve([]);
+      } catch (e) {
+        reject(e);
+      }
+    }),
+  );
+}
+
 /** Writes each file (only when its content changed) and returns the paths written. */
 export function writeFleetFiles(root: string, set: FleetFileSet): string[] {
   return Object.entries(set).map(([rel, content]) => {

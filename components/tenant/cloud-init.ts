@@ -32,6 +32,16 @@ export interface ServerInit extends NodeInitCommon {
   readonly maxPods: number;
   /** NAT for these sources (the VPC), except towards these destinations (VPC, central). */
   readonly nat: { readonly sourceCidr: string; readonly keepCidrs: readonly string[] };
+  /** Central ArgoCD's access to this cluster (push): its account, and where the server publishes its credential. */
+  readonly argocd: {
+    /** The ServiceAccount, ClusterRole and binding ArgoCD acts as, as a JSON List (the fleet manages them after). */
+    readonly bootstrapManifest: string;
+    /** Central's secret for `{"bearerToken", "caData"}`. */
+    readonly credentialSecretArn: string;
+    readonly centralRegion: string;
+    /** The ServiceAccount's namespace and name. */
+    readonly serviceAccount: { readonly namespace: string; readonly name: string };
+  };
 }
 
 export interface AgentInit extends NodeInitCommon {
@@ -210,6 +220,7 @@ export function serverBootScript(init: ServerInit): string {
     ...nodeIdentityLines(tenantServerKubeletArgs(init.maxPods)),
     ...installK3sLines(init.k3sVersion, "server"),
     "systemctl enable --now clusterra-publish.service",
+    "systemctl enable --now clusterra-argocd-credential.timer",
     "",
   ].join("\n");
 }
@@ -228,6 +239,32 @@ export function publishScript(init: ServerInit): string {
     "until [ -s /etc/rancher/k3s/k3s.yaml ] && [ -s /var/lib/rancher/k3s/server/agent-token ] && k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
     put(init.kubeconfigParameter, "/etc/rancher/k3s/k3s.yaml"),
     put(init.agentJoinParameter, "/var/lib/rancher/k3s/server/agent-token"),
+    "",
+  ].join("\n");
+}
+
+/** Token lifetime and refresh: ArgoCD's External Secret refreshes hourly, the server twice a day. */
+const ARGOCD_TOKEN = { lifetime: "24h", refresh: "12h" } as const;
+
+/**
+ * Central ArgoCD's credential for this cluster (push model): applies the account ArgoCD
+ * acts as, mints a 24-hour token for it and writes token and CA to central's secret, from
+ * which External Secrets builds ArgoCD's cluster Secret. Nothing long-lived leaves the node.
+ */
+export function argocdCredentialScript(init: ServerInit): string {
+  const a = init.argocd;
+  return [
+    "#!/bin/bash",
+    "set -euo pipefail",
+    "until k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
+    "k3s kubectl apply --server-side --force-conflicts --field-manager=clusterra-bootstrap -f /etc/clusterra/argocd-manager.json >/dev/null",
+    `TOKEN=$(k3s kubectl -n ${a.serviceAccount.namespace} create token ${a.serviceAccount.name} --duration=${ARGOCD_TOKEN.lifetime})`,
+    "CA=$(base64 -w0 /var/lib/rancher/k3s/server/tls/server-ca.crt)",
+    "umask 077",
+    "CREDENTIAL=$(mktemp)",
+    "trap 'rm -f \"$CREDENTIAL\"' EXIT",
+    `printf '{"bearerToken":"%s","caData":"%s"}' "$TOKEN" "$CA" > "$CREDENTIAL"`,
+    `aws secretsmanager put-secret-value --region ${a.centralRegion} --secret-id '${a.credentialSecretArn}' --secret-string "file://$CREDENTIAL" >/dev/null`,
     "",
   ].join("\n");
 }
@@ -269,6 +306,20 @@ export function tenantServerUserData(init: ServerInit): string {
       { path: "/usr/local/sbin/clusterra-boot", permissions: "0700", content: serverBootScript(init) },
       { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },
       { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM", "/usr/local/sbin/clusterra-publish", "k3s.service") },
+      { path: "/etc/clusterra/argocd-manager.json", permissions: "0600", content: init.argocd.bootstrapManifest },
+      { path: "/usr/local/sbin/clusterra-argocd-credential", permissions: "0700", content: argocdCredentialScript(init) },
+      {
+        path: "/etc/systemd/system/clusterra-argocd-credential.service",
+        permissions: "0644",
+        content: ["[Unit]", "Description=Publish central ArgoCD's token for this cluster", "After=k3s.service", "", "[Service]", "Type=oneshot",
+          "ExecStart=/usr/local/sbin/clusterra-argocd-credential", "Restart=on-failure", "RestartSec=60", ""].join("\n"),
+      },
+      {
+        path: "/etc/systemd/system/clusterra-argocd-credential.timer",
+        permissions: "0644",
+        content: ["[Unit]", "Description=Refresh central ArgoCD's token for this cluster", "", "[Timer]", "OnBootSec=1min",
+          `OnUnitActiveSec=${ARGOCD_TOKEN.refresh}`, "", "[Install]", "WantedBy=timers.target", ""].join("\n"),
+      },
     ],
     runcmd: [["sysctl", "--system"], ["/usr/local/sbin/clusterra-boot"]],
   };

@@ -11,17 +11,19 @@ import { coveringCidr } from "../../config/cidr";
 import { TENANT_K3S_VERSION } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
-import { tenantClusterFleetFiles } from "../fleet/tenant-cluster";
+import { centralFleetRepo, tenantFleetFiles } from "../fleet/tenant";
 import { agentUserData } from "./cloud-init";
 import { ClusterSecurityGroups } from "./cluster-security-groups";
 import { EdgeAgentAccess } from "./edge-agent-access";
 import { FilesBucket } from "./files-bucket";
 import { clusterParameterNames, serverRoleName, TenantK3sServer } from "./k3s-server";
 import { KarpenterInfra } from "./karpenter-infra";
-import { assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
+import { argocdManagerObjects } from "../fleet/tenant-cluster";
+import { ARGOCD_MANAGER } from "../../facts/fleet";
+import { argocdCredentialPolicy, assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
 import { SharedFileSystem } from "./shared-file-system";
 import { nodeSetPlans } from "./sizing";
-import { TenantSlurmKeys } from "./slurm-keys";
+import { centralOnlySecretNames, slurmKeySecretNames, TenantSlurmKeys } from "./slurm-keys";
 
 export interface TenantEnvironmentArgs {
   /** The validated tenant stack configuration. */
@@ -179,6 +181,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         serverRoleArn,
         centralKmsKeyArn: central.kmsKeyArn,
         centralProvider: args.centralProvider,
+        centralAccountId: config.central.accountId,
       },
       child,
     );
@@ -205,6 +208,13 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             ),
           "cilium-operator": pulumi.all([scope, network.vpcArn]).apply(([s, vpcArn]) => toJson(policyDocument(...ciliumOperatorStatements(s, { vpcArn })))),
           "pod-roles": pulumi.all([keys.externalSecretsRoleArn, edgeAgent.roleArn]).apply((roles) => toJson(policyDocument(assumePodRolesStatement(roles)))),
+          "argocd-credential": pulumi.all([keys.argocdClusterSecretArn, central.kmsKeyArn]).apply(([secretArn, centralKmsKeyArn]) => toJson(argocdCredentialPolicy({ region: config.central.region, secretArn, centralKmsKeyArn }))),
+        },
+        argocd: {
+          bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }, null, 2),
+          credentialSecretArn: keys.argocdClusterSecretArn,
+          centralRegion: config.central.region,
+          serviceAccount: { namespace: ARGOCD_MANAGER.namespace, name: ARGOCD_MANAGER.serviceAccount },
         },
         ...(net.natRouteTableIds ? { nat: { vpcCidr: network.cidr, keepCidrs: [network.cidr, config.central.vpcCidr], privateRouteTableIds: net.natRouteTableIds } } : {}),
       },
@@ -213,14 +223,16 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const bucket = new FilesBucket(`${name}-files`, { tenantId: config.tenant.id, environment: config.environment, accountId: args.accountId, region: config.region, kmsKeyArn: key.keyArn }, child);
 
     const nodeSets = nodeSetPlans(config.shapes);
+    const fleetRepo = centralFleetRepo(config.central.stack);
     emitFleetFiles(
       pulumi
         .all([
           pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
           pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
+          pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp]),
         ])
-        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint]]) =>
-          tenantClusterFleetFiles({
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp]]) =>
+          tenantFleetFiles({
             environment: config.environment,
             tenantId: config.tenant.id,
             clusterName,
@@ -244,6 +256,26 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             centralRegion: config.central.region,
             externalSecretsRoleArn,
             edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint },
+          }, {
+            environment: config.environment,
+            tenantId: config.tenant.id,
+            clusterName,
+            centralRegion: config.central.region,
+            secretsRoleArn,
+            secretNames: { ...slurmKeySecretNames(config.environment, config.tenant.id), mariadb: centralOnlySecretNames(config.environment, config.tenant.id).mariadb },
+            tenantCidr: config.network.vpcCidr,
+            centralHostIp,
+            slurmctldNodePort: slurmctld.nodePort,
+            nodeSets,
+          }, {
+            environment: config.environment,
+            tenantId: config.tenant.id,
+            clusterName,
+            repo: fleetRepo,
+            serverAddress,
+            centralRegion: config.central.region,
+            secretsRoleArn,
+            clusterCredentialSecret: centralOnlySecretNames(config.environment, config.tenant.id).argocdCluster,
           }),
         ),
     );

@@ -44,6 +44,8 @@ export interface TenantK3sServerArgs extends AccountScope {
    * rule admits the internet) and the private route tables send 0.0.0.0/0 to it.
    */
   readonly nat?: { readonly vpcCidr: string; readonly keepCidrs: readonly string[]; readonly privateRouteTableIds: pulumi.Input<string>[] };
+  /** Central ArgoCD's access (its account's objects as JSON, central's secret for the token). */
+  readonly argocd: { readonly bootstrapManifest: string; readonly credentialSecretArn: pulumi.Input<string>; readonly centralRegion: string; readonly serviceAccount: { readonly namespace: string; readonly name: string } };
 }
 
 /**
@@ -103,7 +105,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
 
     const instanceType = TENANT_SERVER.instanceType;
     const ami = getParameterOutput({ name: al2023AmiParameter("arm64") }, child).value;
-    const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId]).apply(([kmsKeyArn, fileSystemId, accessPointId]) =>
+    const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn]).apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn]) =>
       tenantServerUserData({
         k3sVersion: args.k3sVersion,
         region: args.region,
@@ -115,6 +117,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         kubeconfigParameter: params.kubeconfig,
         maxPods: eniPodDensity(instanceType),
         nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
+        argocd: { ...args.argocd, credentialSecretArn },
       }),
     );
     const instance = new ec2.Instance(

@@ -251,6 +251,20 @@ export function externalSecretsPolicy(p: { region: string; secretArns: readonly 
   );
 }
 
+/** The server publishes central ArgoCD's token for this cluster into its one secret in central. */
+export function argocdCredentialPolicy(p: { region: string; secretArn: string; centralKmsKeyArn: string }): PolicyDocument {
+  return policyDocument(
+    { Sid: "PublishArgoCdCredential", Effect: "Allow", Action: "secretsmanager:PutSecretValue", Resource: p.secretArn },
+    {
+      Sid: "EncryptThroughSecretsManager",
+      Effect: "Allow",
+      Action: "kms:GenerateDataKey",
+      Resource: p.centralKmsKeyArn,
+      Condition: { StringEquals: { "kms:ViaService": `secretsmanager.${p.region}.amazonaws.com` } },
+    },
+  );
+}
+
 /**
  * The edge-agent reports node state to cluster-api: it reads instance state, and proves
  * who it is with a signed sts:GetCallerIdentity (which needs no permission), so it holds

@@ -5,10 +5,16 @@ import * as secretsmanager from "@pulumi/aws/secretsmanager";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
 import { policyDocument, principalTrust, toJson } from "../security/iam";
 import { externalSecretsPolicy } from "./node-iam";
+import { controlPlaneSecretsRoleName } from "../central/control-plane-secrets";
 
 /** Secrets Manager names of a tenant's Slurm keys in the central account. */
 export function slurmKeySecretNames(environment: string, tenantId: string): { slurm: string; jwt: string } {
   return { slurm: `clusterra/${environment}/${tenantId}/slurm-key`, jwt: `clusterra/${environment}/${tenantId}/jwt-key` };
+}
+
+/** Secrets only central reads: slurmdbd's database password and ArgoCD's credential for the tenant cluster. */
+export function centralOnlySecretNames(environment: string, tenantId: string): { mariadb: string; argocdCluster: string } {
+  return { mariadb: `clusterra/${environment}/${tenantId}/mariadb-password`, argocdCluster: `clusterra/${environment}/${tenantId}/argocd-cluster` };
 }
 
 /** The tenant's External Secrets role name (central's key policy names it too). */
@@ -31,6 +37,13 @@ export interface TenantSlurmKeysArgs {
   readonly centralKmsKeyArn: pulumi.Input<string>;
   /** Provider acting in the central account for this tenant. */
   readonly centralProvider: ProviderResource;
+  /** The central account. */
+  readonly centralAccountId: string;
+}
+
+/** What may write a secret besides the readers (the server publishing ArgoCD's token). */
+interface SecretWriter {
+  readonly principal: pulumi.Input<string>;
 }
 
 /**
@@ -43,6 +56,10 @@ export interface TenantSlurmKeysArgs {
 export class TenantSlurmKeys extends pulumi.ComponentResource {
   public readonly secretArns: pulumi.Output<{ slurm: string; jwt: string }>;
   public readonly externalSecretsRoleArn: pulumi.Output<string>;
+  /** The role central's External Secrets reads this tenant's four secrets with. */
+  public readonly controlPlaneRoleArn: pulumi.Output<string>;
+  /** Central's secret for ArgoCD's credential to this cluster, written by the tenant's server. */
+  public readonly argocdClusterSecretArn: pulumi.Output<string>;
 
   constructor(name: string, args: TenantSlurmKeysArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:tenant:TenantSlurmKeys", name, {}, opts);
@@ -59,29 +76,51 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
       },
       { parent: this },
     );
-    const secrets = (Object.keys(names) as (keyof typeof names)[]).map((id) => {
-      const secret = new secretsmanager.Secret(
+    // Central's External Secrets role for this tenant: central's TenantLink owns it.
+    const controlPlaneRoleArn = pulumi.output(`arn:${args.partition}:iam::${args.centralAccountId}:role/${controlPlaneSecretsRoleName(args.environment, args.tenantId)}`);
+    const readers = (principals: pulumi.Output<string>[]) => pulumi.all(principals);
+    const descriptions = {
+      slurm: "slurm.key (auth/slurm)",
+      jwt: "jwt_hs256.key (auth/jwt)",
+      mariadb: "slurmdbd's MariaDB password",
+      argocdCluster: "central ArgoCD's credential for the tenant cluster ({bearerToken, caData}), published by its server",
+    } as const;
+    const secret = (id: keyof typeof descriptions, secretName: string, principals: pulumi.Output<string>[], generate: boolean, writer?: SecretWriter) => {
+      const created = new secretsmanager.Secret(
         `${name}-${id}`,
-        { name: names[id], description: `${id === "slurm" ? "slurm.key (auth/slurm)" : "jwt_hs256.key (auth/jwt)"} of tenant ${args.tenantId}`, kmsKeyId: args.centralKmsKeyArn, recoveryWindowInDays: 30 },
+        { name: secretName, description: `${descriptions[id]} of tenant ${args.tenantId}`, kmsKeyId: args.centralKmsKeyArn, recoveryWindowInDays: 30 },
         { ...inCentral, protect: true },
       );
-      // 64 characters from a 62-letter alphabet: ~380 bits, above both keys' 256-bit floor.
-      const generated = getRandomPasswordOutput({ passwordLength: 64, excludePunctuation: true, includeSpace: false }, inCentral);
-      new secretsmanager.SecretVersion(`${name}-${id}`, { secretId: secret.id, secretString: pulumi.secret(generated.randomPassword.apply((p) => p ?? "")) }, { ...inCentral, ignoreChanges: ["secretString"] });
+      if (generate) {
+        // 64 characters from a 62-letter alphabet: ~380 bits, above both keys' 256-bit floor.
+        const generated = getRandomPasswordOutput({ passwordLength: 64, excludePunctuation: true, includeSpace: false }, inCentral);
+        new secretsmanager.SecretVersion(`${name}-${id}`, { secretId: created.id, secretString: pulumi.secret(generated.randomPassword.apply((p) => p ?? "")) }, { ...inCentral, ignoreChanges: ["secretString"] });
+      }
       new secretsmanager.SecretPolicy(
         `${name}-${id}`,
         {
-          secretArn: secret.arn,
+          secretArn: created.arn,
           blockPublicPolicy: true,
-          policy: pulumi.all([secret.arn, role.arn]).apply(([secretArn, reader]) =>
-            toJson(policyDocument({ Sid: "TenantExternalSecretsReads", Effect: "Allow", Principal: { AWS: reader }, Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: secretArn })),
+          policy: pulumi.all([created.arn, readers(principals), writer?.principal]).apply(([secretArn, reader, writes]) =>
+            toJson(
+              policyDocument(
+                { Sid: "TenantExternalSecretsReads", Effect: "Allow", Principal: { AWS: reader.length === 1 ? reader[0] : reader }, Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: secretArn },
+                ...(writes ? [{ Sid: "TenantServerPublishes", Effect: "Allow" as const, Principal: { AWS: writes }, Action: "secretsmanager:PutSecretValue", Resource: secretArn }] : []),
+              ),
+            ),
           ),
         },
-        // Secrets Manager checks that a principal exists: the role comes first.
+        // Secrets Manager checks that a principal exists: the tenant's role comes first, and
+        // central's (created by the central stack from this tenant's stack file) already is.
         { ...inCentral, dependsOn: [role] },
       );
-      return secret;
-    });
+      return created;
+    };
+    const both = [role.arn, controlPlaneRoleArn];
+    const secrets = [secret("slurm", names.slurm, both, true), secret("jwt", names.jwt, both, true)];
+    const centralOnly = centralOnlySecretNames(args.environment, args.tenantId);
+    secret("mariadb", centralOnly.mariadb, [controlPlaneRoleArn], true);
+    const argocdCluster = secret("argocdCluster", centralOnly.argocdCluster, [controlPlaneRoleArn], false, { principal: args.serverRoleArn });
 
     new iam.RolePolicy(
       `${name}-external-secrets`,
@@ -96,6 +135,8 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
 
     this.secretArns = pulumi.all([secrets[0].arn, secrets[1].arn]).apply(([slurm, jwt]) => ({ slurm, jwt }));
     this.externalSecretsRoleArn = role.arn;
-    this.registerOutputs({ secretArns: this.secretArns, externalSecretsRoleArn: this.externalSecretsRoleArn });
+    this.controlPlaneRoleArn = controlPlaneRoleArn;
+    this.argocdClusterSecretArn = argocdCluster.arn;
+    this.registerOutputs({ secretArns: this.secretArns, externalSecretsRoleArn: this.externalSecretsRoleArn, controlPlaneRoleArn: this.controlPlaneRoleArn });
   }
 }

@@ -1,0 +1,94 @@
+/**
+ * Fleet rendering benchmark: `npx tsc -b && node dist/bench/fleet-bench.js`.
+ *
+ * Renders the whole fleet (central's add-ons, then per tenant its cluster's add-ons, its
+ * control plane on central, its Applications and central's entry for it) for 10, 100 and
+ * 1,000 synthetic tenants, and times, median of 5:
+ *
+ * - baseline: `yaml.stringify` of the same number of documents, built beforehand (the cost
+ *   any renderer pays to write the fleet's YAML at all), measured at 1,000 tenants;
+ * - the render at each size, as a ratio to the baseline at 1,000 tenants, and per tenant.
+ *
+ * Target: 1,000 tenants in under 5 s, growing linearly.
+ */
+import { stringify } from "yaml";
+import { centralAddOnFiles } from "../components/fleet/central-addons";
+import { controlPlaneDocuments, type ControlPlaneFacts } from "../components/fleet/control-plane";
+import { tenantAppDocuments, type TenantAppsFacts } from "../components/fleet/tenant-apps";
+import { tenantFleetFiles } from "../components/fleet/tenant";
+import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
+import { nodeSetPlans } from "../components/tenant/sizing";
+import { slurmctldNodePort } from "../facts/contract";
+
+const RUNS = 5;
+const SIZES = [10, 100, 1000];
+const TARGET_MS = 5000;
+const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
+
+/** One synthetic tenant, `i` making every name, address and ARN unique. */
+function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFacts] {
+  const id = `t${i}`;
+  const clusterName = `clusterra-dev-${id}`;
+  const account = String(100000000000 + i);
+  const serverAddress = `10.${16 + Math.floor(i / 256)}.${i % 256}.10`;
+  const roleArn = (name: string) => `arn:aws:iam::${account}:role/${clusterName}-${name}`;
+  const nodeSets = nodeSetPlans([
+    { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 20, capacityType: "spot" },
+    { name: "himem", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 4, capacityType: "on-demand" },
+  ]);
+  const secretsRoleArn = `arn:aws:iam::111122223333:role/${clusterName}-control-plane`;
+  return [
+    {
+      environment: "dev", tenantId: id, clusterName, region: "us-east-1", serverAddress, nativeRoutingCidr: "10.0.0.0/8",
+      karpenter: { interruptionQueueName: `${clusterName}-karpenter`, instanceProfileName: `${clusterName}-worker` },
+      workerUserData: `#cloud-config\n# worker of ${clusterName}\n`, kmsKeyArn: `arn:aws:kms:us-east-1:${account}:key/${i}`, nodeSets,
+      slurmctld: { host: `${clusterName}-${i}.elb.us-east-1.amazonaws.com`, port: 6817 },
+      keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
+      centralRegion: "us-east-1", externalSecretsRoleArn: roleArn("external-secrets"),
+      edgeAgent: { roleArn: roleArn("edge-agent"), heartbeatEndpoint: "https://10.0.0.10:8443" },
+    },
+    {
+      environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn,
+      secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
+      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), nodeSets,
+    },
+    { environment: "dev", tenantId: id, clusterName, repo: REPO, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
+  ];
+}
+
+/** The whole fleet of `n` tenants: path -> content. */
+function render(facts: readonly ReturnType<typeof tenant>[]): number {
+  let bytes = 0;
+  for (const content of Object.values(centralAddOnFiles("dev", REPO))) bytes += content.length;
+  for (const [cluster, controlPlane, apps] of facts) for (const content of Object.values(tenantFleetFiles(cluster, controlPlane, apps))) bytes += content.length;
+  return bytes;
+}
+
+function median(fn: () => void): number {
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const start = process.hrtime.bigint();
+    fn();
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  return times.sort((a, b) => a - b)[Math.floor(RUNS / 2)];
+}
+
+function main(): void {
+  const largest = Array.from({ length: Math.max(...SIZES) }, (_, i) => tenant(i));
+  // Baseline: the same documents, already built, only serialized.
+  const documents = largest.flatMap(([, controlPlane, apps]) => [...Object.values(controlPlaneDocuments(controlPlane)), ...Object.values(tenantAppDocuments(apps))].flat());
+  const perTenantFiles = Object.keys(tenantFleetFiles(...largest[0])).length;
+  const baseline = median(() => documents.forEach((d) => stringify(d)));
+  console.log(`fleet render, median of ${RUNS} runs; baseline: yaml.stringify of ${documents.length} prebuilt documents (1,000 tenants' control planes and Applications) ${baseline.toFixed(0)} ms`);
+  let thousand = 0;
+  for (const n of SIZES) {
+    let bytes = 0;
+    const ms = median(() => (bytes = render(largest.slice(0, n))));
+    if (n === 1000) thousand = ms;
+    console.log(`${String(n).padStart(5)} tenants  ${ms.toFixed(0).padStart(6)} ms  ${(ms / baseline).toFixed(2).padStart(6)}x baseline  ${(ms / n).toFixed(2)} ms/tenant  ${n * perTenantFiles} files, ${(bytes / 1e6).toFixed(1)} MB`);
+  }
+  console.log(`target: 1,000 tenants under ${TARGET_MS} ms: ${thousand.toFixed(0)} ms -> ${thousand < TARGET_MS ? "met" : "NOT met"}`);
+}
+
+main();

@@ -1,0 +1,338 @@
+/**
+ * `clusterra fleet check`: every object under fleet/ against its schema (CRDs from the
+ * upstream reference with ajv, unknown fields refused; Kubernetes built-ins through
+ * kubernetes-models), tenant isolation in the AppProjects and Applications, no Secret and
+ * no secret value, every chart pinned as facts/charts.ts says, and (with `render`) the
+ * committed files equal to a fresh render of every stack file.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import Ajv, { type ValidateFunction } from "ajv";
+import { parseAllDocuments, parse } from "yaml";
+import { PROJECT_ROOT, readAllStackFiles } from "../config";
+import { CHARTS } from "../facts/charts";
+import { LOCAL_CHARTS } from "../facts/fleet";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
+import { helmRepoUrl } from "../components/fleet/argo";
+import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
+
+export interface FleetProblem {
+  readonly file: string;
+  /** Where in the file: document index and field path. */
+  readonly at: string;
+  readonly reason: string;
+}
+
+/** The upstream reference folder (../shared/reference beside the project, or $CLUSTERRA_REFERENCE). */
+export function referenceDir(root = PROJECT_ROOT): string | undefined {
+  const candidates = [process.env.CLUSTERRA_REFERENCE, path.join(root, "..", "shared", "reference"), path.join(root, "..", "..", "shared", "reference")];
+  return candidates.find((c): c is string => !!c && fs.existsSync(path.join(c, "README.md")));
+}
+
+/** CRD files in the reference, by the group and kind they define. */
+const CRD_FILES: Readonly<Record<string, string>> = {
+  "slinky.slurm.net/Controller": "slinky-v1.2.1/slinky.slurm.net_controllers.yaml",
+  "slinky.slurm.net/NodeSet": "slinky-v1.2.1/slinky.slurm.net_nodesets.yaml",
+  "slinky.slurm.net/LoginSet": "slinky-v1.2.1/slinky.slurm.net_loginsets.yaml",
+  "slinky.slurm.net/RestApi": "slinky-v1.2.1/slinky.slurm.net_restapis.yaml",
+  "slinky.slurm.net/Accounting": "slinky-v1.2.1/slinky.slurm.net_accountings.yaml",
+  "karpenter.sh/NodePool": "karpenter-v1.14.1/karpenter.sh_nodepools.yaml",
+  "karpenter.k8s.aws/EC2NodeClass": "karpenter-v1.14.1/karpenter.k8s.aws_ec2nodeclasses.yaml",
+  "k8s.mariadb.com/MariaDB": "mariadb-operator-26.6.0/k8s.mariadb.com_mariadbs.yaml",
+  "external-secrets.io/ExternalSecret": "external-secrets-chart-2.9.0/external-secrets.io_externalsecrets.yaml",
+  "external-secrets.io/SecretStore": "external-secrets-chart-2.9.0/external-secrets.io_secretstores.yaml",
+  "argoproj.io/Application": "charts/argo-cd-10.1.1/templates/crds/crd-application.yaml",
+  "argoproj.io/AppProject": "charts/argo-cd-10.1.1/templates/crds/crd-appproject.yaml",
+};
+
+/**
+ * A structural schema closed as the API server treats it: an object with `properties`
+ * and no `x-kubernetes-preserve-unknown-fields` takes no other field (the server prunes
+ * or, with strict field validation, refuses them: either way the value is lost).
+ */
+function closeSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === "properties" && v && typeof v === "object") out[k] = Object.fromEntries(Object.entries(v).map(([p, s]) => [p, closeSchema(s as Record<string, unknown>)]));
+    else if ((k === "items" || k === "additionalProperties") && v && typeof v === "object") out[k] = closeSchema(v as Record<string, unknown>);
+    else if ((k === "allOf" || k === "anyOf" || k === "oneOf") && Array.isArray(v)) out[k] = v.map((s) => closeSchema(s as Record<string, unknown>));
+    else if (k !== "nullable") out[k] = v;
+  }
+  // OpenAPI's nullable, as JSON Schema says it.
+  if (schema.nullable === true && typeof schema.type === "string") out.type = [schema.type, "null"];
+  if (schema.properties && schema.additionalProperties === undefined && !schema["x-kubernetes-preserve-unknown-fields"]) out.additionalProperties = false;
+  return out;
+}
+
+/** A validator per apiVersion/kind, read and compiled on first use (a large CRD takes a second). */
+export interface CrdValidators {
+  get(apiVersionKind: string): ValidateFunction | undefined;
+}
+
+const compiled = new Map<string, CrdValidators>();
+
+interface Crd {
+  spec: { versions: { name: string; schema: { openAPIV3Schema: Record<string, unknown> } }[] };
+}
+
+/** Validators for the reference CRDs' kinds, keyed `<group>/<version>/<kind>`. */
+export function crdValidators(reference: string): CrdValidators {
+  const known = compiled.get(reference);
+  if (known) return known;
+  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  const validators = new Map<string, ValidateFunction | undefined>();
+  const lazy: CrdValidators = {
+    get(key) {
+      if (validators.has(key)) return validators.get(key);
+      const [group, version, kind] = key.includes("/") && key.split("/").length === 3 ? key.split("/") : ["", "", ""];
+      const file = CRD_FILES[`${group}/${kind}`];
+      let validator: ValidateFunction | undefined;
+      if (file) {
+        // The chart's CRD templates wrap the CRD in Helm conditionals: drop those lines.
+        const text = fs.readFileSync(path.join(reference, file), "utf8").split("\n").filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join("\n");
+        const served = (parse(text) as Crd).spec.versions.find((v) => v.name === version);
+        if (served) {
+          const schema = closeSchema(served.schema.openAPIV3Schema);
+          const props = { ...(schema.properties as Record<string, unknown>), apiVersion: { type: "string" }, kind: { type: "string" }, metadata: { type: "object" } };
+          validator = ajv.compile({ ...schema, properties: props });
+        }
+      }
+      validators.set(key, validator);
+      return validator;
+    },
+  };
+  compiled.set(reference, lazy);
+  return lazy;
+}
+
+/** Built-in kinds, validated by kubernetes-models (ES modules: loaded with a real import()). */
+const BUILT_INS: Record<string, string> = {
+  "v1/Namespace": "kubernetes-models/v1/Namespace",
+  "v1/Service": "kubernetes-models/v1/Service",
+  "v1/ServiceAccount": "kubernetes-models/v1/ServiceAccount",
+  "networking.k8s.io/v1/NetworkPolicy": "kubernetes-models/networking.k8s.io/v1/NetworkPolicy",
+  "rbac.authorization.k8s.io/v1/ClusterRole": "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole",
+  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding",
+};
+// TypeScript's CommonJS output would turn import() into require(), which these packages refuse.
+const esmImport = new Function("specifier", "return import(specifier)") as (s: string) => Promise<Record<string, new (data: unknown) => { validate(): void }>>;
+
+interface FleetDoc {
+  readonly file: string;
+  readonly index: number;
+  readonly object: Record<string, unknown>;
+}
+
+function walk(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+}
+
+/**
+ * Folders under fleet/ that ArgoCD never syncs: the local charts' sources, and the
+ * connector's ParallelCluster patches (applied by the operator with `pcluster`).
+ */
+const NOT_KUBERNETES = ["fleet/charts/", "fleet/connector/"];
+
+/** Generated fleet files ArgoCD syncs. */
+export function fleetFiles(root: string): string[] {
+  return walk(path.join(root, "fleet"))
+    .map((f) => path.relative(root, f).split(path.sep).join("/"))
+    .filter((f) => !NOT_KUBERNETES.some((dir) => f.startsWith(dir)) && f.endsWith(".yaml"))
+    .sort();
+}
+
+const SECRET_VALUE = /BEGIN [A-Z ]*PRIVATE KEY|AKIA[0-9A-Z]{16}|(password|secretString|jwt_hs256|bearerToken|token)\s*:\s*["']?[A-Za-z0-9+/=_-]{16,}/i;
+
+function get(o: unknown, ...keys: string[]): unknown {
+  return keys.reduce<unknown>((v, k) => (v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), o);
+}
+
+/** Checks the fleet under root; returns every problem (none: the fleet is good). */
+export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet } = {}): Promise<FleetProblem[]> {
+  const problems: FleetProblem[] = [];
+  const docs: FleetDoc[] = [];
+  for (const file of fleetFiles(root)) {
+    const text = fs.readFileSync(path.join(root, file), "utf8");
+    if (SECRET_VALUE.test(text)) problems.push({ file, at: "(text)", reason: "holds what looks like a secret value; secrets live in Secrets Manager and arrive through External Secrets" });
+    const parsed = parseAllDocuments(text);
+    parsed.forEach((d, index) => {
+      if (d.errors.length) problems.push({ file, at: `document ${index}`, reason: `is not valid YAML: ${d.errors[0].message.split("\n")[0]}` });
+      const object = d.toJS() as unknown;
+      // values/ files are Helm values, not objects (issue 15 renders them with the charts).
+      if (object && typeof object === "object" && !file.includes("/values/")) docs.push({ file, index, object: object as Record<string, unknown> });
+    });
+  }
+  problems.push(...(await schemaProblems(docs, options.reference)));
+  problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs));
+  if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? (await renderFleet(root))));
+  return problems;
+}
+
+async function schemaProblems(docs: readonly FleetDoc[], reference: string | undefined): Promise<FleetProblem[]> {
+  const problems: FleetProblem[] = [];
+  const crds = reference ? crdValidators(reference) : undefined;
+  for (const d of docs) {
+    const at = (p: string) => `document ${d.index} ${String(d.object.kind)}/${String(get(d.object, "metadata", "name"))}${p}`;
+    const apiVersion = String(d.object.apiVersion ?? "");
+    const kind = String(d.object.kind ?? "");
+    if (!apiVersion || !kind) {
+      problems.push({ file: d.file, at: at(""), reason: "is not a Kubernetes object (no apiVersion/kind)" });
+      continue;
+    }
+    const builtIn = BUILT_INS[`${apiVersion}/${kind}`];
+    if (builtIn) {
+      const module = await esmImport(builtIn);
+      try {
+        new module[kind](d.object).validate();
+      } catch (e) {
+        problems.push({ file: d.file, at: at(""), reason: `fails the ${kind} schema: ${(e as Error).message.split("\n")[0]}` });
+      }
+      continue;
+    }
+    if (!crds) continue;
+    const validate = crds.get(`${apiVersion}/${kind}`);
+    if (!validate) {
+      if (kind !== "Secret") problems.push({ file: d.file, at: at(""), reason: `${apiVersion} ${kind} has no schema the check knows (reference CRDs or kubernetes-models)` });
+      continue;
+    }
+    if (!validate(d.object)) {
+      for (const e of validate.errors ?? []) {
+        const extra = e.keyword === "additionalProperties" ? ` (unknown field "${String((e.params as { additionalProperty: string }).additionalProperty)}")` : "";
+        problems.push({ file: d.file, at: at(e.instancePath || "/"), reason: `${e.message ?? "invalid"}${extra}` });
+      }
+    }
+  }
+  return problems;
+}
+
+function secretObjects(docs: readonly FleetDoc[]): FleetProblem[] {
+  return docs
+    .filter((d) => d.object.kind === "Secret")
+    .map((d) => ({ file: d.file, at: `document ${d.index} Secret/${String(get(d.object, "metadata", "name"))}`, reason: "is a Secret: secrets reach clusters through External Secrets, never git" }));
+}
+
+/** Chart repository, name and version of every Helm source exactly as facts/charts.ts pins them. */
+function chartPins(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
+  const problems: FleetProblem[] = [];
+  const pins = Object.values(CHARTS).map((c) => ({ ...c, repoURL: helmRepoUrl(c.repo) }));
+  for (const d of docs.filter((x) => x.object.kind === "Application")) {
+    const sources = (get(d.object, "spec", "sources") ?? [get(d.object, "spec", "source")]) as Record<string, unknown>[];
+    sources.forEach((s, i) => {
+      const at = `document ${d.index} Application/${String(get(d.object, "metadata", "name"))}/spec/sources/${i}`;
+      if (!s) return;
+      if (typeof s.chart === "string") {
+        const pin = pins.find((p) => p.chart === s.chart && p.repoURL === s.repoURL);
+        if (!pin) problems.push({ file: d.file, at, reason: `chart ${String(s.repoURL)}/${s.chart} is not in facts/charts.ts` });
+        else if (s.targetRevision !== pin.version) problems.push({ file: d.file, at: `${at}/targetRevision`, reason: `chart ${s.chart} must be pinned to ${pin.version} (facts/charts.ts), not ${JSON.stringify(s.targetRevision)}` });
+      } else if (typeof s.path === "string" && s.path.startsWith("fleet/charts/")) {
+        if (!Object.values(LOCAL_CHARTS).includes(s.path as never) || !fs.existsSync(path.join(root, s.path, "Chart.yaml"))) problems.push({ file: d.file, at: `${at}/path`, reason: `local chart ${s.path} does not exist` });
+      }
+    });
+  }
+  return problems;
+}
+
+/**
+ * AppProjects of tenants reach only their namespace on central and their own cluster,
+ * create no cluster-scoped kind on central, read only the fleet repository and pinned
+ * chart registries; each tenant's Applications use only its projects.
+ */
+function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
+  const problems: FleetProblem[] = [];
+  const allowedRepos = new Set(Object.values(CHARTS).map((c) => helmRepoUrl(c.repo)));
+  const projects = new Map<string, FleetDoc>();
+  for (const d of docs.filter((x) => x.object.kind === "AppProject")) projects.set(String(get(d.object, "metadata", "name")), d);
+  const fleetRepos = new Set(readAllStackFiles(root).map((f) => get(f.values["clusterra:fleet"], "repoUrl")).filter((r): r is string => typeof r === "string"));
+  const serversOf = new Map<string, string>();
+  for (const [name, d] of projects) {
+    const match = /^tenant-([a-z0-9-]+?)(-cluster)?$/.exec(name);
+    if (!match) continue;
+    const [, tenant, cluster] = match;
+    const at = (p: string) => `document ${d.index} AppProject/${name}${p}`;
+    const destinations = (get(d.object, "spec", "destinations") ?? []) as { server?: string; namespace?: string; name?: string }[];
+    destinations.forEach((dest, i) => {
+      if (dest.namespace === ARGOCD_CHART.namespace) problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `may deploy into the ArgoCD namespace (${ARGOCD_CHART.namespace}): that makes it an admin` });
+      if (!dest.server || dest.name) problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: "names its cluster by name or not at all: tenant projects name one server URL" });
+      if (dest.server === ARGOCD_IN_CLUSTER && (cluster || dest.namespace !== `tenant-${tenant}`)) {
+        problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `reaches namespace ${JSON.stringify(dest.namespace)} on central; tenant ${tenant} may reach only tenant-${tenant} there` });
+      }
+      if (dest.server && dest.server !== ARGOCD_IN_CLUSTER) {
+        if (!cluster) problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `the control-plane project reaches cluster ${dest.server}; it may reach central's tenant-${tenant} only` });
+        const owner = serversOf.get(dest.server);
+        if (owner && owner !== tenant) problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `reaches ${dest.server}, tenant ${owner}'s cluster` });
+        serversOf.set(dest.server, tenant);
+      }
+    });
+    const whitelist = (get(d.object, "spec", "clusterResourceWhitelist") ?? []) as { group: string; kind: string }[];
+    whitelist.forEach((w, i) => {
+      if (w.group === "*" || w.kind === "*") problems.push({ file: d.file, at: at(`/spec/clusterResourceWhitelist/${i}`), reason: "allows every cluster-scoped kind; list the kinds the add-ons need" });
+    });
+    if (!cluster && whitelist.length) problems.push({ file: d.file, at: at("/spec/clusterResourceWhitelist"), reason: "lets a tenant create cluster-scoped objects on central, which every tenant shares" });
+    ((get(d.object, "spec", "sourceRepos") ?? []) as string[]).forEach((r, i) => {
+      if (!allowedRepos.has(r) && !fleetRepos.has(r)) problems.push({ file: d.file, at: at(`/spec/sourceRepos/${i}`), reason: `${r} is neither the fleet repository nor a chart registry pinned in facts/charts.ts` });
+    });
+  }
+  // Central's External Secrets may assume every tenant's role: each store must name its own tenant's.
+  for (const d of docs.filter((x) => x.object.kind === "SecretStore")) {
+    const owner = /^fleet\/tenants\/([^/]+)\/([^/]+)\/control-plane\//.exec(d.file) ?? /^fleet\/central\/([^/]+)\/tenant-([^/]+)\.yaml$/.exec(d.file);
+    if (!owner) continue;
+    const role = String(get(d.object, "spec", "provider", "aws", "role") ?? "");
+    const expected = `:role/${controlPlaneSecretsRoleName(owner[1], owner[2])}`;
+    if (!role.endsWith(expected)) problems.push({ file: d.file, at: `document ${d.index} SecretStore/${String(get(d.object, "metadata", "name"))}/spec/provider/aws/role`, reason: `${role || "no role"} is not tenant ${owner[2]}'s secrets role (…${expected})` });
+  }
+  for (const d of docs.filter((x) => x.object.kind === "Application")) {
+    const tenant = /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];
+    if (!tenant) continue;
+    const project = String(get(d.object, "spec", "project"));
+    const at = `document ${d.index} Application/${String(get(d.object, "metadata", "name"))}`;
+    if (project !== `tenant-${tenant}` && project !== `tenant-${tenant}-cluster`) {
+      problems.push({ file: d.file, at: `${at}/spec/project`, reason: `uses project ${project}; tenant ${tenant}'s Applications use tenant-${tenant} or tenant-${tenant}-cluster only` });
+      continue;
+    }
+    const dest = get(d.object, "spec", "destination") as { server?: string; namespace?: string };
+    const allowed = ((get(projects.get(project)?.object, "spec", "destinations") ?? []) as { server?: string; namespace?: string }[]).some(
+      (p) => p.server === dest.server && (p.namespace === "*" || p.namespace === dest.namespace),
+    );
+    if (!allowed) problems.push({ file: d.file, at: `${at}/spec/destination`, reason: `${dest.server} namespace ${dest.namespace} is not a destination of project ${project}` });
+  }
+  return problems;
+}
+
+/** A fresh render of every stack file: the folder it went to and the paths rendered. */
+export interface RenderedFleet {
+  readonly root: string;
+  readonly files: ReadonlySet<string>;
+}
+
+/** Plans every stack file of root into a new temporary folder (the caller removes it). */
+export async function renderFleet(root: string): Promise<RenderedFleet> {
+  const { planStack } = await import("./plan");
+  const fresh = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-fleet-"));
+  const files = new Set<string>();
+  for (const file of readAllStackFiles(root)) (await planStack({ stack: file.stack }, fresh)).fleetFiles.forEach((f) => files.add(f));
+  return { root: fresh, files };
+}
+
+/** Committed files against a fresh render, both ways. */
+function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
+  const problems: FleetProblem[] = [];
+  for (const rel of [...rendered.files].sort()) {
+    const committed = path.join(root, rel);
+    if (!fs.existsSync(committed)) problems.push({ file: rel, at: "(file)", reason: "is rendered by the stack files but not committed (run `clusterra plan --stack <s> --write-fleet`)" });
+    else if (fs.readFileSync(committed, "utf8") !== fs.readFileSync(path.join(rendered.root, rel), "utf8")) problems.push({ file: rel, at: "(file)", reason: "differs from a fresh render of the stack files" });
+  }
+  for (const rel of fleetFiles(root)) if (!rendered.files.has(rel)) problems.push({ file: rel, at: "(file)", reason: "is committed but no stack file renders it" });
+  return problems;
+}
+
+/** The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems. */
+export async function runFleetCheck(root: string, options: { render: boolean }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  const reference = referenceDir(root);
+  if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
+  const problems = await checkFleet(root, { reference, render: options.render });
+  for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
+  out(problems.length ? `fleet check: ${problems.length} problem(s)` : `fleet check: ${fleetFiles(root).length} files good`);
+  return problems.length ? 1 : 0;
+}

@@ -1,0 +1,87 @@
+/**
+ * What the central cluster runs for every tenant: cert-manager, External Secrets, the
+ * Slinky and MariaDB operators and their CRDs; and the pruning of tenants whose stack is
+ * gone. Pure functions, plus one that removes files (the writer's side).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { CENTRAL_ADD_ONS, centralFleetPath, tenantEntryPath, tenantsFleetPath, type CentralAddOn } from "../../facts/fleet";
+import { ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
+import { readAllStackFiles } from "../../config";
+import { application, type FleetRepo } from "./argo";
+import type { FleetFileSet } from "./writer";
+import { yamlFile } from "./yaml-file";
+
+/** Values of each central add-on (keys the pinned charts define). */
+export function centralAddOnValues(addOn: CentralAddOn): Record<string, unknown> {
+  switch (addOn.chart) {
+    case "certManager":
+      return { crds: { enabled: true, keep: true } };
+    case "externalSecrets":
+      // The controller assumes each tenant's reader role from the host's credentials
+      // (IMDS hop limit 1: only host-network pods reach them). The webhook stays off it.
+      return { installCRDs: true, hostNetwork: true, dnsPolicy: "ClusterFirstWithHostNet" };
+    case "slurmOperator":
+      // cert-manager issues the webhook's certificate: no new CA on every render.
+      return { crds: { enabled: false }, certManager: { enabled: true } };
+    case "mariadbOperator":
+      return { crds: { enabled: false } };
+    default:
+      return {};
+  }
+}
+
+/** The add-ons' Applications and values, by path. */
+export function centralAddOnFiles(environment: string, repo: FleetRepo): FleetFileSet {
+  const dir = centralFleetPath(environment);
+  const source = `pulumi up -s central-${environment}`;
+  return Object.fromEntries(
+    CENTRAL_ADD_ONS.flatMap((addOn) => {
+      const valuesPath = `${dir}/values/${addOn.name}.yaml`;
+      const app = application({
+        name: addOn.name,
+        project: PLATFORM_PROJECT,
+        repo,
+        source: { kind: "chart", chart: addOn.chart, valuesPath },
+        destination: { server: ARGOCD_IN_CLUSTER, namespace: addOn.namespace },
+        wave: addOn.wave,
+      });
+      return [
+        [`${dir}/${addOn.name}.yaml`, yamlFile(source, app)],
+        [valuesPath, yamlFile(source, centralAddOnValues(addOn))],
+      ];
+    }),
+  );
+}
+
+/**
+ * What a destroyed tenant stack leaves behind: tenant folders of this environment, and
+ * central's entries for them, that no tenant stack file names any more. The central
+ * stack prunes them on its next `pulumi up` (ArgoCD then prunes what they deployed).
+ */
+export function orphanedTenantPaths(root: string, environment: string, tenantIds: readonly string[]): string[] {
+  const keep = new Set(tenantIds);
+  const tenantsDir = path.join(root, tenantsFleetPath(environment));
+  const folders = fs.existsSync(tenantsDir) ? fs.readdirSync(tenantsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
+  const centralDir = path.join(root, centralFleetPath(environment));
+  const entries = fs.existsSync(centralDir) ? fs.readdirSync(centralDir).filter((n) => /^tenant-.+\.yaml$/.test(n)).map((n) => n.slice("tenant-".length, -".yaml".length)) : [];
+  return [
+    ...folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(environment)}/${id}`),
+    ...entries.filter((id) => !keep.has(id)).map((id) => tenantEntryPath(environment, id)),
+  ].sort();
+}
+
+/** Removes the given fleet paths (files or folders) under root; returns them. */
+export function pruneFleetPaths(root: string, rels: readonly string[]): string[] {
+  for (const rel of rels) fs.rmSync(path.join(root, rel), { recursive: true, force: true });
+  return [...rels];
+}
+
+/** Tenant ids of an environment, from the tenant stack files in the repository. */
+export function tenantIdsOf(environment: string, root?: string): string[] {
+  return readAllStackFiles(root)
+    .filter((f) => f.values["clusterra:kind"] === "tenant" && f.values["clusterra:environment"] === environment)
+    .map((f) => (f.values["clusterra:tenant"] as { id?: unknown } | undefined)?.id)
+    .filter((id): id is string => typeof id === "string")
+    .sort();
+}

@@ -1,0 +1,222 @@
+/**
+ * One tenant's Slurm control plane on central, in its own namespace: the Slinky `slurm`
+ * release (slurmctld with persistent state, slurmdbd, slurmrestd, a login set) whose
+ * `controller.extraConf` declares the tenant's remote NodeSets and one partition per
+ * shape; the MariaDB slurmdbd writes to; the tenant's keys and database password from
+ * Secrets Manager; the NodePort the tenant's NLB forwards to; NetworkPolicies that admit
+ * no other tenant. Pure: the same facts give byte-identical files.
+ */
+import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import type { IService as Service } from "kubernetes-models/v1/Service";
+import { SLURM_PORTS } from "../../facts/contract";
+import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
+import {
+  ACCOUNTING_DATABASE, CONTROL_PLANE_SECRETS, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
+} from "../../facts/fleet";
+import type { NodeSetPlan } from "../tenant/sizing";
+import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
+
+/** What central's side of one tenant is rendered from (all resolved by the tenant stack). */
+export interface ControlPlaneFacts {
+  readonly environment: string;
+  readonly tenantId: string;
+  /** Slurm's cluster name (accounting). */
+  readonly clusterName: string;
+  /** Central's region: its Secrets Manager. */
+  readonly centralRegion: string;
+  /** The role central's External Secrets assumes for this tenant: it reads this tenant's secrets only. */
+  readonly secretsRoleArn: string;
+  /** Secrets Manager names of the tenant's secrets, by id. */
+  readonly secretNames: Readonly<Record<keyof typeof CONTROL_PLANE_SECRETS, string>>;
+  /** The tenant's VPC: its slurmd reach slurmctld from there (the NLB keeps their address). */
+  readonly tenantCidr: string;
+  /** The central host: cluster-api calls slurmrestd from its host network. */
+  readonly centralHostIp: string;
+  /** The NodePort the tenant's NLB forwards 6817 to (facts/contract.ts). */
+  readonly slurmctldNodePort: number;
+  /** The tenant's NodeSets (in its own cluster). */
+  readonly nodeSets: readonly NodeSetPlan[];
+}
+
+export function controlPlanePath(environment: string, tenantId: string): string {
+  return `${tenantFleetPath(environment, tenantId)}/control-plane`;
+}
+
+const quantity = (r: ComponentRequest) => ({ cpu: `${r.cpuMillis}m`, memory: `${r.memoryMiB}Mi` });
+
+/**
+ * Requests exactly as facts/control-plane.ts (the capacity check sums them); a memory
+ * limit of twice the request keeps one tenant from starving the shared host.
+ */
+export function componentResources(component: keyof typeof TENANT_CONTROL_PLANE): Record<string, unknown> {
+  const r = TENANT_CONTROL_PLANE[component];
+  return { requests: quantity(r), limits: { memory: `${r.memoryMiB * 2}Mi` } };
+}
+
+/**
+ * slurm.conf lines for the tenant's remote NodeSets: central's chart only writes lines for
+ * NodeSets of its own release, and its partitions may not name remote ones. Each remote
+ * NodeSet is a Slurm nodeset by its feature; each shape is a partition over its NodeSets.
+ */
+export function hybridSlurmConf(nodeSets: readonly NodeSetPlan[]): string {
+  const shapes = [...new Map(nodeSets.map((n) => [n.shape.name, n.shape])).keys()];
+  const lines = [
+    ...nodeSets.map((n) => `NodeSet=${n.name} Feature=${n.name}`),
+    ...shapes.map((shape, i) => {
+      const members = nodeSets.filter((n) => n.shape.name === shape).map((n) => n.name).join(",");
+      return `PartitionName=${shape} Nodes=${members} State=UP MaxTime=UNLIMITED Default=${i === 0 ? "YES" : "NO"}`;
+    }),
+  ];
+  return lines.join("\n") + "\n";
+}
+
+const keyRef = (id: "slurm" | "jwt") => ({ create: false, secretRef: { name: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key } });
+
+export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, unknown> {
+  return {
+    clusterName: f.clusterName,
+    // The tenant's own keys, delivered by External Secrets: never created by the chart.
+    slurmKey: keyRef("slurm"),
+    jwtKey: keyRef("jwt"),
+    controller: {
+      slurmctld: { resources: componentResources("slurmctld") },
+      persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
+      extraConf: hybridSlurmConf(f.nodeSets),
+    },
+    restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd") } },
+    accounting: {
+      enabled: true,
+      slurmdbd: { resources: componentResources("slurmdbd") },
+      storageConfig: {
+        host: ACCOUNTING_DATABASE.service,
+        port: ACCOUNTING_DATABASE.port,
+        database: ACCOUNTING_DATABASE.database,
+        username: ACCOUNTING_DATABASE.username,
+        passwordKeyRef: { name: CONTROL_PLANE_SECRETS.mariadb.name, key: CONTROL_PLANE_SECRETS.mariadb.key },
+      },
+    },
+    loginsets: {
+      login: {
+        enabled: true,
+        replicas: 1,
+        login: { resources: componentResources("login") },
+        // The chart's default is a LoadBalancer: on K3s that would publish sshd on the host.
+        service: { spec: { type: "ClusterIP" } },
+      },
+    },
+  };
+}
+
+/** The store and the three secrets of this tenant's namespace. */
+export function controlPlaneSecretObjects(f: ControlPlaneFacts): unknown[] {
+  const store: StoreArgs = { name: "central-secrets", namespace: tenantNamespace(f.tenantId), region: f.centralRegion, roleArn: f.secretsRoleArn };
+  const ids = Object.keys(CONTROL_PLANE_SECRETS) as (keyof typeof CONTROL_PLANE_SECRETS)[];
+  return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key, remoteKey: f.secretNames[id] }))];
+}
+
+/** A key of a Secret, as mariadb-operator's CRD spells it. */
+interface SecretKeyRef {
+  readonly name: string;
+  readonly key: string;
+  /** The operator creates the Secret with a random value when it is missing. */
+  readonly generate: boolean;
+}
+
+/** The fields of k8s.mariadb.com/v1alpha1 MariaDB the fleet sets (reference CRD, mariadb-operator 26.6.0). */
+export interface MariaDb {
+  readonly apiVersion: "k8s.mariadb.com/v1alpha1";
+  readonly kind: "MariaDB";
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly spec: {
+    readonly rootPasswordSecretKeyRef: SecretKeyRef;
+    readonly username: string;
+    readonly passwordSecretKeyRef: SecretKeyRef;
+    readonly database: string;
+    readonly port: number;
+    readonly storage: { readonly size: string };
+    readonly resources: Record<string, unknown>;
+    readonly myCnf: string;
+  };
+}
+
+/** mariadb-operator's MariaDB, as the slurm chart's storageConfig expects it. */
+export function accountingDatabase(f: ControlPlaneFacts): MariaDb {
+  return {
+    apiVersion: "k8s.mariadb.com/v1alpha1",
+    kind: "MariaDB",
+    metadata: { name: ACCOUNTING_DATABASE.service, namespace: tenantNamespace(f.tenantId) },
+    spec: {
+      // root's password is generated in the cluster by the operator and never leaves it.
+      rootPasswordSecretKeyRef: { name: "mariadb-root", key: "password", generate: true },
+      username: ACCOUNTING_DATABASE.username,
+      passwordSecretKeyRef: { name: CONTROL_PLANE_SECRETS.mariadb.name, key: CONTROL_PLANE_SECRETS.mariadb.key, generate: false },
+      database: ACCOUNTING_DATABASE.database,
+      port: ACCOUNTING_DATABASE.port,
+      storage: { size: `${ACCOUNTING_DATABASE.storageGiB}Gi` },
+      resources: componentResources("mariadb"),
+      // slurmdbd's recommended settings for its job tables.
+      myCnf: "[mariadb]\ninnodb_buffer_pool_size=128M\ninnodb_lock_wait_timeout=900\nmax_allowed_packet=16M\n",
+    },
+  };
+}
+
+/**
+ * The tenant's slurmctld on the host's NodePort (facts/contract.ts): its NLB forwards
+ * 6817 here. `Local` keeps the slurmd's own address, which the NetworkPolicy checks.
+ */
+export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "slurmctld-peering", namespace: tenantNamespace(f.tenantId) },
+    spec: {
+      type: "NodePort",
+      externalTrafficPolicy: "Local",
+      selector: slinkyPodLabels("slurmctld"),
+      ports: [{ name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld, nodePort: f.slurmctldNodePort }],
+    },
+  };
+}
+
+/**
+ * Ingress into the namespace: its own pods, the tenant's VPC to slurmctld on 6817, the
+ * central host (cluster-api) to slurmrestd. Any other tenant's pods are refused.
+ */
+export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy[] {
+  const namespace = tenantNamespace(f.tenantId);
+  const policy = (p: Omit<NetworkPolicy, "apiVersion" | "kind">): NetworkPolicy => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", ...p });
+  return [
+    policy({
+      metadata: { name: "same-namespace-only", namespace },
+      spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] },
+    }),
+    policy({
+      metadata: { name: "slurmctld-from-tenant-vpc", namespace },
+      spec: {
+        podSelector: { matchLabels: slinkyPodLabels("slurmctld") },
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ ipBlock: { cidr: f.tenantCidr } }], ports: [{ protocol: "TCP", port: SLURM_PORTS.slurmctld }] }],
+      },
+    }),
+    policy({
+      metadata: { name: "slurmrestd-from-cluster-api", namespace },
+      spec: {
+        podSelector: { matchLabels: slinkyPodLabels("slurmrestd") },
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ ipBlock: { cidr: `${f.centralHostIp}/32` } }], ports: [{ protocol: "TCP", port: SLURM_PORTS.slurmrestd }] }],
+      },
+    }),
+  ];
+}
+
+/** The control plane's values and manifests, by path. */
+export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unknown[]> {
+  const dir = controlPlanePath(f.environment, f.tenantId);
+  return {
+    [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
+    [`${dir}/manifests/secrets.yaml`]: controlPlaneSecretObjects(f),
+    [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f)],
+    [`${dir}/manifests/slurmctld-nodeport.yaml`]: [slurmctldNodePortService(f)],
+    [`${dir}/manifests/network-policies.yaml`]: controlPlaneNetworkPolicies(f),
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The fleet's fixed facts: where each environment's and tenant's files live, the
+ * namespaces on central, the AppProject names, the sync order, and the Secrets External
+ * Secrets delivers. Components, `fleet check` and the tests derive from this table.
+ */
+import type { ChartKey } from "./charts";
+
+/** Folder of an environment's central fleet: what the root Application syncs (not recursive). */
+export function centralFleetPath(environment: string): string {
+  return `fleet/central/${environment}`;
+}
+
+/** Folder of every tenant of an environment. */
+export function tenantsFleetPath(environment: string): string {
+  return `fleet/tenants/${environment}`;
+}
+
+/** A tenant's folder: applications/, control-plane/ (on central) and cluster/ (its own). */
+export function tenantFleetPath(environment: string, tenantId: string): string {
+  return `${tenantsFleetPath(environment)}/${tenantId}`;
+}
+
+/** Central's file for one tenant (its AppProject, its app-of-apps, its cluster's credentials). */
+export function tenantEntryPath(environment: string, tenantId: string): string {
+  return `${centralFleetPath(environment)}/tenant-${tenantId}.yaml`;
+}
+
+/** The namespace on central holding one tenant's Slurm control plane. */
+export function tenantNamespace(tenantId: string): string {
+  return `tenant-${tenantId}`;
+}
+
+/** The tenant's AppProject: only its namespace on central and its own cluster. */
+export function tenantProject(tenantId: string): string {
+  return `tenant-${tenantId}`;
+}
+
+/** Local charts in this repository (fleet/charts/<name>). */
+export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent" } as const;
+
+/**
+ * Sync waves: CRDs, then operators, then what uses them. ArgoCD applies a lower wave
+ * first and waits for it to be healthy.
+ */
+export const SYNC_WAVES = { crds: "-30", operators: "-20", secrets: "-10", workloads: "0", platform: "10" } as const;
+
+/** One add-on the central cluster runs for every tenant. */
+export interface CentralAddOn {
+  /** Application name (and release name). */
+  readonly name: string;
+  readonly chart: ChartKey;
+  readonly namespace: string;
+  readonly wave: keyof typeof SYNC_WAVES;
+}
+
+/**
+ * Central add-ons. CRDs come from their own charts so an operator's uninstall never
+ * deletes them (and every MariaDB with them); cert-manager issues the Slinky webhook's
+ * certificate, which otherwise changes on every render and drifts under ArgoCD.
+ */
+export const CENTRAL_ADD_ONS: readonly CentralAddOn[] = [
+  { name: "cert-manager", chart: "certManager", namespace: "cert-manager", wave: "crds" },
+  { name: "external-secrets", chart: "externalSecrets", namespace: "external-secrets", wave: "crds" },
+  { name: "slurm-operator-crds", chart: "slurmOperatorCrds", namespace: "slinky", wave: "crds" },
+  { name: "mariadb-operator-crds", chart: "mariadbOperatorCrds", namespace: "mariadb-operator", wave: "crds" },
+  { name: "slurm-operator", chart: "slurmOperator", namespace: "slinky", wave: "operators" },
+  { name: "mariadb-operator", chart: "mariadbOperator", namespace: "mariadb-operator", wave: "operators" },
+];
+
+/**
+ * Secrets a tenant's control plane reads on central, each delivered by External Secrets
+ * from the Secrets Manager secret of the same id (components/tenant/slurm-keys.ts).
+ */
+export const CONTROL_PLANE_SECRETS = {
+  slurm: { name: "slurm-auth-slurm", key: "slurm.key" },
+  jwt: { name: "slurm-auth-jwt", key: "jwt.key" },
+  mariadb: { name: "mariadb-password", key: "password" },
+} as const;
+
+/** The MariaDB a tenant's slurmdbd writes to (the slurm chart's storageConfig defaults). */
+export const ACCOUNTING_DATABASE = { service: "mariadb", port: 3306, database: "slurm_acct_db", username: "slurm", storageGiB: 10 } as const;
+
+/** slurmctld's state on central (job state, node records), per tenant. */
+export const SLURMCTLD_STATE_GIB = 4;
+
+/** The Slinky release name on both sides: the operator names its objects after it. */
+export const SLURM_RELEASE = "slurm";
+
+/**
+ * Labels the Slinky operator (v1.2.1) puts on the slurmctld and slurmrestd pods of a
+ * release: the NodePort Service and the NetworkPolicies select on them.
+ */
+export function slinkyPodLabels(component: "slurmctld" | "slurmrestd"): Record<string, string> {
+  return { "app.kubernetes.io/name": component, "app.kubernetes.io/instance": SLURM_RELEASE };
+}
+
+/** The ServiceAccount central ArgoCD acts as in a customer cluster (push model). */
+export const ARGOCD_MANAGER = { serviceAccount: "argocd-manager", namespace: "kube-system", tokenSecret: "argocd-manager-token" } as const;
+

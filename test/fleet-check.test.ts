@@ -1,0 +1,132 @@
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parseAllDocuments, stringify } from "yaml";
+import { PROJECT_ROOT } from "../config";
+import { checkFleet, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../cli/fleet-check";
+import { hybridSlurmConf } from "../components/fleet/control-plane";
+import { orphanedTenantPaths } from "../components/fleet/central-addons";
+import { nodeSetPlans } from "../components/tenant/sizing";
+
+/** A copy of the committed fleet/ and stacks/ to corrupt. */
+function copyRepo(): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-check-"));
+  for (const dir of ["fleet", "stacks"]) fs.cpSync(path.join(PROJECT_ROOT, dir), path.join(root, dir), { recursive: true });
+  fs.copyFileSync(path.join(PROJECT_ROOT, "Pulumi.yaml"), path.join(root, "Pulumi.yaml"));
+  return root;
+}
+
+/** Rewrites one document of a committed file. */
+function corrupt(root: string, rel: string, index: number, change: (doc: any) => unknown): void {
+  const file = path.join(root, rel);
+  const docs = parseAllDocuments(fs.readFileSync(file, "utf8")).map((d) => d.toJS());
+  docs[index] = change(docs[index]) ?? docs[index];
+  fs.writeFileSync(file, docs.map((d) => stringify(d)).join("---\n"));
+}
+
+const reasons = (problems: FleetProblem[], rel: string) => problems.filter((p) => p.file === rel).map((p) => `${p.at}: ${p.reason}`).join("\n");
+
+describe("clusterra fleet check", function () {
+  this.timeout(60000);
+  const reference = referenceDir();
+  let root: string;
+  let rendered: RenderedFleet;
+  before(async () => (rendered = await renderFleet(PROJECT_ROOT)));
+  after(() => fs.rmSync(rendered.root, { recursive: true, force: true }));
+  beforeEach(() => (root = copyRepo()));
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it("passes the committed fleet, rendered fresh from every stack file", async () => {
+    assert.deepEqual(await checkFleet(PROJECT_ROOT, { reference, rendered }), []);
+  });
+
+  it("catches a misspelled field in a NodePool against Karpenter's CRD", async function () {
+    if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
+    const rel = "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml";
+    corrupt(root, rel, 0, (d) => ({ ...d, spec: { ...d.spec, disruptions: d.spec.disruption } }));
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /NodePool\/cpu\/spec: must NOT have additional properties \(unknown field "disruptions"\)/);
+  });
+
+  it("catches a NodePool with an invalid value", async function () {
+    if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
+    const rel = "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml";
+    corrupt(root, rel, 0, (d) => { d.spec.disruption.consolidationPolicy = "Sometimes"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /spec\/disruption\/consolidationPolicy: must be equal to one of the allowed values/);
+  });
+
+  it("catches an unpinned chart", async () => {
+    const rel = "fleet/tenants/dev/acme/applications/slurm.yaml";
+    corrupt(root, rel, 0, (d) => { d.spec.sources[1].targetRevision = "1.*"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /targetRevision: chart slurm must be pinned to 1\.2\.1 \(facts\/charts\.ts\), not "1\.\*"/);
+  });
+
+  it("catches a Secret and a secret value", async () => {
+    const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
+    fs.appendFileSync(path.join(root, rel), "---\napiVersion: v1\nkind: Secret\nmetadata: {name: mariadb-password, namespace: tenant-acme}\nstringData:\n  password: Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4\n");
+    const found = reasons(await checkFleet(root, { reference }), rel);
+    assert.match(found, /document 1 Secret\/mariadb-password: is a Secret/);
+    assert.match(found, /looks like a secret value/);
+  });
+
+  it("catches a cross-tenant destination in a project", async () => {
+    const entry = "fleet/central/dev/tenant-acme.yaml";
+    corrupt(root, entry, 1, (d) => { d.spec.destinations.push({ server: "https://kubernetes.default.svc", namespace: "tenant-globex" }); });
+    assert.match(reasons(await checkFleet(root, { reference }), entry), /AppProject\/tenant-acme\/spec\/destinations\/1: reaches namespace "tenant-globex" on central; tenant acme may reach only tenant-acme there/);
+  });
+
+  it("catches a cross-tenant destination or project in an Application", async () => {
+    const app = "fleet/tenants/dev/acme/applications/control-plane.yaml";
+    corrupt(root, app, 0, (d) => { d.spec.destination.namespace = "tenant-globex"; });
+    const cluster = "fleet/tenants/dev/acme/applications/slurm.yaml";
+    corrupt(root, cluster, 0, (d) => { d.spec.project = "tenant-globex-cluster"; });
+    const problems = await checkFleet(root, { reference });
+    assert.match(reasons(problems, app), /namespace tenant-globex is not a destination of project tenant-acme/);
+    assert.match(reasons(problems, cluster), /uses project tenant-globex-cluster; tenant acme's Applications use tenant-acme or tenant-acme-cluster only/);
+  });
+
+  it("catches a tenant's store on central assuming another tenant's secrets role", async () => {
+    const rel = "fleet/tenants/dev/acme/control-plane/manifests/secrets.yaml";
+    corrupt(root, rel, 0, (d) => { d.spec.provider.aws.role = d.spec.provider.aws.role.replace("acme", "globex"); });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /SecretStore\/central-secrets\/spec\/provider\/aws\/role: \S+clusterra-dev-globex-control-plane is not tenant acme's secrets role/);
+  });
+
+  it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {
+    const entry = "fleet/central/dev/tenant-acme.yaml";
+    corrupt(root, entry, 1, (d) => { d.spec.destinations[0].namespace = "argocd"; d.spec.clusterResourceWhitelist = [{ group: "*", kind: "*" }]; });
+    const found = reasons(await checkFleet(root, { reference }), entry);
+    assert.match(found, /may deploy into the ArgoCD namespace/);
+    assert.match(found, /allows every cluster-scoped kind/);
+    assert.match(found, /cluster-scoped objects on central/);
+  });
+
+  it("catches a committed file that differs from a fresh render", async () => {
+    const rel = "fleet/tenants/dev/globex/control-plane/values/slurm.yaml";
+    fs.appendFileSync(path.join(root, rel), "# hand edit\n");
+    const stale = "fleet/tenants/dev/initech/cluster/values/slurm.yaml";
+    fs.mkdirSync(path.dirname(path.join(root, stale)), { recursive: true });
+    fs.writeFileSync(path.join(root, stale), "{}\n");
+    const problems = await checkFleet(root, { reference, rendered });
+    assert.match(reasons(problems, rel), /differs from a fresh render/);
+    assert.match(reasons(problems, stale), /is committed but no stack file renders it/);
+  });
+});
+
+describe("fleet rendering", () => {
+  it("declares each remote NodeSet and one partition per shape in central's slurm.conf", () => {
+    const conf = hybridSlurmConf(nodeSetPlans([
+      { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 2, capacityType: "spot" },
+      { name: "gpu", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 1, capacityType: "on-demand" },
+    ]));
+    assert.equal(conf, [
+      "NodeSet=cpu-4 Feature=cpu-4", "NodeSet=cpu-16 Feature=cpu-16", "NodeSet=gpu-8 Feature=gpu-8",
+      "PartitionName=cpu Nodes=cpu-4,cpu-16 State=UP MaxTime=UNLIMITED Default=YES",
+      "PartitionName=gpu Nodes=gpu-8 State=UP MaxTime=UNLIMITED Default=NO", "",
+    ].join("\n"));
+  });
+
+  it("prunes the folder and central entry of a tenant no stack file names", () => {
+    assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme"]), ["fleet/central/dev/tenant-globex.yaml", "fleet/tenants/dev/globex"]);
+    assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme", "globex"]), []);
+  });
+});
