@@ -73,6 +73,14 @@ export function tenantExternalSecretsRoleName(environment: string, tenantId: str
   return platformName(environment, tenantId, "external-secrets");
 }
 
+/** The tenant cluster's K3s server role (in the tenant's account): it publishes ArgoCD's credential to central. */
+export function tenantServerRoleName(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId, "k3s-server");
+}
+
+/** The secret (under the tenant's prefix) that holds central ArgoCD's credential for the tenant cluster. */
+export const ARGOCD_CLUSTER_SECRET = "argocd-cluster";
+
 /** Prefix of the Secrets Manager names a tenant stack owns in the central account. */
 export function tenantSecretPrefix(environment: string, tenantId: string): string {
   return `${PROJECT}/${environment}/${tenantId}/`;

@@ -149,14 +149,15 @@ describe("tenant isolation in the central account (IAM simulator over central-de
 
   it("central's key lets each tenant cluster's External Secrets role decrypt its own keys through Secrets Manager, nothing more", async () => {
     // As above, the simulator cannot evaluate kms:EncryptionContext:<key>: checked exactly, then removed.
-    type Stmt = { Principal?: { AWS?: string }; Condition?: Record<string, Record<string, unknown>> };
+    type Stmt = { Principal?: { AWS?: string }; Action?: string | string[]; Condition?: Record<string, Record<string, unknown>> };
     const keyPolicy = json<{ Version: string; Statement: Stmt[] }>(f.keyPolicy);
-    const readers = keyPolicy.Statement.filter((st) => st.Condition?.ArnEquals?.["aws:PrincipalArn"]);
+    // Readers decrypt; each tenant's server (which encrypts its ArgoCD credential) is tested with the tenant cluster.
+    const readers = keyPolicy.Statement.filter((st) => st.Condition?.ArnEquals?.["aws:PrincipalArn"] && st.Action === "kms:Decrypt");
     assert.deepEqual(
       readers.map((st) => [st.Condition?.ArnEquals?.["aws:PrincipalArn"], st.Condition?.StringLike?.["kms:EncryptionContext:SecretARN"]]),
       (["acme", "globex"] as const).map((t) => [`arn:aws:iam::${ACCOUNTS[t]}:role/clusterra-dev-${t}-external-secrets`, `arn:aws:secretsmanager:us-east-1:${CENTRAL}:secret:clusterra/dev/${t}/*`]),
     );
-    const simulated = { ...keyPolicy, Statement: keyPolicy.Statement.map((st) => (readers.includes(st) ? { ...st, Condition: { ArnEquals: st.Condition!.ArnEquals, StringEquals: st.Condition!.StringEquals } } : st)) };
+    const simulated = { ...keyPolicy, Statement: keyPolicy.Statement.map((st) => (st.Condition?.ArnEquals ? { ...st, Condition: { ArnEquals: st.Condition!.ArnEquals, StringEquals: st.Condition!.StringEquals } } : st)) };
     const allowAll = { Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "kms:*", Resource: "*" }] };
     const as = (principal: string, action: string, via = "secretsmanager.us-east-1.amazonaws.com") =>
       simulate({ principal, action, resource: f.keyArn, resourceAccount: CENTRAL, identity: [allowAll], resourcePolicy: simulated, context: { "kms:ViaService": via } });
@@ -165,6 +166,8 @@ describe("tenant isolation in the central account (IAM simulator over central-de
     assert.equal(await as(esRole, "kms:Decrypt", "s3.us-east-1.amazonaws.com"), "ImplicitlyDenied");
     assert.equal(await as(esRole, "kms:Encrypt"), "ImplicitlyDenied");
     assert.equal(await as(`arn:aws:iam::${ACCOUNTS.acme}:role/clusterra-dev-acme-k3s-server`, "kms:Decrypt"), "ImplicitlyDenied", "only the External Secrets role");
+    assert.equal(await as(`arn:aws:iam::${ACCOUNTS.acme}:role/clusterra-dev-acme-k3s-server`, "kms:GenerateDataKey"), "Allowed", "the server publishes ArgoCD's credential");
+    assert.equal(await as(`arn:aws:iam::${ACCOUNTS.acme}:role/clusterra-dev-acme-k3s-server`, "kms:GenerateDataKey", "s3.us-east-1.amazonaws.com"), "ImplicitlyDenied");
     assert.equal(await as(`arn:aws:iam::999999999999:role/clusterra-dev-acme-external-secrets`, "kms:Decrypt"), "ImplicitlyDenied");
   });
 

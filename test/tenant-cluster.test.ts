@@ -207,6 +207,19 @@ describe("the customer side of a tenant stack", function () {
       assert.equal(await decide({ ...put, resource: secretArn(globex, "argocdCluster"), resourcePolicy: resourcePolicy(globex, "argocdCluster") }), "ImplicitlyDenied");
     });
 
+    it("lets acme's server encrypt with central's key only for its ArgoCD credential, through Secrets Manager", async () => {
+      const central = await plan("central-dev");
+      const keyPolicy = json<{ Statement: { Action: string | string[]; Condition?: Record<string, Record<string, string>> }[] }>(byType(central, "aws:kms/key:Key")[0].inputs?.policy);
+      const forServer = keyPolicy.Statement.filter((st) => st.Condition?.ArnEquals?.["aws:PrincipalArn"] === ACME_SERVER);
+      assert.equal(forServer.length, 1);
+      assert.deepEqual(forServer[0].Action, ["kms:GenerateDataKey", "kms:Encrypt"]);
+      assert.deepEqual(forServer[0].Condition, {
+        ArnEquals: { "aws:PrincipalArn": ACME_SERVER },
+        StringEquals: { "kms:ViaService": "secretsmanager.us-east-1.amazonaws.com" },
+        StringLike: { "kms:EncryptionContext:SecretARN": "arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/acme/argocd-cluster-*" },
+      });
+    });
+
     it("trusts only the server's role for the pod roles, and lets the server assume just those", async () => {
       const podRoles = [policyOf(acme, POLICY, "tenant-acme-k3s-pod-roles")];
       const anyRole = [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] }];

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
 import { CLUSTER_API_PORT } from "../../facts/contract";
-import { TAG_KEYS, tenantExternalSecretsRoleName } from "../../facts/project";
+import { ARGOCD_CLUSTER_SECRET, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
 import { centralFleetFiles, centralFleetPath } from "../fleet/central";
 import { centralAddOnFiles, orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
 import { emitFleetFiles, pruneFleet } from "../fleet/writer";
@@ -44,12 +44,21 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const common = { region: config.region, partition: config.partition, accountId };
 
     // Each tenant cluster's External Secrets role reads that tenant's keys (and only those) in central.
+    // Its K3s server publishes ArgoCD's credential for it: encrypting that one secret only.
     const secretReaders = pulumi.output(accountId).apply((account) =>
-      config.tenants.map((t) => ({
-        accountId: t.accountId,
-        roleArn: `arn:${config.partition}:iam::${t.accountId}:role/${tenantExternalSecretsRoleName(config.environment, t.id)}`,
-        secretArnPattern: tenantSecretsArn({ partition: config.partition, region: config.region, accountId: account, environment: config.environment, tenantId: t.id }),
-      })),
+      config.tenants.flatMap((t) => {
+        const roleIn = (name: string) => `arn:${config.partition}:iam::${t.accountId}:role/${name}`;
+        const secrets = tenantSecretsArn({ partition: config.partition, region: config.region, accountId: account, environment: config.environment, tenantId: t.id });
+        return [
+          { accountId: t.accountId, roleArn: roleIn(tenantExternalSecretsRoleName(config.environment, t.id)), secretArnPattern: secrets },
+          {
+            accountId: t.accountId,
+            roleArn: roleIn(tenantServerRoleName(config.environment, t.id)),
+            secretArnPattern: `${secrets.slice(0, -1)}${ARGOCD_CLUSTER_SECRET}-*`,
+            actions: ["kms:GenerateDataKey", "kms:Encrypt"] as const,
+          },
+        ];
+      }),
     );
     const key = new StackKey(
       `${name}`,

@@ -38,6 +38,8 @@ export interface SecretReader {
   readonly roleArn: string;
   /** The secrets it may decrypt (kms:EncryptionContext:SecretARN pattern). */
   readonly secretArnPattern: string;
+  /** What it may do with the key for them (default: decrypt, to read them). */
+  readonly actions?: readonly ("kms:Decrypt" | "kms:GenerateDataKey" | "kms:Encrypt")[];
 }
 
 /** Key-policy statements letting each reader decrypt its own secrets through Secrets Manager, nothing else. */
@@ -47,7 +49,7 @@ export function secretReaderStatements(partition: string, region: string, reader
     Effect: "Allow" as const,
     // The account as principal and the role by condition: the key policy stays valid before the role exists.
     Principal: { AWS: `arn:${partition}:iam::${r.accountId}:root` },
-    Action: "kms:Decrypt",
+    Action: r.actions ? [...r.actions] : "kms:Decrypt",
     Resource: "*",
     Condition: {
       ArnEquals: { "aws:PrincipalArn": r.roleArn },

@@ -6,7 +6,7 @@ import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { platformName } from "../../facts/project";
+import { platformName, tenantServerRoleName } from "../../facts/project";
 import { coveringCidr } from "../../config/cidr";
 import { TENANT_K3S_VERSION } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
@@ -16,7 +16,7 @@ import { agentUserData } from "./cloud-init";
 import { ClusterSecurityGroups } from "./cluster-security-groups";
 import { EdgeAgentAccess } from "./edge-agent-access";
 import { FilesBucket } from "./files-bucket";
-import { clusterParameterNames, serverRoleName, TenantK3sServer } from "./k3s-server";
+import { clusterParameterNames, TenantK3sServer } from "./k3s-server";
 import { KarpenterInfra } from "./karpenter-infra";
 import { argocdManagerObjects } from "../fleet/tenant-cluster";
 import { ARGOCD_MANAGER } from "../../facts/fleet";
@@ -139,7 +139,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
 
     // Names fixed up front break the cycles between roles, trusts, EFS and user data.
     const params = clusterParameterNames(config.environment, config.tenant.id);
-    const serverRoleArn = pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${serverRoleName(clusterName)}`;
+    const serverRoleArn = pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${tenantServerRoleName(config.environment, config.tenant.id)}`;
     const parameterArn = (parameter: string) => pulumi.interpolate`${arn(config.partition, "ssm", config.region, "", "").slice(0, -1)}${args.accountId}:parameter${parameter}`;
 
     const efs = new SharedFileSystem(

@@ -4,7 +4,7 @@ import * as iam from "@pulumi/aws/iam";
 import * as ssm from "@pulumi/aws/ssm";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
-import { TAG_KEYS } from "../../facts/project";
+import { TAG_KEYS, tenantServerRoleName } from "../../facts/project";
 import { eniPodDensity, TENANT_SERVER } from "../../facts/tenant-cluster";
 import { al2023AmiParameter } from "../../facts/versions";
 import { ec2Trust, policyDocument, toJson } from "../security/iam";
@@ -18,10 +18,6 @@ export function clusterParameterNames(environment: string, tenantId: string): { 
   return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig` };
 }
 
-/** The server role's name: fixed, so the roles its host-network pods assume can trust it by ARN. */
-export function serverRoleName(clusterName: string): string {
-  return `${clusterName}-k3s-server`;
-}
 
 /** Written until the server publishes the real value (ignored by later runs). */
 const UNPUBLISHED = "unpublished";
@@ -78,7 +74,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
     const agentJoin = published("agent-join", params.agentJoin, "K3s agent join token with the server CA hash, published by the server");
     const kubeconfig = published("kubeconfig", params.kubeconfig, "K3s admin kubeconfig (server 127.0.0.1:6443), published by the server");
 
-    const role = new iam.Role(`${name}-role`, { name: serverRoleName(args.clusterName), description: `K3s server of ${args.clusterName}`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
+    const role = new iam.Role(`${name}-role`, { name: tenantServerRoleName(args.environment, args.tenantId), description: `K3s server of ${args.clusterName}`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
     const nodePolicy = new iam.Policy(
       `${name}-node`,
       {
@@ -101,7 +97,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
     );
     const attached = [["node", nodePolicy.arn] as const, ...Object.entries(args.policies).map(([id, doc]) => [id, new iam.Policy(`${name}-${id}`, { description: `K3s server of ${args.clusterName}: ${id}`, policy: doc }, child).arn] as const)];
     const attachments = attached.map(([id, policyArn]) => new iam.RolePolicyAttachment(`${name}-${id}`, { role: role.name, policyArn }, child));
-    const profile = new iam.InstanceProfile(`${name}-profile`, { name: serverRoleName(args.clusterName), role: role.name }, child);
+    const profile = new iam.InstanceProfile(`${name}-profile`, { name: tenantServerRoleName(args.environment, args.tenantId), role: role.name }, child);
 
     const instanceType = TENANT_SERVER.instanceType;
     const ami = getParameterOutput({ name: al2023AmiParameter("arm64") }, child).value;

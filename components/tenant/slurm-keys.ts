@@ -6,21 +6,21 @@ import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPas
 import { policyDocument, principalTrust, toJson } from "../security/iam";
 import { externalSecretsPolicy } from "./node-iam";
 import { controlPlaneSecretsRoleName } from "../central/control-plane-secrets";
+import { ARGOCD_CLUSTER_SECRET, tenantExternalSecretsRoleName, tenantSecretPrefix } from "../../facts/project";
 
 /** Secrets Manager names of a tenant's Slurm keys in the central account. */
 export function slurmKeySecretNames(environment: string, tenantId: string): { slurm: string; jwt: string } {
-  return { slurm: `clusterra/${environment}/${tenantId}/slurm-key`, jwt: `clusterra/${environment}/${tenantId}/jwt-key` };
+  const prefix = tenantSecretPrefix(environment, tenantId);
+  return { slurm: `${prefix}slurm-key`, jwt: `${prefix}jwt-key` };
 }
 
 /** Secrets only central reads: slurmdbd's database password and ArgoCD's credential for the tenant cluster. */
 export function centralOnlySecretNames(environment: string, tenantId: string): { mariadb: string; argocdCluster: string } {
-  return { mariadb: `clusterra/${environment}/${tenantId}/mariadb-password`, argocdCluster: `clusterra/${environment}/${tenantId}/argocd-cluster` };
+  const prefix = tenantSecretPrefix(environment, tenantId);
+  return { mariadb: `${prefix}mariadb-password`, argocdCluster: `${prefix}${ARGOCD_CLUSTER_SECRET}` };
 }
 
-/** The tenant's External Secrets role name (central's key policy names it too). */
-export function externalSecretsRoleName(clusterName: string): string {
-  return `${clusterName}-external-secrets`;
-}
+
 
 export interface TenantSlurmKeysArgs {
   readonly environment: string;
@@ -65,7 +65,7 @@ export class TenantSlurmKeys extends pulumi.ComponentResource {
     super("clusterra:tenant:TenantSlurmKeys", name, {}, opts);
     const inCentral = { parent: this, provider: args.centralProvider };
     const names = slurmKeySecretNames(args.environment, args.tenantId);
-    const roleName = externalSecretsRoleName(args.clusterName);
+    const roleName = tenantExternalSecretsRoleName(args.environment, args.tenantId);
 
     const role = new iam.Role(
       `${name}-external-secrets`,
