@@ -257,3 +257,16 @@ describe("central building blocks", () => {
     assert.deepEqual(restated, []);
   });
 });
+
+describe("ArgoCD's repositories", () => {
+  it("declares, with OCI enabled, every registry a fleet Application pulls a chart from", () => {
+    const { ociRepositories } = require("../components/central/argocd-values") as typeof import("../components/central/argocd-values");
+    const declared = new Set(Object.values(ociRepositories()).map((r) => r.url));
+    const fleetDir = path.join(__dirname, "..", "..", "fleet");
+    const files = (fs.readdirSync(fleetDir, { recursive: true }) as string[]).filter((f) => f.endsWith(".yaml") && !f.startsWith("charts"));
+    const repoUrls = new Set(files.flatMap((f) => [...fs.readFileSync(path.join(fleetDir, f), "utf8").matchAll(/repoURL: (\S+)/g)].map((m) => m[1])));
+    const registries = [...repoUrls].filter((u) => !u.startsWith("https://"));
+    assert.ok(registries.length >= 2, registries.join(", "));
+    for (const u of registries) assert.ok(declared.has(u), `${u} is not declared to ArgoCD`);
+  });
+});

@@ -3,6 +3,23 @@
  * from the chart's defaults. Every key path exists in the chart's values.yaml, and none
  * restates its default; tests check both against the reference copy.
  */
+import { CHARTS } from "../../facts/charts";
+
+/**
+ * The OCI registries the fleet's charts come from: ArgoCD pulls Helm charts from a registry
+ * (repoURL without the oci:// scheme) only through a repository declared with enableOCI.
+ * Public registries: no credentials, so nothing secret in the declaration.
+ */
+export function ociRepositories(): Record<string, Record<string, string>> {
+  const registries = [...new Set(Object.values(CHARTS).map((c) => c.repo).filter((r) => r.startsWith("oci://")))].sort();
+  return Object.fromEntries(
+    registries.map((repo) => {
+      const url = repo.slice("oci://".length);
+      return [url.replace(/[^a-z0-9]+/g, "-"), { name: url, url, type: "helm", enableOCI: "true" }];
+    }),
+  );
+}
+
 export function argocdValues(environment: string): Record<string, unknown> {
   return {
     global: {
@@ -11,6 +28,7 @@ export function argocdValues(environment: string): Record<string, unknown> {
     },
     configs: {
       cm: { "timeout.reconciliation": "180s" },
+      repositories: ociRepositories(),
     },
     // No SSO and no notification channels on this cluster: both controllers would idle.
     dex: { enabled: false },
