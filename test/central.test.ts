@@ -199,9 +199,9 @@ describe("central building blocks", () => {
 
   it("the host policy can only publish its own parameter and encrypt it with the stack key", () => {
     const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig" })) as Doc;
-    const put = doc.Statement.find((s) => s.Sid === "PublishKubeconfig")!;
+    const put = doc.Statement.find((s) => s.Sid === "KubeconfigWrite")!;
     assert.equal(put.Resource, "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig");
-    assert.deepEqual(doc.Statement.find((s) => s.Sid === "EncryptKubeconfig")!.Condition, {
+    assert.deepEqual(doc.Statement.find((s) => s.Sid === "KubeconfigEncrypt")!.Condition, {
       StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig" },
     });
     const wildcard = doc.Statement.filter((s) => s.Resource === "*");

@@ -5,7 +5,7 @@ import * as iam from "@pulumi/aws/iam";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { Command } from "@pulumi/command/local";
 import { al2023AmiParameter } from "../../facts/versions";
-import { arn, ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
+import { arn, ec2Trust, policyDocument, sessionManagerStatements, toJson, writeSecureParameterStatements, type Statement } from "../security/iam";
 import { addBaselineEgress } from "../network/baseline-egress";
 import { k3sServerUserData, publishedByDescription } from "./cloud-init";
 import { trustedKubeconfig } from "./kubeconfig";
@@ -66,25 +66,7 @@ export function kubeconfigParameterName(environment: string): string {
 /** The host role's own needs: Session Manager, publishing its kubeconfig, nothing else. */
 export function hostPolicy(p: { partition: string; region: string; accountId: string; kmsKeyArn: string; kubeconfigParameter: string }): string {
   const parameterArn = arn(p.partition, "ssm", p.region, p.accountId, `parameter${p.kubeconfigParameter}`);
-  const statements: Statement[] = [
-    { Sid: "SessionManagerRegistration", Effect: "Allow", Action: "ssm:UpdateInstanceInformation", Resource: arn(p.partition, "ec2", p.region, p.accountId, "instance/*") },
-    {
-      // Session Manager's message channels take no resource ARNs.
-      Sid: "SessionManagerChannels",
-      Effect: "Allow",
-      Action: ["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel", "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel",
-        "ec2messages:AcknowledgeMessage", "ec2messages:DeleteMessage", "ec2messages:FailMessage", "ec2messages:GetEndpoint", "ec2messages:GetMessages", "ec2messages:SendReply"],
-      Resource: "*",
-    },
-    { Sid: "PublishKubeconfig", Effect: "Allow", Action: "ssm:PutParameter", Resource: parameterArn },
-    {
-      Sid: "EncryptKubeconfig",
-      Effect: "Allow",
-      Action: ["kms:Encrypt", "kms:GenerateDataKey"],
-      Resource: p.kmsKeyArn,
-      Condition: { StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": parameterArn } },
-    },
-  ];
+  const statements: Statement[] = [...sessionManagerStatements(p), ...writeSecureParameterStatements("Kubeconfig", parameterArn, p.kmsKeyArn)];
   return toJson(policyDocument(...statements));
 }
 

@@ -70,3 +70,27 @@ export function principalTrust(partition: string, accountId: string, principalAr
 export function arn(partition: string, service: string, region: string, accountId: string, resource: string): string {
   return `arn:${partition}:${service}:${region}:${accountId}:${resource}`;
 }
+
+/** Session Manager registration and channels: how operators reach a node, with no SSH. */
+export function sessionManagerStatements(s: { readonly partition: string; readonly region: string; readonly accountId: string }): Statement[] {
+  return [
+    { Sid: "SessionManagerRegistration", Effect: "Allow", Action: "ssm:UpdateInstanceInformation", Resource: arn(s.partition, "ec2", s.region, s.accountId, "instance/*") },
+    {
+      // Session Manager's message channels take no resource ARNs.
+      Sid: "SessionManagerChannels",
+      Effect: "Allow",
+      Action: ["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel", "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel",
+        "ec2messages:AcknowledgeMessage", "ec2messages:DeleteMessage", "ec2messages:FailMessage", "ec2messages:GetEndpoint", "ec2messages:GetMessages", "ec2messages:SendReply"],
+      Resource: "*",
+    },
+  ];
+}
+
+/** Writing one SecureString parameter (the kubeconfig), encrypting only for that parameter. */
+export function writeSecureParameterStatements(sid: string, parameterArn: string, kmsKeyArn: string): Statement[] {
+  return [
+    { Sid: `${sid}Write`, Effect: "Allow", Action: "ssm:PutParameter", Resource: parameterArn },
+    { Sid: `${sid}Encrypt`, Effect: "Allow", Action: ["kms:Encrypt", "kms:GenerateDataKey"], Resource: kmsKeyArn, Condition: { StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": parameterArn } } },
+  ];
+}
+

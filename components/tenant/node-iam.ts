@@ -5,6 +5,7 @@
  * evaluate them with an IAM simulator; components only attach them.
  */
 import { arn, policyDocument, type PolicyDocument, type Statement } from "../security/iam";
+export { sessionManagerStatements, writeSecureParameterStatements } from "../security/iam";
 
 /** Where and for whom a document grants. */
 export interface ClusterScope {
@@ -20,34 +21,11 @@ const ec2Arn = (s: ClusterScope, resource: string, account: string = s.accountId
 const clusterTag = (s: ClusterScope) => `kubernetes.io/cluster/${s.clusterName}`;
 const inRegion = (s: ClusterScope) => ({ StringEquals: { "aws:RequestedRegion": s.region } });
 
-/** Session Manager registration and channels: how operators reach a node, with no SSH. */
-export function sessionManagerStatements(s: Pick<ClusterScope, "partition" | "region" | "accountId">): Statement[] {
-  return [
-    { Sid: "SessionManagerRegistration", Effect: "Allow", Action: "ssm:UpdateInstanceInformation", Resource: arn(s.partition, "ec2", s.region, s.accountId, "instance/*") },
-    {
-      // Session Manager's message channels take no resource ARNs.
-      Sid: "SessionManagerChannels",
-      Effect: "Allow",
-      Action: ["ssmmessages:CreateControlChannel", "ssmmessages:CreateDataChannel", "ssmmessages:OpenControlChannel", "ssmmessages:OpenDataChannel",
-        "ec2messages:AcknowledgeMessage", "ec2messages:DeleteMessage", "ec2messages:FailMessage", "ec2messages:GetEndpoint", "ec2messages:GetMessages", "ec2messages:SendReply"],
-      Resource: "*",
-    },
-  ];
-}
-
 /** Reading one SecureString parameter (the agent token), decrypting only through SSM for that parameter. */
 export function readSecureParameterStatements(sid: string, parameterArn: string, kmsKeyArn: string): Statement[] {
   return [
     { Sid: `${sid}Read`, Effect: "Allow", Action: "ssm:GetParameter", Resource: parameterArn },
     { Sid: `${sid}Decrypt`, Effect: "Allow", Action: "kms:Decrypt", Resource: kmsKeyArn, Condition: { StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": parameterArn } } },
-  ];
-}
-
-/** Writing one SecureString parameter (the kubeconfig), encrypting only for that parameter. */
-export function writeSecureParameterStatements(sid: string, parameterArn: string, kmsKeyArn: string): Statement[] {
-  return [
-    { Sid: `${sid}Write`, Effect: "Allow", Action: "ssm:PutParameter", Resource: parameterArn },
-    { Sid: `${sid}Encrypt`, Effect: "Allow", Action: ["kms:Encrypt", "kms:GenerateDataKey"], Resource: kmsKeyArn, Condition: { StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": parameterArn } } },
   ];
 }
 
