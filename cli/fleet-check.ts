@@ -328,7 +328,7 @@ function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
 }
 
 /** The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems. */
-export async function runFleetCheck(root: string, options: { render: boolean }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function runFleetCheck(root: string, options: { render: boolean; charts?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const reference = referenceDir(root);
   if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
   const problems = await checkFleet(root, { reference, render: options.render });
