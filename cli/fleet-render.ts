@@ -55,6 +55,9 @@ export interface HelmRender {
   readonly inlineValues: Readonly<Record<string, unknown>> | undefined;
   readonly parameters: readonly { name: string; value: string; forceString?: boolean }[];
   readonly includeCrds: boolean;
+  /** `helm.skipTests` and `helm.skipSchemaValidation`, passed on as ArgoCD does. */
+  readonly skipTests: boolean;
+  readonly skipSchemaValidation: boolean;
 }
 
 interface AppSourceDoc {
@@ -70,6 +73,8 @@ interface AppSourceDoc {
     valuesObject?: Record<string, unknown>;
     parameters?: { name: string; value: string; forceString?: boolean }[];
     skipCrds?: boolean;
+    skipTests?: boolean;
+    skipSchemaValidation?: boolean;
   };
 }
 
@@ -145,6 +150,7 @@ export function helmRenders(root: string, chartsDir: string): { renders: HelmRen
         renders.push({
           file, application: name, source: i, chartLabel, chartDir, release: helm.releaseName ?? name, namespace: app.spec?.destination?.namespace ?? "default",
           server, kubeVersion, valueFiles, inlineValues: Object.keys(inline).length ? inline : undefined, parameters: helm.parameters ?? [], includeCrds: !helm.skipCrds,
+          skipTests: !!helm.skipTests, skipSchemaValidation: !!helm.skipSchemaValidation,
         });
       });
     });
@@ -152,10 +158,12 @@ export function helmRenders(root: string, chartsDir: string): { renders: HelmRen
   return { renders, problems };
 }
 
-/** The arguments of `helm template` for one render (inline values through a file in tmp). */
+/** The arguments of `helm template` for one render, as ArgoCD v3.4 builds them (inline values through a file in tmp). */
 function helmArgs(r: HelmRender, tmp: string): string[] {
   const args = ["template", r.release, r.chartDir, "--namespace", r.namespace, "--kube-version", r.kubeVersion];
   if (r.includeCrds) args.push("--include-crds");
+  if (r.skipTests) args.push("--skip-tests");
+  if (r.skipSchemaValidation) args.push("--skip-schema-validation");
   for (const f of r.valueFiles) args.push("--values", f);
   if (r.inlineValues) {
     const inline = path.join(tmp, `${r.application}-${r.source}-values.yaml`);
@@ -232,7 +240,7 @@ export function argoCdRender(chartsDir: string, kubeVersion: string): HelmRender
   const chartLabel = `${ARGOCD_CHART.chart}-${ARGOCD_CHART.version}`;
   return {
     file: "(central stack: ArgoCD)", application: ARGOCD_CHART.chart, source: 0, chartLabel, chartDir: path.join(chartsDir, chartLabel),
-    release: "argocd", namespace: ARGOCD_CHART.namespace, server: ARGOCD_IN_CLUSTER, kubeVersion, valueFiles: [], inlineValues: undefined, parameters: [], includeCrds: true,
+    release: "argocd", namespace: ARGOCD_CHART.namespace, server: ARGOCD_IN_CLUSTER, kubeVersion, valueFiles: [], inlineValues: undefined, parameters: [], includeCrds: true, skipTests: false, skipSchemaValidation: false,
   };
 }
 
