@@ -11,6 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { promisify } from "util";
 import { parse, parseAllDocuments, stringify } from "yaml";
+import { CHARTS } from "../facts/charts";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
@@ -47,6 +48,14 @@ export function ignoredValueProblems(root: string, renders: readonly HelmRender[
     }
   }
   return problems;
+}
+
+/** Every chart pinned in facts/ (and ArgoCD's) must have its folder, used by an Application or not. */
+export function missingPinnedCharts(chartsDir: string): FleetProblem[] {
+  return Object.entries(CHARTS).flatMap(([key, pin]) => {
+    const folder = `${pin.chart}-${pin.version}`;
+    return fs.existsSync(path.join(chartsDir, folder, "Chart.yaml")) ? [] : [{ file: "facts/charts.ts", at: `CHARTS.${key}`, reason: `${pin.chart} ${pin.version} has no chart in ${chartsDir} (no ${folder}/Chart.yaml)` }];
+  });
 }
 
 /** kubectl-validate's verdict on one document (Kubernetes Status). */
@@ -138,7 +147,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-charts-"));
   try {
     const { renders, problems } = helmRenders(root, chartsDir);
-    problems.push(...ignoredValueProblems(root, renders));
+    problems.push(...missingPinnedCharts(chartsDir), ...ignoredValueProblems(root, renders));
     const renderedDir = path.join(work, "rendered");
     const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? tenantVersion;
     const argo = argoCdRender(chartsDir, central);

@@ -6,8 +6,8 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
 import { chartModel, ignoredValues } from "../cli/chart-values";
 import { referenceDir } from "../cli/fleet-check";
-import { helmRenders, renderCharts, toolPath } from "../cli/fleet-render";
-import { checkAgainstCharts, ignoredValueProblems, refusal } from "../cli/fleet-validate";
+import { helmRenders, renderCharts, runFleetRender, toolPath } from "../cli/fleet-render";
+import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
 import { CHARTS } from "../facts/charts";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 
@@ -58,6 +58,14 @@ describe("the fleet against the real charts", function () {
     const { renders, problems } = helmRenders(root, charts as string);
     assert.equal(renders.length, 0);
     assert.deepEqual(problems.map((p) => `${p.file}: ${p.at}: ${p.reason.split(";")[0]}`), [`${SLURM_APP}: document 0 Application/acme-slurm/spec/sources/1: chart slurm 1.2.2 is not in ${charts} (no slurm-1.2.2/Chart.yaml)`]);
+  });
+
+  it("finds a folder for every chart pinned in facts/charts.ts, and names the pin without one", () => {
+    assert.deepEqual(missingPinnedCharts(charts as string), []);
+    const partial = path.join(root, "charts");
+    fs.mkdirSync(partial);
+    for (const pin of Object.values(CHARTS)) if (pin !== CHARTS.karpenterCrd) fs.symlinkSync(path.join(charts as string, `${pin.chart}-${pin.version}`), path.join(partial, `${pin.chart}-${pin.version}`));
+    assert.deepEqual(missingPinnedCharts(partial).map((p) => `${p.file}: ${p.at}: ${p.reason}`), [`facts/charts.ts: CHARTS.karpenterCrd: karpenter-crd ${CHARTS.karpenterCrd.version} has no chart in ${partial} (no karpenter-crd-${CHARTS.karpenterCrd.version}/Chart.yaml)`]);
   });
 
   it("passes every committed values file: each key is in the chart's values.yaml or read by its templates", () => {
@@ -147,5 +155,23 @@ describe("kubectl-validate's verdicts, as the API server would give them", () =>
   it("keeps the other causes of an RBAC object, without the note that CEL rules were skipped", () => {
     const status = { status: "Failure", details: { causes: [nameCause, { field: "rules[0].verbs", message: "Required value" }, { message: "some validation rules were not checked because the object was invalid" }] } };
     assert.equal(refusal(status, "Role", "a:b"), "rules[0].verbs: Required value");
+  });
+});
+
+describe("clusterra fleet render without Helm", () => {
+  it("exits 2 and says how to install it, writing nothing", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-render-"));
+    const saved = process.env.PATH;
+    const errors: string[] = [];
+    try {
+      process.env.PATH = "";
+      const code = await runFleetRender(root, { charts: root, out: path.join(root, "out") }, () => undefined, (s) => errors.push(s));
+      assert.equal(code, 2);
+      assert.deepEqual(errors, ["clusterra fleet render: helm is not installed; run `bash scripts/install-tools` (it builds the pinned Helm into .tools/bin)"]);
+      assert.equal(fs.existsSync(path.join(root, "out")), false);
+    } finally {
+      process.env.PATH = saved;
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
