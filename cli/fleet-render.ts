@@ -244,6 +244,9 @@ export function argoCdRender(chartsDir: string, kubeVersion: string): HelmRender
   };
 }
 
+/** Marks an output folder as a render, which the next render may replace. */
+const RENDER_MARKER = ".clusterra-fleet-render";
+
 /** The command: renders every Application into `out`; exit 0, 1 on a problem, 2 when Helm is missing. */
 export async function runFleetRender(root: string, options: { charts: string; out: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const helm = toolPath(root, "helm");
@@ -255,9 +258,17 @@ export async function runFleetRender(root: string, options: { charts: string; ou
     err(`clusterra fleet render: --charts ${options.charts} does not exist; valid: a folder of chart sources named <chart>-<version> (CI passes ../shared/reference/charts)`);
     return 2;
   }
+  // The output folder is replaced: only an empty one or an earlier render (its marker file).
+  const marker = path.join(options.out, RENDER_MARKER);
+  if (fs.existsSync(options.out) && fs.readdirSync(options.out).length && !fs.existsSync(marker)) {
+    err(`clusterra fleet render: --out ${options.out} is not empty and not an earlier render (no ${RENDER_MARKER}); valid: a new or empty folder`);
+    return 2;
+  }
   const started = Date.now();
   const { renders, problems } = helmRenders(root, options.charts);
   fs.rmSync(options.out, { recursive: true, force: true });
+  fs.mkdirSync(options.out, { recursive: true });
+  fs.writeFileSync(marker, "Written by `clusterra fleet render`; the next render replaces this folder.\n");
   const result = await renderCharts(helm, renders, options.out);
   problems.push(...result.problems);
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);

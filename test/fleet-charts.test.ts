@@ -158,6 +158,23 @@ describe("kubectl-validate's verdicts, as the API server would give them", () =>
   });
 });
 
+describe("clusterra fleet render's output folder", () => {
+  it("is never a folder of something else: a non-empty folder without a render's marker is refused and kept", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-render-out-"));
+    fs.writeFileSync(path.join(out, "notes.txt"), "mine\n");
+    const errors: string[] = [];
+    try {
+      assert.equal(await runFleetRender(PROJECT_ROOT, { charts: out, out }, () => undefined, (s) => errors.push(s)), 2);
+      assert.match(errors.join("\n"), /--out \S+ is not empty and not an earlier render/);
+      assert.equal(fs.readFileSync(path.join(out, "notes.txt"), "utf8"), "mine\n");
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("clusterra fleet render without Helm", () => {
   it("exits 2 and says how to install it, writing nothing", async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-render-"));
