@@ -332,7 +332,7 @@ function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
  * validated with kubectl-validate. Without the tools it says how to get them and skips,
  * except in CI (CI is set), where their absence is a problem.
  */
-async function checkWithCharts(root: string, charts: string | undefined, reference: string | undefined, out: (s: string) => void, err: (s: string) => void): Promise<FleetProblem[]> {
+export async function checkWithCharts(root: string, charts: string | undefined, reference: string | undefined, out: (s: string) => void, err: (s: string) => void): Promise<FleetProblem[]> {
   const { defaultChartsDir, toolPath } = await import("./fleet-render");
   const { checkAgainstCharts } = await import("./fleet-validate");
   const chartsDir = charts ?? defaultChartsDir(root);

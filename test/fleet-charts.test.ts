@@ -5,7 +5,7 @@ import * as path from "path";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
 import { chartModel, ignoredValues } from "../cli/chart-values";
-import { referenceDir } from "../cli/fleet-check";
+import { checkWithCharts, referenceDir } from "../cli/fleet-check";
 import { helmRenders, renderCharts, runFleetRender, toolPath } from "../cli/fleet-render";
 import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
 import { CHARTS } from "../facts/charts";
@@ -172,6 +172,34 @@ describe("clusterra fleet render's output folder", () => {
     } finally {
       fs.rmSync(out, { recursive: true, force: true });
     }
+  });
+});
+
+describe("fleet check --render without the tools", () => {
+  const saved = { PATH: process.env.PATH, CI: process.env.CI };
+  let root: string;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-tools-"));
+    process.env.PATH = "";
+  });
+  afterEach(() => {
+    process.env.PATH = saved.PATH;
+    if (saved.CI === undefined) delete process.env.CI;
+    else process.env.CI = saved.CI;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("skips the Helm part on a developer's machine, saying how to install them", async () => {
+    delete process.env.CI;
+    const errors: string[] = [];
+    assert.deepEqual(await checkWithCharts(root, root, undefined, () => undefined, (s) => errors.push(s)), []);
+    assert.deepEqual(errors, ["clusterra fleet check: helm and kubectl-validate missing: Applications are not rendered with Helm nor validated with kubectl-validate (run `bash scripts/install-tools`; pass --charts <dir>); skipped"]);
+  });
+
+  it("fails in CI", async () => {
+    process.env.CI = "true";
+    const problems = await checkWithCharts(root, root, undefined, () => undefined, () => undefined);
+    assert.deepEqual(problems.map((p) => p.reason.split(":")[0]), ["helm and kubectl-validate missing"]);
   });
 });
 
