@@ -194,7 +194,7 @@ export function renderFolder(r: HelmRender): string {
  * `<out>/<renderFolder>/<NNN>-<kind>-<name>.yaml`. A failed render is a problem naming the
  * Application and Helm's message (a values.schema.json violation among them).
  */
-export async function renderCharts(helm: string, renders: readonly HelmRender[], outDir: string): Promise<{ objects: RenderedObject[]; problems: FleetProblem[] }> {
+export async function renderCharts(helm: string, renders: readonly HelmRender[], outDir: string, apiVersions: ReadonlyMap<string, readonly string[]> = new Map()): Promise<{ objects: RenderedObject[]; problems: FleetProblem[] }> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-helm-"));
   // Helm's own folders in tmp: no repository configuration or cache of the user's is read.
   const env = { ...process.env, HELM_CACHE_HOME: path.join(tmp, "cache"), HELM_CONFIG_HOME: path.join(tmp, "config"), HELM_DATA_HOME: path.join(tmp, "data") };
@@ -206,13 +206,15 @@ export async function renderCharts(helm: string, renders: readonly HelmRender[],
       const at = `Application/${r.application}/spec/sources/${r.source} (${r.chartLabel})`;
       let stdout: string;
       try {
-        stdout = (await run(helm, helmArgs(r, tmp), { env, maxBuffer: 256 * 1024 * 1024 })).stdout;
+        const apis = (apiVersions.get(r.server) ?? []).flatMap((v) => ["--api-versions", v]);
+        stdout = (await run(helm, [...helmArgs(r, tmp), ...apis], { env, maxBuffer: 256 * 1024 * 1024 })).stdout;
       } catch (e) {
         const message = ((e as { stderr?: string }).stderr || (e as Error).message).trim();
         problems.push({ file: r.file, at, reason: `helm template failed: ${message}` });
         continue;
       }
       const folder = renderFolder(r);
+      fs.rmSync(path.join(outDir, folder), { recursive: true, force: true });
       fs.mkdirSync(path.join(outDir, folder), { recursive: true });
       let n = 0;
       for (const doc of parseAllDocuments(stdout)) {
@@ -233,6 +235,45 @@ export async function renderCharts(helm: string, renders: readonly HelmRender[],
   }
   objects.sort((a, b) => a.out.localeCompare(b.out));
   return { objects, problems };
+}
+
+/** Whether a chart (or a subchart) renders differently by the APIs the cluster serves. */
+function gatesOnApis(dir: string): boolean {
+  return fs.readdirSync(dir, { withFileTypes: true }).some((e) =>
+    e.isDirectory() ? gatesOnApis(path.join(dir, e.name)) : /\.(yaml|tpl)$/.test(e.name) && fs.readFileSync(path.join(dir, e.name), "utf8").includes("Capabilities.APIVersions"),
+  );
+}
+
+/**
+ * The API versions each destination serves once synced, from the CRDs the renders create
+ * there: `group/version` and `group/version/Kind`, as ArgoCD passes them to Helm.
+ */
+export function servedApis(objects: readonly RenderedObject[], outDir: string): Map<string, string[]> {
+  const served = new Map<string, Set<string>>();
+  for (const o of objects.filter((x) => x.kind === "CustomResourceDefinition")) {
+    const crd = parse(fs.readFileSync(path.join(outDir, o.out), "utf8")) as { spec?: { group?: string; names?: { kind?: string }; versions?: { name: string; served?: boolean }[] } };
+    const set = served.get(o.render.server) ?? new Set<string>();
+    for (const v of (crd.spec?.versions ?? []).filter((x) => x.served !== false)) set.add(`${crd.spec?.group}/${v.name}`).add(`${crd.spec?.group}/${v.name}/${crd.spec?.names?.kind}`);
+    served.set(o.render.server, set);
+  }
+  return new Map([...served].map(([server, set]) => [server, [...set].sort()]));
+}
+
+/**
+ * Renders every Application, then once more those whose charts ask which APIs the cluster
+ * serves, with the CRDs the fleet installs on the same cluster (ArgoCD passes the live
+ * cluster's; after a first sync those are the same).
+ */
+export async function renderFleetCharts(helm: string, renders: readonly HelmRender[], outDir: string): Promise<{ objects: RenderedObject[]; problems: FleetProblem[] }> {
+  const first = await renderCharts(helm, renders, outDir);
+  const apis = servedApis(first.objects, outDir);
+  const gated = new Set(renders.filter((r) => apis.has(r.server) && gatesOnApis(r.chartDir)));
+  if (!gated.size) return first;
+  const second = await renderCharts(helm, [...gated], outDir, apis);
+  return {
+    objects: [...first.objects.filter((o) => !gated.has(o.render)), ...second.objects].sort((a, b) => a.out.localeCompare(b.out)),
+    problems: [...first.problems.filter((p) => ![...gated].some((r) => p.file === r.file && p.at.startsWith(`Application/${r.application}/spec/sources/${r.source} `))), ...second.problems],
+  };
 }
 
 /** The ArgoCD chart Pulumi installs on central, as a render: its CRDs (Application, AppProject) validate the fleet's own objects. */
@@ -269,7 +310,7 @@ export async function runFleetRender(root: string, options: { charts: string; ou
   fs.rmSync(options.out, { recursive: true, force: true });
   fs.mkdirSync(options.out, { recursive: true });
   fs.writeFileSync(marker, "Written by `clusterra fleet render`; the next render replaces this folder.\n");
-  const result = await renderCharts(helm, renders, options.out);
+  const result = await renderFleetCharts(helm, renders, options.out);
   problems.push(...result.problems);
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
   const counts = new Map<string, number>();

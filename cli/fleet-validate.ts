@@ -16,7 +16,7 @@ import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
 import { fleetFiles, type FleetProblem } from "./fleet-check";
-import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, type HelmRender, type RenderedObject } from "./fleet-render";
+import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, type HelmRender, type RenderedObject } from "./fleet-render";
 
 const run = promisify(execFile);
 
@@ -151,7 +151,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     const renderedDir = path.join(work, "rendered");
     const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? tenantVersion;
     const argo = argoCdRender(chartsDir, central);
-    const [fleet, argoCd] = [await renderCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
+    const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
     problems.push(...fleet.problems, ...argoCd.problems);
     const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
     const crdDir = path.join(work, "crds");

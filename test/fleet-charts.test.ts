@@ -6,7 +6,7 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
 import { chartModel, ignoredValues } from "../cli/chart-values";
 import { checkWithCharts, referenceDir } from "../cli/fleet-check";
-import { helmRenders, renderCharts, runFleetRender, toolPath } from "../cli/fleet-render";
+import { helmRenders, renderCharts, runFleetRender, servedApis, toolPath } from "../cli/fleet-render";
 import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
 import { CHARTS } from "../facts/charts";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
@@ -105,6 +105,23 @@ describe("the fleet against the real charts", function () {
       assert.equal(doc.kind, o.kind);
     }
     assert.ok(nodeSets.every((o) => o.namespace === "slurm"));
+  });
+
+  it("knows the APIs a cluster serves from the CRDs the fleet installs there, to pass them to Helm as ArgoCD does", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const app = "fleet/tenants/dev/acme/applications/slurm-operator-crds.yaml";
+    const small = smallRepo([app, "fleet/tenants/dev/acme/cluster/values/slurm-operator-crds.yaml"]);
+    try {
+      const { renders } = helmRenders(small, charts as string);
+      const { objects } = await renderCharts(helm, renders, path.join(small, "rendered"));
+      const apis = servedApis(objects, path.join(small, "rendered"));
+      assert.deepEqual([...apis.keys()], [renders[0].server]);
+      assert.ok(apis.get(renders[0].server)?.includes("slinky.slurm.net/v1beta1/NodeSet"), String(apis.get(renders[0].server)));
+      assert.ok(apis.get(renders[0].server)?.includes("slinky.slurm.net/v1beta1"));
+    } finally {
+      fs.rmSync(small, { recursive: true, force: true });
+    }
   });
 
   it("refuses values against a chart's values.schema.json (Helm's own check)", async function () {
