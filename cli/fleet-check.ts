@@ -327,11 +327,37 @@ function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
   return problems;
 }
 
+/**
+ * The Helm part of `--render`: every Application rendered from the chart folder and
+ * validated with kubectl-validate. Without the tools it says how to get them and skips,
+ * except in CI (CI is set), where their absence is a problem.
+ */
+export async function checkWithCharts(root: string, charts: string | undefined, reference: string | undefined, out: (s: string) => void, err: (s: string) => void): Promise<FleetProblem[]> {
+  const { defaultChartsDir, toolPath } = await import("./fleet-render");
+  const { checkAgainstCharts } = await import("./fleet-validate");
+  const chartsDir = charts ?? defaultChartsDir(root);
+  const helm = toolPath(root, "helm");
+  const kubectlValidate = toolPath(root, "kubectl-validate");
+  const missing = [...(helm ? [] : ["helm"]), ...(kubectlValidate ? [] : ["kubectl-validate"]), ...(fs.existsSync(chartsDir) ? [] : [`the chart folder ${chartsDir}`])];
+  if (!helm || !kubectlValidate || missing.length) {
+    const message = `${missing.join(" and ")} missing: Applications are not rendered with Helm nor validated with kubectl-validate (run \`bash scripts/install-tools\`; pass --charts <dir>)`;
+    if (process.env.CI) return [{ file: "(tools)", at: "fleet check --render", reason: message }];
+    err(`clusterra fleet check: ${message}; skipped`);
+    return [];
+  }
+  const result = await checkAgainstCharts(root, { helm, kubectlValidate }, chartsDir, reference);
+  for (const [app, n] of result.objects) out(`  ${String(n).padStart(4)} objects  ${app}`);
+  const total = [...result.objects.values()].reduce((a, b) => a + b, 0);
+  out(`fleet check: ${result.objects.size} Helm sources rendered from ${chartsDir} (${total} objects) and validated with ${result.plainDocuments} plain documents in ${result.seconds.toFixed(1)} s`);
+  return result.problems;
+}
+
 /** The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems. */
-export async function runFleetCheck(root: string, options: { render: boolean }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function runFleetCheck(root: string, options: { render: boolean; charts?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const reference = referenceDir(root);
   if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
   const problems = await checkFleet(root, { reference, render: options.render });
+  if (options.render) problems.push(...(await checkWithCharts(root, options.charts, reference, out, err)));
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
   out(problems.length ? `fleet check: ${problems.length} problem(s)` : `fleet check: ${fleetFiles(root).length} files good`);
   return problems.length ? 1 : 0;

@@ -96,15 +96,25 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
       exitCode = await runPolicyCommand(["check", file, ...(opts.json ? ["--json"] : []), ...(opts.tenants ? ["--tenants", opts.tenants] : [])], out, err);
     });
 
-  program
-    .command("fleet")
-    .description("fleet commands")
+  const fleet = program.command("fleet").description("fleet commands");
+  fleet
     .command("check")
-    .description("check fleet/: schemas, tenant isolation, no secrets, pinned charts, and (with --render) equal to a fresh render")
-    .option("--render", "also plan every stack file and compare what it renders with the committed files")
-    .action(async (opts: { render?: boolean }) => {
+    .description("check fleet/: schemas, tenant isolation, no secrets, pinned charts, and (with --render) equal to a fresh render, every Application rendered with Helm and validated")
+    .option("--render", "also plan every stack file and compare what it renders with the committed files, render every Application with Helm and validate every object with kubectl-validate")
+    .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
+    .action(async (opts: { render?: boolean; charts?: string }) => {
       const { runFleetCheck } = await import("./fleet-check");
-      exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render }, out, err);
+      exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts) }, out, err);
+    });
+  fleet
+    .command("render")
+    .description("render every Application under fleet/ with helm template, as ArgoCD would, one file per object")
+    .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
+    .option("--out <dir>", "output folder (default .clusterra/fleet-render/)")
+    .action(async (opts: { charts?: string; out?: string }) => {
+      const { runFleetRender, defaultChartsDir } = await import("./fleet-render");
+      const charts = opts.charts ? path.resolve(opts.charts) : defaultChartsDir(PROJECT_ROOT);
+      exitCode = await runFleetRender(PROJECT_ROOT, { charts, out: path.resolve(opts.out ?? path.join(PROJECT_ROOT, ".clusterra", "fleet-render")) }, out, err);
     });
 
   try {

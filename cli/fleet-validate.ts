@@ -1,0 +1,192 @@
+/**
+ * The fleet against the real charts: every Application rendered with Helm (values checked
+ * by the chart's values.schema.json, which Helm applies), every values key the chart would
+ * ignore, and every rendered object and every plain object under fleet/ validated by
+ * kubectl-validate as the API server would (unknown fields are errors), with the charts'
+ * CRDs and the reference CRDs as local CRDs.
+ */
+import { execFile } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { promisify } from "util";
+import { parse, parseAllDocuments, stringify } from "yaml";
+import { CHARTS } from "../facts/charts";
+import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { ARGOCD_IN_CLUSTER } from "../facts/versions";
+import { chartModel, ignoredValues } from "./chart-values";
+import { fleetFiles, type FleetProblem } from "./fleet-check";
+import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, type HelmRender, type RenderedObject } from "./fleet-render";
+
+const run = promisify(execFile);
+
+/** What the Helm part of `fleet check --render` found and how long it took. */
+export interface ChartCheck {
+  readonly problems: FleetProblem[];
+  /** Objects rendered per Application (`<file> <name>`). */
+  readonly objects: ReadonlyMap<string, number>;
+  readonly plainDocuments: number;
+  readonly seconds: number;
+}
+
+/**
+ * Keys of each values file (and of the inline values) that the chart would ignore, one
+ * problem per key naming the Application, the values file and the key path.
+ */
+export function ignoredValueProblems(root: string, renders: readonly HelmRender[]): FleetProblem[] {
+  const problems: FleetProblem[] = [];
+  for (const r of renders) {
+    const model = chartModel(r.chartDir);
+    const at = `Application/${r.application}/spec/sources/${r.source} (${r.chartLabel})`;
+    const sets: [string, unknown][] = r.valueFiles.map((f) => [path.relative(root, f), parse(fs.readFileSync(f, "utf8"))]);
+    if (r.inlineValues) sets.push(["helm.values", r.inlineValues]);
+    for (const [where, values] of sets) {
+      if (!values || typeof values !== "object") continue;
+      for (const key of ignoredValues(model, values as Record<string, unknown>)) {
+        problems.push({ file: r.file, at, reason: `values key ${key} (${where}) is neither in ${r.chartLabel}'s values.yaml nor read by its templates: Helm would ignore it` });
+      }
+    }
+  }
+  return problems;
+}
+
+/** Every chart pinned in facts/ (and ArgoCD's) must have its folder, used by an Application or not. */
+export function missingPinnedCharts(chartsDir: string): FleetProblem[] {
+  return Object.entries(CHARTS).flatMap(([key, pin]) => {
+    const folder = `${pin.chart}-${pin.version}`;
+    return fs.existsSync(path.join(chartsDir, folder, "Chart.yaml")) ? [] : [{ file: "facts/charts.ts", at: `CHARTS.${key}`, reason: `${pin.chart} ${pin.version} has no chart in ${chartsDir} (no ${folder}/Chart.yaml)` }];
+  });
+}
+
+/** kubectl-validate's verdict on one document (Kubernetes Status). */
+export interface Status {
+  status: string;
+  message?: string;
+  details?: { causes?: { reason?: string; message?: string; field?: string }[] };
+}
+
+const RBAC_KINDS = new Set(["Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"]);
+
+/**
+ * What the API server would refuse in a verdict, as one line; empty when nothing is left.
+ * kubectl-validate checks every metadata.name as a DNS subdomain, but the API server checks
+ * RBAC names as path segments (`cert-manager:leaderelection` is valid): those are dropped
+ * when the name is a valid path segment. Its note that CEL rules were skipped after another
+ * error says nothing of its own.
+ */
+export function refusal(status: Status, kind: string | undefined, name: string | undefined): string {
+  if (status.status === "Success") return "";
+  const rbacName = RBAC_KINDS.has(String(kind)) && !!name && name !== "." && name !== ".." && !/[/%]/.test(name);
+  const causes = (status.details?.causes ?? []).filter((c) => !/some validation rules were not checked/.test(String(c.message)) && !(rbacName && c.field === "metadata.name"));
+  if (!causes.length) return status.details?.causes?.length ? "" : String(status.message);
+  return causes.map((c) => (c.field ? `${c.field}: ${c.message}` : String(c.message))).join("; ");
+}
+
+/** `v1.35.3` -> `1.35`, as kubectl-validate names its built-in schemas. */
+function minor(kubeVersion: string): string {
+  return kubeVersion.replace(/^v/, "").split(".").slice(0, 2).join(".");
+}
+
+/** Runs kubectl-validate over files at one Kubernetes version; verdicts by absolute path, one per document. */
+async function kubectlValidate(tool: string, version: string, crdDir: string, files: readonly string[], home: string): Promise<Map<string, Status[]>> {
+  const args = ["--version", version, "--local-crds", crdDir, "--output", "json", ...files];
+  // No kubeconfig: the schemas come from the pinned built-ins and the local CRDs, never a cluster.
+  const env = { ...process.env, KUBECONFIG: path.join(home, "no-kubeconfig"), HOME: home };
+  let stdout: string;
+  try {
+    stdout = (await run(tool, args, { env, maxBuffer: 256 * 1024 * 1024 })).stdout;
+  } catch (e) {
+    stdout = (e as { stdout?: string }).stdout ?? "";
+    if (!stdout.trim().startsWith("{")) throw new Error(`kubectl-validate failed: ${((e as { stderr?: string }).stderr || (e as Error).message).trim()}`);
+  }
+  return new Map(Object.entries(JSON.parse(stdout) as Record<string, Status[]>).map(([f, s]) => [path.resolve(f), s]));
+}
+
+/** CRDs for the validator: those the renders produced, ArgoCD's, and the reference's, one file each by name. */
+function writeCrds(crdDir: string, objects: readonly { file: string; object: Record<string, unknown> }[], reference: string | undefined): void {
+  const seen = new Set<string>();
+  const add = (object: Record<string, unknown>) => {
+    const name = String((object.metadata as { name?: string } | undefined)?.name);
+    if (object.kind !== "CustomResourceDefinition" || seen.has(name)) return;
+    seen.add(name);
+    fs.writeFileSync(path.join(crdDir, `${name}.yaml`), stringify(object, { lineWidth: 0 }));
+  };
+  objects.forEach((o) => add(o.object));
+  if (!reference) return;
+  for (const dir of fs.readdirSync(reference, { withFileTypes: true })) {
+    if (!dir.isDirectory() || dir.name === "charts") continue;
+    for (const f of fs.readdirSync(path.join(reference, dir.name)).filter((n) => n.endsWith(".yaml"))) {
+      for (const doc of parseAllDocuments(fs.readFileSync(path.join(reference, dir.name, f), "utf8"))) {
+        const object = doc.toJS() as Record<string, unknown> | null;
+        if (object && typeof object === "object") add(object);
+      }
+    }
+  }
+}
+
+/** One file for kubectl-validate: where it is, and per document what it is and how to name it. */
+interface Checked {
+  readonly file: string;
+  readonly object: (document: number) => { kind?: string; name?: string };
+  readonly name: (document: number) => { file: string; at: string };
+}
+
+/** The version of the cluster a plain fleet file goes to: a tenant's own cluster, else central. */
+function plainFileVersion(file: string, renders: readonly HelmRender[], tenantVersion: string): string | undefined {
+  if (/^fleet\/tenants\/[^/]+\/[^/]+\/cluster\//.test(file)) return tenantVersion;
+  return renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion;
+}
+
+/**
+ * Renders every Application under root with Helm from chartsDir and validates everything.
+ * The tools are paths from toolPath(); the reference folder supplies the extra CRDs.
+ */
+export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
+  const started = Date.now();
+  const tenantVersion = kubernetesVersion(TENANT_K3S_VERSION);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-charts-"));
+  try {
+    const { renders, problems } = helmRenders(root, chartsDir);
+    problems.push(...missingPinnedCharts(chartsDir), ...ignoredValueProblems(root, renders));
+    const renderedDir = path.join(work, "rendered");
+    const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? tenantVersion;
+    const argo = argoCdRender(chartsDir, central);
+    const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
+    problems.push(...fleet.problems, ...argoCd.problems);
+    const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
+    const crdDir = path.join(work, "crds");
+    fs.mkdirSync(crdDir);
+    writeCrds(crdDir, [...fleet.objects.map((o) => read(renderedDir, o)), ...argoCd.objects.map((o) => read(path.join(work, "argocd"), o))], reference);
+
+    // Rendered objects, by the version of their cluster.
+    const byVersion = new Map<string, Checked[]>();
+    const add = (version: string, entry: Checked) => byVersion.set(minor(version), [...(byVersion.get(minor(version)) ?? []), entry]);
+    for (const o of fleet.objects) {
+      add(o.render.kubeVersion, { file: path.join(renderedDir, o.out), object: () => ({ kind: o.kind, name: o.name }), name: () => ({ file: o.render.file, at: `Application/${o.render.application} ${o.kind}/${o.namespace ? `${o.namespace}/` : ""}${o.name} (${o.render.chartLabel}, rendered ${o.out})` }) });
+    }
+    let plainDocuments = 0;
+    for (const file of fleetFiles(root)) {
+      const version = plainFileVersion(file, renders, tenantVersion);
+      if (!version) continue;
+      const docs = parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).map((d) => d.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string } } | null);
+      // Values files are Helm's input, not objects: the renders above checked them.
+      if (!docs.every((d) => d?.apiVersion && d.kind)) continue;
+      plainDocuments += docs.length;
+      add(version, { file: path.join(root, file), object: (i) => ({ kind: docs[i]?.kind, name: docs[i]?.metadata?.name }), name: (i) => ({ file, at: `document ${i} ${docs[i]?.kind}/${docs[i]?.metadata?.name}` }) });
+    }
+    for (const [version, entries] of byVersion) {
+      const verdicts = await kubectlValidate(tools.kubectlValidate, version, crdDir, entries.map((e) => e.file), work);
+      for (const e of entries) {
+        (verdicts.get(path.resolve(e.file)) ?? []).forEach((status, i) => {
+          const refused = refusal(status, e.object(i).kind, e.object(i).name);
+          if (refused) problems.push({ ...e.name(i), reason: `kubectl-validate (Kubernetes ${version}): ${refused}` });
+        });
+      }
+    }
+    const objects = new Map<string, number>();
+    for (const o of fleet.objects) objects.set(`${o.render.file} ${o.render.application}`, (objects.get(`${o.render.file} ${o.render.application}`) ?? 0) + 1);
+    return { problems, objects, plainDocuments, seconds: (Date.now() - started) / 1000 };
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}

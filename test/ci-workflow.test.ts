@@ -1,0 +1,36 @@
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as path from "path";
+import { validateWorkflow } from "@action-validator/core";
+import { parse } from "yaml";
+import { PROJECT_ROOT } from "../config";
+
+const WORKFLOW = path.join(PROJECT_ROOT, ".github", "workflows", "ci.yml");
+
+describe("the operators' CI workflow", () => {
+  const text = fs.readFileSync(WORKFLOW, "utf8");
+  const workflow = parse(text) as { on: Record<string, unknown>; jobs: Record<string, { steps?: { uses?: string; run?: string }[]; needs?: string[]; permissions?: Record<string, string> }> };
+
+  it("is valid against the GitHub workflow schema (SchemaStore's, through action-validator)", () => {
+    assert.deepEqual(validateWorkflow(text).errors, []);
+    const broken = text.replace("runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    steps:", "runs-on: ubuntu-24.04\n    timeout-minutes: 30\n    stepz:");
+    assert.notDeepEqual(validateWorkflow(broken).errors, []);
+  });
+
+  it("pins every action by a full commit SHA", () => {
+    const uses = Object.values(workflow.jobs).flatMap((j) => (j.steps ?? []).flatMap((s) => (s.uses ? [s.uses] : [])));
+    assert.ok(uses.length >= 5);
+    for (const u of uses) assert.match(u, /^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/, `${u} is not pinned by commit`);
+  });
+
+  it("runs on pull requests: .ci/run (tests, fleet check --render, every plan), a policy preview per touched stack, one gate over both", () => {
+    assert.ok("pull_request" in workflow.on);
+    const runs = (job: string) => (workflow.jobs[job].steps ?? []).map((s) => s.run ?? "").join("\n");
+    assert.match(runs("check"), /bash \.ci\/run/);
+    assert.match(fs.readFileSync(path.join(PROJECT_ROOT, ".ci", "run"), "utf8"), /npm test\n[\s\S]*fleet check --render/);
+    assert.match(runs("stacks"), /scripts\/touched-stacks/);
+    assert.match(runs("preview"), /pulumi preview --stack "\$\{STACK\}" --policy-pack policies/);
+    assert.deepEqual(workflow.jobs.preview.permissions, { contents: "read", "id-token": "write" });
+    assert.deepEqual(workflow.jobs.ci.needs, ["check", "stacks", "preview"]);
+  });
+});

@@ -1,0 +1,239 @@
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parse, parseAllDocuments, stringify } from "yaml";
+import { PROJECT_ROOT } from "../config";
+import { chartModel, ignoredValues } from "../cli/chart-values";
+import { checkWithCharts, referenceDir } from "../cli/fleet-check";
+import { helmRenders, renderCharts, runFleetRender, servedApis, toolPath } from "../cli/fleet-render";
+import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
+import { CHARTS } from "../facts/charts";
+import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+
+const SLURM_APP = "fleet/tenants/dev/acme/applications/slurm.yaml";
+const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
+
+/** A repository with the stack files and only the given fleet files: one small Application renders fast. */
+function smallRepo(files: readonly string[]): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-charts-"));
+  fs.cpSync(path.join(PROJECT_ROOT, "stacks"), path.join(root, "stacks"), { recursive: true });
+  for (const f of files) {
+    fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
+    fs.copyFileSync(path.join(PROJECT_ROOT, f), path.join(root, f));
+  }
+  return root;
+}
+
+function edit(root: string, rel: string, change: (doc: any) => void): void {
+  const doc = parse(fs.readFileSync(path.join(root, rel), "utf8"));
+  change(doc);
+  fs.writeFileSync(path.join(root, rel), stringify(doc));
+}
+
+describe("the fleet against the real charts", function () {
+  this.timeout(120000);
+  const reference = referenceDir();
+  const charts = reference && path.join(reference, "charts");
+  let root: string;
+  beforeEach(function () {
+    if (!charts) return this.skip(); // ../shared/reference/charts is absent here (CI has it)
+    root = smallRepo([SLURM_APP, SLURM_VALUES]);
+  });
+  afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
+
+  it("resolves an Application as ArgoCD would: release, namespace, $values file, the tenant cluster's Kubernetes", () => {
+    const { renders, problems } = helmRenders(root, charts as string);
+    assert.deepEqual(problems, []);
+    assert.equal(renders.length, 1);
+    const [r] = renders;
+    assert.deepEqual(
+      { application: r.application, source: r.source, chart: r.chartLabel, release: r.release, namespace: r.namespace, kubeVersion: r.kubeVersion, valueFiles: r.valueFiles },
+      { application: "acme-slurm", source: 1, chart: `slurm-${CHARTS.slurm.version}`, release: "slurm", namespace: "slurm", kubeVersion: TENANT_K3S_VERSION.replace(/\+.*/, ""), valueFiles: [path.join(root, SLURM_VALUES)] },
+    );
+  });
+
+  it("names the Application whose chart version has no chart", () => {
+    edit(root, SLURM_APP, (d) => { d.spec.sources[1].targetRevision = "1.2.2"; });
+    const { renders, problems } = helmRenders(root, charts as string);
+    assert.equal(renders.length, 0);
+    assert.deepEqual(problems.map((p) => `${p.file}: ${p.at}: ${p.reason.split(";")[0]}`), [`${SLURM_APP}: document 0 Application/acme-slurm/spec/sources/1: chart slurm 1.2.2 is not in ${charts} (no slurm-1.2.2/Chart.yaml)`]);
+  });
+
+  it("finds a folder for every chart pinned in facts/charts.ts, and names the pin without one", () => {
+    assert.deepEqual(missingPinnedCharts(charts as string), []);
+    const partial = path.join(root, "charts");
+    fs.mkdirSync(partial);
+    for (const pin of Object.values(CHARTS)) if (pin !== CHARTS.karpenterCrd) fs.symlinkSync(path.join(charts as string, `${pin.chart}-${pin.version}`), path.join(partial, `${pin.chart}-${pin.version}`));
+    assert.deepEqual(missingPinnedCharts(partial).map((p) => `${p.file}: ${p.at}: ${p.reason}`), [`facts/charts.ts: CHARTS.karpenterCrd: karpenter-crd ${CHARTS.karpenterCrd.version} has no chart in ${partial} (no karpenter-crd-${CHARTS.karpenterCrd.version}/Chart.yaml)`]);
+  });
+
+  it("passes every committed values file: each key is in the chart's values.yaml or read by its templates", () => {
+    const { renders } = helmRenders(PROJECT_ROOT, charts as string);
+    assert.ok(renders.length > 20, `${renders.length} Helm sources`);
+    assert.deepEqual(ignoredValueProblems(PROJECT_ROOT, renders), []);
+  });
+
+  it("catches a misspelled values key at the top, in a chart's section and in a NodeSet entry", () => {
+    const values = parse(fs.readFileSync(path.join(PROJECT_ROOT, SLURM_VALUES), "utf8"));
+    const nodeSet = Object.keys(values.nodesets)[0];
+    values.controler = { external: true };
+    values.controller.extraConff = "NodeSet=x";
+    values.nodesets[nodeSet].replicaz = 1;
+    values.nodesets[nodeSet].slurmd.resourcez = {};
+    assert.deepEqual(ignoredValues(chartModel(path.join(charts as string, `slurm-${CHARTS.slurm.version}`)), values).sort(), [
+      "controler", "controller.extraConff", `nodesets.${nodeSet}.replicaz`, `nodesets.${nodeSet}.slurmd.resourcez`,
+    ]);
+    fs.writeFileSync(path.join(root, SLURM_VALUES), stringify(values));
+    const { renders } = helmRenders(root, charts as string);
+    assert.match(ignoredValueProblems(root, renders).map((p) => `${p.at}: ${p.reason}`).join("\n"), /Application\/acme-slurm\/spec\/sources\/1 \(slurm-1\.2\.1\): values key controller\.extraConff \(fleet\/tenants\/dev\/acme\/cluster\/values\/slurm\.yaml\) is neither in slurm-1\.2\.1's values\.yaml nor read by its templates/);
+  });
+
+  it("renders the Application with Helm: one NodeSet per entry, in the release's namespace, one file per object", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const out = path.join(root, "rendered");
+    const { renders } = helmRenders(root, charts as string);
+    const { objects, problems } = await renderCharts(helm, renders, out);
+    assert.deepEqual(problems, []);
+    const values = parse(fs.readFileSync(path.join(root, SLURM_VALUES), "utf8"));
+    const nodeSets = objects.filter((o) => o.kind === "NodeSet");
+    assert.deepEqual(nodeSets.map((o) => o.name).sort(), Object.keys(values.nodesets).map((n) => `slurm-worker-${n}`).sort());
+    for (const o of objects) {
+      assert.ok(o.out.startsWith("tenants/dev/acme/applications/acme-slurm/1/"), o.out);
+      const [doc] = parseAllDocuments(fs.readFileSync(path.join(out, o.out), "utf8")).map((d) => d.toJS());
+      assert.equal(doc.kind, o.kind);
+    }
+    assert.ok(nodeSets.every((o) => o.namespace === "slurm"));
+  });
+
+  it("knows the APIs a cluster serves from the CRDs the fleet installs there, to pass them to Helm as ArgoCD does", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const app = "fleet/tenants/dev/acme/applications/slurm-operator-crds.yaml";
+    const small = smallRepo([app, "fleet/tenants/dev/acme/cluster/values/slurm-operator-crds.yaml"]);
+    try {
+      const { renders } = helmRenders(small, charts as string);
+      const { objects } = await renderCharts(helm, renders, path.join(small, "rendered"));
+      const apis = servedApis(objects, path.join(small, "rendered"));
+      assert.deepEqual([...apis.keys()], [renders[0].server]);
+      assert.ok(apis.get(renders[0].server)?.includes("slinky.slurm.net/v1beta1/NodeSet"), String(apis.get(renders[0].server)));
+      assert.ok(apis.get(renders[0].server)?.includes("slinky.slurm.net/v1beta1"));
+    } finally {
+      fs.rmSync(small, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses values against a chart's values.schema.json (Helm's own check)", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const app = "fleet/tenants/dev/acme/applications/external-secrets.yaml";
+    const valuesFile = "fleet/tenants/dev/acme/cluster/values/external-secrets.yaml";
+    const small = smallRepo([app, valuesFile]);
+    try {
+      edit(small, valuesFile, (v) => { v.replicaCount = "two"; });
+      const { problems } = await renderCharts(helm, helmRenders(small, charts as string).renders, path.join(small, "rendered"));
+      assert.match(problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n"), /external-secrets\.yaml: Application\/acme-external-secrets\/spec\/sources\/1 \(external-secrets-2\.9\.0\): helm template failed: [\s\S]*replicaCount/);
+    } finally {
+      fs.rmSync(small, { recursive: true, force: true });
+    }
+  });
+
+  it("validates rendered and plain objects like an API server: a wrong type in a CRD field names the Application, the object and the field", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    const kubectlValidate = toolPath(PROJECT_ROOT, "kubectl-validate");
+    if (!helm || !kubectlValidate) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const pools = "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml";
+    fs.mkdirSync(path.dirname(path.join(root, pools)), { recursive: true });
+    const docs = parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, pools), "utf8")).map((d) => d.toJS());
+    docs[0].spec.weight = "heavy"; // an integer in the CRD
+    docs[1].spec.template.spec.expireAfterr = "720h";
+    fs.writeFileSync(path.join(root, pools), docs.map((d) => stringify(d)).join("---\n"));
+    const values = parse(fs.readFileSync(path.join(root, SLURM_VALUES), "utf8"));
+    const nodeSet = Object.keys(values.nodesets)[0];
+    values.nodesets[nodeSet].replicas = "many"; // the chart writes it into NodeSet spec.replicas, an integer
+    fs.writeFileSync(path.join(root, SLURM_VALUES), stringify(values));
+    const result = await checkAgainstCharts(root, { helm, kubectlValidate }, charts as string, reference);
+    const found = result.problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n");
+    assert.match(found, new RegExp(`${SLURM_APP}: Application/acme-slurm NodeSet/slurm/slurm-worker-${nodeSet} \\(slurm-1\\.2\\.1, rendered [^)]+\\): kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.replicas: Invalid value`));
+    assert.match(found, new RegExp(`${pools}: document 0 NodePool/${docs[0].metadata.name}: kubectl-validate \\(Kubernetes 1\\.35\\): .*spec\\.weight: Invalid value: "string": spec\\.weight in body must be of type integer`));
+    assert.match(found, new RegExp(`${pools}: document 1 NodePool/${docs[1].metadata.name}: kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.template\\.spec\\.expireAfterr: Invalid value: value provided for unknown field`));
+  });
+});
+
+describe("kubectl-validate's verdicts, as the API server would give them", () => {
+  const nameCause = { reason: "FieldValueInvalid", field: "metadata.name", message: "Invalid value: \"x:y\": a lowercase RFC 1123 subdomain must consist of ..." };
+  it("accepts an RBAC name with a colon (a path segment), and nothing else with one", () => {
+    const status = { status: "Failure", details: { causes: [nameCause] } };
+    assert.equal(refusal(status, "ClusterRole", "cert-manager-webhook:subjectaccessreviews"), "");
+    assert.match(refusal(status, "ClusterRole", "a/b"), /metadata\.name: Invalid value/);
+    assert.match(refusal(status, "ConfigMap", "x:y"), /metadata\.name: Invalid value/);
+  });
+  it("keeps the other causes of an RBAC object, without the note that CEL rules were skipped", () => {
+    const status = { status: "Failure", details: { causes: [nameCause, { field: "rules[0].verbs", message: "Required value" }, { message: "some validation rules were not checked because the object was invalid" }] } };
+    assert.equal(refusal(status, "Role", "a:b"), "rules[0].verbs: Required value");
+  });
+});
+
+describe("clusterra fleet render's output folder", () => {
+  it("is never a folder of something else: a non-empty folder without a render's marker is refused and kept", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-render-out-"));
+    fs.writeFileSync(path.join(out, "notes.txt"), "mine\n");
+    const errors: string[] = [];
+    try {
+      assert.equal(await runFleetRender(PROJECT_ROOT, { charts: out, out }, () => undefined, (s) => errors.push(s)), 2);
+      assert.match(errors.join("\n"), /--out \S+ is not empty and not an earlier render/);
+      assert.equal(fs.readFileSync(path.join(out, "notes.txt"), "utf8"), "mine\n");
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("fleet check --render without the tools", () => {
+  const saved = { PATH: process.env.PATH, CI: process.env.CI };
+  let root: string;
+  beforeEach(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-tools-"));
+    process.env.PATH = "";
+  });
+  afterEach(() => {
+    process.env.PATH = saved.PATH;
+    if (saved.CI === undefined) delete process.env.CI;
+    else process.env.CI = saved.CI;
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("skips the Helm part on a developer's machine, saying how to install them", async () => {
+    delete process.env.CI;
+    const errors: string[] = [];
+    assert.deepEqual(await checkWithCharts(root, root, undefined, () => undefined, (s) => errors.push(s)), []);
+    assert.deepEqual(errors, ["clusterra fleet check: helm and kubectl-validate missing: Applications are not rendered with Helm nor validated with kubectl-validate (run `bash scripts/install-tools`; pass --charts <dir>); skipped"]);
+  });
+
+  it("fails in CI", async () => {
+    process.env.CI = "true";
+    const problems = await checkWithCharts(root, root, undefined, () => undefined, () => undefined);
+    assert.deepEqual(problems.map((p) => p.reason.split(":")[0]), ["helm and kubectl-validate missing"]);
+  });
+});
+
+describe("clusterra fleet render without Helm", () => {
+  it("exits 2 and says how to install it, writing nothing", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-render-"));
+    const saved = process.env.PATH;
+    const errors: string[] = [];
+    try {
+      process.env.PATH = "";
+      const code = await runFleetRender(root, { charts: root, out: path.join(root, "out") }, () => undefined, (s) => errors.push(s));
+      assert.equal(code, 2);
+      assert.deepEqual(errors, ["clusterra fleet render: helm is not installed; run `bash scripts/install-tools` (it builds the pinned Helm into .tools/bin)"]);
+      assert.equal(fs.existsSync(path.join(root, "out")), false);
+    } finally {
+      process.env.PATH = saved;
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
