@@ -7,6 +7,8 @@ import Ajv from "ajv";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { validateStack } from "../config/validate";
 import { planStack } from "../cli/plan";
+import { checkDeployment } from "../cli/policy";
+import { tenantsFromStackFiles } from "../config";
 import { filesAccessPolicy } from "../components/tenant/files-bucket";
 import { nodeSetPlans, slurmdRequest } from "../components/tenant/sizing";
 import { idleCost } from "../cli/cost";
@@ -506,6 +508,9 @@ describe("a tenant in an existing VPC", function () {
       assert.equal(toCentral.length, 2);
       assert.ok(toCentral.every((r) => String(r.inputs?.routeTableId).startsWith("rtb-")));
       assert.ok(idleCost(p.deployment).byPayer.customer < 30);
+      // The pack tells the adopted VPC's groups from central's by the peering's requester side.
+      const report = checkDeployment(p.deployment, { tenants: tenantsFromStackFiles() });
+      assert.deepEqual(report.violations.map((v) => `${v.policy}: ${v.message}`), []);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -38,6 +38,7 @@ const LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate";
 const SPOT_INSTANCE_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest";
 const LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration";
 const EIP = "aws:ec2/eip:Eip";
+const PEERING_REQUEST = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection";
 const SPOT_FLEET_REQUEST = "aws:ec2/spotFleetRequest:SpotFleetRequest";
 const EIP_ASSOCIATION = "aws:ec2/eipAssociation:EipAssociation";
 
@@ -330,9 +331,14 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
     const identity = stackIdentity(args.resources);
     const kind = identity.kind === "central" || identity.kind === "tenant" ? identity.kind : undefined;
 
+    // A VPC the stack adopts rather than creates is named by its peering's requester side.
+    const adoptedVpcIds = new Set(
+      ofTypes(args.resources, PEERING_REQUEST).flatMap((r) => strings(known(() => r.props.vpcId as unknown, undefined))).filter((id) => !vpcs.byId.has(id)),
+    );
     /** Which side of the peering a security group is on: in a VPC of this stack, or in another one. */
     const sideOfGroup = (sg: PolicyResource): Side | undefined => {
       if (referencedResources(sg, "vpcId", vpcs, false).length > 0) return "local";
+      if (strings(known(() => sg.props.vpcId as unknown, undefined)).some((id) => adoptedVpcIds.has(id))) return "local";
       return isNonEmptyString(known(() => sg.props.vpcId as unknown, undefined)) ? "remote" : undefined;
     };
     /** The side of a group a resource names in `field` (a group outside the deployment is the peer's). */
