@@ -64,6 +64,24 @@ export const TAINTS = {
   karpenterUnregistered: { key: "karpenter.sh/unregistered", value: "true", effect: "NoExecute" },
 } as const;
 
+/** Karpenter (and Cilium's pod-ENI filter) find the cluster's subnets and groups by this tag, valued with the cluster's name. */
+export const KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery";
+
+/** The tag Karpenter puts on what it launches, and Cilium's operator may attach ENIs to. */
+export function clusterOwnedTag(clusterName: string): string {
+  return `kubernetes.io/cluster/${clusterName}`;
+}
+
+/** The worker nodes' role and instance profile (EFS's file-system policy names the role too). */
+export function workerRoleName(clusterName: string): string {
+  return `${clusterName}-worker`;
+}
+
+/** Labels every node of a tenant cluster registers with. */
+export function tenantNodeLabels(tenantId: string, role: "server" | "worker"): Record<string, string> {
+  return { "clusterra.io/tenant": tenantId, "clusterra.io/role": role };
+}
+
 /** Node label carrying the shape of a worker NodePool (NodeSets select on it). */
 export const SHAPE_LABEL = "clusterra.io/shape";
 

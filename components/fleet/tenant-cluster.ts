@@ -7,7 +7,7 @@
  */
 import { SHAPE_FAMILIES } from "../../facts/shapes";
 import {
-  EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
+  EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
 } from "../../facts/tenant-cluster";
 import { K3S_API_PORT } from "../../facts/contract";
 import { stackTags } from "../../facts/project";
@@ -63,7 +63,7 @@ export function ciliumValues(f: TenantClusterFacts): Record<string, unknown> {
     eni: {
       enabled: true,
       // ENIs for pods come from the private subnets only (the server sits in the NAT subnet).
-      subnetTagsFilter: [`karpenter.sh/discovery=${f.clusterName}`],
+      subnetTagsFilter: [`${KARPENTER_DISCOVERY_TAG}=${f.clusterName}`],
     },
     ipam: { mode: "eni" },
     routingMode: "native",
@@ -108,8 +108,8 @@ export function workerNodeClass(f: TenantClusterFacts): Record<string, unknown> 
       amiFamily: "Custom",
       amiSelectorTerms: [{ ssmParameter: al2023AmiParameter("arm64") }, { ssmParameter: al2023AmiParameter("x86_64") }],
       instanceProfile: f.karpenter.instanceProfileName,
-      subnetSelectorTerms: [{ tags: { "karpenter.sh/discovery": f.clusterName } }],
-      securityGroupSelectorTerms: [{ tags: { "karpenter.sh/discovery": f.clusterName } }],
+      subnetSelectorTerms: [{ tags: { [KARPENTER_DISCOVERY_TAG]: f.clusterName } }],
+      securityGroupSelectorTerms: [{ tags: { [KARPENTER_DISCOVERY_TAG]: f.clusterName } }],
       associatePublicIPAddress: false,
       // Hop limit 1: slurmd pods (and so jobs) cannot take the node role from IMDS.
       metadataOptions: { httpEndpoint: "enabled", httpProtocolIPv6: "disabled", httpPutResponseHopLimit: 1, httpTokens: "required" },

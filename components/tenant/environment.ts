@@ -8,7 +8,7 @@ import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
 import { platformName, tenantServerRoleName } from "../../facts/project";
 import { coveringCidr } from "../../config/cidr";
-import { TENANT_K3S_VERSION } from "../../facts/tenant-cluster";
+import { KARPENTER_DISCOVERY_TAG, TENANT_K3S_VERSION, tenantNodeLabels, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
 import { centralFleetRepo, tenantFleetFiles } from "../fleet/tenant";
@@ -58,8 +58,6 @@ export interface TenantEnvironmentArgs {
 }
 
 
-/** Karpenter finds subnets and groups by this tag (value: the tenant cluster's name). */
-export const KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery";
 
 export function tenantClusterName(environment: string, tenantId: string): string {
   return platformName(environment, tenantId);
@@ -140,7 +138,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     // Names fixed up front break the cycles between roles, trusts, EFS and user data.
     const params = clusterParameterNames(config.environment, config.tenant.id);
     const serverRoleArn = pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${tenantServerRoleName(config.environment, config.tenant.id)}`;
-    const parameterArn = (parameter: string) => pulumi.interpolate`${arn(config.partition, "ssm", config.region, "", "").slice(0, -1)}${args.accountId}:parameter${parameter}`;
+    const parameterArn = (parameter: string) => args.accountId.apply((account) => arn(config.partition, "ssm", config.region, account, `parameter${parameter}`));
 
     const efs = new SharedFileSystem(
       `${name}-efs`,
@@ -152,7 +150,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         kmsKeyArn: key.keyArn,
         accountId: args.accountId,
         partition: config.partition,
-        clientRoleArns: [serverRoleArn, pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${clusterName}-worker`],
+        clientRoleArns: [serverRoleArn, pulumi.interpolate`arn:${config.partition}:iam::${args.accountId}:role/${workerRoleName(clusterName)}`],
       },
       child,
     );
@@ -245,7 +243,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
               region: config.region,
               kmsKeyArn,
               efs: { fileSystemId, accessPointId },
-              nodeLabels: { "clusterra.io/tenant": config.tenant.id, "clusterra.io/role": "worker" },
+              nodeLabels: tenantNodeLabels(config.tenant.id, "worker"),
               serverAddress,
               agentJoinParameter: params.agentJoin,
             }),

@@ -5,7 +5,7 @@ import * as ssm from "@pulumi/aws/ssm";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
 import { TAG_KEYS, tenantServerRoleName } from "../../facts/project";
-import { eniPodDensity, TENANT_SERVER } from "../../facts/tenant-cluster";
+import { clusterOwnedTag, eniPodDensity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
 import { al2023AmiParameter } from "../../facts/versions";
 import { ec2Trust, policyDocument, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
@@ -107,7 +107,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         region: args.region,
         kmsKeyArn,
         efs: { fileSystemId, accessPointId },
-        nodeLabels: { "clusterra.io/tenant": args.tenantId, "clusterra.io/role": "server" },
+        nodeLabels: tenantNodeLabels(args.tenantId, "server"),
         agentTokenParameter: params.agentToken,
         agentJoinParameter: params.agentJoin,
         kubeconfigParameter: params.kubeconfig,
@@ -133,7 +133,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         userData,
         userDataReplaceOnChange: true,
         // Cilium's operator attaches ENIs only to instances of this cluster.
-        tags: { Name: `${args.clusterName}-k3s-server`, [`kubernetes.io/cluster/${args.clusterName}`]: "owned" },
+        tags: { Name: `${args.clusterName}-k3s-server`, [clusterOwnedTag(args.clusterName)]: "owned" },
       },
       { parent: this, ignoreChanges: ["ami"], dependsOn: attachments },
     );

@@ -3,6 +3,7 @@ import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as iam from "@pulumi/aws/iam";
 import * as sqs from "@pulumi/aws/sqs";
 import { INTERRUPTION_QUEUE_RETENTION_SECONDS, INTERRUPTION_RULES } from "../../facts/karpenter";
+import { workerRoleName } from "../../facts/tenant-cluster";
 import { ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
 import type { AccountScope } from "../security/scope";
 import { ecrPullStatements, sessionManagerStatements } from "./node-iam";
@@ -33,7 +34,7 @@ export class KarpenterInfra extends pulumi.ComponentResource {
     const child = { parent: this };
     const nodeRole = new iam.Role(
       `${name}-node`,
-      { name: `${args.clusterName}-worker`, description: `Karpenter-made worker nodes of ${args.clusterName}`, assumeRolePolicy: toJson(ec2Trust(args.partition)) },
+      { name: workerRoleName(args.clusterName), description: `Karpenter-made worker nodes of ${args.clusterName}`, assumeRolePolicy: toJson(ec2Trust(args.partition)) },
       child,
     );
     new iam.RolePolicy(
@@ -47,7 +48,7 @@ export class KarpenterInfra extends pulumi.ComponentResource {
       },
       child,
     );
-    const profile = new iam.InstanceProfile(`${name}-node`, { name: `${args.clusterName}-worker`, role: nodeRole.name }, child);
+    const profile = new iam.InstanceProfile(`${name}-node`, { name: workerRoleName(args.clusterName), role: nodeRole.name }, child);
 
     const queue = new sqs.Queue(
       `${name}-interruption`,

@@ -4,6 +4,7 @@
  * ENI operator), the worker node role, External Secrets' and edge-agent's roles. Tests
  * evaluate them with an IAM simulator; components only attach them.
  */
+import { clusterOwnedTag } from "../../facts/tenant-cluster";
 import { arn, policyDocument, type PolicyDocument, type Statement } from "../security/iam";
 export { sessionManagerStatements, writeSecureParameterStatements } from "../security/iam";
 
@@ -18,7 +19,7 @@ export interface ClusterScope {
 }
 
 const ec2Arn = (s: ClusterScope, resource: string, account: string = s.accountId) => arn(s.partition, "ec2", s.region, account, resource);
-const clusterTag = (s: ClusterScope) => `kubernetes.io/cluster/${s.clusterName}`;
+const clusterTag = (s: ClusterScope) => clusterOwnedTag(s.clusterName);
 const inRegion = (s: ClusterScope) => ({ StringEquals: { "aws:RequestedRegion": s.region } });
 
 /** Reading one SecureString parameter (the agent token), decrypting only through SSM for that parameter. */
