@@ -5,6 +5,7 @@
  * requests and data at the stated assumptions (facts/usage.ts). Every resource type has a
  * rule here, is free for a reason (facts/prices.ts NO_CHARGE), or is reported unpriced.
  */
+import { CENTRAL_PROVIDER_NAME } from "../facts/project";
 import * as fs from "fs";
 import * as path from "path";
 import { isKnownInstanceType } from "../facts/instance-types";
@@ -35,8 +36,6 @@ export interface Unpriced {
   readonly why: string;
 }
 
-/** The AWS provider a tenant stack acts in central through (components/tenant/stack.ts). */
-const CENTRAL_PROVIDER_NAME = "central";
 
 /**
  * Central stacks bill the operator; tenant and connector stacks bill the customer, except

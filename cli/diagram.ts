@@ -4,6 +4,7 @@
  * resource type in a component), the peering contract's flows as edges with their ports
  * (facts/contract.ts), rendered to SVG in-process by Graphviz compiled to WebAssembly.
  */
+import { CENTRAL_PROVIDER_NAME } from "../facts/project";
 import * as fs from "fs";
 import * as path from "path";
 import { tenantStacksOf } from "../config/capacity";
@@ -122,7 +123,7 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
     body();
     lines.push("  }");
   };
-  const centralHostRef = stackReferences.find((r) => nameOf(r.urn) === "central");
+  const centralHostRef = stackReferences.find((r) => nameOf(r.urn) === CENTRAL_PROVIDER_NAME);
   for (const payer of ["operator", "customer"] as const) {
     const here = has(root, payer);
     const external = payer === "operator" ? context.kind === "tenant" && centralHostRef !== undefined : false;

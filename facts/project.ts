@@ -37,6 +37,12 @@ export const TAG_KEYS = {
 /** Value of the managed-by tag. */
 export const MANAGED_BY = PROJECT;
 
+/**
+ * In a tenant stack, the name of the AWS provider that acts in the central account and of
+ * the StackReference to central: what it creates there is billed to the operator.
+ */
+export const CENTRAL_PROVIDER_NAME = "central";
+
 /** The three kinds of stack one program builds. */
 export const STACK_KINDS = ["central", "tenant", "connector"] as const;
 export type StackKind = (typeof STACK_KINDS)[number];

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { TenantConfig } from "../../config/types";
 import type { CentralOutputs } from "../central/outputs";
-import { TENANT_DEPLOY_ROLE_NAME, tenantExternalId } from "../../facts/project";
+import { TENANT_DEPLOY_ROLE_NAME, tenantExternalId, CENTRAL_PROVIDER_NAME } from "../../facts/project";
 import { stackProvider } from "../security/provider";
 import { TenantEnvironment } from "./environment";
 import { isExisting, resolveExistingNetwork } from "./existing-network";
@@ -19,12 +19,12 @@ export async function tenantStack(config: TenantConfig): Promise<Record<string, 
     assumeRoleArn: `arn:${config.partition}:iam::${config.tenant.accountId}:role/${TENANT_DEPLOY_ROLE_NAME}`,
     externalId: tenantExternalId(config.environment, config.tenant.id),
   });
-  const central = new pulumi.StackReference("central", { name: config.central.stack });
+  const central = new pulumi.StackReference(CENTRAL_PROVIDER_NAME, { name: config.central.stack });
   const out = <K extends keyof CentralOutputs>(key: K) => central.requireOutput(key) as pulumi.Output<CentralOutputs[K]>;
   const tenantId = config.tenant.id;
   // Central-account work (accepting the peering, the tenant's secrets) goes through the role
   // central created for this tenant; central's stack must have run with this tenant's file.
-  const centralProvider = stackProvider("central", config, {
+  const centralProvider = stackProvider(CENTRAL_PROVIDER_NAME, config, {
     assumeRoleArn: out("tenantRoleArns").apply((roles) => {
       if (!roles?.[tenantId]) throw new Error(`central stack ${config.central.stack} has no role for tenant ${tenantId}: run \`pulumi up -s ${config.central.stack}\` with this tenant's stack file first`);
       return roles[tenantId];
