@@ -17,7 +17,7 @@
  */
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { checkDeployment, formatReport, type PolicyReport } from "../cli/policy";
-import { PEERING_FLOWS } from "../facts/contract";
+import { flowPorts, PEERING_FLOWS } from "../facts/contract";
 import { stackTags, TAG_KEYS } from "../facts/project";
 
 const RUNS = 5;
@@ -65,10 +65,10 @@ function unit(i: number): DeploymentResource[] {
   const sgId = `sg-${i}`;
   const sg = add("aws:ec2/securityGroup:SecurityGroup", "workers", { vpcId, description: "slurmd nodes" }, { outputs: { id: sgId }, propertyDependencies: { vpcId: [vpc.urn] }, dependencies: [vpc.urn] });
   for (const f of PEERING_FLOWS.filter((x) => x.side === "tenant")) {
-    add("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: f.protocol, fromPort: f.fromPort, toPort: f.toPort, description: f.purpose, tags: { [TAG_KEYS.flow]: f.id } }, { dependencies: [sg.urn], propertyDependencies: { securityGroupId: [sg.urn] } });
+    add("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, `acme-${i}`), description: f.purpose, tags: { [TAG_KEYS.flow]: f.id } }, { dependencies: [sg.urn], propertyDependencies: { securityGroupId: [sg.urn] } });
   }
   const toSlurmctld = PEERING_FLOWS.find((x) => x.id === "slurmd-to-slurmctld")!;
-  add("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", "egress", { securityGroupId: sgId, cidrIpv4: "10.0.0.0/16", ipProtocol: toSlurmctld.protocol, fromPort: toSlurmctld.fromPort, toPort: toSlurmctld.toPort, tags: { [TAG_KEYS.flow]: toSlurmctld.id } }, { dependencies: [sg.urn] });
+  add("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", "egress", { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: toSlurmctld.protocol, ...flowPorts(toSlurmctld, `acme-${i}`), tags: { [TAG_KEYS.flow]: toSlurmctld.id, [TAG_KEYS.tenant]: `acme-${i}` } }, { dependencies: [sg.urn] });
   const userData = "#!/bin/bash\nset -euo pipefail\nK3S_TOKEN=$(aws secretsmanager get-secret-value --secret-id clusterra/acme/k3s --query SecretString --output text)\ncurl -sfL https://get.k3s.io | INSTALL_K3S_EXEC=server sh -\n";
   add("aws:ec2/instance:Instance", "k3s", {
     ami: "ami-0abcdef", instanceType: "t4g.medium", subnetId: `subnet-${i}`, vpcSecurityGroupIds: [sgId], associatePublicIpAddress: false,

@@ -4,12 +4,12 @@
  * resource type in a component), the peering contract's flows as edges with their ports
  * (facts/contract.ts), rendered to SVG in-process by Graphviz compiled to WebAssembly.
  */
-import { CENTRAL_PROVIDER_NAME } from "../facts/project";
+import { CENTRAL_PROVIDER_NAME, CONFIG_NAMESPACE } from "../facts/project";
 import * as fs from "fs";
 import * as path from "path";
 import { tenantStacksOf } from "../config/capacity";
 import type { StackConfig, StackFile } from "../config/types";
-import { PEERING_FLOWS, type ContractEndpoint } from "../facts/contract";
+import { flowPortLabel, PEERING_FLOWS, type ContractEndpoint } from "../facts/contract";
 import { payerOf, type Payer } from "./cost";
 import type { Deployment, DeploymentResource } from "./deployment";
 
@@ -18,14 +18,18 @@ export interface DiagramContext {
   readonly stack: string;
   readonly kind: StackConfig["kind"];
   readonly accounts: Readonly<Record<Payer, string>>;
-  /** Central: the tenant stacks that join it (drawn as their accounts). */
-  readonly tenants: readonly string[];
+  /** Central: the tenant stacks that join it (drawn as their accounts), with their tenant ids. */
+  readonly tenants: readonly { readonly stack: string; readonly id: string }[];
+  /** Tenant: its tenant id (its slurmctld port is its own). */
+  readonly tenantId?: string;
 }
 
 export function diagramContext(config: StackConfig, files: readonly StackFile[]): DiagramContext {
   const own = config.kind === "tenant" ? config.tenant.accountId : (config.allowedAccountIds?.[0] ?? "this account");
   const accounts = config.kind === "tenant" ? { operator: config.central.accountId, customer: own } : config.kind === "central" ? { operator: own, customer: "" } : { operator: "", customer: own };
-  return { stack: config.stack, kind: config.kind, accounts, tenants: config.kind === "central" ? tenantStacksOf(config.stack, files).map((f) => f.stack) : [] };
+  const tenantIdOf = (f: StackFile) => String((f.values[`${CONFIG_NAMESPACE}:tenant`] as { id?: unknown } | undefined)?.id ?? f.stack);
+  const tenants = config.kind === "central" ? tenantStacksOf(config.stack, files).map((f) => ({ stack: f.stack, id: tenantIdOf(f) })) : [];
+  return { stack: config.stack, kind: config.kind, accounts, tenants, ...(config.kind === "tenant" ? { tenantId: config.tenant.id } : {}) };
 }
 
 /**
@@ -83,7 +87,6 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
     const node = nodeOf(r, payer);
     if (r.type === "aws:ec2/instance:Instance") endpoints[context.kind === "central" ? "central-host" : "tenant-host"] = node;
     if (r.type === "aws:ec2/vpc:Vpc" && context.kind === "tenant") endpoints["tenant-vpc"] = node;
-    if (r.type === "aws:lb/loadBalancer:LoadBalancer" && payer === "operator" && context.kind === "tenant") endpoints["tenant-endpoint"] = node;
     if (r.type === "aws:ec2/vpcPeeringConnection:VpcPeeringConnection") peering.from = node;
     if (r.type === "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter") peering.to = nodeOf(r, payer);
   }
@@ -139,23 +142,21 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
     });
   }
   // A central's tenants live in their own accounts: one node each, the flows drawn to it.
-  for (const tenant of context.tenants) {
+  for (const { stack: tenant } of context.tenants) {
     const node = `tenant:${tenant}`;
     lines.push(`  subgraph cluster_${idOf(`tenant-account:${tenant}`)} {`, `    label=${quote(`customer account (${tenant})`)}; style="dashed"; color="#3b5b92";`);
     lines.push(`    ${idOf(node)} [label=${quote(`tenant stack ${tenant}\n(VPC, K3s host, slurmd nodes)`)}, style="rounded,dashed"];`, "  }");
   }
   if (peering.from && peering.to) lines.push(`  ${idOf(peering.from)} -> ${idOf(peering.to)} [label="VPC peering", style=bold, dir=both, color="#3b5b92"];`);
-  // The tenant's NLB lives in central's stack: a tenant's picture draws the flow to central.
-  if (context.kind === "tenant") endpoints["tenant-endpoint"] ??= endpoints["central-host"];
   for (const f of PEERING_FLOWS) {
-    const port = `${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`}`;
-    // A tenant's endpoint (its NLB, which central owns) forwards to the host, so the flow
-    // is drawn to the host, saying so.
-    const central = (end: ContractEndpoint, tenant: string) => (end === "central-host" || end === "tenant-endpoint" ? endpoints["central-host"] : `tenant:${tenant}`);
-    const pairs: [string | undefined, string | undefined][] =
-      context.kind === "central" ? context.tenants.map((t) => [central(f.from, t), central(f.to, t)]) : [[endpoints[f.from], endpoints[f.to]]];
-    const via = f.to === "tenant-endpoint" && (context.kind === "central" || endpoints["tenant-endpoint"] === endpoints["central-host"]) ? "\n(through the tenant's NLB)" : "";
-    for (const [from, to] of pairs) if (from && to && from !== to) lines.push(`  ${idOf(from)} -> ${idOf(to)} [label=${quote(`${port} ${f.id}${via}`)}, color="#b5523b", fontcolor="#b5523b"];`);
+    const edge = (from: string | undefined, to: string | undefined, tenantId: string | undefined) => {
+      if (from && to && from !== to) lines.push(`  ${idOf(from)} -> ${idOf(to)} [label=${quote(`${flowPortLabel(f, tenantId)} ${f.id}`)}, color="#b5523b", fontcolor="#b5523b"];`);
+    };
+    if (context.kind === "central") {
+      // Each tenant's flows, to its own node (a per-tenant port is that tenant's).
+      const end = (e: ContractEndpoint, stack: string) => (e === "central-host" ? endpoints["central-host"] : `tenant:${stack}`);
+      for (const t of context.tenants) edge(end(f.from, t.stack), end(f.to, t.stack), t.id);
+    } else edge(endpoints[f.from], endpoints[f.to], context.tenantId);
   }
   lines.push("}");
   return lines.join("\n") + "\n";

@@ -4,13 +4,12 @@
  * table all derive from this one list; a port that is not here is closed.
  *
  * Endpoints:
- * - `tenant-endpoint`: the tenant's own internal NLB in the central VPC (its security group
- *   admits only that tenant's CIDR), forwarding to the tenant's slurmctld NodePort.
- * - `central-host`: the central K3s host's primary address (pod egress is SNATed to it).
+ * - `central-host`: the central K3s host's primary address (pod egress is SNATed to it; each
+ *   tenant's slurmctld listens there on that tenant's own NodePort).
  * - `tenant-vpc`: the tenant VPC's CIDR (Cilium ENI mode gives slurmd pods VPC addresses).
  * - `tenant-host`: the tenant's fixed K3s node.
  */
-export type ContractEndpoint = "tenant-endpoint" | "central-host" | "tenant-vpc" | "tenant-host";
+export type ContractEndpoint = "central-host" | "tenant-vpc" | "tenant-host";
 
 export interface PeeringFlow {
   /** Stable name, used in rule names and descriptions. */
@@ -22,10 +21,19 @@ export interface PeeringFlow {
   /** Side whose security group admits the flow. */
   readonly side: "central" | "tenant";
   readonly protocol: "tcp";
-  readonly fromPort: number;
-  readonly toPort: number;
+  /**
+   * The ports admitted: the same for every tenant, or `per-tenant`: each tenant exactly its
+   * own slurmctld NodePort (slurmctldNodePort), so a rule for one tenant never opens another's.
+   */
+  readonly ports: PortRange | "per-tenant";
   /** Why the flow exists. */
   readonly purpose: string;
+}
+
+/** An inclusive TCP port range. */
+export interface PortRange {
+  readonly from: number;
+  readonly to: number;
 }
 
 /** Slurm's well-known ports (SchedMD network guide). */
@@ -48,38 +56,6 @@ export const K3S_API_PORT = 6443;
 /** cluster-api's private listener on the central host (heartbeats, edge-agent calls). */
 export const CLUSTER_API_PORT = 8443;
 
-export const PEERING_FLOWS: readonly PeeringFlow[] = [
-  {
-    id: "slurmd-to-slurmctld",
-    from: "tenant-vpc", to: "tenant-endpoint", side: "central",
-    protocol: "tcp", fromPort: SLURM_PORTS.slurmctld, toPort: SLURM_PORTS.slurmctld,
-    purpose: "slurmd registration and RPCs to the tenant slurmctld",
-  },
-  {
-    id: "edge-agent-heartbeat",
-    from: "tenant-host", to: "central-host", side: "central",
-    protocol: "tcp", fromPort: CLUSTER_API_PORT, toPort: CLUSTER_API_PORT,
-    purpose: "edge-agent heartbeats and node events to cluster-api",
-  },
-  {
-    id: "slurmctld-to-slurmd",
-    from: "central-host", to: "tenant-vpc", side: "tenant",
-    protocol: "tcp", fromPort: SLURM_PORTS.slurmd, toPort: SLURM_PORTS.slurmd,
-    purpose: "job launch and node pings from slurmctld to slurmd pods",
-  },
-  {
-    id: "argocd-to-k3s-api",
-    from: "central-host", to: "tenant-host", side: "tenant",
-    protocol: "tcp", fromPort: K3S_API_PORT, toPort: K3S_API_PORT,
-    purpose: "central ArgoCD syncs the tenant cluster from its fleet folder",
-  },
-];
-
-/** Flows admitted by one side's security groups. */
-export function flowsInto(side: PeeringFlow["side"]): readonly PeeringFlow[] {
-  return PEERING_FLOWS.filter((f) => f.side === side);
-}
-
 /** NodePorts the central K3s hands to tenants' slurmctld Services (Kubernetes' default range). */
 export const NODE_PORT_RANGE = { from: 30000, to: 32767 } as const;
 
@@ -97,8 +73,56 @@ export function slurmctldNodePort(tenantId: string): number {
   return NODE_PORT_RANGE.from + (hash % (NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1));
 }
 
+export const PEERING_FLOWS: readonly PeeringFlow[] = [
+  {
+    id: "slurmd-to-slurmctld",
+    from: "tenant-vpc", to: "central-host", side: "central",
+    protocol: "tcp", ports: "per-tenant",
+    purpose: "slurmd (and the customer cluster slurmrestd) to this tenant slurmctld, on its own NodePort",
+  },
+  {
+    id: "edge-agent-heartbeat",
+    from: "tenant-host", to: "central-host", side: "central",
+    protocol: "tcp", ports: { from: CLUSTER_API_PORT, to: CLUSTER_API_PORT },
+    purpose: "edge-agent heartbeats and node events to cluster-api",
+  },
+  {
+    id: "slurmctld-to-slurmd",
+    from: "central-host", to: "tenant-vpc", side: "tenant",
+    protocol: "tcp", ports: { from: SLURM_PORTS.slurmd, to: SLURM_PORTS.slurmd },
+    purpose: "job launch and node pings from slurmctld to slurmd pods",
+  },
+  {
+    id: "argocd-to-k3s-api",
+    from: "central-host", to: "tenant-host", side: "tenant",
+    protocol: "tcp", ports: { from: K3S_API_PORT, to: K3S_API_PORT },
+    purpose: "central ArgoCD syncs the tenant cluster from its fleet folder",
+  },
+];
+
+/** Flows admitted by one side's security groups. */
+export function flowsInto(side: PeeringFlow["side"]): readonly PeeringFlow[] {
+  return PEERING_FLOWS.filter((f) => f.side === side);
+}
+
+/** The exact ports a flow opens for one tenant. */
+export function flowPorts(flow: PeeringFlow, tenantId: string): { fromPort: number; toPort: number } {
+  if (flow.ports === "per-tenant") {
+    const port = slurmctldNodePort(tenantId);
+    return { fromPort: port, toPort: port };
+  }
+  return { fromPort: flow.ports.from, toPort: flow.ports.to };
+}
+
+/** A flow's ports as people read them: `tcp/6818`, or the range a per-tenant port lies in. */
+export function flowPortLabel(flow: PeeringFlow, tenantId?: string): string {
+  if (flow.ports !== "per-tenant") return `${flow.protocol}/${flow.ports.from === flow.ports.to ? flow.ports.from : `${flow.ports.from}-${flow.ports.to}`}`;
+  if (tenantId !== undefined) return `${flow.protocol}/${slurmctldNodePort(tenantId)}`;
+  return `${flow.protocol}/${NODE_PORT_RANGE.from}-${NODE_PORT_RANGE.to} (the tenant's own)`;
+}
+
 /** The contract as the README's Markdown table (a test keeps the README in step). */
 export function contractTable(): string {
-  const rows = PEERING_FLOWS.map((f) => `| ${f.id} | ${f.from} | ${f.to} | ${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`} | ${f.side} | ${f.purpose} |`);
+  const rows = PEERING_FLOWS.map((f) => `| ${f.id} | ${f.from} | ${f.to} | ${flowPortLabel(f)} | ${f.side} | ${f.purpose} |`);
   return ["| flow | from | to | port | rule on | why |", "|---|---|---|---|---|---|", ...rows].join("\n");
 }

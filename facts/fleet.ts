@@ -87,6 +87,19 @@ export const SLURMCTLD_STATE_GIB = 4;
 export const SLURM_RELEASE = "slurm";
 
 /**
+ * The name slurmctld is known by, in both clusters. Slinky v1.2.1 writes central's
+ * slurm.conf with `SlurmctldHost=<release>-controller-0(<release>-controller.<namespace>)`
+ * and SlurmctldPort 6817; the customer's slurmd fetch that file (configless) and then
+ * send every RPC there. So the customer cluster carries a Service of the same name and
+ * namespace, port 6817, whose endpoint is the central host on the tenant's own NodePort.
+ */
+export function slurmctldServiceAddress(tenantId: string): { readonly name: string; readonly namespace: string; readonly host: string } {
+  const name = `${SLURM_RELEASE}-controller`;
+  const namespace = tenantNamespace(tenantId);
+  return { name, namespace, host: `${name}.${namespace}` };
+}
+
+/**
  * Labels the Slinky operator (v1.2.1) puts on the slurmctld and slurmrestd pods of a
  * release: the NodePort Service and the NetworkPolicies select on them.
  */

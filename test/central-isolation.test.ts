@@ -3,6 +3,7 @@
  * (trust, role policy, KMS key policy of central-dev) with the IAM simulator: what a hostile
  * tenant run could ask for is denied, what the tenant's stack needs is allowed.
  */
+import { slurmctldNodePort } from "../facts/contract";
 import * as assert from "node:assert/strict";
 import type { PlanResult } from "../cli/plan";
 import { byType, json, named, plan } from "./helpers";
@@ -23,8 +24,6 @@ interface Facts {
   hostGroupArn: string;
   keyArn: string;
   keyPolicy: unknown;
-  nlbArn: (tenant: Tenant) => string;
-  targetGroupArn: (tenant: Tenant) => string;
   roleArn: (tenant: Tenant) => string;
   trust: (tenant: Tenant) => unknown;
   policy: (tenant: Tenant) => unknown;
@@ -40,8 +39,6 @@ function factsOf(p: PlanResult): Facts {
     hostGroupArn: ec2(`security-group/${p.outputs.hostSecurityGroupId}`),
     keyArn: String(key.outputs?.arn),
     keyPolicy: key.inputs?.policy,
-    nlbArn: (t) => String(named(p, "aws:lb/loadBalancer:LoadBalancer", `central-dev-tenant-${t}-slurmctld-nlb`).outputs?.arn),
-    targetGroupArn: (t) => String(named(p, "aws:lb/targetGroup:TargetGroup", `central-dev-tenant-${t}-slurmctld-tg`).outputs?.arn),
     roleArn: (t) => String(role(t).outputs?.arn),
     trust: (t) => role(t).inputs?.assumeRolePolicy,
     policy: (t) => named(p, "aws:iam/rolePolicy:RolePolicy", `central-dev-tenant-${t}-access-policy`).inputs?.policy,
@@ -75,17 +72,14 @@ describe("tenant isolation in the central account (IAM simulator over central-de
     assert.equal(await assume(deployer("clusterra-deployer"), "acme"), "ImplicitlyDenied", "the central deployer is not a tenant");
   });
 
-  it("a tenant run cannot touch central's routes, the host's rules, any load balancer or target", async () => {
+  it("a tenant run cannot touch central's routes, the host's rules (its own port among them), or make a load balancer", async () => {
     for (const action of ["ec2:CreateRoute", "ec2:ReplaceRoute", "ec2:DeleteRoute"]) assert.equal(await asAcme(action, f.routeTableArn), "ImplicitlyDenied", action);
     for (const action of ["ec2:AuthorizeSecurityGroupIngress", "ec2:RevokeSecurityGroupIngress", "ec2:AuthorizeSecurityGroupEgress", "ec2:RevokeSecurityGroupEgress", "ec2:ModifySecurityGroupRules"]) {
       assert.equal(await asAcme(action, f.hostGroupArn), "ImplicitlyDenied", action);
     }
-    for (const tenant of ["acme", "globex"] as const) {
-      assert.equal(await asAcme("elasticloadbalancing:CreateListener", f.nlbArn(tenant)), "ImplicitlyDenied", `listener on ${tenant}'s NLB`);
-      assert.equal(await asAcme("elasticloadbalancing:RegisterTargets", f.targetGroupArn(tenant)), "ImplicitlyDenied", `targets of ${tenant}`);
-      assert.equal(await asAcme("elasticloadbalancing:ModifyTargetGroup", f.targetGroupArn(tenant)), "ImplicitlyDenied");
-    }
-    assert.equal(await asAcme("elasticloadbalancing:CreateTargetGroup", `arn:aws:elasticloadbalancing:us-east-1:${CENTRAL}:targetgroup/clusterra-dev-acme-x/0123456789abcdef`), "ImplicitlyDenied");
+    const elb = (r: string) => `arn:aws:elasticloadbalancing:us-east-1:${CENTRAL}:${r}`;
+    assert.equal(await asAcme("elasticloadbalancing:CreateLoadBalancer", elb("loadbalancer/net/clusterra-dev-acme/0123456789abcdef")), "ImplicitlyDenied");
+    assert.equal(await asAcme("elasticloadbalancing:CreateTargetGroup", elb("targetgroup/clusterra-dev-acme/0123456789abcdef")), "ImplicitlyDenied");
   });
 
   it("a tenant run accepts and tags only its own peering into the central VPC", async () => {
@@ -171,16 +165,18 @@ describe("tenant isolation in the central account (IAM simulator over central-de
     assert.equal(await as(`arn:aws:iam::999999999999:role/clusterra-dev-acme-external-secrets`, "kms:Decrypt"), "ImplicitlyDenied");
   });
 
-  it("central owns each tenant's route, 6818 egress and endpoint, derived from the tenant stack files", async () => {
+  it("central owns each tenant's route, 6818 egress and slurmctld port, derived from the tenant stack files", async () => {
     const p = await plan("central-dev");
     const routes = byType(p, "aws:ec2/route:Route").filter((r) => r.inputs?.vpcPeeringConnectionId);
     assert.deepEqual(routes.map((r) => r.inputs?.destinationCidrBlock).sort(), ["10.16.0.0/20", "10.16.16.0/20"]);
     const egress = byType(p, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === p.outputs.hostSecurityGroupId && r.inputs?.toPort === 6818);
     assert.deepEqual(egress.map((r) => [r.inputs?.cidrIpv4, json<Record<string, string>>(r.inputs?.tags)["clusterra:flow"]]).sort(), [["10.16.0.0/20", "slurmctld-to-slurmd"], ["10.16.16.0/20", "slurmctld-to-slurmd"]]);
-    const ingress6817 = byType(p, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => r.inputs?.fromPort === 6817);
-    assert.deepEqual(ingress6817.map((r) => [r.urn.split("::").pop(), r.inputs?.cidrIpv4]).sort(), [
-      ["central-dev-tenant-acme-slurmctld-slurmd-to-slurmctld", "10.16.0.0/20"],
-      ["central-dev-tenant-globex-slurmctld-slurmd-to-slurmctld", "10.16.16.0/20"],
+    // Each tenant's VPC reaches the host on its own NodePort only: no rule admits a tenant on another's port.
+    const fromTenants = byType(p, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => ["10.16.0.0/20", "10.16.16.0/20"].includes(String(r.inputs?.cidrIpv4)));
+    assert.deepEqual(fromTenants.map((r) => [r.urn.split("::").pop(), r.inputs?.securityGroupId, r.inputs?.cidrIpv4, r.inputs?.fromPort, r.inputs?.toPort]).sort(), [
+      ["central-dev-tenant-acme-slurmd-to-slurmctld", p.outputs.hostSecurityGroupId, "10.16.0.0/20", slurmctldNodePort("acme"), slurmctldNodePort("acme")],
+      ["central-dev-tenant-globex-slurmd-to-slurmctld", p.outputs.hostSecurityGroupId, "10.16.16.0/20", slurmctldNodePort("globex"), slurmctldNodePort("globex")],
     ]);
+    assert.equal(byType(p, "aws:lb/loadBalancer:LoadBalancer").length, 0, "no load balancer: one more tenant is one rule");
   });
 });

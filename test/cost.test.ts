@@ -112,11 +112,9 @@ describe("cost estimate", function () {
       "public IPv4 address": 3.65,
       "KMS key": 1,
       "Secrets Manager secret": 0.4,
-      // Central owns each tenant's slurmctld endpoint.
-      "NLB clusterra-dev-acme": 16.43,
-      "NLB clusterra-dev-globex": 16.43,
     });
-    assert.deepEqual(cost.byPayer, { operator: 130.22, customer: 0 });
+    // A tenant adds no priced resource to central (its slurmctld port is one rule on the host's group).
+    assert.deepEqual(cost.byPayer, { operator: 97.36, customer: 0 });
     const usage = estimateCost((await plan("central-dev")).deployment).lines.filter((l) => l.basis === "usage");
     assert.equal(usage.filter((l) => l.item === "DynamoDB point-in-time recovery").length, 6);
     assert.deepEqual(usage.find((l) => l.item.startsWith("EBS snapshots"))?.detail, "20 GB x $0.05/GB-month");
@@ -125,13 +123,13 @@ describe("cost estimate", function () {
   it("charges the operator what a tenant stack creates in central, and says what one more tenant adds", async () => {
     const acme = await plan("tenant-acme-dev");
     const cost = estimateCost(acme.deployment);
-    // The tenant's keys are in central; its endpoint is central's own, built for it.
+    // The tenant's keys are in central; central builds nothing priced for it (rules, roles and a route are free).
     assert.equal(cost.idle.byPayer.operator, 1.6);
     const forAcme = centralLinesFor(acme.central!, "acme");
-    assert.deepEqual(forAcme.map((l) => l.item), ["NLB clusterra-dev-acme"]);
+    assert.deepEqual(forAcme.map((l) => l.item), []);
     assert.equal(
       formatOperatorMarginal(cost, exampleFile("central-dev"), forAcme),
-      "operator's marginal cost of this tenant: $18.03 a month idle (Secrets Manager secret x4 $1.60, NLB clusterra-dev-acme $16.43); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $42.56",
+      "operator's marginal cost of this tenant: $1.60 a month idle (Secrets Manager secret x4 $1.60); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $26.13",
     );
     assert.equal(formatGrowth((await plan("connector-demo")).config, estimateCost((await plan("connector-demo")).deployment), exampleFiles()), undefined);
   });

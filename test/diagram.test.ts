@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { PROJECT_ROOT } from "../config";
 import { architectureDot, diagramContext, renderSvg } from "../cli/diagram";
-import { PEERING_FLOWS } from "../facts/contract";
+import { PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
 import { EXAMPLE_STACKS, exampleFiles, plan } from "./helpers";
 
 const DOCS = path.join(PROJECT_ROOT, "docs", "architecture");
@@ -34,7 +34,7 @@ describe("architecture diagram", function () {
     const host = nodeWithLabel(dot, "central host\n(stack central-dev)");
     assert.deepEqual([vpc.account, server.account, host.account], ["subgraph cluster_customer {", "subgraph cluster_customer {", "subgraph cluster_operator {"]);
     const edge = (from: string, to: string, label: string) => assert.ok(dot.includes(`  ${from} -> ${to} [label="${label}"`), `${from} -> ${to} ${label}`);
-    edge(vpc.id, host.id, "tcp/6817 slurmd-to-slurmctld\\n(through the tenant's NLB)");
+    edge(vpc.id, host.id, `tcp/${slurmctldNodePort("acme")} slurmd-to-slurmctld`);
     edge(server.id, host.id, "tcp/8443 edge-agent-heartbeat");
     edge(host.id, vpc.id, "tcp/6818 slurmctld-to-slurmd");
     edge(host.id, server.id, "tcp/6443 argocd-to-k3s-api");
@@ -56,7 +56,8 @@ describe("architecture diagram", function () {
     for (const t of ["tenant-acme-dev", "tenant-globex-dev"]) {
       assert.match(dot, new RegExp(`label="customer account \\(${t}\\)"`));
       const tenant = nodeWithLabel(dot, `tenant stack ${t}\n(VPC, K3s host, slurmd nodes)`).id;
-      for (const [from, to, label] of [[tenant, instanceId, "tcp/6817 slurmd-to-slurmctld\\n(through the tenant's NLB)"], [tenant, instanceId, "tcp/8443 edge-agent-heartbeat"], [instanceId, tenant, "tcp/6818 slurmctld-to-slurmd"], [instanceId, tenant, "tcp/6443 argocd-to-k3s-api"]]) {
+      const id = t.split("-")[1];
+      for (const [from, to, label] of [[tenant, instanceId, `tcp/${slurmctldNodePort(id)} slurmd-to-slurmctld`], [tenant, instanceId, "tcp/8443 edge-agent-heartbeat"], [instanceId, tenant, "tcp/6818 slurmctld-to-slurmd"], [instanceId, tenant, "tcp/6443 argocd-to-k3s-api"]]) {
         assert.ok(dot.includes(`  ${from} -> ${to} [label="${label}"`), `${t}: ${label}`);
       }
     }

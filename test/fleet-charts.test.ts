@@ -9,6 +9,7 @@ import { checkWithCharts, referenceDir } from "../cli/fleet-check";
 import { helmRenders, renderCharts, runFleetRender, servedApis, toolPath } from "../cli/fleet-render";
 import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
 import { CHARTS } from "../facts/charts";
+import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 
 const SLURM_APP = "fleet/tenants/dev/acme/applications/slurm.yaml";
@@ -105,6 +106,25 @@ describe("the fleet against the real charts", function () {
       assert.equal(doc.kind, o.kind);
     }
     assert.ok(nodeSets.every((o) => o.namespace === "slurm"));
+  });
+
+  it("names central's slurmctld as the customer cluster's Service does: <Controller>-controller.<namespace>", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const small = smallRepo(["fleet/tenants/dev/acme/applications/control-plane.yaml", "fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
+    try {
+      const { renders } = helmRenders(small, charts as string);
+      const { objects, problems } = await renderCharts(helm, renders, path.join(small, "rendered"));
+      assert.deepEqual(problems, []);
+      // Slinky's operator names the controller's Service `<Controller CR name>-controller` in the CR's
+      // namespace, and central's slurm.conf names slurmctld by it: the name the customer's slurmd dial.
+      const controllers = objects.filter((o) => o.kind === "Controller");
+      assert.deepEqual(controllers.map((o) => `${o.name}-controller.${o.namespace}`), [slurmctldServiceAddress("acme").host]);
+      const mirror = parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, "fleet/tenants/dev/acme/cluster/manifests/slurmctld.yaml"), "utf8")).map((d) => d.toJS());
+      assert.equal(`${mirror[1].metadata.name}.${mirror[1].metadata.namespace}`, slurmctldServiceAddress("acme").host);
+    } finally {
+      fs.rmSync(small, { recursive: true, force: true });
+    }
   });
 
   it("knows the APIs a cluster serves from the CRDs the fleet installs there, to pass them to Helm as ArgoCD does", async function () {

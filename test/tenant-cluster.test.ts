@@ -351,7 +351,17 @@ describe("the customer side of a tenant stack", function () {
       assert.deepEqual(pools[0].spec.template.spec.taints, [{ key: "nodeset.slinky.slurm.net/worker", value: "true", effect: "NoExecute" }]);
 
       const slurm = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/slurm.yaml"));
-      assert.deepEqual(slurm.controller, { external: true, externalConfig: { host: acme.outputs.slurmctldEndpoint, port: 6817 } });
+      // slurmd dial slurmctld by the name central's slurm.conf gives it; here that name is a
+      // Service whose one endpoint is the central host on acme's own NodePort.
+      assert.deepEqual(slurm.controller, { external: true, externalConfig: { host: "slurm-controller.tenant-acme", port: 6817 } });
+      const [ns, service, slice] = parseAllDocuments(fleetFile(acme, "fleet/tenants/dev/acme/cluster/manifests/slurmctld.yaml")).map((d) => d.toJS());
+      assert.equal(ns.metadata.name, "tenant-acme");
+      assert.deepEqual([service.metadata, service.spec.selector, service.spec.ports], [{ name: "slurm-controller", namespace: "tenant-acme" }, undefined, [{ name: "slurmctld", protocol: "TCP", port: 6817, targetPort: acme.outputs.slurmctldPort }]]);
+      assert.equal(slice.metadata.labels["kubernetes.io/service-name"], "slurm-controller");
+      assert.deepEqual([slice.ports, slice.endpoints.map((e: any) => e.addresses)], [[{ name: "slurmctld", protocol: "TCP", port: acme.outputs.slurmctldPort }], [[acme.outputs.slurmctldEndpoint]]]);
+      // The same port central's NodePort Service for acme listens on, in the namespace the name points to.
+      const nodePort = parse(fleetFile(acme, "fleet/tenants/dev/acme/control-plane/manifests/slurmctld-nodeport.yaml"));
+      assert.deepEqual([nodePort.metadata.namespace, nodePort.spec.ports[0].nodePort, nodePort.spec.externalTrafficPolicy], ["tenant-acme", acme.outputs.slurmctldPort, "Local"]);
       assert.deepEqual(slurm.slurmKey, { create: false, secretRef: { name: "slurm-auth-slurm", key: "slurm.key" } });
       assert.deepEqual(slurm.jwtKey, { create: false, secretRef: { name: "slurm-auth-jwt", key: "jwt.key" } });
       assert.deepEqual(Object.keys(slurm.nodesets), ["cpu-4", "cpu-16", "himem-8"]);

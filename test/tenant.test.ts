@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
+import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
 import { byType, json, plan } from "./helpers";
 
 describe("tenant stacks", function () {
@@ -61,19 +61,19 @@ describe("tenant stacks", function () {
     ]);
     for (const [flowId, from] of seen) {
       const flow = PEERING_FLOWS.find((f) => f.id === flowId)!;
-      assert.equal(flow.fromPort, from);
+      assert.equal(flowPorts(flow, "acme").fromPort, from);
     }
   });
 
-  it("let slurmd nodes out only to slurmctld across the peering, HTTPS and the VPC resolver", async () => {
-    const acme = await plan("tenant-acme-dev");
+  it("let slurmd nodes out only to their own slurmctld port on the central host, HTTPS and the VPC resolver", async () => {
+    const [central, acme] = [await plan("central-dev"), await plan("tenant-acme-dev")];
     const [workers] = byType(acme, "aws:ec2/securityGroup:SecurityGroup").filter((g) => g.urn.endsWith("-workers"));
     // By address; rules among the cluster's own groups are the cluster flow table's (tenant-cluster tests).
     const egress = byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === workers.id && r.inputs?.cidrIpv4);
     assert.deepEqual(egress.map((r) => [r.inputs?.ipProtocol, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort(), [
+      ["tcp", slurmctldNodePort("acme"), `${central.outputs.hostPrivateIp}/32`],
       ["tcp", 443, "0.0.0.0/0"],
       ["tcp", 53, "10.16.0.0/20"],
-      ["tcp", 6817, "10.0.0.0/16"],
       ["udp", 53, "10.16.0.0/20"],
     ]);
   });
@@ -84,14 +84,16 @@ describe("tenant stacks", function () {
     assert.deepEqual(json(own.inputs?.assumeRoles), [{ roleArn: "arn:aws:iam::444455556666:role/clusterra-deploy", sessionName: "clusterra-tenant-acme-dev", externalId: "clusterra-dev-acme" }]);
   });
 
-  it("publish the slurmctld endpoint central made for this tenant, and its port", async () => {
+  it("publish the slurmctld endpoint central made for this tenant: the central host on the tenant's own port", async () => {
     const central = await plan("central-dev");
     for (const [stack, id] of [["tenant-acme-dev", "acme"], ["tenant-globex-dev", "globex"]] as const) {
       const p = await plan(stack);
-      const endpoint = (central.outputs.slurmctldEndpoints as Record<string, { host: string; port: number; nodePort: number }>)[id];
-      assert.deepEqual([p.outputs.slurmctldEndpoint, p.outputs.slurmctldPort, p.outputs.slurmctldNodePort], [endpoint.host, 6817, slurmctldNodePort(id)]);
+      const endpoint = (central.outputs.slurmctldEndpoints as Record<string, { host: string; port: number }>)[id];
+      assert.deepEqual(endpoint, { host: central.outputs.hostPrivateIp, port: slurmctldNodePort(id) });
+      assert.deepEqual([p.outputs.slurmctldEndpoint, p.outputs.slurmctldPort], [endpoint.host, endpoint.port]);
       assert.equal(byType(p, "aws:lb/loadBalancer:LoadBalancer").length, 0);
     }
+    assert.notEqual(slurmctldNodePort("acme"), slurmctldNodePort("globex"));
   });
 
   it("spread subnets over the configured zones, tagged for Karpenter discovery", async () => {

@@ -1,10 +1,9 @@
 /** What a central stack publishes: tenant stacks read it through their StackReference. */
 
-/** One tenant's way in to its slurmctld: the address slurmd dials and the NodePort behind it. */
+/** One tenant's way in to its slurmctld: the central host's address and the tenant's own NodePort there. */
 export interface SlurmctldEndpointOutput {
   readonly host: string;
   readonly port: number;
-  readonly nodePort: number;
 }
 
 export interface CentralOutputs {

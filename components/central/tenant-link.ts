@@ -3,16 +3,22 @@ import * as ec2 from "@pulumi/aws/ec2";
 import { getVpcPeeringConnectionsOutput } from "@pulumi/aws/ec2/getVpcPeeringConnections";
 import * as vpc from "@pulumi/aws/vpc";
 import type { CentralTenant } from "../../config/types";
-import { PEERING_FLOWS } from "../../facts/contract";
+import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import type { AccountScope } from "../security/scope";
-import { SlurmctldEndpoint, type CentralHostSide } from "./slurmctld-endpoint";
+import type { SlurmctldEndpointOutput } from "./outputs";
 import { TenantAccessRole } from "./tenant-attachment";
 import { ControlPlaneSecrets } from "./control-plane-secrets";
 
-export interface TenantLinkArgs extends AccountScope, CentralHostSide {
-  /** Environment name: role and load-balancer names. */
+export interface TenantLinkArgs extends AccountScope {
+  /** Environment name: role names. */
   readonly environment: string;
+  /** The central VPC (where the tenant's peering is found). */
+  readonly vpcId: pulumi.Input<string>;
+  /** The central K3s host's address: where the tenant's slurmd dial its slurmctld. */
+  readonly hostPrivateIp: pulumi.Input<string>;
+  /** The host's group: admits the tenant's VPC on the tenant's NodePort, lets 6818 out to it. */
+  readonly hostSecurityGroupId: pulumi.Input<string>;
   /** The tenant, as its stack file declares it. */
   readonly tenant: CentralTenant;
   /** Central's private route table, which gets the route to the tenant. */
@@ -24,8 +30,9 @@ export interface TenantLinkArgs extends AccountScope, CentralHostSide {
   readonly hostRoleName: pulumi.Input<string>;
 }
 
-/** Flows central opens towards the tenant VPC: central's egress rules. */
+/** Flows between the host and the tenant VPC: the host group's rules for this tenant. */
 const TO_TENANT_VPC_FLOWS = PEERING_FLOWS.filter((f) => f.from === "central-host" && f.to === "tenant-vpc");
+const FROM_TENANT_VPC_FLOWS = PEERING_FLOWS.filter((f) => f.from === "tenant-vpc" && f.to === "central-host");
 
 /** The filters that find a tenant's accepted peering into central: its account, its CIDR, this VPC. */
 export function tenantPeeringFilters(vpcId: string, tenant: CentralTenant): { name: string; values: string[] }[] {
@@ -40,14 +47,19 @@ export function tenantPeeringFilters(vpcId: string, tenant: CentralTenant): { na
 /**
  * Central's side of one tenant, all owned by the central stack and derived from the tenant's
  * stack file: the role the tenant's stack assumes here, the role central's External Secrets
- * reads the tenant's secrets with, its slurmctld endpoint, the host's
- * 6818 egress to its VPC, and the route to it over its peering. The route needs the peering,
- * which the tenant's run creates: the next central run finds it (accepted, from the tenant's
- * account, with the tenant's CIDR) and routes it; until then nothing routes to the tenant.
+ * reads the tenant's secrets with, the host group's rules for this tenant (its VPC in on
+ * its own slurmctld NodePort and nowhere else, 6818 out to it), and the route to it over
+ * its peering. The route needs the peering, which the tenant's run creates: the next
+ * central run finds it (accepted, from the tenant's account, with the tenant's CIDR) and
+ * routes it; until then nothing routes to the tenant.
+ *
+ * No load balancer: slurmd dials the host's address on the tenant's NodePort, so
+ * slurmctld sees the slurmd pod's own address (dynamic nodes register with the address
+ * they connect from), and one more tenant costs one rule, not an NLB.
  */
 export class TenantLink extends pulumi.ComponentResource {
   public readonly roleArn: pulumi.Output<string>;
-  public readonly endpoint: pulumi.Output<{ host: string; port: number; nodePort: number }>;
+  public readonly endpoint: pulumi.Output<SlurmctldEndpointOutput>;
 
   constructor(name: string, args: TenantLinkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:central:TenantLink", name, {}, opts);
@@ -57,22 +69,16 @@ export class TenantLink extends pulumi.ComponentResource {
 
     const access = new TenantAccessRole(`${name}-access`, { ...args, tenantId: tenant.id, tenantAccountId: tenant.accountId }, child);
     new ControlPlaneSecrets(`${name}-control-plane`, { ...args, tenantId: tenant.id }, child);
-    const endpoint = new SlurmctldEndpoint(`${name}-slurmctld`, { ...args, tenantId: tenant.id, tenantCidr: tenant.vpcCidr }, child);
-    for (const flow of TO_TENANT_VPC_FLOWS) {
-      new vpc.SecurityGroupEgressRule(
-        `${name}-${flow.id}-out`,
-        {
-          securityGroupId: args.hostSecurityGroupId,
-          ipProtocol: flow.protocol,
-          fromPort: flow.fromPort,
-          toPort: flow.toPort,
-          cidrIpv4: tenant.vpcCidr,
-          description: `${flow.purpose} (tenant ${tenant.id})`,
-          tags: { [TAG_KEYS.flow]: flow.id, ...tenantTag },
-        },
-        child,
-      );
-    }
+    const rule = (flow: (typeof PEERING_FLOWS)[number]) => ({
+      securityGroupId: args.hostSecurityGroupId,
+      ipProtocol: flow.protocol,
+      ...flowPorts(flow, tenant.id),
+      cidrIpv4: tenant.vpcCidr,
+      description: `${flow.purpose} (tenant ${tenant.id})`,
+      tags: { [TAG_KEYS.flow]: flow.id, ...tenantTag },
+    });
+    for (const flow of FROM_TENANT_VPC_FLOWS) new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, rule(flow), child);
+    for (const flow of TO_TENANT_VPC_FLOWS) new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, rule(flow), child);
     const peerings = getVpcPeeringConnectionsOutput({ filters: pulumi.output(args.vpcId).apply((vpcId) => tenantPeeringFilters(vpcId, tenant)) }, child);
     // At most one active peering matches (one VPC, one CIDR, one account); none before the tenant's first run.
     peerings.ids.apply((ids) =>
@@ -80,7 +86,7 @@ export class TenantLink extends pulumi.ComponentResource {
     );
 
     this.roleArn = access.roleArn;
-    this.endpoint = endpoint.dnsName.apply((host) => ({ host, port: endpoint.port, nodePort: endpoint.nodePort }));
+    this.endpoint = pulumi.output(args.hostPrivateIp).apply((host) => ({ host, port: slurmctldNodePort(tenant.id) }));
     this.registerOutputs({ roleArn: this.roleArn, endpoint: this.endpoint });
   }
 }

@@ -9,14 +9,17 @@ import { SHAPE_FAMILIES } from "../../facts/shapes";
 import {
   EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
 } from "../../facts/tenant-cluster";
-import { K3S_API_PORT } from "../../facts/contract";
+import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
 import type { NodeSetPlan } from "../tenant/sizing";
 import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import { ARGOCD_MANAGER } from "../../facts/fleet";
+import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
+import type { IService as Service } from "kubernetes-models/v1/Service";
+import type { IEndpointSlice as EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
+import { ARGOCD_MANAGER, slurmctldServiceAddress } from "../../facts/fleet";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -37,7 +40,7 @@ export interface TenantClusterFacts {
   /** The stack key: worker root volumes. */
   readonly kmsKeyArn: string;
   readonly nodeSets: readonly NodeSetPlan[];
-  /** This tenant's slurmctld on central, as slurmd reaches it across the peering. */
+  /** This tenant's slurmctld on central, as slurmd reaches it across the peering: the central host and the tenant's NodePort. */
   readonly slurmctld: { readonly host: string; readonly port: number };
   /** The Slurm keys in central's Secrets Manager, by ARN (cross-account reads need it). */
   readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
@@ -195,8 +198,9 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
     }),
   );
   return {
-    // Hybrid: slurmctld runs on central; these slurmd pull their configuration from it.
-    controller: { external: true, externalConfig: { host: f.slurmctld.host, port: f.slurmctld.port } },
+    // Hybrid: slurmctld runs on central; these slurmd pull their configuration from it,
+    // by the name central's slurm.conf gives it (slurmctldObjects make it resolve here).
+    controller: { external: true, externalConfig: { host: slurmctldServiceAddress(f.tenantId).host, port: SLURM_PORTS.slurmctld } },
     // Never created here: central's keys, delivered by External Secrets.
     slurmKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.slurm } },
     jwtKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.jwt } },
@@ -204,6 +208,35 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
     accounting: { enabled: false },
     nodesets,
   };
+}
+
+/**
+ * slurmctld's name from central, resolvable here: a namespace and a selector-less Service
+ * named as central's, on 6817, whose one endpoint is the central host on this tenant's
+ * NodePort. Cilium translates the address at connect time, so the packet leaves with the
+ * slurmd pod's own address (the peering is inside the native-routing range: no SNAT), and
+ * slurmctld records the address it can call back on 6818.
+ */
+export function slurmctldObjects(f: TenantClusterFacts): unknown[] {
+  const { name, namespace } = slurmctldServiceAddress(f.tenantId);
+  const port = { name: "slurmctld", protocol: "TCP" as const };
+  const ns: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { "clusterra.io/tenant": f.tenantId } } };
+  const service: Service = {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace },
+    spec: { type: "ClusterIP", ports: [{ ...port, port: SLURM_PORTS.slurmctld, targetPort: f.slurmctld.port }] },
+  };
+  const endpoints: EndpointSlice = {
+    apiVersion: "discovery.k8s.io/v1",
+    kind: "EndpointSlice",
+    // The service-name label binds it to the Service; managed-by keeps Kubernetes' own controller off it.
+    metadata: { name: `${name}-central`, namespace, labels: { "kubernetes.io/service-name": name, "endpointslice.kubernetes.io/managed-by": "fleet.clusterra.io" } },
+    addressType: "IPv4",
+    ports: [{ ...port, port: f.slurmctld.port }],
+    endpoints: [{ addresses: [f.slurmctld.host], conditions: { ready: true } }],
+  };
+  return [ns, service, endpoints];
 }
 
 export function externalSecretsValues(): Record<string, unknown> {
@@ -245,6 +278,7 @@ export function argocdManagerObjects(): unknown[] {
   const rules = [
     { apiGroups: [""], resources: ["namespaces", "configmaps", "secrets", "services", "serviceaccounts", "persistentvolumeclaims", "pods", "endpoints", "events"], verbs },
     { apiGroups: ["apps"], resources: ["deployments", "daemonsets", "statefulsets", "replicasets"], verbs },
+    { apiGroups: ["discovery.k8s.io"], resources: ["endpointslices"], verbs },
     { apiGroups: ["batch"], resources: ["jobs", "cronjobs"], verbs },
     { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs },
     { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings", "clusterroles", "clusterrolebindings"], verbs: [...verbs, "escalate", "bind"] },
@@ -292,6 +326,7 @@ export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
     [`${dir}/manifests/karpenter-nodeclass.yaml`]: yamlFile(source, workerNodeClass(f)),
     [`${dir}/manifests/karpenter-nodepools.yaml`]: yamlFile(source, ...workerNodePools(f)),
     [`${dir}/manifests/slurm-keys.yaml`]: yamlFile(source, ...slurmKeyObjects(f)),
+    [`${dir}/manifests/slurmctld.yaml`]: yamlFile(source, ...slurmctldObjects(f)),
     [`${dir}/manifests/argocd-manager.yaml`]: yamlFile(source, ...argocdManagerObjects()),
   };
 }

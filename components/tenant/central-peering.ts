@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ProviderResource } from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
-import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
+import { flowPorts, PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import { addBaselineEgress } from "../network/baseline-egress";
 
@@ -17,7 +17,7 @@ export interface CentralPeeringArgs {
   readonly tenantRouteTableIds: pulumi.Input<string>[];
   /** The central VPC (accepter). */
   readonly centralVpcId: pulumi.Input<string>;
-  /** The central VPC's CIDR: the tenant routes it and slurmd may reach it on 6817. */
+  /** The central VPC's CIDR: the tenant routes it. */
   readonly centralCidr: string;
   /** Account that owns the central VPC. */
   readonly centralAccountId: string;
@@ -25,7 +25,7 @@ export interface CentralPeeringArgs {
   readonly centralRegion: string;
   /** Whether central lives in another region than this stack (cross-region peering). */
   readonly crossRegion: boolean;
-  /** The central host's private address: the only source of 6818. */
+  /** The central host's private address: the only source of 6818 and the only place slurmd may dial. */
   readonly centralHostIp: pulumi.Input<string>;
   /** Provider acting in the central account through the role central made for this tenant. */
   readonly centralProvider: ProviderResource;
@@ -36,8 +36,8 @@ export interface CentralPeeringArgs {
 /** Flows from the central host into the tenant VPC (slurmd pods): the tenant side's rules. */
 export const TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "central-host" && f.to === "tenant-vpc");
 
-/** Flows the slurmd pods open towards central. */
-export const FROM_TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "tenant-vpc");
+/** Flows the tenant VPC's pods open towards the central host (slurmd to its slurmctld). */
+export const FROM_TENANT_VPC_FLOWS: readonly PeeringFlow[] = PEERING_FLOWS.filter((f) => f.from === "tenant-vpc" && f.to === "central-host");
 
 /**
  * VPC peering between a tenant and central: requested from the tenant account, accepted in
@@ -85,14 +85,14 @@ export class CentralPeering extends pulumi.ComponentResource {
     );
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
     for (const flow of TENANT_VPC_FLOWS) {
-      const rule = { ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } };
+      const rule = { ipProtocol: flow.protocol, ...flowPorts(flow, args.tenantId), description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } };
       new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...rule, securityGroupId: workers.id, cidrIpv4: hostCidr }, child);
     }
     // The group starts with no egress (the provider drops AWS's allow-all): add what slurmd needs.
     for (const flow of FROM_TENANT_VPC_FLOWS) {
       new vpc.SecurityGroupEgressRule(
         `${name}-${flow.id}-out`,
-        { securityGroupId: workers.id, ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, cidrIpv4: args.centralCidr, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } },
+        { securityGroupId: workers.id, ipProtocol: flow.protocol, ...flowPorts(flow, args.tenantId), cidrIpv4: hostCidr, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } },
         child,
       );
     }

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
 import { CLUSTER_INTERNAL_FLOWS, type ClusterFlow } from "../../facts/cluster-flows";
-import { PEERING_FLOWS } from "../../facts/contract";
+import { flowPorts, PEERING_FLOWS } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import { addBaselineEgress } from "../network/baseline-egress";
 
@@ -21,8 +21,11 @@ export interface ClusterSecurityGroupsArgs {
   readonly tags?: Readonly<Record<string, string>>;
 }
 
-/** Contract flows whose tenant end is the K3s server. */
-export const SERVER_FLOWS = PEERING_FLOWS.filter((f) => f.from === "tenant-host" || f.to === "tenant-host");
+/**
+ * Contract flows whose tenant end is the K3s server: its own, and the tenant VPC's way to
+ * slurmctld (the cluster's slurmrestd runs on the server, and its pod ENIs take this group).
+ */
+export const SERVER_FLOWS = PEERING_FLOWS.filter((f) => f.from === "tenant-host" || f.to === "tenant-host" || (f.from === "tenant-vpc" && f.to === "central-host"));
 
 /**
  * The K3s server's security group and every rule between the cluster's own nodes, from
@@ -50,7 +53,7 @@ export class ClusterSecurityGroups extends pulumi.ComponentResource {
     }
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
     for (const flow of SERVER_FLOWS) {
-      const r = { ipProtocol: flow.protocol, fromPort: flow.fromPort, toPort: flow.toPort, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id }, securityGroupId: server.id, cidrIpv4: hostCidr };
+      const r = { ipProtocol: flow.protocol, ...flowPorts(flow, args.tenantId), description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id }, securityGroupId: server.id, cidrIpv4: hostCidr };
       if (flow.to === "tenant-host") new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, r, child);
       else new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, r, child);
     }

@@ -38,16 +38,8 @@ export interface TenantEnvironmentArgs {
   readonly central: {
     /** Central VPC. */
     readonly vpcId: pulumi.Output<string>;
-    /** Central private subnets (the tenant's load balancer lives there). */
-    readonly privateSubnetIds: pulumi.Output<string[]>;
-    /** Central route tables. */
-    readonly routeTableIds: pulumi.Output<string[]>;
-    /** The central K3s host. */
-    readonly hostInstanceId: pulumi.Output<string>;
-    /** Its private address. */
+    /** The central K3s host's private address (ArgoCD, cluster-api and every slurmctld are there). */
     readonly hostPrivateIp: pulumi.Output<string>;
-    /** Its security group. */
-    readonly hostSecurityGroupId: pulumi.Output<string>;
     /** Central's stack key (the tenant's Slurm keys are encrypted with it). */
     readonly kmsKeyArn: pulumi.Output<string>;
     /** cluster-api's private listener, where the edge-agent heartbeats. */
@@ -263,7 +255,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             secretNames: { ...slurmKeySecretNames(config.environment, config.tenant.id), mariadb: centralOnlySecretNames(config.environment, config.tenant.id).mariadb },
             tenantCidr: config.network.vpcCidr,
             centralHostIp,
-            slurmctldNodePort: slurmctld.nodePort,
+            slurmctldNodePort: slurmctld.port,
             nodeSets,
           }, {
             environment: config.environment,
@@ -300,7 +292,6 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       edgeAgentRoleArn: edgeAgent.roleArn,
       slurmctldEndpoint: central.slurmctldEndpoint.host,
       slurmctldPort: central.slurmctldEndpoint.port,
-      slurmctldNodePort: central.slurmctldEndpoint.nodePort,
       kmsKeyArn: key.keyArn,
     };
     this.registerOutputs(this.outputs);

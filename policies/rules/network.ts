@@ -4,7 +4,7 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
-import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
+import { flowPortLabel, flowPorts, PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { ipv4Contains, ipv4Equal, ipv4Overlaps, isAnyAddress, isPublicSource, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
 import { stackIdentity, tagMap } from "./provider";
 import {
@@ -278,10 +278,8 @@ export const defaultSgClosed = stackPolicy("default-sg-closed", {
 // Peering contract
 
 const FLOWS_BY_ID = new Map(PEERING_FLOWS.map((f) => [f.id, f] as const));
-/** Endpoints that are one host: a rule admitting them names a /32. */
-const HOST_SOURCES = new Set<PeeringFlow["from"]>(["tenant-host", "central-host", "tenant-endpoint"]);
-/** Destinations that are one host (the tenant endpoint is an NLB whose addresses move: not one). */
-const HOST_DESTINATIONS = new Set<PeeringFlow["to"]>(["tenant-host", "central-host"]);
+/** Endpoints that are one host: a rule naming them names a /32. */
+const HOST_ENDPOINTS = new Set<PeeringFlow["from"]>(["tenant-host", "central-host"]);
 
 function protocolMatches(actual: unknown, flow: PeeringFlow): boolean {
   const p = String(actual ?? "").toLowerCase();
@@ -317,13 +315,14 @@ function describePeer(p: Peer): string {
 export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contract", {
   description:
     `Security-group traffic across the VPC peering is exactly the contract's flows ` +
-    `(${PEERING_FLOWS.map((f) => `${f.id} ${f.protocol}/${f.fromPort === f.toPort ? f.fromPort : `${f.fromPort}-${f.toPort}`}`).join(", ")}): ` +
+    `(${PEERING_FLOWS.map((f) => `${f.id} ${flowPortLabel(f)}`).join(", ")}): ` +
     `each such ingress or egress rule is an aws.vpc.SecurityGroupIngressRule / SecurityGroupEgressRule tagged "${FLOW_TAG}" with a known flow id and ` +
-    `that flow's ports and protocol, on the side the contract says, naming its peer by CIDR: the tenant's own VPC CIDR for tenant-VPC flows ` +
+    `that flow's ports and protocol (a per-tenant port: exactly the port of the tenant the rule is for, named by its "${TAG_KEYS.tenant}" tag or the stack's), ` +
+    `on the side the contract says, naming its peer by CIDR: the tenant's own VPC CIDR for tenant-VPC flows ` +
     `(checked in tenant stacks), a /32 for host flows. A rule crosses the peering when its group and its peer (CIDR, referenced security group, ` +
     `prefix list) lie on different sides: a group is local when it is in one of the stack's VPCs, and on the peer's side when it is in another VPC ` +
     `or not in the deployment at all; 0.0.0.0/0 egress is internet egress, not peering.`,
-  remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule (and its SecurityGroupEgressRule) per flow with tags["${FLOW_TAG}"] = flow.id, the flow's fromPort/toPort/ipProtocol and the peer's exact CIDR`,
+  remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule (and its SecurityGroupEgressRule) per flow with tags["${FLOW_TAG}"] = flow.id, the ports flowPorts(flow, tenant) gives, the flow's ipProtocol and the peer's exact CIDR`,
   validate: (args, report) => {
     const cidrs = localCidrs(args.resources);
     const vpcs = indexTargets(ofTypes(args.resources, VPC), ["id"]);
@@ -405,12 +404,18 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
         report(`"${FLOW_TAG}" tag "${flowId}" is not a flow of the peering contract (known: ${[...FLOWS_BY_ID.keys()].join(", ")})`, r.urn);
         continue;
       }
-      if (props.fromPort !== flow.fromPort || props.toPort !== flow.toPort || !protocolMatches(props.ipProtocol, flow)) {
-        report(
-          `flow ${flow.id} allows ${flow.protocol} ${flow.fromPort}-${flow.toPort} but the rule opens ${String(props.ipProtocol)} ` +
-            `${String(props.fromPort)}-${String(props.toPort)}`,
-          r.urn,
-        );
+      const tenant = props.tags[TAG_KEYS.tenant] ?? identity.tenant;
+      if (flow.ports === "per-tenant" && tenant === undefined) {
+        report(`flow ${flow.id} opens one port per tenant, but the rule names no tenant (tag "${TAG_KEYS.tenant}")`, r.urn);
+      } else {
+        const expected = flowPorts(flow, tenant ?? "");
+        if (props.fromPort !== expected.fromPort || props.toPort !== expected.toPort || !protocolMatches(props.ipProtocol, flow)) {
+          report(
+            `flow ${flow.id} allows ${flowPortLabel(flow, tenant)}${flow.ports === "per-tenant" ? ` for tenant ${tenant}` : ""} but the rule opens ${String(props.ipProtocol)} ` +
+              `${String(props.fromPort)}-${String(props.toPort)}`,
+            r.urn,
+          );
+        }
       }
       if (kind !== undefined && groupSide !== undefined) {
         const groupKind = groupSide === "local" ? kind : otherKind(kind);
@@ -443,8 +448,7 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
           report(`flow ${flow.id} crosses the peering, but ${verb} ${cidr} stays on this rule's side`, r.urn);
           continue;
         }
-        const hosts = direction === "ingress" ? HOST_SOURCES : HOST_DESTINATIONS;
-        if (hosts.has(endpoint) && c.prefix !== 32) {
+        if (HOST_ENDPOINTS.has(endpoint) && c.prefix !== 32) {
           report(`flow ${flow.id} ${toward} one host (${endpoint}), but the rule names ${cidr} rather than a /32`, r.urn);
         }
         if (endpoint === "tenant-vpc" && kind !== "tenant" && (c.prefix < 16 || c.prefix > 28)) {
