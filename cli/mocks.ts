@@ -18,6 +18,8 @@ export interface MockContext {
   readonly stackOutputs: ReadonlyMap<string, Record<string, unknown>>;
   /** Existing VPCs the configuration names, with the CIDR the account would report. */
   readonly existingVpcs?: ReadonlyMap<string, string>;
+  /** Existing subnets the program describes, with their VPC and CIDR. */
+  readonly existingSubnets?: ReadonlyMap<string, { readonly vpcId: string; readonly cidrBlock: string }>;
 }
 
 /** EC2-style id prefixes by resource type token. */
@@ -200,6 +202,12 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           const cidrBlock = ctx.existingVpcs?.get(id);
           if (cidrBlock === undefined) throw new Error(`the offline plan knows no VPC ${id}`);
           return { id, cidrBlock, arn: arn("ec2", `vpc/${id}`), ownerId: ctx.accountId };
+        }
+        case "aws:ec2/getSubnet:getSubnet": {
+          const id = String(args.inputs.id);
+          const subnet = ctx.existingSubnets?.get(id);
+          if (subnet === undefined) throw new Error(`the offline plan knows no subnet ${id}`);
+          return { id, ...subnet, arn: arn("ec2", `subnet/${id}`), ownerId: ctx.accountId };
         }
         case "aws:ec2/getRouteTable:getRouteTable":
           // Each adopted subnet stands for a subnet with a route table of its own.

@@ -6,6 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { ConfigError, encodeConfigValues, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type StackConfig } from "../config";
 import type { Deployment } from "./deployment";
+import type { MockContext } from "./mocks";
 
 export interface PlanOptions {
   readonly stack: string;
@@ -67,16 +68,22 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
   const run = await runOffline(
     config.stack,
     encodeConfigValues(values),
-    { region: config.region, partition: config.partition, accountId: accountOf(config), stackOutputs, existingVpcs: existingVpcsOf(config) },
+    { region: config.region, partition: config.partition, accountId: accountOf(config), stackOutputs, ...existingNetworkOf(config) },
     clusterraProgram,
   );
   const fleetFiles = await fleet.flushFleetFiles();
   return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles, fleetRoot, ...(centralDeployment ? { central: centralDeployment } : {}) };
 }
 
-/** An adopted VPC, as the account would describe it offline: with the configured CIDR. */
-function existingVpcsOf(config: StackConfig): Map<string, string> {
-  return config.kind === "tenant" && "vpcId" in config.network ? new Map([[config.network.vpcId, config.network.vpcCidr]]) : new Map();
+/**
+ * An adopted VPC, as the account would describe it offline: with the configured CIDR, and
+ * its first subnet (the server's) spanning it, since its real range is not in the stack
+ * file; the configured server address is then checked against what validation guarantees.
+ */
+function existingNetworkOf(config: StackConfig): Pick<MockContext, "existingVpcs" | "existingSubnets"> {
+  if (config.kind !== "tenant" || !("vpcId" in config.network)) return {};
+  const { vpcId, vpcCidr, subnetIds } = config.network;
+  return { existingVpcs: new Map([[vpcId, vpcCidr]]), existingSubnets: new Map([[subnetIds[0], { vpcId, cidrBlock: vpcCidr }]]) };
 }
 
 /** Writes resources.json and outputs.json into the plan folder. */

@@ -1,9 +1,12 @@
 /**
  * How many tenants' control planes a central host holds: the instance type's memory, CPU
  * and pods less the host's own reservations (facts/central-host.ts), divided by one
- * tenant's requests (facts/control-plane.ts); and how many peerings central's VPC takes.
+ * tenant's requests (facts/control-plane.ts); and how many peerings central's VPC, and rules
+ * the host's security group, take.
  */
-import { CENTRAL_HOST_RESERVED, CENTRAL_NODE, PEERING_QUOTA } from "../facts/central-host";
+import { baselineEgressRules } from "../facts/baseline-egress";
+import { CENTRAL_HOST_RESERVED, CENTRAL_NODE, PEERING_QUOTA, SECURITY_GROUP_RULE_QUOTA } from "../facts/central-host";
+import { centralHostFlows } from "../facts/contract";
 import { TENANT_CONTROL_PLANE, tenantControlPlaneRequest } from "../facts/control-plane";
 import { INSTANCE_TYPES, isKnownInstanceType, type InstanceTypeName } from "../facts/instance-types";
 import { INSTANCE_HOUR } from "../facts/prices";
@@ -74,6 +77,13 @@ export interface CentralCheck {
   readonly warnings: string[];
 }
 
+/** Rules on the central host's group each way with `tenants` tenants: its baseline egress, and per tenant one per flow touching the host. */
+export function hostGroupRules(tenants: number): { ingress: number; egress: number } {
+  const perTenant = (direction: "ingress" | "egress") => centralHostFlows().filter((f) => f.direction === direction).length;
+  // The baseline's size does not depend on the CIDR.
+  return { ingress: tenants * perTenant("ingress"), egress: baselineEgressRules("0.0.0.0/0").length + tenants * perTenant("egress") };
+}
+
 /** Checks a central host of `instanceType` against the `tenants` that join it. */
 export function checkCentralCapacity(instanceType: string, tenants: number): CentralCheck {
   const capacity = hostCapacity(instanceType);
@@ -95,6 +105,14 @@ export function checkCentralCapacity(instanceType: string, tenants: number): Cen
     });
   } else if (tenants > PEERING_QUOTA.activePerVpcDefault) {
     warnings.push(`${tenants} tenants need ${tenants} active peerings into the central VPC: over the default quota of ${PEERING_QUOTA.activePerVpcDefault}; raise "Active VPC peering connections per VPC" (at most ${PEERING_QUOTA.activePerVpcMax}) before they join`);
+  }
+  for (const [direction, rules] of Object.entries(hostGroupRules(tenants))) {
+    if (rules > SECURITY_GROUP_RULE_QUOTA.perDirectionDefault) {
+      warnings.push(
+        `${tenants} tenants put ${rules} ${direction} rules on the central host's security group (one per contract flow touching the host, per tenant, plus the host's own): ` +
+          `over the default quota of ${SECURITY_GROUP_RULE_QUOTA.perDirectionDefault}; raise "Inbound or outbound rules per security group" before they join`,
+      );
+    }
   }
   if (!capacity) warnings.push(`instance type ${instanceType} is not in facts/instance-types.ts: its capacity for tenants is not checked`);
   return { tenants, capacity, errors, warnings };

@@ -44,6 +44,32 @@ export function carveSubnets(vpcCidr: string, extraBits: number, offset: number,
   return Array.from({ length: count }, (_, i) => `${fromInt(start + (offset + i) * size)}/${newPrefix}`);
 }
 
+/** Why a string is not a plain IPv4 address, or undefined when it is one. */
+export function ipv4AddressProblem(address: string): string | undefined {
+  return ipaddr.IPv4.isValidFourPartDecimal(address) ? undefined : "not an IPv4 address in dotted a.b.c.d form";
+}
+
+/** Addresses AWS keeps at the start of every subnet (network, router, DNS, future use); the last is kept too. */
+const RESERVED_AT_START = 4;
+
+/**
+ * Why `address` cannot be an instance's fixed address in `cidr`, or undefined when it can:
+ * a dotted IPv4 address inside the block and not one AWS reserves. For a VPC's CIDR the
+ * check holds too: its first four and last addresses are reserved in whichever subnet holds them.
+ */
+export function hostAddressProblem(address: string, cidr: string): string | undefined {
+  const malformed = ipv4AddressProblem(address);
+  if (malformed) return malformed;
+  const [base, prefix] = ipaddr.IPv4.parseCIDR(cidr);
+  const addr = ipaddr.IPv4.parse(address);
+  if (!addr.match(base, prefix)) return `outside ${cidr}`;
+  const offset = toInt(addr) - toInt(ipaddr.IPv4.networkAddressFromCIDR(cidr));
+  if (offset < RESERVED_AT_START || addr.toString() === ipaddr.IPv4.broadcastAddressFromCIDR(cidr).toString()) {
+    return `one of the addresses AWS reserves in ${cidr} (its first ${RESERVED_AT_START} and its last)`;
+  }
+  return undefined;
+}
+
 /** The n-th host address of a CIDR (AWS reserves the first four and the last). */
 export function hostAddress(cidr: string, n: number): string {
   const [base] = ipaddr.IPv4.parseCIDR(cidr);

@@ -34,8 +34,10 @@ const SUBNET_IDS = {
   type: "array", minItems: 1, maxItems: 6, uniqueItems: true, description: "a list of 1 to 6 distinct private subnet ids, one per zone",
   items: str("^subnet-[0-9a-f]{8,17}$", "a subnet id such as subnet-0123456789abcdef0"),
 };
-/** A tenant's network: a new VPC (vpcCidr + availabilityZones), or an existing one (vpcCidr + vpcId + subnetIds). */
-const tenantNetwork = obj({ vpcCidr: CIDR, availabilityZones: ZONES, vpcId: VPC_ID, subnetIds: SUBNET_IDS }, ["vpcCidr"]);
+/** The K3s server's fixed address in an existing VPC (a new VPC derives it); checked in validate.ts. */
+const SERVER_PRIVATE_IP = { type: "string", description: "the K3s server's fixed IPv4 address, in vpcCidr and in the first of subnetIds (existing VPC only), such as 10.16.0.10" };
+/** A tenant's network: a new VPC (vpcCidr + availabilityZones), or an existing one (vpcCidr + vpcId + subnetIds + serverPrivateIp). */
+const tenantNetwork = obj({ vpcCidr: CIDR, availabilityZones: ZONES, vpcId: VPC_ID, subnetIds: SUBNET_IDS, serverPrivateIp: SERVER_PRIVATE_IP }, ["vpcCidr"]);
 
 export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
   central: obj({

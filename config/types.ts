@@ -17,6 +17,8 @@ export interface ExistingNetworkConfig {
   readonly vpcId: string;
   /** Private subnets, one per zone: nodes, EFS mount targets, Karpenter's workers. */
   readonly subnetIds: readonly string[];
+  /** The K3s server's fixed address, in the first subnet (central names it in its host rules). */
+  readonly serverPrivateIp: string;
 }
 
 interface BaseConfig {
@@ -52,6 +54,8 @@ export interface CentralTenant {
   readonly accountId: string;
   /** The tenant VPC's CIDR: central routes it and admits it on the tenant's endpoint only. */
   readonly vpcCidr: string;
+  /** The tenant's K3s server's fixed address: the peer of the host flows (heartbeats in, ArgoCD out). */
+  readonly serverPrivateIp: string;
 }
 
 export interface ShapeConfig {

@@ -10,10 +10,11 @@ import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
 import { instanceTypeProblem } from "./catalog";
 import { nearest } from "./validate-text";
-import { cidrsOverlap, vpcCidrProblem } from "./cidr";
+import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcCidrProblem } from "./cidr";
+import { tenantServerAddress } from "./subnet-layout";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
-import type { CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+import type { CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
 export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -112,16 +113,24 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   const network = isObject(own.network) ? own.network : {};
   // A new VPC takes zones; an existing one takes its id and subnets; never a mix.
   const existing = network.vpcId !== undefined || network.subnetIds !== undefined;
+  const cidr = typeof network.vpcCidr === "string" && !vpcCidrProblem(network.vpcCidr) ? network.vpcCidr : undefined;
+  const serverKey = `${ns}:network.serverPrivateIp`;
+  const serverValid = `an IPv4 address in network.vpcCidr${cidr ? ` (${cidr})` : ""} and in the first of subnetIds, not one AWS reserves (a subnet's first four and last), such as ${cidr ? hostAddress(cidr, 10) : "10.16.0.10"}`;
   if (isObject(own.network) && existing) {
-    const valid = "either availabilityZones (a new VPC) or both vpcId and subnetIds (an existing VPC)";
+    const valid = "either availabilityZones (a new VPC) or vpcId, subnetIds and serverPrivateIp (an existing VPC)";
     if (network.vpcId === undefined) add(`${ns}:network.vpcId`, undefined, "missing: subnetIds name an existing VPC's subnets", valid);
     if (network.subnetIds === undefined) add(`${ns}:network.subnetIds`, undefined, "missing: vpcId names an existing VPC", valid);
     if (network.availabilityZones !== undefined) add(`${ns}:network.availabilityZones`, network.availabilityZones, "set with an existing VPC, whose zones are its subnets'", valid);
-  } else if (isObject(own.network) && network.availabilityZones === undefined) {
-    add(`${ns}:network.availabilityZones`, undefined, "missing", "a zone count from 1 to 6 or a list of zone names (or vpcId and subnetIds for an existing VPC)");
+    if (network.serverPrivateIp === undefined) add(serverKey, undefined, "missing: in an existing VPC the K3s server's fixed address is configured (central names it in its rules)", serverValid);
+  } else if (isObject(own.network)) {
+    if (network.availabilityZones === undefined) add(`${ns}:network.availabilityZones`, undefined, "missing", "a zone count from 1 to 6 or a list of zone names (or vpcId, subnetIds and serverPrivateIp for an existing VPC)");
+    if (network.serverPrivateIp !== undefined) add(serverKey, network.serverPrivateIp, "set with a new VPC, where the server's address is derived from its NAT subnet", "leave it out (or adopt an existing VPC with vpcId and subnetIds)");
+  }
+  if (existing && typeof network.serverPrivateIp === "string") {
+    const problem = cidr ? hostAddressProblem(network.serverPrivateIp, cidr) : ipv4AddressProblem(network.serverPrivateIp);
+    if (problem) add(serverKey, network.serverPrivateIp, problem, serverValid);
   }
   const tenant = isObject(own.tenant) ? own.tenant : {};
-  const cidr = typeof network.vpcCidr === "string" && !vpcCidrProblem(network.vpcCidr) ? network.vpcCidr : undefined;
   const centralCidr = typeof central.vpcCidr === "string" && !vpcCidrProblem(central.vpcCidr) ? central.vpcCidr : undefined;
 
   if (typeof central.vpcCidr === "string" && vpcCidrProblem(central.vpcCidr)) {
@@ -288,18 +297,13 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
     ...(Array.isArray(aws.allowedAccountIds) ? { allowedAccountIds: aws.allowedAccountIds as string[] } : {}),
     ...(typeof aws.profile === "string" ? { profile: aws.profile } : {}),
   };
-  const network = (n: unknown): NetworkConfig => {
-    const { vpcCidr, availabilityZones } = n as { vpcCidr: string; availabilityZones: number | string[] };
-    return { vpcCidr, availabilityZones: typeof availabilityZones === "number" ? { count: availabilityZones } : { names: availabilityZones } };
-  };
   switch (kind) {
     case "central":
-      return { ...base, kind, network: network(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, connectors, tenants: [] };
+      return { ...base, kind, network: newNetwork(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, connectors, tenants: [] };
     case "tenant": {
       const central = own.central as TenantConfig["central"];
-      const n = own.network as { vpcCidr: string; vpcId?: string; subnetIds?: string[] };
       return {
-        ...base, kind, network: n.vpcId && n.subnetIds ? { vpcCidr: n.vpcCidr, vpcId: n.vpcId, subnetIds: n.subnetIds } : network(own.network), tenant: own.tenant as never, shapes: own.shapes as never,
+        ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never,
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }
@@ -308,6 +312,34 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       return { ...base, kind, connector: { ...connector, directoryService: connector.directoryService ?? false }, central: own.central as never };
     }
   }
+}
+
+/** A new VPC's network, from values validation accepted. */
+function newNetwork(n: unknown): NetworkConfig {
+  const { vpcCidr, availabilityZones } = n as { vpcCidr: string; availabilityZones: number | string[] };
+  return { vpcCidr, availabilityZones: typeof availabilityZones === "number" ? { count: availabilityZones } : { names: availabilityZones } };
+}
+
+/** A tenant's network, new or existing, from values validation accepted. */
+function tenantNetwork(n: Record<string, unknown>): NetworkConfig | ExistingNetworkConfig {
+  if (n.vpcId === undefined) return newNetwork(n);
+  const { vpcCidr, vpcId, subnetIds, serverPrivateIp } = n as { vpcCidr: string; vpcId: string; subnetIds: string[]; serverPrivateIp: string };
+  return { vpcCidr, vpcId, subnetIds, serverPrivateIp };
+}
+
+/**
+ * A tenant's K3s server address from its file's raw network, or undefined when that network
+ * is not well-formed (the tenant's own plan reports why).
+ */
+function serverAddressOf(network: Record<string, unknown>): string | undefined {
+  let problems = 0;
+  checkNetwork(network, "network", undefined, () => problems++);
+  if (problems > 0 || typeof network.vpcCidr !== "string") return undefined;
+  if (network.vpcId !== undefined) {
+    const ip = network.serverPrivateIp;
+    return typeof ip === "string" && hostAddressProblem(ip, network.vpcCidr) === undefined ? ip : undefined;
+  }
+  return network.availabilityZones === undefined ? undefined : tenantServerAddress(newNetwork(network));
 }
 
 /**
@@ -323,8 +355,9 @@ export function tenantsOf(central: string, files: readonly StackFile[]): Central
     if (typeof joins.stack !== "string" || stackShortName(joins.stack) !== central) continue;
     const { id, accountId } = tenant;
     const { vpcCidr } = network;
-    if (typeof id !== "string" || typeof accountId !== "string" || !/^\d{12}$/.test(accountId) || typeof vpcCidr !== "string" || vpcCidrProblem(vpcCidr)) continue;
-    tenants.push({ id, accountId, vpcCidr });
+    const serverPrivateIp = serverAddressOf(network);
+    if (typeof id !== "string" || typeof accountId !== "string" || !/^\d{12}$/.test(accountId) || typeof vpcCidr !== "string" || serverPrivateIp === undefined) continue;
+    tenants.push({ id, accountId, vpcCidr, serverPrivateIp });
   }
   return tenants.sort((a, b) => a.id.localeCompare(b.id));
 }

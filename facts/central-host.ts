@@ -51,3 +51,13 @@ export const PEERING_QUOTA = {
   activePerVpcDefault: 50,
   activePerVpcMax: 125,
 } as const;
+
+/**
+ * Security-group rule quota that bounds tenants per central: each tenant puts one rule per
+ * flow touching the host (facts/contract.ts, centralHostFlows) on the host's group. Source:
+ * Amazon VPC quotas, "Inbound or outbound rules per security group" (adjustable; that quota
+ * times security groups per network interface stays within 1,000).
+ */
+export const SECURITY_GROUP_RULE_QUOTA = {
+  perDirectionDefault: 60,
+} as const;

@@ -100,6 +100,22 @@ export const PEERING_FLOWS: readonly PeeringFlow[] = [
   },
 ];
 
+/** A flow as the central host's group carries it for each tenant: its direction there, and the tenant's end. */
+export interface CentralHostFlow {
+  readonly flow: PeeringFlow;
+  readonly direction: "ingress" | "egress";
+  readonly tenantEnd: Exclude<ContractEndpoint, "central-host">;
+}
+
+/** The flows that touch the central host: one rule each, per tenant, on the host's group. */
+export function centralHostFlows(): readonly CentralHostFlow[] {
+  return PEERING_FLOWS.flatMap((flow): CentralHostFlow[] => {
+    if (flow.to === "central-host" && flow.from !== "central-host") return [{ flow, direction: "ingress", tenantEnd: flow.from }];
+    if (flow.from === "central-host" && flow.to !== "central-host") return [{ flow, direction: "egress", tenantEnd: flow.to }];
+    return [];
+  });
+}
+
 /** Flows admitted by one side's security groups. */
 export function flowsInto(side: PeeringFlow["side"]): readonly PeeringFlow[] {
   return PEERING_FLOWS.filter((f) => f.side === side);

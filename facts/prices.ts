@@ -102,6 +102,7 @@ export function monthly(hourly: Price | number): number {
 export const NO_CHARGE: Readonly<Record<string, string>> = {
   "aws:ec2/vpc:Vpc": "VPCs are free; their NAT, endpoints and addresses are priced",
   "aws:ec2/subnet:Subnet": "subnets are free",
+  "aws:ec2/subnetCidrReservation:SubnetCidrReservation": "subnet CIDR reservations are free",
   "aws:ec2/routeTable:RouteTable": "route tables are free",
   "aws:ec2/route:Route": "routes are free",
   "aws:ec2/routeTableAssociation:RouteTableAssociation": "free",

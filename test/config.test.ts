@@ -213,19 +213,25 @@ describe("clusterra plan on bad configuration", () => {
 });
 
 describe("configuration: what a central stack learns from its tenants' files", () => {
-  it("central-dev knows its tenants (id, account, CIDR) from their stack files, and nothing of other centrals", async () => {
+  it("central-dev knows its tenants (id, account, CIDR, server address) from their stack files, and nothing of other centrals", async () => {
     const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles, tenantVpcCidrsFromStackFiles } = await import("../config");
-    const { exampleFile } = await import("./helpers");
+    const { exampleFile, withValues } = await import("./helpers");
     const central = resolveConfig(exampleFile("central-dev"));
     assert.equal(central.kind, "central");
     if (central.kind === "central") {
+      // Host 10 of each tenant's /28 NAT subnet: acme's 2 zones leave 10.16.12.0/28, globex's 3 leave 10.16.28.0/28.
       assert.deepEqual(central.tenants, [
-        { id: "acme", accountId: "444455556666", vpcCidr: "10.16.0.0/20" },
-        { id: "globex", accountId: "777788889999", vpcCidr: "10.16.16.0/20" },
+        { id: "acme", accountId: "444455556666", vpcCidr: "10.16.0.0/20", serverPrivateIp: "10.16.12.10" },
+        { id: "globex", accountId: "777788889999", vpcCidr: "10.16.16.0/20", serverPrivateIp: "10.16.28.10" },
       ]);
     }
     const { tenantsOf } = await import("../config/validate");
     assert.deepEqual(tenantsOf("central-prod", [exampleFile("tenant-acme-dev")]), []);
+    // In an existing VPC central takes the configured address; a file without a usable one is left out (its own plan says why).
+    const existing = { vpcCidr: "10.16.0.0/20", vpcId: "vpc-0a1b2c3d4e5f60718", subnetIds: ["subnet-0a1b2c3d4e5f60718"], serverPrivateIp: "10.16.1.20" };
+    const adopted = (network: unknown) => tenantsOf("central-dev", [withValues(exampleFile("tenant-acme-dev"), { "clusterra:network": network })]).map((t) => t.serverPrivateIp);
+    assert.deepEqual(adopted(existing), ["10.16.1.20"]);
+    for (const serverPrivateIp of [undefined, "10.17.0.10", "10.16.1", "10.16.0.0"]) assert.deepEqual(adopted({ ...existing, serverPrivateIp }), [], String(serverPrivateIp));
     // The policy pack's isolation defaults come from config/, not from the CLI.
     assert.deepEqual(tenantsFromStackFiles(), ["acme", "globex"]);
     assert.deepEqual(tenantAccountsFromStackFiles(), { acme: "444455556666", globex: "777788889999" });

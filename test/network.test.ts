@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { carveSubnets, cidrsOverlap, hostAddress, vpcCidrProblem } from "../config/cidr";
-import { subnetLayout } from "../components/network/layout";
+import { subnetLayout } from "../config/subnet-layout";
 
 describe("CIDR arithmetic", () => {
   it("accepts private /16 to /24 and nothing else", () => {

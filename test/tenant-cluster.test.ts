@@ -5,8 +5,12 @@ import * as os from "os";
 import * as path from "path";
 import Ajv from "ajv";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { validateStack } from "../config/validate";
+import { formatIssues, validateStack } from "../config/validate";
 import { planStack } from "../cli/plan";
+import { runOffline } from "../cli/engine";
+import { Provider } from "@pulumi/aws/provider";
+import { resolveExistingNetwork } from "../components/tenant/existing-network";
+import type { ExistingNetworkConfig } from "../config/types";
 import { checkDeployment } from "../cli/policy";
 import { tenantsFromStackFiles } from "../config";
 import { filesAccessPolicy } from "../components/tenant/files-bucket";
@@ -480,9 +484,27 @@ describe("the customer side of a tenant stack", function () {
   });
 });
 
+/** resolveExistingNetwork's verdict on an account whose first subnet has `cidrBlock` (in `vpcId`). */
+async function resolveAgainst(network: ExistingNetworkConfig, subnet: { vpcId: string; cidrBlock: string }): Promise<Record<string, unknown>> {
+  const run = await runOffline(
+    "tenant-acme-dev",
+    {},
+    { region: "us-east-1", partition: "aws", accountId: ACME, stackOutputs: new Map(), existingVpcs: new Map([[network.vpcId, network.vpcCidr]]), existingSubnets: new Map([[network.subnetIds[0], subnet]]) },
+    async () => {
+      const provider = new Provider("tenant", { region: "us-east-1" });
+      try {
+        return { routeTableIds: (await resolveExistingNetwork("stacks/Pulumi.tenant-acme-dev.yaml", network, provider)).routeTableIds };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    },
+  );
+  return run.outputs;
+}
+
 describe("a tenant in an existing VPC", function () {
   this.timeout(60000);
-  const network = { vpcCidr: "10.16.0.0/20", vpcId: "vpc-0a1b2c3d4e5f60718", subnetIds: ["subnet-0a1b2c3d4e5f60718", "subnet-1a1b2c3d4e5f60718"] };
+  const network = { vpcCidr: "10.16.0.0/20", vpcId: "vpc-0a1b2c3d4e5f60718", subnetIds: ["subnet-0a1b2c3d4e5f60718", "subnet-1a1b2c3d4e5f60718"], serverPrivateIp: "10.16.1.20" };
   const others = () => exampleFiles().filter((f) => f.stack !== "tenant-acme-dev");
   const issuesFor = (n: unknown) => {
     const r = validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:network": n }), others());
@@ -491,7 +513,7 @@ describe("a tenant in an existing VPC", function () {
 
   it("is configured by vpcId and subnetIds instead of zones, each checked, never mixed", () => {
     assert.deepEqual(issuesFor(network), []);
-    assert.deepEqual(issuesFor({ vpcCidr: network.vpcCidr, vpcId: network.vpcId }), ["clusterra:network.subnetIds: missing: vpcId names an existing VPC"]);
+    assert.deepEqual(issuesFor({ vpcCidr: network.vpcCidr, vpcId: network.vpcId, serverPrivateIp: network.serverPrivateIp }), ["clusterra:network.subnetIds: missing: vpcId names an existing VPC"]);
     assert.deepEqual(issuesFor({ ...network, availabilityZones: 2 }), ["clusterra:network.availabilityZones: set with an existing VPC, whose zones are its subnets'"]);
     assert.deepEqual(issuesFor({ ...network, vpcId: "vpc-nope", subnetIds: ["subnet-1", "subnet-1"] }).sort(), [
       "clusterra:network.subnetIds: must NOT have duplicate items (items ## 1 and 0 are identical)",
@@ -500,6 +522,63 @@ describe("a tenant in an existing VPC", function () {
       "clusterra:network.vpcId: must match pattern \"^vpc-[0-9a-f]{8,17}$\"",
     ].sort());
     assert.deepEqual(issuesFor({ vpcCidr: network.vpcCidr }), ["clusterra:network.availabilityZones: missing"]);
+  });
+
+  it("needs the server's fixed address, a usable IPv4 address inside the VPC, and takes it only with an existing VPC", () => {
+    const { serverPrivateIp: _, ...withoutAddress } = network;
+    assert.deepEqual(issuesFor(withoutAddress), ["clusterra:network.serverPrivateIp: missing: in an existing VPC the K3s server's fixed address is configured (central names it in its rules)"]);
+    assert.deepEqual(issuesFor({ ...network, serverPrivateIp: "10.17.0.20" }), ["clusterra:network.serverPrivateIp: outside 10.16.0.0/20"]);
+    for (const malformed of ["10.16.1", "10.16.1.256", "10.16.01.20", "10.16.1.20/32", " 10.16.1.20"]) {
+      assert.deepEqual(issuesFor({ ...network, serverPrivateIp: malformed }), ["clusterra:network.serverPrivateIp: not an IPv4 address in dotted a.b.c.d form"], malformed);
+    }
+    for (const reserved of ["10.16.0.0", "10.16.0.3", "10.16.15.255"]) {
+      assert.deepEqual(issuesFor({ ...network, serverPrivateIp: reserved }), ["clusterra:network.serverPrivateIp: one of the addresses AWS reserves in 10.16.0.0/20 (its first 4 and its last)"], reserved);
+    }
+    assert.deepEqual(issuesFor({ ...network, serverPrivateIp: 168820756 }), ["clusterra:network.serverPrivateIp: must be string"]);
+    assert.deepEqual(issuesFor({ vpcCidr: network.vpcCidr, availabilityZones: 2, serverPrivateIp: "10.16.1.20" }), ["clusterra:network.serverPrivateIp: set with a new VPC, where the server's address is derived from its NAT subnet"]);
+  });
+
+  it("reports every problem of an existing-VPC file in one run, each with its file, key, value and what is valid", async () => {
+    const values = { ...exampleFile("tenant-acme-dev").values, "clusterra:network": { ...network, serverPrivateIp: "10.16.1.x", subnetIds: ["subnet-1"] } };
+    const result = validateStack({ stack: "tenant-acme-dev", file: "stacks/Pulumi.tenant-acme-dev.yaml", values }, others());
+    assert.equal(result.ok, false);
+    const lines = result.ok ? [] : formatIssues(result.issues).split("\n");
+    assert.deepEqual(lines, [
+      'stacks/Pulumi.tenant-acme-dev.yaml: clusterra:network.subnetIds[0] = "subnet-1": must match pattern "^subnet-[0-9a-f]{8,17}$"; valid: a subnet id such as subnet-0123456789abcdef0',
+      'stacks/Pulumi.tenant-acme-dev.yaml: clusterra:network.serverPrivateIp = "10.16.1.x": not an IPv4 address in dotted a.b.c.d form; valid: an IPv4 address in network.vpcCidr (10.16.0.0/20) and in the first of subnetIds, not one AWS reserves (a subnet\'s first four and last), such as 10.16.0.10',
+    ]);
+    // The CLI prints the same, exits 2 and plans nothing, whichever of the three problems the key has.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-existing-bad-"));
+    try {
+      const { main } = await import("../cli/main");
+      for (const [serverPrivateIp, problem] of [[undefined, "missing"], ["10.17.0.20", "outside 10.16.0.0/20"], ["10.16.1", "not an IPv4 address"]] as const) {
+        const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
+        fs.writeFileSync(file, stringify({ config: { ...exampleFile("tenant-acme-dev").values, "clusterra:network": { ...network, serverPrivateIp } } }));
+        const err: string[] = [];
+        const code = await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", path.join(dir, "out")], () => undefined, (line) => err.push(line));
+        assert.equal(code, 2);
+        const message = err.join("\n");
+        assert.match(message, new RegExp(`Pulumi\\.tenant-acme-dev\\.yaml: clusterra:network\\.serverPrivateIp${serverPrivateIp === undefined ? "" : ` = "${serverPrivateIp.replace(/\./g, "\\.")}"`}: ${problem}`));
+        assert.doesNotMatch(message, /\n\s+at /, "no stack trace");
+        assert.equal(fs.existsSync(path.join(dir, "out")), false);
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("checks at deploy that the server's address is usable in the first subnet, where the server goes", async () => {
+    const adopted: ExistingNetworkConfig = network;
+    assert.deepEqual(Object.keys(await resolveAgainst(adopted, { vpcId: network.vpcId, cidrBlock: "10.16.1.0/24" })), ["routeTableIds"]);
+    const verdicts = [];
+    for (const [serverPrivateIp, cidrBlock] of [["10.16.1.20", "10.16.2.0/24"], ["10.16.1.19", "10.16.1.16/28"]]) {
+      verdicts.push((await resolveAgainst({ ...adopted, serverPrivateIp }, { vpcId: network.vpcId, cidrBlock })).error);
+    }
+    assert.deepEqual(verdicts, [
+      'stacks/Pulumi.tenant-acme-dev.yaml: clusterra:network.serverPrivateIp = "10.16.1.20": outside 10.16.2.0/24 (subnet-0a1b2c3d4e5f60718, the first of subnetIds, where the server goes); valid: a free address of 10.16.2.0/24 other than its first four and its last',
+      'stacks/Pulumi.tenant-acme-dev.yaml: clusterra:network.serverPrivateIp = "10.16.1.19": one of the addresses AWS reserves in 10.16.1.16/28 (its first 4 and its last) (subnet-0a1b2c3d4e5f60718, the first of subnetIds, where the server goes); valid: a free address of 10.16.1.16/28 other than its first four and its last',
+    ]);
+    assert.match(String((await resolveAgainst(adopted, { vpcId: "vpc-0ffffffffffffffff", cidrBlock: "10.16.1.0/24" })).error), /clusterra:network\.subnetIds\[0\] = "subnet-0a1b2c3d4e5f60718": in vpc-0ffffffffffffffff, not vpc-0a1b2c3d4e5f60718/);
   });
 
   it("adopts the VPC: no VPC, NAT or public address of its own, Karpenter tags on the subnets, routes to central in their tables", async () => {
@@ -513,7 +592,13 @@ describe("a tenant in an existing VPC", function () {
       const tags = byType(p, "aws:ec2/tag:Tag").map((t) => [t.inputs?.resourceId, t.inputs?.key, t.inputs?.value]);
       assert.deepEqual(tags, network.subnetIds.map((s) => [s, "karpenter.sh/discovery", "clusterra-dev-acme"]));
       const [server] = byType(p, "aws:ec2/instance:Instance");
-      assert.deepEqual([server.inputs?.subnetId, server.inputs?.sourceDestCheck], [network.subnetIds[0], true]);
+      assert.deepEqual([server.inputs?.subnetId, server.inputs?.sourceDestCheck, server.inputs?.privateIp], [network.subnetIds[0], true, network.serverPrivateIp]);
+      // The subnet is shared (Cilium's pod addresses come from it too): EC2 may hand the address to nothing else.
+      const reservations = byType(p, "aws:ec2/subnetCidrReservation:SubnetCidrReservation");
+      assert.deepEqual(reservations.map((r) => [r.inputs?.subnetId, r.inputs?.cidrBlock, r.inputs?.reservationType]), [[network.subnetIds[0], "10.16.1.20/32", "explicit"]]);
+      assert.ok(server.dependencies?.includes(reservations[0].urn));
+      assert.equal(server.deleteBeforeReplace, true);
+      assert.equal(p.outputs.serverPrivateIp, network.serverPrivateIp);
       const toCentral = byType(p, "aws:ec2/route:Route").filter((r) => r.inputs?.destinationCidrBlock === "10.0.0.0/16");
       assert.equal(toCentral.length, 2);
       assert.ok(toCentral.every((r) => String(r.inputs?.routeTableId).startsWith("rtb-")));

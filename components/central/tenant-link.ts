@@ -3,7 +3,7 @@ import * as ec2 from "@pulumi/aws/ec2";
 import { getVpcPeeringConnectionsOutput } from "@pulumi/aws/ec2/getVpcPeeringConnections";
 import * as vpc from "@pulumi/aws/vpc";
 import type { CentralTenant } from "../../config/types";
-import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../../facts/contract";
+import { centralHostFlows, flowPorts, slurmctldNodePort, type PeeringFlow } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import type { AccountScope } from "../security/scope";
 import type { SlurmctldEndpointOutput } from "./outputs";
@@ -17,7 +17,7 @@ export interface TenantLinkArgs extends AccountScope {
   readonly vpcId: pulumi.Input<string>;
   /** The central K3s host's address: where the tenant's slurmd dial its slurmctld. */
   readonly hostPrivateIp: pulumi.Input<string>;
-  /** The host's group: admits the tenant's VPC on the tenant's NodePort, lets 6818 out to it. */
+  /** The host's group: gets this tenant's contract flows (its VPC and its server's /32 as peers). */
   readonly hostSecurityGroupId: pulumi.Input<string>;
   /** The tenant, as its stack file declares it. */
   readonly tenant: CentralTenant;
@@ -30,9 +30,25 @@ export interface TenantLinkArgs extends AccountScope {
   readonly hostRoleName: pulumi.Input<string>;
 }
 
-/** Flows between the host and the tenant VPC: the host group's rules for this tenant. */
-const TO_TENANT_VPC_FLOWS = PEERING_FLOWS.filter((f) => f.from === "central-host" && f.to === "tenant-vpc");
-const FROM_TENANT_VPC_FLOWS = PEERING_FLOWS.filter((f) => f.from === "tenant-vpc" && f.to === "central-host");
+/**
+ * The host group's rules for one tenant, from the contract: ingress for every flow into the
+ * central host, egress for every flow out of it, each naming the tenant's end by CIDR (its
+ * VPC, or its server's fixed address as a /32), tagged with the flow and the tenant.
+ */
+export function hostRulesFor(tenant: CentralTenant): { readonly flow: PeeringFlow; readonly direction: "ingress" | "egress"; readonly rule: Omit<vpc.SecurityGroupIngressRuleArgs, "securityGroupId"> }[] {
+  const peer = { "tenant-vpc": tenant.vpcCidr, "tenant-host": `${tenant.serverPrivateIp}/32` } as const;
+  return centralHostFlows().map(({ flow, direction, tenantEnd }) => ({
+    flow,
+    direction,
+    rule: {
+      ipProtocol: flow.protocol,
+      ...flowPorts(flow, tenant.id),
+      cidrIpv4: peer[tenantEnd],
+      description: `${flow.purpose} (tenant ${tenant.id})`,
+      tags: { [TAG_KEYS.flow]: flow.id, [TAG_KEYS.tenant]: tenant.id },
+    },
+  }));
+}
 
 /** The filters that find a tenant's accepted peering into central: its account, its CIDR, this VPC. */
 export function tenantPeeringFilters(vpcId: string, tenant: CentralTenant): { name: string; values: string[] }[] {
@@ -48,14 +64,15 @@ export function tenantPeeringFilters(vpcId: string, tenant: CentralTenant): { na
  * Central's side of one tenant, all owned by the central stack and derived from the tenant's
  * stack file: the role the tenant's stack assumes here, the role central's External Secrets
  * reads the tenant's secrets with, the host group's rules for this tenant (its VPC in on
- * its own slurmctld NodePort and nowhere else, 6818 out to it), and the route to it over
- * its peering. The route needs the peering, which the tenant's run creates: the next
- * central run finds it (accepted, from the tenant's account, with the tenant's CIDR) and
- * routes it; until then nothing routes to the tenant.
+ * its own slurmctld NodePort and nowhere else, 6818 out to it; its server's fixed address
+ * in on cluster-api's port, 6443 out to it), and the route to it over its peering. The
+ * route needs the peering, which the tenant's run creates: the next central run finds it
+ * (accepted, from the tenant's account, with the tenant's CIDR) and routes it; until then
+ * nothing routes to the tenant.
  *
  * No load balancer: slurmd dials the host's address on the tenant's NodePort, so
  * slurmctld sees the slurmd pod's own address (dynamic nodes register with the address
- * they connect from), and one more tenant costs one rule, not an NLB.
+ * they connect from), and one more tenant costs four rules, not an NLB.
  */
 export class TenantLink extends pulumi.ComponentResource {
   public readonly roleArn: pulumi.Output<string>;
@@ -65,20 +82,14 @@ export class TenantLink extends pulumi.ComponentResource {
     super("clusterra:central:TenantLink", name, {}, opts);
     const child = { parent: this };
     const { tenant } = args;
-    const tenantTag = { [TAG_KEYS.tenant]: tenant.id };
 
     const access = new TenantAccessRole(`${name}-access`, { ...args, tenantId: tenant.id, tenantAccountId: tenant.accountId }, child);
     new ControlPlaneSecrets(`${name}-control-plane`, { ...args, tenantId: tenant.id }, child);
-    const rule = (flow: (typeof PEERING_FLOWS)[number]) => ({
-      securityGroupId: args.hostSecurityGroupId,
-      ipProtocol: flow.protocol,
-      ...flowPorts(flow, tenant.id),
-      cidrIpv4: tenant.vpcCidr,
-      description: `${flow.purpose} (tenant ${tenant.id})`,
-      tags: { [TAG_KEYS.flow]: flow.id, ...tenantTag },
-    });
-    for (const flow of FROM_TENANT_VPC_FLOWS) new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, rule(flow), child);
-    for (const flow of TO_TENANT_VPC_FLOWS) new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, rule(flow), child);
+    for (const { flow, direction, rule } of hostRulesFor(tenant)) {
+      const ruleArgs = { ...rule, securityGroupId: args.hostSecurityGroupId };
+      if (direction === "ingress") new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, ruleArgs, child);
+      else new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, ruleArgs, child);
+    }
     const peerings = getVpcPeeringConnectionsOutput({ filters: pulumi.output(args.vpcId).apply((vpcId) => tenantPeeringFilters(vpcId, tenant)) }, child);
     // At most one active peering matches (one VPC, one CIDR, one account); none before the tenant's first run.
     peerings.ids.apply((ids) =>

@@ -6,7 +6,7 @@ import * as iam from "@pulumi/aws/iam";
 import type { ZoneSelection } from "../../config/types";
 import { servicePrefix } from "../../facts/regions";
 import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
-import { subnetLayout } from "./layout";
+import { subnetLayout, zoneCount } from "../../config/subnet-layout";
 import type { AccountScope } from "../security/scope";
 
 const DEFAULT_FLOW_LOG_RETENTION_DAYS = 90;
@@ -62,17 +62,17 @@ export class PrivateNetwork extends pulumi.ComponentResource {
   constructor(name: string, args: PrivateNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:network:PrivateNetwork", name, {}, opts);
     const child = { parent: this };
-    const zoneCount = "count" in args.zones ? args.zones.count : args.zones.names.length;
-    const layout = subnetLayout(args.cidr, zoneCount);
+    const count = zoneCount(args.zones);
+    const layout = subnetLayout(args.cidr, count);
     this.zones =
       "names" in args.zones
         ? pulumi.output([...args.zones.names])
         : getAvailabilityZonesOutput({ state: "available", filters: [{ name: "opt-in-status", values: ["opt-in-not-required"] }] }, child)
             .names.apply((names) => {
-              if (names.length < zoneCount) {
-                throw new pulumi.RunError(`${args.region} has ${names.length} available zones, but clusterra:network.availabilityZones asks for ${zoneCount}`);
+              if (names.length < count) {
+                throw new pulumi.RunError(`${args.region} has ${names.length} available zones, but clusterra:network.availabilityZones asks for ${count}`);
               }
-              return names.slice(0, zoneCount);
+              return names.slice(0, count);
             });
 
     const vpc = new ec2.Vpc(`${name}-vpc`, { cidrBlock: args.cidr, enableDnsHostnames: true, enableDnsSupport: true, tags: { Name: name } }, child);

@@ -8,6 +8,7 @@ import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
 import { platformName, tenantServerRoleName } from "../../facts/project";
 import { coveringCidr } from "../../config/cidr";
+import { tenantServerAddress } from "../../config/subnet-layout";
 import { KARPENTER_DISCOVERY_TAG, TENANT_K3S_VERSION, tenantNodeLabels, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
@@ -65,8 +66,8 @@ function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironme
       { vpcId: config.network.vpcId, vpcArn, cidr: config.network.vpcCidr, subnetIds: config.network.subnetIds, routeTableIds: args.existingRouteTableIds ?? [], subnetTags: discovery },
       { parent },
     );
-    // The customer's VPC keeps its own egress: the server is a plain node in the first subnet.
-    return { network, routeTableIds: network.routeTableIds, serverSubnetId: network.privateSubnetIds[0], natRouteTableIds: undefined };
+    // The customer's VPC keeps its own egress: the server is a plain node in the first subnet, which it shares.
+    return { network, routeTableIds: network.routeTableIds, serverSubnetId: network.privateSubnetIds[0], natRouteTableIds: undefined, sharedServerSubnet: true };
   }
   const network = new PrivateNetwork(
     `${name}`,
@@ -79,6 +80,7 @@ function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironme
     routeTableIds: [network.privateRouteTableId, network.publicRouteTableId],
     serverSubnetId: network.publicSubnetId,
     natRouteTableIds: [network.privateRouteTableId],
+    sharedServerSubnet: false,
   };
 }
 
@@ -187,6 +189,8 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         clusterName,
         k3sVersion: TENANT_K3S_VERSION,
         subnetId: net.serverSubnetId,
+        privateIp: tenantServerAddress(config.network),
+        reserveAddress: net.sharedServerSubnet,
         securityGroupId: groups.serverSecurityGroupId,
         kmsKeyArn: key.keyArn,
         efs: { fileSystemId: efs.fileSystemId, fileSystemArn: efs.fileSystemArn, accessPointId: efs.accessPointId, accessPointArn: efs.accessPointArn },

@@ -29,6 +29,14 @@ export interface TenantK3sServerArgs extends AccountScope {
   readonly k3sVersion: string;
   /** The subnet the server lives in: the NAT subnet when it is the NAT, else a private one. */
   readonly subnetId: pulumi.Input<string>;
+  /** The server's fixed private address (tenantServerAddress): central names it in its host rules. */
+  readonly privateIp: string;
+  /**
+   * Reserve the address in its subnet (explicit CIDR reservation), so EC2 never hands it to
+   * another interface, Cilium's pod addresses included, while the server is replaced: needed
+   * where the subnet is shared (an existing VPC), not in the NAT subnet the server has alone.
+   */
+  readonly reserveAddress: boolean;
   readonly securityGroupId: pulumi.Input<string>;
   /** Stack key: root volume, parameters. */
   readonly kmsKeyArn: pulumi.Input<string>;
@@ -116,12 +124,16 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         argocd: { ...args.argocd, credentialSecretArn },
       }),
     );
+    const reservation = args.reserveAddress
+      ? [new ec2.SubnetCidrReservation(`${name}-address`, { subnetId: args.subnetId, cidrBlock: `${args.privateIp}/32`, reservationType: "explicit", description: `K3s server of ${args.clusterName}` }, child)]
+      : [];
     const instance = new ec2.Instance(
       `${name}`,
       {
         ami,
         instanceType,
         subnetId: args.subnetId,
+        privateIp: args.privateIp,
         vpcSecurityGroupIds: [args.securityGroupId],
         iamInstanceProfile: profile.name,
         associatePublicIpAddress: false,
@@ -135,7 +147,8 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         // Cilium's operator attaches ENIs only to instances of this cluster.
         tags: { Name: `${args.clusterName}-k3s-server`, [clusterOwnedTag(args.clusterName)]: "owned" },
       },
-      { parent: this, ignoreChanges: ["ami"], dependsOn: attachments },
+      // The fixed address is free again only once the old server is gone.
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [...attachments, ...reservation] },
     );
 
     if (args.nat) {
