@@ -16,6 +16,9 @@ export const CONFIG_NAMESPACE = PROJECT;
 export const STACK_CONFIG_DIR = "stacks";
 
 /** Tag keys every taggable resource carries (set through the provider's defaultTags). */
+/** Kubernetes labels the platform puts on nodes, namespaces and ArgoCD cluster Secrets. */
+export const LABEL_KEYS = { tenant: "clusterra.io/tenant", role: "clusterra.io/role" } as const;
+
 export const TAG_KEYS = {
   managedBy: "managed-by",
   environment: "clusterra:environment",

@@ -3,6 +3,7 @@
  * kubelet reservations, taints and labels. Components, user data, fleet values and the
  * cost estimate derive from this table.
  */
+import { LABEL_KEYS } from "./project";
 import { INSTANCE_TYPES, type InstanceTypeName } from "./instance-types";
 
 /** K3s release of every tenant cluster (server and Karpenter-made agents). */
@@ -79,7 +80,7 @@ export function workerRoleName(clusterName: string): string {
 
 /** Labels every node of a tenant cluster registers with. */
 export function tenantNodeLabels(tenantId: string, role: "server" | "worker"): Record<string, string> {
-  return { "clusterra.io/tenant": tenantId, "clusterra.io/role": role };
+  return { [LABEL_KEYS.tenant]: tenantId, [LABEL_KEYS.role]: role };
 }
 
 /** Node label carrying the shape of a worker NodePool (NodeSets select on it). */

@@ -2,8 +2,9 @@ import * as pulumi from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import { getVpcPeeringConnectionsOutput } from "@pulumi/aws/ec2/getVpcPeeringConnections";
 import * as vpc from "@pulumi/aws/vpc";
+import { contractRule } from "../network/contract-rule";
 import type { CentralTenant } from "../../config/types";
-import { centralHostFlows, flowPorts, slurmctldNodePort, type PeeringFlow } from "../../facts/contract";
+import { centralHostFlows, slurmctldNodePort, type PeeringFlow } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import type { AccountScope } from "../security/scope";
 import type { SlurmctldEndpointOutput } from "./outputs";
@@ -40,13 +41,7 @@ export function hostRulesFor(tenant: CentralTenant): { readonly flow: PeeringFlo
   return centralHostFlows().map(({ flow, direction, tenantEnd }) => ({
     flow,
     direction,
-    rule: {
-      ipProtocol: flow.protocol,
-      ...flowPorts(flow, tenant.id),
-      cidrIpv4: peer[tenantEnd],
-      description: `${flow.purpose} (tenant ${tenant.id})`,
-      tags: { [TAG_KEYS.flow]: flow.id, [TAG_KEYS.tenant]: tenant.id },
-    },
+    rule: contractRule(flow, tenant.id, peer[tenantEnd], { description: `${flow.purpose} (tenant ${tenant.id})`, tags: { [TAG_KEYS.tenant]: tenant.id } }),
   }));
 }
 

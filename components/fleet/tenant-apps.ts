@@ -3,6 +3,7 @@
  * AppProjects, its app-of-apps, the credentials of its cluster through External Secrets)
  * and the Applications in the tenant's folder, every one confined to its project.
  */
+import { LABEL_KEYS } from "../../facts/project";
 import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
@@ -64,7 +65,7 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
   const namespace = tenantNamespace(f.tenantId);
   const server = tenantClusterServer(f.serverAddress);
   const chartRepos = (...keys: (keyof typeof CHARTS)[]) => keys.map((k) => helmRepoUrl(CHARTS[k].repo));
-  const ns: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { "clusterra.io/tenant": f.tenantId } } };
+  const ns: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { [LABEL_KEYS.tenant]: f.tenantId } } };
   const controlPlane = appProject({
     name: tenantProject(f.tenantId),
     description: `Tenant ${f.tenantId}: its Slurm control plane, in namespace ${namespace} on central only`,
@@ -95,7 +96,7 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
     key: "config",
     remoteKey: f.clusterCredentialSecret,
     template: {
-      labels: { "argocd.argoproj.io/secret-type": "cluster", "clusterra.io/tenant": f.tenantId },
+      labels: { "argocd.argoproj.io/secret-type": "cluster", [LABEL_KEYS.tenant]: f.tenantId },
       data: {
         name: f.clusterName,
         server,

@@ -10,7 +10,7 @@ import {
   EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
 } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
-import { stackTags } from "../../facts/project";
+import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
 import type { NodeSetPlan } from "../tenant/sizing";
 import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
@@ -220,7 +220,7 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
 export function slurmctldObjects(f: TenantClusterFacts): unknown[] {
   const { name, namespace } = slurmctldServiceAddress(f.tenantId);
   const port = { name: "slurmctld", protocol: "TCP" as const };
-  const ns: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { "clusterra.io/tenant": f.tenantId } } };
+  const ns: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { [LABEL_KEYS.tenant]: f.tenantId } } };
   const service: Service = {
     apiVersion: "v1",
     kind: "Service",

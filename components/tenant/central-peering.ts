@@ -2,8 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ProviderResource } from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
-import { flowPorts, PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
-import { TAG_KEYS } from "../../facts/project";
+import { contractRule } from "../network/contract-rule";
+import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { addBaselineEgress } from "../network/baseline-egress";
 
 export interface CentralPeeringArgs {
@@ -85,16 +85,11 @@ export class CentralPeering extends pulumi.ComponentResource {
     );
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
     for (const flow of TENANT_VPC_FLOWS) {
-      const rule = { ipProtocol: flow.protocol, ...flowPorts(flow, args.tenantId), description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } };
-      new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...rule, securityGroupId: workers.id, cidrIpv4: hostCidr }, child);
+      new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...contractRule(flow, args.tenantId, hostCidr), securityGroupId: workers.id }, child);
     }
     // The group starts with no egress (the provider drops AWS's allow-all): add what slurmd needs.
     for (const flow of FROM_TENANT_VPC_FLOWS) {
-      new vpc.SecurityGroupEgressRule(
-        `${name}-${flow.id}-out`,
-        { securityGroupId: workers.id, ipProtocol: flow.protocol, ...flowPorts(flow, args.tenantId), cidrIpv4: hostCidr, description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id } },
-        child,
-      );
+      new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, { ...contractRule(flow, args.tenantId, hostCidr), securityGroupId: workers.id }, child);
     }
     addBaselineEgress(`${name}-workers`, workers.id, args.tenantCidr, this);
 

@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
+import { contractRule } from "../network/contract-rule";
 import { CLUSTER_INTERNAL_FLOWS, type ClusterFlow } from "../../facts/cluster-flows";
-import { flowPorts, PEERING_FLOWS } from "../../facts/contract";
-import { TAG_KEYS } from "../../facts/project";
+import { PEERING_FLOWS } from "../../facts/contract";
 import { addBaselineEgress } from "../network/baseline-egress";
 
 export interface ClusterSecurityGroupsArgs {
@@ -53,7 +53,7 @@ export class ClusterSecurityGroups extends pulumi.ComponentResource {
     }
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
     for (const flow of SERVER_FLOWS) {
-      const r = { ipProtocol: flow.protocol, ...flowPorts(flow, args.tenantId), description: flow.purpose, tags: { [TAG_KEYS.flow]: flow.id }, securityGroupId: server.id, cidrIpv4: hostCidr };
+      const r = { ...contractRule(flow, args.tenantId, hostCidr), securityGroupId: server.id };
       if (flow.to === "tenant-host") new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, r, child);
       else new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, r, child);
     }
