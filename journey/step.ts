@@ -1,0 +1,23 @@
+/**
+ * One line of the journey's report: a step of the user's path that passed or failed, and
+ * why. Every part of the journey (Kubernetes, Slurm) reports in this shape; the runner
+ * prints one line per step and the summary `journey: N passed, M failed`.
+ */
+export interface JourneyStep {
+  /** What the step proves, in the journey's words ("slurmd registers with slurmctld"). */
+  readonly name: string;
+  /** Whether it did. */
+  readonly passed: boolean;
+  /** Evidence: what was seen (the failure's cause, or the figure that proves success). */
+  readonly detail: string;
+}
+
+/** A step that passed when `ok`, with the same detail either way. */
+export function step(name: string, ok: boolean, detail: string): JourneyStep {
+  return { name, passed: ok, detail };
+}
+
+/** One printed line per step. */
+export function formatStep(s: JourneyStep): string {
+  return `${s.passed ? "passed" : "FAILED"}  ${s.name}${s.detail ? `: ${s.detail}` : ""}`;
+}
