@@ -223,7 +223,10 @@ export async function renderCharts(helm: string, renders: readonly HelmRender[],
         const kind = String(object.kind);
         const name = String(object.metadata?.name);
         const out = path.posix.join(folder, `${String(n++).padStart(3, "0")}-${kind}-${name}.yaml`.replace(/[^A-Za-z0-9._/-]/g, "_"));
-        fs.writeFileSync(path.join(outDir, out), stringify(object, { lineWidth: 0 }));
+        // The object's own text as Helm printed it: re-serialising can change a value's type
+        // for a YAML 1.1 reader such as kubectl's ("no" unquoted becomes false).
+        const [start, , end] = doc.range;
+        fs.writeFileSync(path.join(outDir, out), stdout.slice(start, end).trimEnd() + "\n");
         objects.push({ render: r, out, kind, name, namespace: object.metadata?.namespace });
       }
     }

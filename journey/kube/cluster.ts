@@ -1,0 +1,97 @@
+/**
+ * One Kubernetes control plane on 127.0.0.1, started as the cluster's K3s server would run
+ * it: kine as the datastore (K3s's own), kube-apiserver with the flags and admission
+ * configuration the server's user data gives, the controller manager and the scheduler as
+ * K3s runs them, and kwok for the nodes' kubelets. Certificates and the admin token are
+ * made per run and never leave the run's folder.
+ */
+import { execFile } from "child_process";
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { promisify } from "util";
+import { apiServerArgs, controllerManagerArgs, type K3sServer } from "../k3s";
+import { Processes, waitFor } from "./processes";
+import type { Tools } from "./tools";
+
+const run = promisify(execFile);
+
+export interface ClusterOptions {
+  /** Short name: central, acme, globex. */
+  readonly name: string;
+  readonly server: K3sServer;
+  /** API server port on 127.0.0.1. */
+  readonly port: number;
+  readonly dir: string;
+  readonly tools: Tools;
+  readonly processes: Processes;
+}
+
+export interface Cluster {
+  readonly name: string;
+  readonly url: string;
+  /** Admin kubeconfig (system:masters through a static token). */
+  readonly kubeconfig: string;
+  /** The cluster CA, as a kubeconfig's certificate-authority-data carries it. */
+  readonly caData: string;
+  readonly dir: string;
+}
+
+/** A CA, a serving certificate for 127.0.0.1 and the service-account key pair, by openssl. */
+async function makeCertificates(dir: string, name: string): Promise<void> {
+  fs.mkdirSync(dir, { recursive: true });
+  const o = (args: string[]) => run("openssl", args, { cwd: dir });
+  await o(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", `/CN=journey-${name}-ca`]);
+  await o(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver"]);
+  fs.writeFileSync(path.join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\n");
+  await o(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext"]);
+  await o(["genrsa", "-out", "sa.key", "2048"]);
+  await o(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
+}
+
+function kubeconfigText(url: string, caData: string, token: string): string {
+  return JSON.stringify({
+    apiVersion: "v1", kind: "Config",
+    clusters: [{ name: "c", cluster: { server: url, "certificate-authority-data": caData } }],
+    users: [{ name: "u", user: { token } }],
+    contexts: [{ name: "c", context: { cluster: "c", user: "u" } }],
+    "current-context": "c",
+  });
+}
+
+/** Starts the control plane and waits until the API answers /readyz. */
+export async function startCluster(o: ClusterOptions): Promise<Cluster> {
+  const certs = path.join(o.dir, "pki");
+  await makeCertificates(certs, o.name);
+  const token = crypto.randomBytes(24).toString("hex");
+  fs.writeFileSync(path.join(certs, "tokens.csv"), `${token},journey-admin,journey-admin,system:masters\n`, { mode: 0o600 });
+  const url = `https://127.0.0.1:${o.port}`;
+  const caData = fs.readFileSync(path.join(certs, "ca.crt")).toString("base64");
+  const kubeconfig = path.join(o.dir, "admin.kubeconfig");
+  fs.writeFileSync(kubeconfig, kubeconfigText(url, caData, token), { mode: 0o600 });
+
+  const kinePort = o.port + 1000;
+  o.processes.start(`${o.name}-kine`, o.tools.kine, ["--endpoint", `sqlite://${path.join(o.dir, "state.db")}?_journal=WAL&cache=shared`, "--listen-address", `127.0.0.1:${kinePort}`]);
+  let admission: string | undefined;
+  if (o.server.admissionConfig !== undefined) {
+    admission = path.join(o.dir, "admission.yaml");
+    fs.writeFileSync(admission, o.server.admissionConfig);
+  }
+  o.processes.start(`${o.name}-apiserver`, o.tools["kube-apiserver"], apiServerArgs(o.server, { etcd: `http://127.0.0.1:${kinePort}`, port: o.port, certDir: certs, ...(admission ? { admissionConfig: admission } : {}) }));
+  const ready = await waitFor(async () => {
+    if (!o.processes.alive(`${o.name}-apiserver`)) throw new Error("exited");
+    const { stdout } = await run(o.tools.kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/readyz"], { timeout: 5000 });
+    return stdout.trim() === "ok" ? true : undefined;
+  }, 90_000, 1000);
+  if (!ready) throw new Error(`the ${o.name} API server did not become ready in 90 s: ${o.processes.tail(`${o.name}-apiserver`)}`);
+  o.processes.start(`${o.name}-controller-manager`, o.tools["kube-controller-manager"], controllerManagerArgs(o.server, kubeconfig, certs));
+  o.processes.start(`${o.name}-scheduler`, o.tools["kube-scheduler"], [`--kubeconfig=${kubeconfig}`, `--authentication-kubeconfig=${kubeconfig}`, `--authorization-kubeconfig=${kubeconfig}`, "--leader-elect=false", "--secure-port=0"]);
+  o.processes.start(`${o.name}-kwok`, o.tools.kwok, [
+    `--kubeconfig=${kubeconfig}`,
+    "--manage-all-nodes=false",
+    "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+    "--server-address=127.0.0.1:0",
+    ...o.tools.kwokStages.flatMap((s) => ["--config", s]),
+  ]);
+  return { name: o.name, url, kubeconfig, caData, dir: o.dir };
+}

@@ -1,0 +1,48 @@
+/**
+ * The built tools the journey needs (pinned and built by scripts/install-tools into
+ * .tools/bin), found or reported missing with how to get them.
+ */
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+
+const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm"] as const;
+type Binary = (typeof BINARIES)[number];
+
+export type Tools = Record<Binary, string> & {
+  /** kwok's stage files (node and pod lifecycles), from the module it was built from. */
+  readonly kwokStages: readonly string[];
+};
+
+/** kwok's stages the journey uses: nodes ready, pods running and completing, deletes. */
+const KWOK_STAGES = ["node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml", "pod-complete.yaml", "pod-delete.yaml"];
+
+/** The tools, or the names of those missing. */
+export function findTools(root: string): { tools?: Tools; missing: string[] } {
+  const bin = path.join(root, ".tools", "bin");
+  const missing = BINARIES.filter((b) => !fs.existsSync(path.join(bin, b)));
+  if (missing.length) return { missing: [...missing] };
+  const found = Object.fromEntries(BINARIES.map((b) => [b, path.join(bin, b)])) as Record<Binary, string>;
+  let stageDir: string | undefined;
+  try {
+    const version = /\bmod\s+sigs\.k8s\.io\/kwok\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found.kwok], { encoding: "utf8" }))?.[1];
+    const modCache = execFileSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).trim();
+    if (version) stageDir = path.join(modCache, "sigs.k8s.io", `kwok@${version}`, "kustomize", "stage");
+  } catch {
+    /* reported below */
+  }
+  const stages = stageDir ? KWOK_STAGES.map((s) => findFile(stageDir as string, s)).filter((s): s is string => !!s) : [];
+  if (stages.length !== KWOK_STAGES.length) return { missing: [`kwok's stage files (${KWOK_STAGES.join(", ")}) under its module in the Go module cache`] };
+  return { tools: { ...found, kwokStages: stages }, missing: [] };
+}
+
+function findFile(dir: string, name: string): string | undefined {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      const f = findFile(p, name);
+      if (f) return f;
+    } else if (e.name === name) return p;
+  }
+  return undefined;
+}
