@@ -25,6 +25,8 @@ export const INSTANCE_TYPES = {
   "m7g.2xlarge": { vcpus: 8, memoryGiB: 32, enis: 4, ipv4PerEni: 15, arch: "arm64" },
   "r7g.large": { vcpus: 2, memoryGiB: 16, enis: 3, ipv4PerEni: 10, arch: "arm64" },
   "r7g.xlarge": { vcpus: 4, memoryGiB: 32, enis: 4, ipv4PerEni: 15, arch: "arm64" },
+  "r7g.2xlarge": { vcpus: 8, memoryGiB: 64, enis: 4, ipv4PerEni: 15, arch: "arm64" },
+  "c7g.2xlarge": { vcpus: 8, memoryGiB: 16, enis: 4, ipv4PerEni: 15, arch: "arm64" },
   "t3.medium": { vcpus: 2, memoryGiB: 4, enis: 3, ipv4PerEni: 6, arch: "x86_64" },
   "t3.large": { vcpus: 2, memoryGiB: 8, enis: 3, ipv4PerEni: 12, arch: "x86_64" },
 } as const satisfies Record<string, InstanceTypeFacts>;

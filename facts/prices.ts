@@ -38,6 +38,8 @@ export const INSTANCE_HOUR: Readonly<Record<InstanceTypeName, Price>> = {
   "m7g.2xlarge": ec2(0.3264),
   "r7g.large": ec2(0.1071),
   "r7g.xlarge": ec2(0.2142),
+  "r7g.2xlarge": ec2(0.4284),
+  "c7g.2xlarge": ec2(0.289),
   "t3.medium": brief(0.0416, "hour"),
   "t3.large": ec2(0.0832),
 };

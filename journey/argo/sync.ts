@@ -25,7 +25,8 @@ import { destinationRefusal, kindRefusal, sourceRefusal, type AppProjectSpec } f
 import { isExcluded, type ArgoSettings } from "./settings";
 import { health, type Health } from "./health";
 
-export const IN_CLUSTER = "https://kubernetes.default.svc";
+export { ARGOCD_IN_CLUSTER as IN_CLUSTER } from "../../facts/versions";
+import { ARGOCD_IN_CLUSTER as IN_CLUSTER } from "../../facts/versions";
 const FIELD_MANAGER = "argocd-controller";
 
 interface AppSource {
@@ -57,10 +58,12 @@ export interface AppResult {
   readonly healthy: boolean;
   /** Reasons, each naming the object. */
   readonly problems: string[];
+  /** The sync failed before applying anything (ArgoCD's dry run). */
+  readonly dryRunFailed: boolean;
   /** Objects excluded by resource.exclusions (ArgoCD's warning). */
   readonly excluded: string[];
-  /** Applications among its objects (an app-of-apps's children). */
-  readonly children: Application[];
+  /** Applications among its objects (an app-of-apps's children), with the file each came from. */
+  readonly children: { app: Application; file: string }[];
   readonly applied: number;
 }
 
@@ -75,10 +78,17 @@ export interface ClusterAccess {
   readonly kubectl: string;
 }
 
+interface ServedKind {
+  readonly resource: string;
+  readonly namespaced: boolean;
+  readonly version: string;
+  readonly listable: boolean;
+}
+
 interface Target {
   readonly kubectl: Kubectl;
   /** Kinds the API serves: kind key `group/Kind` -> plural resource and scope. */
-  resources: Map<string, { resource: string; namespaced: boolean; version: string }>;
+  resources: Map<string, ServedKind>;
   /** The cache's first build: undefined while unbuilt, else the problems it met. */
   cacheProblems?: string[];
 }
@@ -146,7 +156,7 @@ export class Argo {
       const apiVersion = cols[nsIndex - 1];
       const kind = cols[nsIndex + 1];
       const verbs = (cols[nsIndex + 2] ?? "").replace(/^\[|\]$/g, "").split(",");
-      t.resources.set(`${groupOf(apiVersion)}/${kind}`, { resource: cols[0], namespaced: cols[nsIndex] === "true", version: apiVersion, ...(verbs.includes("list") ? {} : { unlistable: true }) });
+      t.resources.set(`${groupOf(apiVersion)}/${kind}`, { resource: cols[0], namespaced: cols[nsIndex] === "true", version: apiVersion, listable: verbs.includes("list") });
     }
   }
 
@@ -159,7 +169,7 @@ export class Argo {
     if (typeof t === "string") return [t];
     await this.discover(t);
     const problems: string[] = [];
-    const entries = [...t.resources.entries()].filter(([key, r]) => !("unlistable" in r) && !isExcluded(this.settings, key.split("/")[0], key.split("/")[1], server));
+    const entries = [...t.resources.entries()].filter(([key, r]) => r.listable && !isExcluded(this.settings, key.split("/")[0], key.split("/")[1], server));
     const queue = [...entries];
     const worker = async () => {
       for (let e = queue.shift(); e; e = queue.shift()) {
@@ -203,13 +213,15 @@ export class Argo {
    * One sync of one Application (a later call is a later sync: self-heal or a new commit).
    * `file` is where the Application was read (for Helm sources' value files).
    */
-  async sync(app: Application, file?: string, healthTimeoutMs = 25_000): Promise<AppResult> {
+  async sync(app: Application, file?: string, o: { partial?: boolean; healthTimeoutMs?: number } = {}): Promise<AppResult> {
+    const healthTimeoutMs = o.healthTimeoutMs ?? 25_000;
     const name = app.metadata.name;
     const server = app.spec.destination.server;
     const problems: string[] = [];
     const excluded: string[] = [];
-    const children: Application[] = [];
-    const result = (synced: boolean, healthy: boolean, applied = 0): AppResult => ({ name, server, synced, healthy, problems, excluded, children, applied });
+    const children: { app: Application; file: string }[] = [];
+    let dryRunFailed = false;
+    const result = (synced: boolean, healthy: boolean, applied = 0): AppResult => ({ name, server, synced, healthy, problems, excluded, children, applied, dryRunFailed });
 
     const project = await this.project(app.spec.project);
     if (!project) return problems.push(`AppProject ${app.spec.project} does not exist`), result(false, false);
@@ -262,6 +274,19 @@ export class Argo {
     }
     if (problems.length) return result(false, false);
 
+    // ArgoCD's dry run fails the whole sync on a kind the cluster does not serve, unless its
+    // CRD is part of the same sync or the object (or app) skips the dry run for it.
+    for (const m of kept) {
+      const group = groupOf(m.object.apiVersion);
+      if (t.resources.has(`${group}/${m.object.kind}`)) continue;
+      const crdHere = kept.some((c) => c.object.kind === "CustomResourceDefinition" && (c.object.spec as { group?: string; names?: { kind?: string } } | undefined)?.group === group && (c.object.spec as { names?: { kind?: string } }).names?.kind === m.object.kind);
+      const skip = `${m.object.metadata.annotations?.["argocd.argoproj.io/sync-options"] ?? ""},${[...options].join(",")}`.includes("SkipDryRunOnMissingResource=true");
+      if (!crdHere && !skip) dryRunFailed = true;
+      if (!crdHere && !skip) problems.push(`The Kubernetes API could not find ${group}/${m.object.kind} for requested resource ${m.object.metadata.namespace ?? destNs}/${m.object.metadata.name}. Make sure the "${m.object.kind}" CRD is installed on the destination cluster.`);
+    }
+    if (problems.length && !o.partial) return result(false, false);
+    const dryRunProblems = problems.length;
+
     if (options.has("CreateNamespace=true") && destNs) {
       const meta = app.spec.syncPolicy?.managedNamespaceMetadata;
       const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: destNs, ...(meta?.labels ? { labels: meta.labels } : {}), ...(meta?.annotations ? { annotations: meta.annotations } : {}) } };
@@ -289,7 +314,7 @@ export class Argo {
           }
           applied++;
           if (m.object.kind === "CustomResourceDefinition") createdCrds.push(m.object.metadata.name);
-          if (m.object.kind === "Application" && m.object.apiVersion.startsWith("argoproj.io/")) children.push(m.object as unknown as Application);
+          if (m.object.kind === "Application" && m.object.apiVersion.startsWith("argoproj.io/")) children.push({ app: m.object as unknown as Application, file: m.origin });
           workloads.push({ ref: `${info?.resource ?? m.object.kind.toLowerCase()}/${m.object.metadata.name}`, kind: m.object.kind, ...(ns ? { ns } : {}) });
         }
       }));
@@ -306,7 +331,7 @@ export class Argo {
         }
       });
     }
-    const synced = !problems.some((p) => !/ (Progressing|Degraded|Missing):/.test(p));
+    const synced = dryRunProblems === 0 && !problems.some((p) => !/ (Progressing|Degraded|Missing):/.test(p));
     return result(synced, healthy, applied);
   }
 

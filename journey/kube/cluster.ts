@@ -71,7 +71,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   fs.writeFileSync(kubeconfig, kubeconfigText(url, caData, token), { mode: 0o600 });
 
   const kinePort = o.port + 1000;
-  o.processes.start(`${o.name}-kine`, o.tools.kine, ["--endpoint", `sqlite://${path.join(o.dir, "state.db")}?_journal=WAL&cache=shared`, "--listen-address", `127.0.0.1:${kinePort}`]);
+  o.processes.start(`${o.name}-kine`, o.tools.kine, ["--endpoint", `sqlite://${path.join(o.dir, "state.db")}?_journal=WAL&cache=shared`, "--listen-address", `127.0.0.1:${kinePort}`, "--metrics-bind-address", "0"]);
   let admission: string | undefined;
   if (o.server.admissionConfig !== undefined) {
     admission = path.join(o.dir, "admission.yaml");
@@ -79,7 +79,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   }
   o.processes.start(`${o.name}-apiserver`, o.tools["kube-apiserver"], apiServerArgs(o.server, { etcd: `http://127.0.0.1:${kinePort}`, port: o.port, certDir: certs, ...(admission ? { admissionConfig: admission } : {}) }));
   const ready = await waitFor(async () => {
-    if (!o.processes.alive(`${o.name}-apiserver`)) throw new Error("exited");
+    if (!o.processes.alive(`${o.name}-apiserver`) || !o.processes.alive(`${o.name}-kine`)) return false;
     const { stdout } = await run(o.tools.kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/readyz"], { timeout: 5000 });
     return stdout.trim() === "ok" ? true : undefined;
   }, 90_000, 1000);

@@ -15,7 +15,7 @@ export type Tools = Record<Binary, string> & {
 };
 
 /** kwok's stages the journey uses: nodes ready, pods running and completing, deletes. */
-const KWOK_STAGES = ["node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml", "pod-complete.yaml", "pod-delete.yaml"];
+const KWOK_STAGES = ["node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml", "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml"];
 
 /** The tools, or the names of those missing. */
 export function findTools(root: string): { tools?: Tools; missing: string[] } {
@@ -31,18 +31,7 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   } catch {
     /* reported below */
   }
-  const stages = stageDir ? KWOK_STAGES.map((s) => findFile(stageDir as string, s)).filter((s): s is string => !!s) : [];
+  const stages = stageDir ? KWOK_STAGES.map((s) => path.join(stageDir as string, s)).filter((s) => fs.existsSync(s)) : [];
   if (stages.length !== KWOK_STAGES.length) return { missing: [`kwok's stage files (${KWOK_STAGES.join(", ")}) under its module in the Go module cache`] };
   return { tools: { ...found, kwokStages: stages }, missing: [] };
-}
-
-function findFile(dir: string, name: string): string | undefined {
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) {
-      const f = findFile(p, name);
-      if (f) return f;
-    } else if (e.name === name) return p;
-  }
-  return undefined;
 }

@@ -1,0 +1,357 @@
+/**
+ * The Kubernetes half of the journey: the example environment's clusters started as their
+ * user data starts them, ArgoCD installed on central as the central stack installs it, the
+ * committed fleet synced into them as ArgoCD syncs it (central first, then each tenant
+ * cluster through the credential the fleet declares), and the scaling loop played. Each
+ * joint reports a step.
+ */
+import * as crypto from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { parse } from "yaml";
+import { helmRenders, renderFleetCharts, argoCdRender, type HelmRender } from "../cli/fleet-render";
+import type { PlanResult } from "../cli/plan";
+import type { CentralConfig, TenantConfig } from "../config/types";
+import { ARGOCD_CHART } from "../facts/versions";
+import { Argo, type AppResult, type Application } from "./argo/sync";
+import { splitManifests, type KubeObject, type Manifest } from "./argo/manifests";
+import { argoSettings, type ArgoSettings } from "./argo/settings";
+import { syncSteps } from "./argo/order";
+import { health } from "./argo/health";
+import { readK3sServer } from "./k3s";
+import { startCluster, type Cluster } from "./kube/cluster";
+import { Kubectl } from "./kube/kubectl";
+import { Processes, waitFor } from "./kube/processes";
+import type { Tools } from "./kube/tools";
+import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
+import { step, type JourneyStep } from "./step";
+
+export interface FleetJourneyInput {
+  readonly root: string;
+  readonly chartsDir: string;
+  readonly dir: string;
+  readonly tools: Tools;
+  readonly central: PlanResult;
+  readonly tenants: readonly PlanResult[];
+  readonly processes: Processes;
+  readonly report: (s: JourneyStep) => void;
+}
+
+/** What the Slurm half needs from this one. */
+export interface FleetJourneyOutcome {
+  readonly clusters: ReadonlyMap<string, Cluster>;
+}
+
+const CENTRAL_PORT = 17443;
+type Resource = { type: string; urn: string; inputs: Record<string, unknown> };
+
+function resources(p: PlanResult): Resource[] {
+  return p.deployment.deployment.resources as unknown as Resource[];
+}
+
+function serverInstance(p: PlanResult): Resource {
+  const i = resources(p).find((r) => r.type === "aws:ec2/instance:Instance");
+  if (!i) throw new Error(`plan ${p.config.stack} has no K3s server instance`);
+  return i;
+}
+
+function archOf(instanceType: string): string {
+  return /^[a-z]+\d+g/.test(instanceType) ? "arm64" : "amd64";
+}
+
+/** The tenant's cluster name as its ArgoCD destination names it (the server's fixed address). */
+function tenantServer(p: PlanResult): string {
+  return `https://${String(serverInstance(p).inputs.privateIp)}:6443`;
+}
+
+export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJourneyOutcome> {
+  const { report, tools, processes } = input;
+  const central = input.central.config as CentralConfig;
+  const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
+  const clusters = new Map<string, Cluster>();
+  const kubectl = new Map<string, Kubectl>();
+
+  // 1. Control planes, each from its server's user data.
+  const started = Date.now();
+  const centralInstance = serverInstance(input.central);
+  const centralServer = readK3sServer(String(centralInstance.inputs.userData), archOf(String(centralInstance.inputs.instanceType)), "central");
+  const specs = [
+    { name: "central", server: centralServer, instance: centralInstance, port: CENTRAL_PORT },
+    ...tenants.map((t, i) => {
+      const inst = serverInstance(t.plan);
+      return { name: t.config.tenant.id, server: readK3sServer(String(inst.inputs.userData), archOf(String(inst.inputs.instanceType)), `${t.config.tenant.id}-server`), instance: inst, port: CENTRAL_PORT + 1 + i };
+    }),
+  ];
+  for (const s of specs) {
+    const c = await startCluster({ name: s.name, server: s.server, port: s.port, dir: path.join(input.dir, s.name), tools, processes });
+    clusters.set(s.name, c);
+    kubectl.set(s.name, new Kubectl(tools.kubectl, c.kubeconfig));
+  }
+  const admission = centralServer.admissionConfig ? (parse(centralServer.admissionConfig) as { plugins?: { configuration?: { defaults?: { enforce?: string }; exemptions?: { namespaces?: string[] } } }[] }).plugins?.[0]?.configuration : undefined;
+  report(step("control planes up from the servers' user data", true, `${specs.map((s) => s.name).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s; central enforces Pod Security "${admission?.defaults?.enforce ?? "privileged"}" (exempt: ${admission?.exemptions?.namespaces?.join(", ") ?? "none"}); tenants run K3s's default (no admission configuration)`));
+
+  // 2. Nodes: each server, and a worker per NodePool of each tenant.
+  const k = (name: string) => kubectl.get(name) as Kubectl;
+  const nodeLines: string[] = [];
+  for (const s of specs) {
+    const node = serverNode(s.server.nodeLabels["kubernetes.io/hostname"], String(s.instance.inputs.instanceType), s.server.nodeLabels, s.server.maxPods);
+    await k(s.name).run(["create", "-f", "-"], { input: JSON.stringify(nodeObject(node)) });
+    nodeLines.push(`${s.name}: ${node.name} (${s.instance.inputs.instanceType}, ${node.pods} pods)`);
+  }
+  for (const t of tenants) {
+    const pools = splitManifests(fs.readFileSync(path.join(input.root, "fleet", "tenants", t.config.environment, t.config.tenant.id, "cluster", "manifests", "karpenter-nodepools.yaml"), "utf8"), "nodepools")
+      .map((m) => m.object as unknown as NodePoolDoc);
+    const zone = String((resources(t.plan).find((r) => r.type === "aws:ec2/subnet:Subnet")?.inputs.availabilityZone) ?? `${t.config.region}a`);
+    for (const pool of pools) {
+      const shape = t.config.shapes.find((s) => s.name === pool.metadata.name);
+      const node = workerNode(pool, Math.min(...(shape?.sizes ?? [4])), zone, 16);
+      await k(t.config.tenant.id).run(["create", "-f", "-"], { input: JSON.stringify(nodeObject(node)) });
+      nodeLines.push(`${t.config.tenant.id}: ${node.name}`);
+    }
+  }
+  const ready = await waitFor(async () => {
+    for (const s of specs) {
+      const nodes = await k(s.name).get<{ items: { status?: { conditions?: { type: string; status: string }[] } }[] }>(["nodes"]);
+      if (!nodes?.items.length || !nodes.items.every((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))) return undefined;
+    }
+    return true;
+  }, 60_000);
+  report(step("nodes shaped like the real ones are Ready", !!ready, ready ? nodeLines.join("; ") : `kwok did not make every node Ready in 60 s: ${processes.tail("central-kwok")}`));
+
+  // 3. Helm renders of every Application, as ArgoCD renders them.
+  const helm = tools.helm;
+  const renderDir = path.join(input.dir, "render");
+  const { renders, problems: renderProblems } = helmRenders(input.root, input.chartsDir);
+  const rendered = await renderFleetCharts(helm, renders, renderDir);
+  const problems = [...renderProblems, ...rendered.problems];
+  report(step("every Helm source renders as ArgoCD renders it", problems.length === 0, problems.length ? problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("; ") : `${renders.length} sources, ${rendered.objects.length} objects`));
+  const byRender = new Map<HelmRender, Manifest[]>();
+  for (const o of rendered.objects) {
+    const list = byRender.get(o.render) ?? [];
+    list.push(...splitManifests(fs.readFileSync(path.join(renderDir, o.out), "utf8"), `${o.render.chartLabel} render`));
+    byRender.set(o.render, list);
+  }
+
+  // Webhooks have no pods behind them under kwok: the journey's copy fails open (reported).
+  const openWebhooks: string[] = [];
+  const failOpen = (m: Manifest): Manifest => {
+    if (!/WebhookConfiguration$/.test(m.object.kind)) return m;
+    const o = JSON.parse(JSON.stringify(m.object)) as KubeObject & { webhooks?: { name: string; failurePolicy?: string }[] };
+    for (const w of o.webhooks ?? []) w.failurePolicy = "Ignore";
+    openWebhooks.push(`${m.object.kind}/${m.object.metadata.name}`);
+    return { ...m, object: o, text: JSON.stringify(o) };
+  };
+  const renderer = (app: Application, file: string | undefined, i: number): Manifest[] | string => {
+    const r = renders.find((x) => x.application === app.metadata.name && x.source === i && (!file || x.file === file));
+    if (!r) return `no render for Application ${app.metadata.name} source ${i}`;
+    return (byRender.get(r) ?? []).map(failOpen);
+  };
+
+  // 4. ArgoCD as the central stack installs it: its chart with the stack's values (Helm, not ArgoCD).
+  const release = resources(input.central).find((r) => r.type === "kubernetes:helm.sh/v3:Release");
+  const releaseValues = (release?.inputs.values ?? {}) as Record<string, unknown>;
+  const argoRender: HelmRender = { ...argoCdRender(input.chartsDir, `v${kubeMinor(central.controlPlane.k3sVersion)}`), inlineValues: releaseValues };
+  const argoRendered = await renderFleetCharts(helm, [argoRender], path.join(input.dir, "render-argocd"));
+  const argoManifests = argoRendered.objects.flatMap((o) => splitManifests(fs.readFileSync(path.join(input.dir, "render-argocd", o.out), "utf8"), "argo-cd render"));
+  const c = k("central");
+  await c.run(["create", "namespace", ARGOCD_CHART.namespace]);
+  const argoProblems = await helmInstall(c, argoManifests, ARGOCD_CHART.namespace);
+  report(step("ArgoCD installed on central as the central stack installs it", argoProblems.length === 0, argoProblems.length ? argoProblems.join("; ") : `${argoManifests.length} objects; every Deployment and StatefulSet available`));
+  const chartValues = parse(fs.readFileSync(path.join(argoRender.chartDir, "values.yaml"), "utf8")) as Record<string, unknown>;
+  const settings = argoSettings(chartValues, releaseValues);
+
+  // The central stack's own ArgoCD objects: the platform project and the root Application.
+  const pulumiObjects = resources(input.central).filter((r) => /^kubernetes:argoproj.io\/v1alpha1:(AppProject|Application)$/.test(r.type)).map((r) => r.inputs as unknown as KubeObject);
+  for (const o of pulumiObjects) await c.run(["apply", "--server-side", "--field-manager=pulumi-kubernetes", "-f", "-"], { input: JSON.stringify(o) });
+  const rootApp = pulumiObjects.find((o) => o.kind === "Application") as Application;
+
+  const argo = new Argo(c, settings, input.root, central.fleet.repoUrl, renderer, {
+    localUrl: (server) => {
+      const t = tenants.findIndex((x) => tenantServer(x.plan) === server);
+      return t < 0 ? undefined : (clusters.get(tenants[t].config.tenant.id) as Cluster).url;
+    },
+    dir: input.dir,
+    kubectl: tools.kubectl,
+  });
+
+  // 5. The tenant servers' own bootstrap: ArgoCD's account and its credential (user data).
+  const credentials = new Map<string, Record<string, string>>();
+  for (const t of tenants) {
+    const id = t.config.tenant.id;
+    const userData = parse(String(serverInstance(t.plan).inputs.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
+    const account = userData.write_files.find((f) => f.path.endsWith("argocd-manager.json"));
+    const tk = k(id);
+    const applied = account ? await tk.run(["apply", "--server-side", "--force-conflicts", "--field-manager=clusterra-bootstrap", "-f", "-"], { input: account.content }) : undefined;
+    const token = await tk.run(["-n", "kube-system", "create", "token", "argocd-manager", "--duration=24h"]);
+    const ok = applied?.code === 0 && token.code === 0;
+    if (ok) credentials.set(`clusterra/${t.config.environment}/${id}/argocd-cluster`, { bearerToken: token.stdout.trim(), caData: (clusters.get(id) as Cluster).caData });
+    report(step(`tenant ${id}: the server publishes ArgoCD's credential`, ok, ok ? "argocd-manager applied from the user data; a 24 h token minted" : `${applied?.stderr ?? "the user data writes no argocd-manager.json"} ${token.stderr}`.trim()));
+  }
+
+  // 6. Central's root, then its children in waves; each tenant's app-of-apps, then its cluster.
+  const results: AppResult[] = [];
+  const firstFailures = new Map<string, Application>();
+  const syncTree = async (app: Application, file: string | undefined, depth: number): Promise<void> => {
+    let r = await argo.sync(app, file);
+    if (r.dryRunFailed) {
+      // ArgoCD stops the whole sync here and, without syncPolicy.retry, does not try this
+      // revision again. The journey goes on as an operator's partial sync would, to find
+      // what lies behind, and syncs the Application again at the end.
+      const retry = (app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry;
+      report(step(`${"  ".repeat(depth)}Application ${app.metadata.name}: first sync passes ArgoCD's dry run`, false, `${r.problems.slice(0, 3).join("; ")}${retry ? "" : " — and no syncPolicy.retry: ArgoCD will not try this revision again by itself"}`));
+      firstFailures.set(app.metadata.name, app);
+      r = await argo.sync(app, file, { partial: true });
+    }
+    await deliverSecrets();
+    results.push(r);
+    const detail = [
+      `${r.applied} objects`,
+      r.excluded.length ? `EXCLUDED by resource.exclusions (dropped with a warning): ${r.excluded.join(", ")}` : "",
+      ...r.problems.filter((p) => !p.startsWith("The Kubernetes API could not find")).slice(0, 5),
+    ].filter(Boolean).join("; ");
+    report(step(`${"  ".repeat(depth)}Application ${app.metadata.name} Synced and Healthy`, r.synced && r.healthy && r.excluded.length === 0, detail));
+    const children = [...r.children].sort((a, b) => wave(a.app) - wave(b.app));
+    for (const child of children) await syncTree(child.app, child.file, depth + 1);
+  };
+
+  // The External Secrets controller's part, where it runs: each ExternalSecret's target
+  // written with the keys it names (stand-in values, the tenant's real ArgoCD credential).
+  const delivered = new Map<string, string[]>();
+  const deliverSecrets = async (): Promise<void> => {
+    for (const [name, kc] of kubectl) {
+      const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", "external-secrets", "-n", "external-secrets"]);
+      if (!eso?.status?.availableReplicas) continue;
+      const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
+      for (const es of list?.items ?? []) {
+        const key = `${name}/${es.metadata.namespace}/${es.spec.target?.name ?? es.metadata.name}`;
+        if (delivered.has(key)) continue;
+        const store = await kc.get(["secretstores.external-secrets.io", es.spec.secretStoreRef.name, "-n", String(es.metadata.namespace)]);
+        if (!store) continue;
+        const secret = externalSecretTarget(es, credentials);
+        const r = await kc.run(["apply", "--server-side", "--field-manager=external-secrets", "-f", "-"], { input: JSON.stringify(secret) });
+        if (r.code === 0) delivered.set(key, Object.keys(secret.stringData));
+      }
+    }
+  };
+
+  await syncTree(rootApp, undefined, 0);
+  for (const app of firstFailures.values()) {
+    const again = await argo.sync(app);
+    const retry = (app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry;
+    report(step(`Application ${app.metadata.name} converges by itself after its failed first sync`, again.synced && !!retry, again.synced ? (retry ? "synced on retry" : "a later sync passes, but without syncPolicy.retry only a new commit or an operator starts it") : again.problems.slice(0, 3).join("; ")));
+  }
+  const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", "external-secrets", "-n", "external-secrets"]);
+  report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
+    ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
+    : `deployment external-secrets/external-secrets not available: ${await whyNot(c, "external-secrets", "external-secrets")}`));
+
+  // 7. Every Secret a workload or custom resource names exists with the key it names.
+  for (const [name, kc] of kubectl) {
+    const missing = await missingSecretRefs(kc);
+    report(step(`${name}: every Secret reference resolves (name and key)`, missing.length === 0, missing.length ? missing.slice(0, 8).join("; ") : "all resolve"));
+  }
+  report(step("webhooks with no pod behind them under kwok fail open in the journey's copy only", true, openWebhooks.length ? [...new Set(openWebhooks)].join(", ") : "none"));
+
+  // 8. ArgoCD's cache of each tenant cluster, now that the fleet's CRDs are served there.
+  for (const t of tenants) {
+    const forbidden = await argo.cacheProblems(tenantServer(t.plan));
+    report(step(`tenant ${t.config.tenant.id}: ArgoCD's credential may list every API its cache lists`, forbidden.length === 0 || settings.respectRBAC !== "", forbidden.length ? `${forbidden.length} forbidden (respectRBAC ${settings.respectRBAC || "unset"}): ${forbidden.slice(0, 8).join("; ")}` : "every served API listable"));
+  }
+
+  return { clusters };
+}
+
+interface ExternalSecret {
+  metadata: { name: string; namespace?: string };
+  spec: {
+    secretStoreRef: { name: string; kind?: string };
+    target?: { name?: string; template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } };
+    data?: { secretKey: string; remoteRef: { key: string; property?: string } }[];
+  };
+}
+
+/** The Secret External Secrets would write: the template's keys (rendered) or each data key. */
+export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<string, Record<string, string>>): { apiVersion: string; kind: string; metadata: Record<string, unknown>; stringData: Record<string, string> } {
+  const values: Record<string, string> = {};
+  for (const d of es.spec.data ?? []) {
+    const real = known.get(d.remoteRef.key);
+    values[d.secretKey] = real && d.remoteRef.property ? real[d.remoteRef.property] ?? "" : crypto.randomBytes(32).toString("base64");
+  }
+  const template = es.spec.target?.template;
+  const stringData = template?.data
+    ? Object.fromEntries(Object.entries(template.data).map(([key, text]) => [key, text.replace(/\{\{\s*\.(\w+)\s*\}\}/g, (_, v: string) => values[v] ?? "")]))
+    : values;
+  return {
+    apiVersion: "v1", kind: "Secret",
+    metadata: { name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {} },
+    stringData,
+  };
+}
+
+/** Every `{name, key}` Secret reference in workloads' pod templates and custom resources, unresolved. */
+async function missingSecretRefs(kc: Kubectl): Promise<string[]> {
+  const secrets = await kc.get<{ items: { metadata: { name: string; namespace: string }; data?: Record<string, string> }[] }>(["secrets", "-A"]);
+  const have = new Map((secrets?.items ?? []).map((s) => [`${s.metadata.namespace}/${s.metadata.name}`, new Set(Object.keys(s.data ?? {}))]));
+  const kinds = ["deployments", "statefulsets", "daemonsets", "nodesets.slinky.slurm.net", "controllers.slinky.slurm.net", "restapis.slinky.slurm.net", "accountings.slinky.slurm.net", "loginsets.slinky.slurm.net", "mariadbs.k8s.mariadb.com"];
+  const missing: string[] = [];
+  for (const kind of kinds) {
+    const list = await kc.get<{ items: KubeObject[] }>([kind, "-A"]);
+    for (const o of list?.items ?? []) {
+      const ns = String(o.metadata.namespace);
+      walkRefs(o.spec, "", (where, name, key) => {
+        const keys = have.get(`${ns}/${name}`);
+        if (!keys) missing.push(`${o.kind}/${o.metadata.name} (${ns}) ${where}: Secret ${name} does not exist`);
+        else if (key && !keys.has(key)) missing.push(`${o.kind}/${o.metadata.name} (${ns}) ${where}: Secret ${name} has no key ${key}`);
+      });
+    }
+  }
+  return missing;
+}
+
+/** Calls back for each Secret reference: secretKeyRef/*KeyRef {name,key}, secret volumes, envFrom secretRef. */
+export function walkRefs(v: unknown, at: string, found: (where: string, name: string, key?: string) => void): void {
+  if (!v || typeof v !== "object") return;
+  if (Array.isArray(v)) return v.forEach((x, i) => walkRefs(x, `${at}[${i}]`, found));
+  for (const [key, value] of Object.entries(v as Record<string, unknown>)) {
+    const here = at ? `${at}.${key}` : key;
+    const ref = value as { name?: unknown; key?: unknown; secretName?: unknown; optional?: unknown } | null;
+    if (ref && typeof ref === "object" && !Array.isArray(ref) && ref.optional !== true) {
+      if (/(secretKeyRef|KeyRef|SecretKeyRef)$/.test(key) && typeof ref.name === "string") found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);
+      else if (key === "secret" && typeof ref.secretName === "string") found(here, ref.secretName);
+      else if (key === "secretRef" && typeof ref.name === "string" && at.endsWith("]")) found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);
+    }
+    walkRefs(value, here, found);
+  }
+}
+
+function wave(o: KubeObject): number {
+  return Number(o.metadata.annotations?.["argocd.argoproj.io/sync-wave"] ?? 0);
+}
+
+function kubeMinor(k3sVersion: string): string {
+  return k3sVersion.replace(/^v/, "").replace(/\+.*$/, "");
+}
+
+async function whyNot(kc: Kubectl, name: string, ns: string): Promise<string> {
+  const h = await health(kc, "Deployment", `deployment/${name}`, ns, 1000);
+  return h.reason || h.status;
+}
+
+/** `helm install` as Pulumi's Release runs it: CRDs first, then everything, then wait for workloads. */
+async function helmInstall(kc: Kubectl, manifests: readonly Manifest[], namespace: string): Promise<string[]> {
+  const problems: string[] = [];
+  const ordered = syncSteps(manifests.map((m) => ({ ...m.object, manifest: m }))).flatMap((s) => s.objects.map((o) => o.manifest));
+  const crds = ordered.filter((m) => m.object.kind === "CustomResourceDefinition");
+  for (const m of [...crds, ...ordered.filter((x) => x.object.kind !== "CustomResourceDefinition")]) {
+    const r = await kc.run(["apply", "--server-side", "--field-manager=helm", "-n", namespace, "-f", "-"], { input: m.text });
+    if (r.code !== 0) problems.push(`${m.object.kind}/${m.object.metadata.name}: ${r.stderr.trim().split("\n").slice(-1)[0]}`);
+    if (m.object.kind === "CustomResourceDefinition") await kc.run(["wait", "--for=condition=Established", "--timeout=60s", `crd/${m.object.metadata.name}`]);
+  }
+  for (const m of ordered.filter((x) => ["Deployment", "StatefulSet"].includes(x.object.kind))) {
+    const h = await health(kc, m.object.kind, `${m.object.kind.toLowerCase()}/${m.object.metadata.name}`, namespace, 60_000);
+    if (h.status !== "Healthy") problems.push(`${m.object.kind}/${m.object.metadata.name} ${h.status}: ${h.reason}`);
+  }
+  return problems;
+}
+
+export type { ArgoSettings };

@@ -1,0 +1,69 @@
+/**
+ * `clusterra journey`: the user's whole path, run here on real components. The example
+ * environment is planned, its clusters started from their servers' user data, the committed
+ * fleet synced into them as ArgoCD syncs it, the scaling loop played, and real Slurm run in
+ * network namespaces that carry the plans' security-group rules. One line per step, then
+ * `journey: N passed, M failed`.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { planStack, type PlanResult } from "../cli/plan";
+import { runFleetJourney } from "./fleet-journey";
+import { Processes } from "./kube/processes";
+import { findTools } from "./kube/tools";
+import { formatStep, step, type JourneyStep } from "./step";
+
+export interface JourneyOptions {
+  readonly root: string;
+  readonly chartsDir: string;
+  /** The example environment: central first, then its tenants. */
+  readonly centralStack: string;
+  readonly tenantStacks: readonly string[];
+  /** Keep the run's folder (logs, kubeconfigs) after the run. */
+  readonly keep: boolean;
+}
+
+export const EXAMPLE_ENVIRONMENT = { centralStack: "central-dev", tenantStacks: ["tenant-acme-dev", "tenant-globex-dev"] } as const;
+
+/** Runs the journey; returns the steps (already printed through `out`). */
+export async function runJourney(o: JourneyOptions, out: (s: string) => void): Promise<JourneyStep[]> {
+  const steps: JourneyStep[] = [];
+  const report = (s: JourneyStep) => {
+    steps.push(s);
+    out(formatStep(s));
+  };
+  const { tools, missing } = findTools(o.root);
+  if (!tools) {
+    report(step("the journey's tools are built", false, `missing: ${missing.join(", ")}; run \`bash scripts/install-tools\` (it builds every pinned tool into .tools/bin)`));
+    return steps;
+  }
+  if (!fs.existsSync(o.chartsDir)) {
+    report(step("the pinned chart sources are beside the project", false, `${o.chartsDir} does not exist (CI has ../shared/reference/charts)`));
+    return steps;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-journey-"));
+  const processes = new Processes(path.join(dir, "logs"));
+  const started = Date.now();
+  try {
+    const central = await planStack({ stack: o.centralStack, root: o.root }, undefined);
+    const tenants: PlanResult[] = [];
+    for (const t of o.tenantStacks) tenants.push(await planStack({ stack: t, root: o.root }, undefined));
+    report(step("the example environment plans", true, `${[central, ...tenants].map((p) => `${p.config.stack} ${p.deployment.deployment.resources.length} resources`).join(", ")}`));
+    await runFleetJourney({ root: o.root, chartsDir: o.chartsDir, dir, tools, central, tenants, processes, report });
+  } catch (e) {
+    report(step("the journey ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));
+  } finally {
+    await processes.stopAll();
+    if (!o.keep) fs.rmSync(dir, { recursive: true, force: true });
+    else out(`journey: the run's folder is ${dir}`);
+  }
+  out(`journey: wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return steps;
+}
+
+/** The summary line: `journey: N passed, M failed`. */
+export function summary(steps: readonly JourneyStep[]): string {
+  const failed = steps.filter((s) => !s.passed).length;
+  return `journey: ${steps.length - failed} passed, ${failed} failed`;
+}
