@@ -44,6 +44,17 @@ export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent:
  */
 export const SYNC_WAVES = { crds: "-30", operators: "-20", secrets: "-10", workloads: "0", platform: "10" } as const;
 
+/**
+ * How ArgoCD retries a failed automated sync. Without it a failed sync of a revision is
+ * never tried again by itself, and a fresh install fails by design at first: an app's
+ * custom resources reach the API before the Application that installs their CRDs has
+ * synced. Backoff 30 s doubling to 10 min: about an hour of tries in all.
+ */
+export const SYNC_RETRY = { limit: 10, backoff: { duration: "30s", factor: 2, maxDuration: "10m" } } as const;
+
+/** Where External Secrets runs on central (exempt from Pod Security: it needs the host network). */
+export const EXTERNAL_SECRETS_NAMESPACE = "external-secrets";
+
 /** One add-on the central cluster runs for every tenant. */
 export interface CentralAddOn {
   /** Application name (and release name). */
@@ -60,7 +71,7 @@ export interface CentralAddOn {
  */
 export const CENTRAL_ADD_ONS: readonly CentralAddOn[] = [
   { name: "cert-manager", chart: "certManager", namespace: "cert-manager", wave: "crds" },
-  { name: "external-secrets", chart: "externalSecrets", namespace: "external-secrets", wave: "crds" },
+  { name: "external-secrets", chart: "externalSecrets", namespace: EXTERNAL_SECRETS_NAMESPACE, wave: "crds" },
   { name: "slurm-operator-crds", chart: "slurmOperatorCrds", namespace: "slinky", wave: "crds" },
   { name: "mariadb-operator-crds", chart: "mariadbOperatorCrds", namespace: "mariadb-operator", wave: "crds" },
   { name: "slurm-operator", chart: "slurmOperator", namespace: "slinky", wave: "operators" },

@@ -24,6 +24,7 @@ import { Kubectl } from "./kube/kubectl";
 import { Processes, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
+import { standInControllerSecrets } from "./stand-ins";
 import { step, type JourneyStep } from "./step";
 
 export interface FleetJourneyInput {
@@ -131,6 +132,20 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
     list.push(...splitManifests(fs.readFileSync(path.join(renderDir, o.out), "utf8"), `${o.render.chartLabel} render`));
     byRender.set(o.render, list);
   }
+  // External Secrets' published chart generates its CRD templates when it is packaged; the
+  // chart source beside the project has only their README. The journey adds the CRDs the
+  // reference folder holds for the same release wherever the values install them.
+  const packaged: string[] = [];
+  for (const r of renders.filter((x) => /^external-secrets-/.test(x.chartLabel))) {
+    const values = [path.join(r.chartDir, "values.yaml"), ...r.valueFiles].map((f) => parse(fs.readFileSync(f, "utf8")) as { installCRDs?: boolean } | null);
+    if (values.reduce<boolean>((on, v) => (v && typeof v.installCRDs === "boolean" ? v.installCRDs : on), false)) {
+      const dir = path.join(path.dirname(input.chartsDir), r.chartLabel.replace(/^external-secrets-/, "external-secrets-chart-"));
+      const crds = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => /^external-secrets\.io_.*\.yaml$/.test(f)).sort().flatMap((f) => splitManifests(fs.readFileSync(path.join(dir, f), "utf8"), f)) : [];
+      byRender.set(r, [...crds, ...(byRender.get(r) ?? [])]);
+      packaged.push(`${r.application}: ${crds.length} CRDs`);
+    }
+  }
+  report(step("charts' packaging-time templates stood in from the reference", packaged.length > 0, packaged.join("; ") || "no External Secrets render installs CRDs"));
 
   // Webhooks have no pods behind them under kwok: the journey's copy fails open (reported).
   const openWebhooks: string[] = [];
@@ -189,36 +204,13 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
   }
 
   // 6. Central's root, then its children in waves; each tenant's app-of-apps, then its cluster.
-  const results: AppResult[] = [];
-  const firstFailures = new Map<string, Application>();
-  const syncTree = async (app: Application, file: string | undefined, depth: number): Promise<void> => {
-    let r = await argo.sync(app, file);
-    if (r.dryRunFailed) {
-      // ArgoCD stops the whole sync here and, without syncPolicy.retry, does not try this
-      // revision again. The journey goes on as an operator's partial sync would, to find
-      // what lies behind, and syncs the Application again at the end.
-      const retry = (app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry;
-      report(step(`${"  ".repeat(depth)}Application ${app.metadata.name}: first sync passes ArgoCD's dry run`, false, `${r.problems.slice(0, 3).join("; ")}${retry ? "" : " — and no syncPolicy.retry: ArgoCD will not try this revision again by itself"}`));
-      firstFailures.set(app.metadata.name, app);
-      r = await argo.sync(app, file, { partial: true });
-    }
-    await deliverSecrets();
-    results.push(r);
-    const detail = [
-      `${r.applied} objects`,
-      r.excluded.length ? `EXCLUDED by resource.exclusions (dropped with a warning): ${r.excluded.join(", ")}` : "",
-      ...r.problems.filter((p) => !p.startsWith("The Kubernetes API could not find")).slice(0, 5),
-    ].filter(Boolean).join("; ");
-    report(step(`${"  ".repeat(depth)}Application ${app.metadata.name} Synced and Healthy`, r.synced && r.healthy && r.excluded.length === 0, detail));
-    const children = [...r.children].sort((a, b) => wave(a.app) - wave(b.app));
-    for (const child of children) await syncTree(child.app, child.file, depth + 1);
-  };
-
   // The External Secrets controller's part, where it runs: each ExternalSecret's target
   // written with the keys it names (stand-in values, the tenant's real ArgoCD credential).
   const delivered = new Map<string, string[]>();
+  const stoodIn: string[] = [];
   const deliverSecrets = async (): Promise<void> => {
     for (const [name, kc] of kubectl) {
+      stoodIn.push(...(await standInControllerSecrets(kc)).map((x) => `${name}:${x}`));
       const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", "external-secrets", "-n", "external-secrets"]);
       if (!eso?.status?.availableReplicas) continue;
       const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
@@ -234,16 +226,51 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
     }
   };
 
-  await syncTree(rootApp, undefined, 0);
-  for (const app of firstFailures.values()) {
-    const again = await argo.sync(app);
+  // Each Application is synced once in the tree's order; one that fails is tried again as
+  // ArgoCD's syncPolicy.retry would, after the others (up to three rounds here). One without
+  // retry is reported as stuck, and the journey goes on as an operator's partial sync
+  // would, to find what lies behind it.
+  const last = new Map<string, { app: Application; file?: string; depth: number; result: AppResult }>();
+  const seen = new Set<string>();
+  const stuck: string[] = [];
+  const attempt = async (app: Application, file: string | undefined, depth: number): Promise<void> => {
+    let r = await argo.sync(app, file);
     const retry = (app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry;
-    report(step(`Application ${app.metadata.name} converges by itself after its failed first sync`, again.synced && !!retry, again.synced ? (retry ? "synced on retry" : "a later sync passes, but without syncPolicy.retry only a new commit or an operator starts it") : again.problems.slice(0, 3).join("; ")));
+    if (!r.synced && !retry && !seen.has(app.metadata.name)) {
+      stuck.push(`${app.metadata.name}: ${r.problems[0] ?? "not synced"}`);
+      if (r.dryRunFailed) r = await argo.sync(app, file, { partial: true });
+    }
+    seen.add(app.metadata.name);
+    await deliverSecrets();
+    last.set(app.metadata.name, { app, file, depth, result: r });
+    for (const child of [...r.children].sort((a, b) => wave(a.app) - wave(b.app))) {
+      if (!seen.has(child.app.metadata.name)) await attempt(child.app, child.file, depth + 1);
+    }
+  };
+  await attempt(rootApp, undefined, 0);
+  for (let round = 1; round <= 3; round++) {
+    const again = [...last.values()].filter((x) => !x.result.synced && (x.app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry);
+    if (!again.length) break;
+    for (const x of again) await attempt(x.app, x.file, x.depth);
   }
+  report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", stuck.length === 0, stuck.length ? `a failed first sync with no retry stays failed until a new commit: ${stuck.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
+  report(step("app-of-apps waves wait for each child Application's health", settings.applicationHealth, settings.applicationHealth ? "argocd-cm has a health check for argoproj.io/Application" : "argocd-cm has no health check for argoproj.io/Application: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other"));
+  for (const x of last.values()) {
+    const r = x.result;
+    const detail = [
+      `${r.applied} objects`,
+      r.excluded.length ? `EXCLUDED by resource.exclusions (dropped with a warning): ${r.excluded.join(", ")}` : "",
+      ...r.problems.slice(0, 5),
+    ].filter(Boolean).join("; ");
+    report(step(`${"  ".repeat(x.depth)}Application ${r.name} Synced and Healthy`, r.synced && r.healthy && r.excluded.length === 0, detail));
+  }
+
   const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", "external-secrets", "-n", "external-secrets"]);
   report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
     ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
     : `deployment external-secrets/external-secrets not available: ${await whyNot(c, "external-secrets", "external-secrets")}`));
+
+  report(step("Secrets of controllers the fake kubelets cannot run, written once each controller is available", true, stoodIn.length ? stoodIn.join(", ") : "none"));
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {

@@ -4,6 +4,9 @@ import { Release } from "@pulumi/kubernetes/helm/v3/release";
 import { Provider } from "@pulumi/kubernetes/provider";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { platformName } from "../../facts/project";
+import { CHARTS } from "../../facts/charts";
+import { CENTRAL_ADD_ONS, SYNC_RETRY } from "../../facts/fleet";
+import { helmRepoUrl } from "../fleet/argo";
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
@@ -32,7 +35,14 @@ export function rootApplication(args: { repoUrl: string; revision: string; fleet
       project: PLATFORM_PROJECT,
       source: { repoURL: args.repoUrl, targetRevision: args.revision, path: args.fleetPath, directory: { recurse: false } },
       destination: { server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace },
-      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["ServerSideApply=true"] },
+      // The root creates the Applications that install the CRDs of its own tenant entries
+      // (SecretStore, ExternalSecret): a dry run would refuse the whole sync before they
+      // exist, so it is skipped for kinds the cluster does not serve yet, and retried.
+      syncPolicy: {
+        automated: { prune: true, selfHeal: true },
+        syncOptions: ["ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
+        retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+      },
     },
   };
 }
@@ -45,7 +55,8 @@ export function platformProject(repoUrl: string): Record<string, unknown> {
     metadata: { name: PLATFORM_PROJECT, namespace: ARGOCD_CHART.namespace },
     spec: {
       description: "Platform components of the central cluster (admin: owns the ArgoCD namespace)",
-      sourceRepos: [repoUrl],
+      // The fleet repository, and the chart repositories of central's add-ons.
+      sourceRepos: [repoUrl, ...new Set(CENTRAL_ADD_ONS.map((a) => helmRepoUrl(CHARTS[a.chart].repo)))].sort(),
       destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: "*" }],
       clusterResourceWhitelist: [{ group: "*", kind: "*" }],
     },

@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 import { CLUSTER_API_NAMESPACE } from "../fleet/central";
+import { EXTERNAL_SECRETS_NAMESPACE } from "../../facts/fleet";
 
 /** What the host writes as the parameter's description: which instance published it. */
 export function publishedByDescription(instanceId: string): string {
@@ -17,10 +18,14 @@ export function publishedByDescription(instanceId: string): string {
 export const ADMISSION_CONFIG_PATH = "/etc/rancher/k3s/admission.yaml";
 
 /**
- * Namespaces exempt from Pod Security "baseline": K3s's own system pods, and cluster-api,
- * which runs on the host network to reach the host's credentials (and nothing else may).
+ * Namespaces exempt from Pod Security "baseline": K3s's own system pods, and the two
+ * platform services that run on the host network to reach the host role's credentials
+ * (IMDS hop limit 1): cluster-api, and External Secrets, which assumes each tenant's
+ * reader role from them. Only the platform project deploys into these namespaces; every
+ * tenant namespace stays at baseline. (Per-pod roles through IRSA would narrow this
+ * further: README, "Why External Secrets runs on the host network".)
  */
-export const POD_SECURITY_EXEMPT_NAMESPACES = ["kube-system", CLUSTER_API_NAMESPACE] as const;
+export const POD_SECURITY_EXEMPT_NAMESPACES = ["kube-system", CLUSTER_API_NAMESPACE, EXTERNAL_SECRETS_NAMESPACE] as const;
 
 /**
  * Pod Security Admission for the whole cluster: "baseline" enforced everywhere else, so no

@@ -8,7 +8,7 @@
 import type { IApplication as Application } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1/Application";
 import type { IAppProject as AppProject } from "@kubernetes-models/argo-cd/argoproj.io/v1alpha1/AppProject";
 import { CHARTS, type ChartKey } from "../../facts/charts";
-import { SYNC_WAVES } from "../../facts/fleet";
+import { SYNC_RETRY, SYNC_WAVES } from "../../facts/fleet";
 import { ARGOCD_CHART } from "../../facts/versions";
 
 /** The fleet repository as ArgoCD follows it. */
@@ -82,6 +82,7 @@ export function application(a: AppArgs): Application {
       syncPolicy: {
         automated: { prune: true, selfHeal: true },
         syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+        retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
         ...(a.namespaceLabels ? { managedNamespaceMetadata: { labels: { ...a.namespaceLabels } } } : {}),
       },
       ...(a.ignoreDifferences ? { ignoreDifferences: a.ignoreDifferences.map((d) => ({ ...d, jsonPointers: [...d.jsonPointers] })) } : {}),

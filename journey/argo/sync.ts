@@ -237,6 +237,8 @@ export class Argo {
 
     const t = await this.target(server);
     if (typeof t === "string") return problems.push(t), result(false, false);
+    // Other Applications may have added CRDs since: ArgoCD's cache follows them.
+    await this.discover(t);
     const cache = await this.cacheLoads(server);
     if (cache) return problems.push(cache), result(false, false);
 

@@ -91,6 +91,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     "--manage-all-nodes=false",
     "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
     "--server-address=127.0.0.1:0",
+    // Nodes renew their Lease as kubelets do; without it the node controller marks them NotReady after 40 s.
+    "--node-lease-duration-seconds=40",
     ...o.tools.kwokStages.flatMap((s) => ["--config", s]),
   ]);
   return { name: o.name, url, kubeconfig, caData, dir: o.dir };
