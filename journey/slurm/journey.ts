@@ -255,27 +255,41 @@ async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: str
   return { ok, detail: `${results.join("; ")}; via ${conf.host}:${conf.port} -> ${conf.endpointAddress}:${conf.endpointPort}` };
 }
 
-/** The host group's rule for slurmctld -> slurmd, as the tenant's node group names it. */
+/** New connections each slurmd node's group admitted on the contract's slurmctld-to-slurmd rule (only a flow's first packet reaches the rule). */
 async function pingHits(ctx: Context): Promise<number[]> {
   const out: number[] = [];
   for (const s of ctx.topology.slurmd) {
     const hits = await ruleHits(s.node);
-    out.push([...hits.entries()].filter(([k]) => /slurmctld-to-slurmd/.test(k)).reduce((n, [, v]) => n + v, 0));
+    out.push([...hits.entries()].filter(([k]) => k.endsWith("slurmctld-to-slurmd")).reduce((n, [, v]) => n + v, 0));
   }
   return out;
 }
 
+/** slurmctld's ping agents so far (logged at SlurmctldDebug=debug). */
+function pingAgents(ctx: Context): string[] {
+  const log = ctx.supervisor.daemons.find((d) => d.name === "slurmctld")?.log;
+  return log && fs.existsSync(log) ? fs.readFileSync(log, "utf8").match(/Spawning ping agent for \S+/g) ?? [] : [];
+}
+
 async function slurmctldPings(ctx: Context): Promise<{ ok: boolean; detail: string }> {
-  const { topology, supervisor } = ctx;
-  const logs = topology.slurmd.map((s) => supervisor.daemons.find((d) => d.name === `slurmd-${s.hostname}`)?.log ?? "");
-  const pingsIn = (log: string) => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").match(/REQUEST_PING|_rpc_ping/g)?.length ?? 0 : 0);
-  const before = logs.map(pingsIn);
-  const seen = await waitFor(async () => (logs.every((l, i) => pingsIn(l) > before[i]) ? true : undefined), WAIT.ping, 500);
-  const hits = await pingHits(ctx);
+  const { topology } = ctx;
+  const agentsBefore = pingAgents(ctx).length;
+  const hitsBefore = await pingHits(ctx);
+  // No job runs now: every new connection from central to 6818 is slurmctld's ping (or registration check).
+  const seen = await waitFor(async () => {
+    const hits = await pingHits(ctx);
+    return pingAgents(ctx).length > agentsBefore && hits.every((h, i) => h > hitsBefore[i]) ? hits : undefined;
+  }, WAIT.ping, 500);
+  const hits = seen ?? (await pingHits(ctx));
+  const agents = pingAgents(ctx).slice(agentsBefore);
   const lines = await Promise.all(topology.slurmd.map((s) => nodeLine(ctx, s.hostname)));
-  const responding = lines.every((l) => /State=IDLE(\s|$)/.test(l) && !/NOT_RESPONDING|\*/.test(field(l, "State") ?? ""));
-  const perNode = topology.slurmd.map((s, i) => `${s.hostname}: ${pingsIn(logs[i]) - before[i]} pings, ${hits[i]} packets admitted by slurmctld-to-slurmd at ${s.node.label}`).join("; ");
-  return { ok: seen === true && responding, detail: `${perNode}${seen ? "" : `; no ping within ${seconds(WAIT.ping)} (SlurmdTimeout=${SLURMD_TIMEOUT_S})`}${responding ? "" : `; states ${lines.map((l) => field(l, "State")).join(",")}`}` };
+  const states = lines.map((l) => field(l, "State") ?? "?");
+  const responding = states.every((st) => /^IDLE/.test(st) && !/NOT_RESPONDING|DOWN/.test(st));
+  const perNode = topology.slurmd.map((s, i) => `${s.hostname} +${hits[i] - hitsBefore[i]} at ${s.node.label}`).join(", ");
+  return {
+    ok: seen !== undefined && responding,
+    detail: `${agents.length} ping agent${agents.length === 1 ? "" : "s"} (${[...new Set(agents.map((a) => a.split(" ").pop()))].join(", ") || "none"}); 6818 connections from ${topology.central.hostAddress} admitted by slurmctld-to-slurmd: ${perNode}; states ${states.join(",")}${seen ? "" : `; not all nodes pinged within ${seconds(WAIT.ping)} (SlurmdTimeout=${SLURMD_TIMEOUT_S})`}`,
+  };
 }
 
 async function waitJob(ctx: Context, id: string): Promise<string> {

@@ -88,7 +88,8 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
   const ns = (key: string, label: string): Namespace => {
     const n = { name: `${prefix}-${key}`, label };
     namespaces.push(n);
-    commands.push(["netns", "add", n.name], ["-n", n.name, "link", "set", "lo", "up"]);
+    // IPv4 only, as the plans' rules are: no IPv6 neighbour chatter in the drop counters.
+    commands.push(["netns", "add", n.name], ["netns", "exec", n.name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"], ["-n", n.name, "link", "set", "lo", "up"]);
     return n;
   };
   const forwarding = (n: Namespace) => commands.push(["netns", "exec", n.name, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.send_redirects=0"]);
