@@ -166,7 +166,7 @@ describe("Slurm journey on this machine (JOURNEY_SLURM=1, root)", function () {
     const steps = await runSlurmJourney({ workDir: path.join(os.tmpdir(), "journey-slurm"), plans });
     for (const s of steps) console.log(`      ${formatStep(s)}`);
     const failed = steps.filter((s) => !s.passed);
-    assert.deepEqual(failed.map((s) => s.name.split(" ")[0]), ["interactive"]);
+    assert.deepEqual(failed.map((s) => s.name.replace(/ \(timeout.*$/, "")), ["interactive srun -N1 hostname from central's login"]);
     assert.match(failed[0].detail, /acme slurmd pod .* -> 10\.0\.0\.10 \(central host\):\d+\/tcp dropped at acme node 1/);
   });
 });

@@ -118,7 +118,15 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
     }
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx)));
-    if (registered.passed) steps.push(await timed(`interactive srun -N1 hostname from central's login (timeout ${seconds(options.srunTimeoutMs)})`, () => interactiveSrun(ctx, options.srunTimeoutMs)));
+    if (registered.passed) {
+      steps.push(await timed(`interactive srun -N1 hostname from central's login (timeout ${seconds(options.srunTimeoutMs)})`, () => interactiveSrun(ctx, ctx.pods.login, options.srunTimeoutMs)));
+      // The README's way out: interactive work from inside the tenant's VPC, here a pod of the workers group.
+      if (topology.slurmd.length > 1) {
+        const tenantPod = ctx.pods.slurmd[1];
+        fs.copyFileSync(path.join(ctx.pods.login.root, "etc-slurm", "slurm.conf"), path.join(tenantPod.root, "etc-slurm", "slurm.conf"));
+        steps.push(await timed(`interactive srun -N1 hostname from a pod in ${world.tenant.id}'s VPC (${topology.slurmd[1].hostname})`, () => interactiveSrun(ctx, tenantPod, options.srunTimeoutMs)));
+      }
+    }
     return steps;
   } finally {
     await supervisor.stopAll();
@@ -358,25 +366,33 @@ async function isolation(ctx: Context): Promise<{ ok: boolean; detail: string }>
   };
 }
 
-async function interactiveSrun(ctx: Context, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+/** Where slurmd last saw a step launch come from (the address slurmstepd calls srun back at). */
+function launchSource(ctx: Context, hostname: string): string | undefined {
+  const log = ctx.supervisor.daemons.find((d) => d.name === `slurmd-${hostname}`)?.log;
+  const hits = log && fs.existsSync(log) ? [...fs.readFileSync(log, "utf8").matchAll(/launch task (StepId=\S+) request from \S+ \S+ HOST:(\S+) PORT:(\d+)/g)] : [];
+  const last = hits[hits.length - 1];
+  return last ? `${last[1]} launch from ${last[2]}${ctx.topology.names.has(last[2]) ? ` (${ctx.topology.names.get(last[2])})` : ""}` : undefined;
+}
+
+async function interactiveSrun(ctx: Context, from: Pod, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
   const { topology } = ctx;
   const s = topology.slurmd[0];
+  // Start from idle nodes (a cancelled step leaves its node COMPLETING a moment), so the allocation is granted at once.
+  await waitFor(async () => (/^IDLE(\+DYNAMIC_NORM)?$/.test(field(await nodeLine(ctx, s.hostname), "State") ?? "") ? true : undefined), WAIT.job, 500);
   const before = await droppedFlows(topology);
   const countsBefore = await dropCounts(topology);
-  const r = await login(ctx, ["srun", "-N1", "-w", s.hostname, "hostname"], timeoutMs);
+  const r = await run(inPod(from, ["srun", "-N1", "-w", s.hostname, "hostname"]), { timeoutMs });
   await sleep(300);
   const drops = newDrops(before, await droppedFlows(topology));
   const countsAfter = await dropCounts(topology);
   await login(ctx, ["scancel", "--user=root"], 5000);
   const ok = r.code === 0 && r.stdout.trim() === s.hostname;
-  if (ok) return { ok, detail: `srun printed "${r.stdout.trim()}" in ${seconds(r.ms)}` };
-  const tenantSide = drops.filter((d) => !topology.names.get(d.source)?.startsWith("central"));
+  const seen = launchSource(ctx, s.hostname);
   const counted = countsAfter
     .map((c, i) => ({ label: c.ns.label, ingress: c.ingress - countsBefore[i].ingress, egress: c.egress - countsBefore[i].egress }))
     .filter((c) => c.ingress + c.egress > 0)
     .map((c) => `${c.label}: ${c.egress} out, ${c.ingress} in`);
-  return {
-    ok,
-    detail: `${r.timedOut ? `srun still waiting after ${seconds(timeoutMs)}, killed` : `srun exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`}; dropped: ${(tenantSide.length ? tenantSide : drops).map((d) => describeDrop(d, topology.names)).join("; ") || "nothing recorded"}; drop counters: ${counted.join(", ") || "unchanged"}`,
-  };
+  const dropped = drops.map((d) => describeDrop(d, topology.names)).join("; ") || "nothing recorded";
+  const outcome = ok ? `srun printed "${r.stdout.trim()}" in ${seconds(r.ms)}` : r.timedOut ? `srun still waiting after ${seconds(timeoutMs)}, killed` : `srun exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`;
+  return { ok, detail: `${outcome}; slurmd saw ${seen ?? "no step launch"}; dropped: ${dropped}; drop counters: ${counted.join(", ") || "unchanged"}` };
 }
