@@ -1,0 +1,52 @@
+/**
+ * The journey's Slurm part: a tenant's Slurm control plane on central and its slurmd pods in
+ * the tenant's VPC, on this machine's Slurm, MariaDB and munge, in network namespaces wired
+ * and filtered as the planned stacks say (see journey.ts for the steps, topology.ts for the
+ * network). Needs root; everything it starts is stopped before it returns.
+ */
+import { planStack } from "../../cli/plan";
+import { step, type JourneyStep } from "../step";
+import { runJourney } from "./journey";
+import type { JourneyPlans } from "./world";
+
+export type { JourneyPlans } from "./world";
+
+export interface SlurmJourneyOptions {
+  /** Scratch directory (under /tmp): each run makes its own folder in it (logs, pods' files, the shared /mnt/efs). */
+  readonly workDir: string;
+  /** The planned central, tenant and other tenant (isolation): `planSlurmJourney()` makes them. */
+  readonly plans: JourneyPlans;
+  /** slurmd pods in the tenant (1 or 2; 2 adds the two-node job). Default 2. */
+  readonly slurmdCount?: number;
+  /** How long the interactive srun may wait. Default 20 s. */
+  readonly srunTimeoutMs?: number;
+  /** Project root holding fleet/ (default: this checkout). */
+  readonly root?: string;
+}
+
+export const DEFAULT_STACKS = { central: "central-dev", tenant: "tenant-acme-dev", other: "tenant-globex-dev" } as const;
+
+/**
+ * Plans the three stacks in-process (no fleet files written). A tenant's plan includes its
+ * central's, but the journey reads central's own plan for the host's groups and address.
+ */
+export async function planSlurmJourney(stacks: { central: string; tenant: string; other: string } = DEFAULT_STACKS): Promise<JourneyPlans> {
+  // The Pulumi runtime is global: one plan at a time.
+  const central = await planStack({ stack: stacks.central }, undefined);
+  const tenant = await planStack({ stack: stacks.tenant }, undefined);
+  const other = await planStack({ stack: stacks.other }, undefined);
+  return { central, tenant, other };
+}
+
+export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<JourneyStep[]> {
+  if (typeof process.getuid !== "function" || process.getuid() !== 0) {
+    return [step("Slurm journey (network namespaces, nftables, Slurm daemons)", false, `needs root to create network namespaces and run slurmctld/slurmd; running as uid ${process.getuid?.() ?? "unknown"}`)];
+  }
+  return runJourney({
+    workDir: options.workDir,
+    plans: options.plans,
+    slurmdCount: Math.max(1, Math.min(2, options.slurmdCount ?? 2)),
+    srunTimeoutMs: options.srunTimeoutMs ?? 20_000,
+    ...(options.root ? { root: options.root } : {}),
+  });
+}

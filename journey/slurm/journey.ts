@@ -1,0 +1,398 @@
+/**
+ * The Slurm journey itself: bring up central's tenant control plane and the tenant's slurmd
+ * pods in namespaces joined as the plans join the VPCs, filtered as the plans' security
+ * groups filter them, and walk a user's path through it. Each step reports what it saw.
+ */
+import { randomBytes } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+import { SLURM_PORTS } from "../../facts/contract";
+import { step, type JourneyStep } from "../step";
+import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
+import { inPod, preparePod, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { mariadbInitSql, nodeSetOf, partitionsOf, slurmConf, slurmdbdConf } from "./slurm-config";
+import { planTopology, type Topology } from "./topology";
+import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld } from "./world";
+import { SG_TABLE } from "./nft";
+
+export interface JourneyRunOptions {
+  readonly workDir: string;
+  readonly plans: JourneyPlans;
+  readonly slurmdCount: number;
+  readonly srunTimeoutMs: number;
+  readonly root?: string;
+}
+
+/** Bounds of each wait (ms): the whole journey stays well under two minutes. */
+const WAIT = { munge: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
+/** Ping interval is SlurmdTimeout/3. */
+const SLURMD_TIMEOUT_S = 15;
+
+interface Context {
+  readonly world: JourneyWorld;
+  readonly topology: Topology;
+  readonly supervisor: Supervisor;
+  readonly work: string;
+  readonly efs: string;
+  readonly pods: {
+    readonly slurmctld: Pod;
+    readonly slurmdbd: Pod;
+    readonly mariadb: Pod;
+    readonly login: Pod;
+    readonly slurmd: readonly Pod[];
+  };
+  readonly token: string;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Runs one step's body, timing it; a throw fails the step with the error as its detail. */
+async function timed(name: string, body: () => Promise<{ ok: boolean; detail: string }>): Promise<JourneyStep> {
+  const started = Date.now();
+  try {
+    const r = await body();
+    return step(name, r.ok, `${r.detail} (${seconds(Date.now() - started)})`);
+  } catch (e) {
+    return step(name, false, `${e instanceof Error ? e.message : String(e)} (${seconds(Date.now() - started)})`);
+  }
+}
+
+function down(d: Daemon): string | undefined {
+  return d.exit ? `${d.name} exited (${d.exit.signal ?? `code ${d.exit.code}`}): ${tail(d.log)}` : undefined;
+}
+
+/** A Slurm client command on central's login pod. */
+function login(ctx: Context, argv: readonly string[], timeoutMs: number = WAIT.command): Promise<RunResult> {
+  return run(inPod(ctx.pods.login, argv), { timeoutMs });
+}
+
+function field(text: string, key: string): string | undefined {
+  return new RegExp(`(?:^|\\s)${key}=(\\S*)`).exec(text)?.[1];
+}
+
+export async function runJourney(options: JourneyRunOptions): Promise<JourneyStep[]> {
+  const steps: JourneyStep[] = [];
+  const world = journeyWorld(options.plans, options.root);
+  const prefix = `sj${randomBytes(2).toString("hex")}`;
+  const topology = planTopology(world, prefix, options.slurmdCount);
+  fs.mkdirSync(options.workDir, { recursive: true });
+  const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
+  const supervisor = new Supervisor(path.join(work, "logs"));
+  const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), ...(efs ? { efs } : {}) });
+  const efs = path.join(work, "efs");
+  fs.mkdirSync(efs, { recursive: true });
+  const c = topology.central;
+  const ctx: Context = {
+    world,
+    topology,
+    supervisor,
+    work,
+    efs,
+    pods: {
+      slurmctld: pod("slurmctld", c.slurmctld.hostname, c.slurmctld.ns.name),
+      slurmdbd: pod("slurmdbd", c.slurmdbd.hostname, c.slurmdbd.ns.name),
+      mariadb: pod("mariadb", "mariadb-0", c.mariadb.ns.name),
+      login: pod("login", c.login.hostname, c.login.ns.name),
+      slurmd: topology.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, efs)),
+    },
+    token: randomBytes(6).toString("hex"),
+  };
+  const keyFile = path.join(work, "munge.key");
+  try {
+    const network = await timed("namespaces and security groups up", () => networkUp(ctx));
+    steps.push(network);
+    if (!network.passed) return steps;
+    const accounting = await timed("slurmdbd up and connected to MariaDB", () => accountingUp(ctx, keyFile));
+    steps.push(accounting);
+    if (!accounting.passed) return steps;
+    const ctld = await timed("slurmctld up", () => slurmctldUp(ctx));
+    steps.push(ctld);
+    if (!ctld.passed) return steps;
+    const registered = await timed(`slurmd registers with its pod address (${topology.slurmd.length} pod${topology.slurmd.length > 1 ? "s" : ""})`, () => slurmdRegisters(ctx));
+    steps.push(registered);
+    if (registered.passed) {
+      steps.push(await timed("slurmctld pings slurmd (6818 through the rules)", () => slurmctldPings(ctx)));
+      steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
+      if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
+    }
+    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx)));
+    if (registered.passed) {
+      steps.push(await timed(`interactive srun -N1 hostname from central's login (timeout ${seconds(options.srunTimeoutMs)})`, () => interactiveSrun(ctx, ctx.pods.login, options.srunTimeoutMs)));
+      // The README's way out: interactive work from inside the tenant's VPC, here a pod of the workers group.
+      if (topology.slurmd.length > 1) {
+        const tenantPod = ctx.pods.slurmd[1];
+        fs.copyFileSync(path.join(ctx.pods.login.root, "etc-slurm", "slurm.conf"), path.join(tenantPod.root, "etc-slurm", "slurm.conf"));
+        steps.push(await timed(`interactive srun -N1 hostname from a pod in ${world.tenant.id}'s VPC (${topology.slurmd[1].hostname})`, () => interactiveSrun(ctx, tenantPod, options.srunTimeoutMs)));
+      }
+    }
+    return steps;
+  } finally {
+    await supervisor.stopAll();
+    const problems = await teardown(topology.namespaces.map((n) => n.name));
+    fs.rmSync(keyFile, { force: true });
+    if (problems.length > 0) steps.push(step("everything the journey started is gone", false, problems.join("; ")));
+  }
+}
+
+async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { topology, world } = ctx;
+  await buildTopology(topology);
+  const translated = topology.firewalls.reduce((n, f) => n + f.translation.translated, 0);
+  const perEni = topology.firewalls.map((f) => `${f.ns.label.split(" ").slice(0, 3).join(" ")} ${f.translation.translated}`).join(", ");
+  const skipped = [...new Set(topology.firewalls.flatMap((f) => f.translation.skipped.map((s) => `${s.rule} (${s.why})`)))];
+  const problems = worldProblems(world);
+  const detail = [
+    `${topology.namespaces.length} namespaces; ${translated} security-group rules as nftables on ${topology.firewalls.length} ENIs (${perEni})`,
+    skipped.length > 0 ? `${skipped.length} rules match nothing here: ${skipped.join("; ")}` : "",
+    problems.length > 0 ? `plans and fleet disagree: ${problems.join("; ")}` : "",
+  ].filter(Boolean).join("; ");
+  return { ok: problems.length === 0, detail };
+}
+
+async function startMunge(ctx: Context, pod: Pod, keyFile: string): Promise<Daemon> {
+  return ctx.supervisor.start(`munged-${pod.hostname}`, pod, [
+    "munged", "-F", "-f", `--key-file=${keyFile}`, "--socket=/run/munge/munge.socket.2",
+    "--pid-file=/run/munge/munged.pid", "--seed-file=/run/munge/munged.seed", "--log-file=/run/munge/munged.log",
+  ]);
+}
+
+async function accountingUp(ctx: Context, keyFile: string): Promise<{ ok: boolean; detail: string }> {
+  const { pods, world, topology, supervisor } = ctx;
+  // One key per run, shared by every Slurm daemon of the tenant, as Slinky shares slurm.key.
+  fs.writeFileSync(keyFile, randomBytes(1024), { mode: 0o400 });
+  for (const p of [pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd]) preparePod(p, ["slurmctld", "slurmd"]);
+  preparePod(pods.mariadb);
+  const munged = await Promise.all([pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd].map((p) => startMunge(ctx, p, keyFile)));
+  const sockets = await waitFor(async () => ([pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd].every((p) => fs.existsSync(path.join(p.root, "run/munge/munge.socket.2"))) ? true : undefined), WAIT.munge);
+  if (!sockets) return { ok: false, detail: `munged did not come up: ${munged.map(down).filter(Boolean).join("; ")}` };
+
+  const password = randomBytes(12).toString("hex");
+  const data = path.join(pods.mariadb.root, "data");
+  fs.writeFileSync(path.join(pods.mariadb.root, "my.cnf"), world.controlPlane.mariadbCnf);
+  fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  const install = await run(inPod(pods.mariadb, ["mariadb-install-db", "--no-defaults", `--datadir=${data}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"]), { timeoutMs: WAIT.mariadb });
+  if (install.code !== 0) return { ok: false, detail: `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().slice(-300)}` };
+  const db = supervisor.start("mariadb", pods.mariadb, [
+    "mariadbd", `--defaults-file=${path.join(pods.mariadb.root, "my.cnf")}`, "--user=root", `--datadir=${data}`, "--socket=/run/mysqld.sock", "--pid-file=/run/mysqld.pid",
+    `--bind-address=${topology.central.mariadb.address}`, `--port=${world.controlPlane.accounting.port}`, "--skip-name-resolve", `--init-file=${path.join(pods.mariadb.root, "init.sql")}`,
+  ]);
+  const dbUp = await waitFor(async () => (down(db) ? false : (await tcpProbe(pods.slurmdbd.netns, topology.central.mariadb.address, world.controlPlane.accounting.port, 1000)) || undefined), WAIT.mariadb, 300);
+  if (!dbUp) return { ok: false, detail: `MariaDB not reachable on ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}: ${down(db) ?? tail(db.log)}` };
+
+  fs.writeFileSync(path.join(pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf"), slurmdbdConf({ tenant: world.tenant, controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  const dbd = supervisor.start("slurmdbd", pods.slurmdbd, ["slurmdbd", "-D"]);
+  const tables = await waitFor(async () => {
+    if (down(dbd)) return -1;
+    if (!(await tcpProbe(pods.slurmctld.netns, topology.central.slurmdbd.address, SLURM_PORTS.slurmdbd, 1000))) return undefined;
+    const q = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", "/run/mysqld.sock", "-u", "root", "-N", "-e", `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='${world.controlPlane.accounting.database}'`]), { timeoutMs: 5000 });
+    const n = Number(q.stdout.trim());
+    return n > 0 ? n : undefined;
+  }, WAIT.slurmdbd, 500);
+  if (tables === undefined || tables < 0) return { ok: false, detail: `slurmdbd not serving ${SLURM_PORTS.slurmdbd}: ${down(dbd) ?? tail(dbd.log)}` };
+  return { ok: true, detail: `slurmdbd on ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, ${munged.length} munged with one per-run key` };
+}
+
+async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { pods, world, supervisor, topology } = ctx;
+  const conf = slurmConf({ tenant: world.tenant, controlPlane: world.controlPlane, slurmdTimeoutSeconds: SLURMD_TIMEOUT_S });
+  // The controller holds the file; the login pod has a copy (Slinky's login runs sackd, configless; 22.05 has no sackd).
+  fs.writeFileSync(path.join(pods.slurmctld.root, "etc-slurm", "slurm.conf"), conf);
+  fs.writeFileSync(path.join(pods.login.root, "etc-slurm", "slurm.conf"), conf);
+  const ctld = supervisor.start("slurmctld", pods.slurmctld, ["slurmctld", "-D", "-c"]);
+  const ping = await waitFor(async () => {
+    if (down(ctld)) return "down";
+    const r = await login(ctx, ["scontrol", "ping"], 5000);
+    return /is UP/.test(r.stdout) ? r.stdout.trim().replace(/\s+/g, " ") : undefined;
+  }, WAIT.slurmctld, 500);
+  if (!ping || ping === "down") return { ok: false, detail: `slurmctld not answering: ${down(ctld) ?? tail(ctld.log)}` };
+  let shown = "";
+  const cluster = await waitFor(async () => {
+    const r = await login(ctx, ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster,controlhost,controlport"], 5000);
+    shown = (r.stdout + r.stderr).trim();
+    return r.stdout.includes(`${world.controlPlane.clusterName}|${topology.central.slurmctld.address}|`) ? r.stdout.trim() : undefined;
+  }, WAIT.slurmctld, 500);
+  const parts = (await login(ctx, ["sinfo", "-h", "-o", "%P"], 5000)).stdout.trim().split("\n").join(",");
+  return {
+    ok: cluster !== undefined,
+    detail: `${ping} at ${topology.central.slurmctld.address}:${SLURM_PORTS.slurmctld}, NodePort ${world.tenant.nodePort} on ${topology.central.hostAddress}; partitions ${parts}; accounting: ${cluster ?? `cluster not registered in slurmdbd: ${shown || "nothing"}`}`,
+  };
+}
+
+async function nodeLine(ctx: Context, name: string): Promise<string> {
+  return (await login(ctx, ["scontrol", "-o", "show", "node", name], 5000)).stdout.trim();
+}
+
+async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { world, topology, supervisor, pods } = ctx;
+  const conf = world.tenant.controllerService;
+  const daemons = topology.slurmd.map((s, i) =>
+    // As Slinky's NodeSet pod runs it: dynamic (-Z), configless from the controller's Service name.
+    supervisor.start(`slurmd-${s.hostname}`, pods.slurmd[i], ["slurmd", "-D", "-Z", "--conf-server", `${conf.host}:${conf.port}`, "--conf", `Features=${s.features.join(",")}`]),
+  );
+  const results: string[] = [];
+  let ok = true;
+  for (const [i, s] of topology.slurmd.entries()) {
+    const line = await waitFor(async () => {
+      if (down(daemons[i])) return "down";
+      const l = await nodeLine(ctx, s.hostname);
+      return /State=IDLE/.test(l) ? l : undefined;
+    }, WAIT.register, 500);
+    if (!line || line === "down") {
+      ok = false;
+      const shown = (await nodeLine(ctx, s.hostname)).slice(0, 200);
+      results.push(`${s.hostname} not IDLE: ${down(daemons[i]) ?? (shown || tail(daemons[i].log))}`);
+      continue;
+    }
+    const addr = field(line, "NodeAddr");
+    const nodeSet = nodeSetOf(world.controlPlane.extraConf, s.features);
+    const expectedParts = nodeSet ? partitionsOf(world.controlPlane.extraConf, nodeSet) : [];
+    const parts = (field(line, "Partitions") ?? "").split(",").filter(Boolean);
+    const missing = expectedParts.filter((p) => !parts.includes(p));
+    if (addr !== s.address) {
+      ok = false;
+      results.push(`${s.hostname} registered from ${addr} (${topology.names.get(addr ?? "") ?? "?"}), not its pod address ${s.address}: SNAT on the way, slurmctld will call the wrong address on ${SLURM_PORTS.slurmd}`);
+    } else if (missing.length > 0) {
+      ok = false;
+      results.push(`${s.hostname} NodeAddr=${addr} but not in partition ${missing.join(",")} (NodeSet ${nodeSet})`);
+    } else {
+      results.push(`${s.hostname} NodeAddr=${addr} State=IDLE Partitions=${parts.join(",")} Features=${field(line, "AvailableFeatures")}`);
+    }
+  }
+  return { ok, detail: `${results.join("; ")}; via ${conf.host}:${conf.port} -> ${conf.endpointAddress}:${conf.endpointPort}` };
+}
+
+/** New connections each slurmd node's group admitted on the contract's slurmctld-to-slurmd rule (only a flow's first packet reaches the rule). */
+async function pingHits(ctx: Context): Promise<number[]> {
+  const out: number[] = [];
+  for (const s of ctx.topology.slurmd) {
+    const hits = await ruleHits(s.node);
+    out.push([...hits.entries()].filter(([k]) => k.endsWith("slurmctld-to-slurmd")).reduce((n, [, v]) => n + v, 0));
+  }
+  return out;
+}
+
+/** slurmctld's ping agents so far (logged at SlurmctldDebug=debug). */
+function pingAgents(ctx: Context): string[] {
+  const log = ctx.supervisor.daemons.find((d) => d.name === "slurmctld")?.log;
+  return log && fs.existsSync(log) ? fs.readFileSync(log, "utf8").match(/Spawning ping agent for \S+/g) ?? [] : [];
+}
+
+async function slurmctldPings(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { topology } = ctx;
+  const agentsBefore = pingAgents(ctx).length;
+  const hitsBefore = await pingHits(ctx);
+  // No job runs now: every new connection from central to 6818 is slurmctld's ping (or registration check).
+  const seen = await waitFor(async () => {
+    const hits = await pingHits(ctx);
+    return pingAgents(ctx).length > agentsBefore && hits.every((h, i) => h > hitsBefore[i]) ? hits : undefined;
+  }, WAIT.ping, 500);
+  const hits = seen ?? (await pingHits(ctx));
+  const agents = pingAgents(ctx).slice(agentsBefore);
+  const lines = await Promise.all(topology.slurmd.map((s) => nodeLine(ctx, s.hostname)));
+  const states = lines.map((l) => field(l, "State") ?? "?");
+  const responding = states.every((st) => /^IDLE/.test(st) && !/NOT_RESPONDING|DOWN/.test(st));
+  const perNode = topology.slurmd.map((s, i) => `${s.hostname} +${hits[i] - hitsBefore[i]} at ${s.node.label}`).join(", ");
+  return {
+    ok: seen !== undefined && responding,
+    detail: `${agents.length} ping agent${agents.length === 1 ? "" : "s"} (${[...new Set(agents.map((a) => a.split(" ").pop()))].join(", ") || "none"}); 6818 connections from ${topology.central.hostAddress} admitted by slurmctld-to-slurmd: ${perNode}; states ${states.join(",")}${seen ? "" : `; not all nodes pinged within ${seconds(WAIT.ping)} (SlurmdTimeout=${SLURMD_TIMEOUT_S})`}`,
+  };
+}
+
+async function waitJob(ctx: Context, id: string): Promise<string> {
+  const state = await waitFor(async () => {
+    const r = await login(ctx, ["scontrol", "-o", "show", "job", id], 5000);
+    const s = field(r.stdout, "JobState");
+    return s && !/PENDING|RUNNING|CONFIGURING|COMPLETING/.test(s) ? `${s}${field(r.stdout, "Reason") && field(r.stdout, "Reason") !== "None" ? ` (${field(r.stdout, "Reason")})` : ""} ExitCode=${field(r.stdout, "ExitCode")} NodeList=${field(r.stdout, "NodeList")}` : undefined;
+  }, WAIT.job, 500);
+  return state ?? `still not finished after ${seconds(WAIT.job)}`;
+}
+
+async function submit(ctx: Context, args: readonly string[], script: string): Promise<string> {
+  const r = await login(ctx, ["sbatch", "--parsable", `--chdir=/mnt/efs`, "--output=/mnt/efs/job_%j.out", ...args, "--wrap", script]);
+  const id = r.stdout.trim().split(";")[0];
+  if (r.code !== 0 || !/^\d+$/.test(id)) throw new Error(`sbatch failed: ${(r.stderr || r.stdout).trim()}`);
+  return id;
+}
+
+async function batchJob(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const s = ctx.topology.slurmd[0];
+  const id = await submit(ctx, ["-N1", "-w", s.hostname], `echo "${ctx.token} job $SLURM_JOB_ID on $(hostname)"`);
+  const state = await waitJob(ctx, id);
+  const file = path.join(ctx.efs, `job_${id}.out`);
+  const content = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim() : undefined;
+  const expected = `${ctx.token} job ${id} on ${s.hostname}`;
+  const accounted = (await login(ctx, ["sacct", "-n", "-P", "-X", "-j", id, "-o", "JobID,State,NodeList"], 5000)).stdout.trim();
+  return {
+    ok: content === expected && /^COMPLETED/.test(state),
+    detail: `job ${id} ${state}; /mnt/efs/job_${id}.out ${content === undefined ? "missing" : `= "${content}"`}${content !== undefined && content !== expected ? ` (expected "${expected}")` : ""}; sacct: ${accounted || "no record"}`,
+  };
+}
+
+async function twoNodeJob(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const names = ctx.topology.slurmd.map((s) => s.hostname);
+  const id = await submit(ctx, ["-N2", "-w", names.join(",")], "srun hostname");
+  const state = await waitJob(ctx, id);
+  const file = path.join(ctx.efs, `job_${id}.out`);
+  const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
+  const missing = names.filter((n) => !lines.includes(n));
+  return { ok: missing.length === 0 && /^COMPLETED/.test(state), detail: `job ${id} ${state}; srun output ${JSON.stringify(lines.sort())}${missing.length ? `, missing ${missing.join(",")}` : ""}` };
+}
+
+function newDrops(before: readonly Drop[], after: readonly Drop[]): Drop[] {
+  const key = (d: Drop) => `${d.at.name}|${d.direction}|${d.source}|${d.destination}|${d.protocol}|${d.port}`;
+  const seen = new Set(before.map(key));
+  return after.filter((d) => !seen.has(key(d)));
+}
+
+async function isolation(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { topology, world } = ctx;
+  const o = topology.other;
+  const target = { address: topology.central.hostAddress, port: world.tenant.nodePort };
+  const before = await droppedFlows(topology);
+  const asPlanned = await tcpProbe(o.pod.name, target.address, target.port, 2000);
+  const mid = await droppedFlows(topology);
+  // A tenant owns its security groups: open the other tenant's egress entirely; central's own rule must still refuse.
+  await run(["ip", "netns", "exec", o.node.name, "nft", "insert", "rule", "inet", SG_TABLE, "egress", "accept"], { timeoutMs: 5000 });
+  const opened = await tcpProbe(o.pod.name, target.address, target.port, 2000);
+  const after = await droppedFlows(topology);
+  const first = newDrops(before, mid).map((d) => describeDrop(d, topology.names));
+  const second = newDrops(mid, after).map((d) => describeDrop(d, topology.names));
+  const ok = !asPlanned && !opened && first.length > 0 && second.some((d) => d.includes(topology.central.host.label));
+  return {
+    ok,
+    detail: `${o.tenantId} pod ${o.address} -> ${target.address}:${target.port}: ${asPlanned ? "CONNECTED" : "refused"} as planned (${first.join("; ") || "no drop recorded"}); with ${o.tenantId}'s egress opened: ${opened ? "CONNECTED" : "refused"} (${second.join("; ") || "no drop recorded"})`,
+  };
+}
+
+/** Where slurmd last saw a step launch come from (the address slurmstepd calls srun back at). */
+function launchSource(ctx: Context, hostname: string): string | undefined {
+  const log = ctx.supervisor.daemons.find((d) => d.name === `slurmd-${hostname}`)?.log;
+  const hits = log && fs.existsSync(log) ? [...fs.readFileSync(log, "utf8").matchAll(/launch task (StepId=\S+) request from \S+ \S+ HOST:(\S+) PORT:(\d+)/g)] : [];
+  const last = hits[hits.length - 1];
+  return last ? `${last[1]} launch from ${last[2]}${ctx.topology.names.has(last[2]) ? ` (${ctx.topology.names.get(last[2])})` : ""}` : undefined;
+}
+
+async function interactiveSrun(ctx: Context, from: Pod, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+  const { topology } = ctx;
+  const s = topology.slurmd[0];
+  // Start from idle nodes (a cancelled step leaves its node COMPLETING a moment), so the allocation is granted at once.
+  await waitFor(async () => (/^IDLE(\+DYNAMIC_NORM)?$/.test(field(await nodeLine(ctx, s.hostname), "State") ?? "") ? true : undefined), WAIT.job, 500);
+  const before = await droppedFlows(topology);
+  const countsBefore = await dropCounts(topology);
+  const r = await run(inPod(from, ["srun", "-N1", "-w", s.hostname, "hostname"]), { timeoutMs });
+  await sleep(300);
+  const drops = newDrops(before, await droppedFlows(topology));
+  const countsAfter = await dropCounts(topology);
+  await login(ctx, ["scancel", "--user=root"], 5000);
+  const ok = r.code === 0 && r.stdout.trim() === s.hostname;
+  const seen = launchSource(ctx, s.hostname);
+  const counted = countsAfter
+    .map((c, i) => ({ label: c.ns.label, ingress: c.ingress - countsBefore[i].ingress, egress: c.egress - countsBefore[i].egress }))
+    .filter((c) => c.ingress + c.egress > 0)
+    .map((c) => `${c.label}: ${c.egress} out, ${c.ingress} in`);
+  const dropped = drops.map((d) => describeDrop(d, topology.names)).join("; ") || "nothing recorded";
+  const outcome = ok ? `srun printed "${r.stdout.trim()}" in ${seconds(r.ms)}` : r.timedOut ? `srun still waiting after ${seconds(timeoutMs)}, killed` : `srun exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`;
+  return { ok, detail: `${outcome}; slurmd saw ${seen ?? "no step launch"}; dropped: ${dropped}; drop counters: ${counted.join(", ") || "unchanged"}` };
+}

@@ -1,0 +1,181 @@
+/**
+ * Running things inside the journey's namespaces, bounded in time, and stopping them all.
+ *
+ * A "pod" is a network namespace plus, per process, a private mount and UTS namespace:
+ * its own hostname (Slurm names nodes and controllers by it), its own /run (the munged
+ * socket), /var/spool (Slurm's state) and /etc/slurm (its configuration, or none when the
+ * pod runs configless), and for slurmd the tenant's shared file system at /mnt/efs. Daemons
+ * run in the foreground, each in its own process group, their output in one log file each.
+ */
+import { spawn, type ChildProcess } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  readonly ms: number;
+}
+
+/** Runs a command to its end or `timeoutMs` (then kills its process group), collecting output. */
+export function run(argv: readonly string[], opts: { timeoutMs: number; input?: string; env?: NodeJS.ProcessEnv }): Promise<RunResult> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(argv[0], argv.slice(1), { detached: true, stdio: [opts.input === undefined ? "ignore" : "pipe", "pipe", "pipe"], env: opts.env ?? process.env });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup(child.pid, "SIGKILL");
+    }, opts.timeoutMs);
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      resolve({ code: -1, stdout, stderr: stderr + String(e), timedOut, ms: Date.now() - started });
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut, ms: Date.now() - started });
+    });
+    if (child.stdin) {
+      // A command may exit before reading its input: that is its answer, not the journey's error.
+      child.stdin.on("error", () => undefined);
+      child.stdin.end(opts.input);
+    }
+  });
+}
+
+/** Runs a command and throws with its output when it fails. */
+export async function must(argv: readonly string[], opts: { timeoutMs: number; input?: string } = { timeoutMs: 10_000 }): Promise<string> {
+  const r = await run(argv, opts);
+  if (r.code !== 0) throw new Error(`${argv.join(" ")}: ${r.timedOut ? `timed out after ${opts.timeoutMs} ms` : `exit ${r.code}`}: ${(r.stderr || r.stdout).trim().slice(0, 400)}`);
+  return r.stdout;
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** Where `ip netns` keeps namespaces and their per-namespace /etc files. */
+export const NETNS_RUN = "/run/netns";
+export const NETNS_ETC = "/etc/netns";
+
+export interface Pod {
+  /** Network namespace. */
+  readonly netns: string;
+  readonly hostname: string;
+  /** The pod's own directory: run/, spool/, etc-slurm/ are mounted over /run, /var/spool, /etc/slurm. */
+  readonly root: string;
+  /** The tenant's shared file system, mounted at /mnt/efs when set. */
+  readonly efs?: string;
+}
+
+/** Mount points a pod's processes see its own directories at. */
+export const POD_MOUNTS = { run: "/run", spool: "/var/spool", etc: "/etc/slurm", efs: "/mnt/efs" } as const;
+
+/** Makes the pod's directories. */
+export function preparePod(pod: Pod, spoolDirs: readonly string[] = []): void {
+  for (const d of ["run/munge", "etc-slurm", "spool", ...spoolDirs.map((s) => `spool/${s}`)]) fs.mkdirSync(path.join(pod.root, d), { recursive: true, mode: 0o755 });
+}
+
+function quote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The argv that runs `argv` inside the pod. */
+export function inPod(pod: Pod, argv: readonly string[]): string[] {
+  // Names as `ip netns exec` would give them, without its fresh /sys (slurmd reads /sys/fs/cgroup).
+  const etc = path.join(NETNS_ETC, pod.netns);
+  const mounts = [
+    `mount --bind ${quote(path.join(etc, "hosts"))} /etc/hosts`,
+    `mount --bind ${quote(path.join(etc, "resolv.conf"))} /etc/resolv.conf`,
+    `mount --bind ${quote(path.join(pod.root, "run"))} ${POD_MOUNTS.run}`,
+    `mount --bind ${quote(path.join(pod.root, "spool"))} ${POD_MOUNTS.spool}`,
+    `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${POD_MOUNTS.etc}`,
+    // /mnt is the machine's: a private tmpfs over it holds the mount point without touching it.
+    ...(pod.efs ? [`mount -t tmpfs journey-mnt /mnt`, `mkdir -p ${POD_MOUNTS.efs}`, `mount --bind ${quote(pod.efs)} ${POD_MOUNTS.efs}`] : []),
+    `hostname ${quote(pod.hostname)}`,
+    `exec "$@"`,
+  ].join(" && ");
+  return ["nsenter", `--net=${path.join(NETNS_RUN, pod.netns)}`, "unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", mounts, "sh", ...argv];
+}
+
+export interface Daemon {
+  readonly name: string;
+  readonly pid: number;
+  readonly log: string;
+  /** Set once it has exited. */
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
+}
+
+/** Starts daemons and stops every one of them, whatever happened in between. */
+export class Supervisor {
+  private readonly children: { daemon: Daemon; child: ChildProcess }[] = [];
+
+  constructor(private readonly logDir: string) {
+    fs.mkdirSync(logDir, { recursive: true });
+  }
+
+  /** Starts a foreground daemon in a pod; its stdout and stderr go to `<logDir>/<name>.log`. */
+  start(name: string, pod: Pod, argv: readonly string[]): Daemon {
+    const log = path.join(this.logDir, `${name}.log`);
+    const fd = fs.openSync(log, "a");
+    const full = inPod(pod, argv);
+    const child = spawn(full[0], full.slice(1), { detached: true, stdio: ["ignore", fd, fd] });
+    fs.closeSync(fd);
+    if (child.pid === undefined) throw new Error(`could not start ${name}`);
+    const daemon: Daemon = { name, pid: child.pid, log };
+    child.on("exit", (code, signal) => (daemon.exit = { code, signal }));
+    child.on("error", () => (daemon.exit = { code: -1, signal: null }));
+    this.children.push({ daemon, child });
+    return daemon;
+  }
+
+  get daemons(): readonly Daemon[] {
+    return this.children.map((c) => c.daemon);
+  }
+
+  /** SIGTERM to every daemon's process group, then SIGKILL to what is left after `graceMs`. */
+  async stopAll(graceMs = 3000): Promise<void> {
+    const live = () => this.children.filter((c) => !c.daemon.exit);
+    for (const c of live()) killGroup(c.daemon.pid, "SIGTERM");
+    const deadline = Date.now() + graceMs;
+    while (live().length > 0 && Date.now() < deadline) await sleep(100);
+    for (const c of live()) killGroup(c.daemon.pid, "SIGKILL");
+    const hard = Date.now() + 2000;
+    while (live().length > 0 && Date.now() < hard) await sleep(50);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Polls `probe` until it returns a value or `timeoutMs` passes (then undefined). */
+export async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 250): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() >= deadline) return undefined;
+    await sleep(everyMs);
+  }
+}
+
+/** The last lines of a log, for a failed step's detail. */
+export function tail(file: string, lines = 3): string {
+  try {
+    return fs.readFileSync(file, "utf8").trim().split("\n").slice(-lines).join(" | ");
+  } catch {
+    return "(no log)";
+  }
+}

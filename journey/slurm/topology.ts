@@ -1,0 +1,242 @@
+/**
+ * The two VPCs as Linux network namespaces. Each VPC's router is a namespace with one
+ * bridge per subnet (AWS's router sits at a subnet's first host); a peering is a veth pair
+ * between two routers with a route each way; instances and nodes hang off a subnet bridge
+ * with a /32 and a route to the router, as an ENI does; pods hang off their host.
+ *
+ * Central: one K3s host holding the slurmctld, slurmdbd, MariaDB and login pods on a bridge
+ * (flannel). Tenant: slurmd nodes whose pods take VPC addresses routed to the node (Cilium
+ * ENI mode), and the K3s server; the other tenant: one node and pod, to prove isolation.
+ *
+ * Every veth is made directly between two of these namespaces: nothing is attached to the
+ * machine's own network, so no packet of the journey can leave it.
+ */
+import { carveSubnets, hostAddress } from "../../config/cidr";
+import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "../../facts/contract";
+import { centralHostNat, ciliumNodeNat, clusterIpNat } from "./nat";
+import { securityGroupRuleset, type Translation } from "./nft";
+import type { JourneyWorld, TenantSide } from "./world";
+import { slinkyNames } from "./world";
+
+/** The device that stands for an instance's or node's ENI, and a pod's interface. */
+export const ENI_DEVICE = "eth0";
+/** Cilium's per-node router address that pods use as their gateway (any link-local address works). */
+const POD_GATEWAY = "169.254.1.1";
+/** Host numbers in a subnet: AWS's router is the first; nodes and pods are arbitrary but fixed. */
+const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13 }, clusterIp: 200 } as const;
+/** Link networks of the peering veths (never seen by Slurm: routers only). */
+const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
+
+export interface Namespace {
+  /** The kernel's name (prefixed per run). */
+  readonly name: string;
+  /** Who it stands for, as reports name it. */
+  readonly label: string;
+}
+
+export interface SlurmdPod {
+  readonly ns: Namespace;
+  readonly node: Namespace;
+  readonly address: string;
+  readonly nodeAddress: string;
+  /** Slurm node name (the pod's hostname, as Slinky's NodeSet pods register). */
+  readonly hostname: string;
+  readonly features: readonly string[];
+}
+
+export interface Firewall {
+  readonly ns: Namespace;
+  readonly translation: Translation;
+}
+
+export interface Topology {
+  readonly namespaces: readonly Namespace[];
+  /** `ip` argument lists, in order. */
+  readonly commands: readonly (readonly string[])[];
+  /** /etc/hosts of each namespace that needs names. */
+  readonly hosts: ReadonlyMap<string, string>;
+  /** nftables text per namespace (security groups, then NAT). */
+  readonly rulesets: ReadonlyMap<string, readonly string[]>;
+  readonly firewalls: readonly Firewall[];
+  readonly central: {
+    readonly host: Namespace;
+    readonly hostAddress: string;
+    readonly slurmctld: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
+    readonly slurmdbd: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
+    readonly mariadb: { readonly ns: Namespace; readonly address: string };
+    readonly login: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
+  };
+  readonly slurmd: readonly SlurmdPod[];
+  readonly other: { readonly pod: Namespace; readonly address: string; readonly node: Namespace; readonly tenantId: string };
+  /** Address -> who holds it, to name flows in reports. */
+  readonly names: ReadonlyMap<string, string>;
+}
+
+function prefixLength(cidr: string): string {
+  return cidr.split("/")[1];
+}
+
+/** Plans the namespaces, links, routes, names and rulesets. Pure: `buildTopology` carries it out. */
+export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 2): Topology {
+  const namespaces: Namespace[] = [];
+  const commands: string[][] = [];
+  const hosts = new Map<string, string>();
+  const rulesets = new Map<string, string[]>();
+  const names = new Map<string, string>();
+  const firewalls: Firewall[] = [];
+
+  const ns = (key: string, label: string): Namespace => {
+    const n = { name: `${prefix}-${key}`, label };
+    namespaces.push(n);
+    // IPv4 only, as the plans' rules are: no IPv6 neighbour chatter in the drop counters.
+    commands.push(["netns", "add", n.name], ["netns", "exec", n.name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"], ["-n", n.name, "link", "set", "lo", "up"]);
+    return n;
+  };
+  const forwarding = (n: Namespace) => commands.push(["netns", "exec", n.name, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.send_redirects=0"]);
+  const veth = (a: Namespace, devA: string, b: Namespace, devB: string) => {
+    commands.push(["link", "add", devA, "netns", a.name, "type", "veth", "peer", "name", devB, "netns", b.name]);
+    commands.push(["-n", a.name, "link", "set", devA, "up"], ["-n", b.name, "link", "set", devB, "up"]);
+  };
+  const addr = (n: Namespace, dev: string, cidr: string) => commands.push(["-n", n.name, "addr", "add", cidr, "dev", dev]);
+  const route = (n: Namespace, ...args: string[]) => commands.push(["-n", n.name, "route", "add", ...args]);
+  const bridge = (n: Namespace, br: string, cidr: string) => commands.push(["-n", n.name, "link", "add", br, "type", "bridge"], ["-n", n.name, "addr", "add", cidr, "dev", br], ["-n", n.name, "link", "set", br, "up"]);
+  const enslave = (n: Namespace, dev: string, br: string) => commands.push(["-n", n.name, "link", "set", dev, "master", br]);
+  const ruleset = (n: Namespace, text: string) => rulesets.set(n.name, [...(rulesets.get(n.name) ?? []), text]);
+  const hostsFile = (n: Namespace, entries: Record<string, string[]>) =>
+    hosts.set(n.name, ["127.0.0.1 localhost", ...Object.entries(entries).map(([a, h]) => `${a} ${h.join(" ")}`), ""].join("\n"));
+
+  /** An instance (or node) with its ENI on a subnet bridge of its VPC's router. */
+  const instance = (vpcRouter: Namespace, bridgeName: string, port: string, n: Namespace, address: string, router: string, routes: readonly string[]) => {
+    veth(n, ENI_DEVICE, vpcRouter, port);
+    enslave(vpcRouter, port, bridgeName);
+    addr(n, ENI_DEVICE, `${address}/32`);
+    route(n, router, "dev", ENI_DEVICE);
+    for (const r of routes) route(n, r, "via", router);
+  };
+
+  // --- central VPC
+  const c = world.central;
+  const names_ = slinkyNames(world.tenant);
+  const cVpc = ns("c-vpc", "central VPC router");
+  forwarding(cVpc);
+  const cRouter = hostAddress(c.hostSubnet, HOST.router);
+  bridge(cVpc, "sn0", `${cRouter}/${prefixLength(c.hostSubnet)}`);
+  const cHost = ns("c-host", `central host ${c.hostAddress}`);
+  forwarding(cHost);
+  instance(cVpc, "sn0", "host", cHost, c.hostAddress, cRouter, [world.tenant.vpcCidr, world.other.vpcCidr]);
+  names.set(c.hostAddress, "central host");
+
+  const podNet = carveSubnets(c.podCidr, 24 - Number(prefixLength(c.podCidr)), 0, 1)[0];
+  const podGateway = hostAddress(podNet, 1);
+  bridge(cHost, "cni0", `${podGateway}/24`);
+  const centralPod = (key: keyof typeof HOST.centralPod, label: string): { ns: Namespace; address: string } => {
+    const address = hostAddress(podNet, HOST.centralPod[key]);
+    const n = ns(`c-${key}`, `central ${label} pod ${address}`);
+    veth(n, ENI_DEVICE, cHost, `v-${key}`.slice(0, 15));
+    enslave(cHost, `v-${key}`.slice(0, 15), "cni0");
+    addr(n, ENI_DEVICE, `${address}/24`);
+    route(n, "default", "via", podGateway);
+    names.set(address, `central ${label} pod`);
+    return { ns: n, address };
+  };
+  const slurmctld = { ...centralPod("slurmctld", "slurmctld"), hostname: names_.controllerPod };
+  const slurmdbd = { ...centralPod("slurmdbd", "slurmdbd"), hostname: names_.accountingPod };
+  const mariadb = centralPod("mariadb", "MariaDB");
+  const login = { ...centralPod("login", "login"), hostname: "login-0" };
+
+  // --- a tenant VPC: router, peering, and its nodes
+  const tenantVpc = (t: TenantSide, key: string, peering: number) => {
+    const vpc = ns(`${key}-vpc`, `${t.id} VPC router`);
+    forwarding(vpc);
+    const link = PEERING_LINK(peering);
+    veth(cVpc, `pcx-${key}`, vpc, "pcx");
+    addr(cVpc, `pcx-${key}`, `${link.a}/30`);
+    addr(vpc, "pcx", `${link.b}/30`);
+    route(cVpc, t.vpcCidr, "via", link.b);
+    route(vpc, c.vpcCidr, "via", link.a);
+    const router = hostAddress(t.workerSubnet, HOST.router);
+    bridge(vpc, "sn0", `${router}/${prefixLength(t.workerSubnet)}`);
+    return { vpc, router };
+  };
+  const clusterIp = hostAddress(CENTRAL_K3S_RANGES.serviceCidr, HOST.clusterIp);
+  const slurmdNode = (t: TenantSide, vpc: Namespace, router: string, key: string, i: number) => {
+    const nodeAddress = hostAddress(t.workerSubnet, HOST.node + i);
+    const address = hostAddress(t.workerSubnet, HOST.pod + i);
+    const node = ns(`${key}-node${i}`, `${t.id} node ${i} ${nodeAddress}`);
+    forwarding(node);
+    instance(vpc, "sn0", `n${i}`, node, nodeAddress, router, [t.vpcCidr, c.vpcCidr]);
+    route(vpc, `${address}/32`, "via", nodeAddress);
+    const pod = ns(`${key}-pod${i}`, `${t.id} slurmd pod ${address}`);
+    veth(pod, ENI_DEVICE, node, "pod");
+    addr(node, "pod", `${POD_GATEWAY}/32`);
+    route(node, `${address}/32`, "dev", "pod");
+    addr(pod, ENI_DEVICE, `${address}/32`);
+    route(pod, POD_GATEWAY, "dev", ENI_DEVICE);
+    route(pod, "default", "via", POD_GATEWAY);
+    ruleset(node, ciliumNodeNat({ device: ENI_DEVICE, podAddresses: [address], nativeRoutingCidr: t.nativeRoutingCidr, masquerade: t.masquerade }));
+    ruleset(pod, clusterIpNat({ serviceAddress: clusterIp, servicePort: t.controllerService.port, endpointAddress: t.controllerService.endpointAddress, endpointPort: t.controllerService.endpointPort }));
+    names.set(nodeAddress, `${t.id} node ${i}`);
+    return { node, pod, nodeAddress, address };
+  };
+
+  const t = world.tenant;
+  const a = tenantVpc(t, "a", 1);
+  // The tenant's K3s server sits in its own subnet (the NAT subnet in a new VPC).
+  const serverRouter = hostAddress(t.serverSubnet, HOST.router);
+  bridge(a.vpc, "sn1", `${serverRouter}/${prefixLength(t.serverSubnet)}`);
+  const server = ns("a-server", `${t.id} K3s server ${t.serverAddress}`);
+  instance(a.vpc, "sn1", "srv", server, t.serverAddress, serverRouter, [t.vpcCidr, c.vpcCidr]);
+  names.set(t.serverAddress, `${t.id} K3s server`);
+
+  const nodeSet = t.nodeSets[0];
+  const slurmd: SlurmdPod[] = [];
+  for (let i = 1; i <= slurmdCount; i++) {
+    const n = slurmdNode(t, a.vpc, a.router, "a", i);
+    const hostname = `${nodeSet?.name ?? "slurmd"}-${i - 1}`;
+    names.set(n.address, `${t.id} slurmd pod ${hostname}`);
+    hostsFile(n.pod, { [clusterIp]: [t.controllerService.host], [n.address]: [hostname] });
+    slurmd.push({ ns: n.pod, node: n.node, address: n.address, nodeAddress: n.nodeAddress, hostname, features: nodeSet?.features ?? [] });
+  }
+
+  const o = world.other;
+  const g = tenantVpc(o, "g", 2);
+  const gNode = slurmdNode(o, g.vpc, g.router, "g", 1);
+  names.set(gNode.address, `${o.id} slurmd pod`);
+  hostsFile(gNode.pod, { [clusterIp]: [o.controllerService.host] });
+
+  // --- names on central (cluster DNS stands in as /etc/hosts)
+  hostsFile(slurmctld.ns, { [slurmctld.address]: [slurmctld.hostname, names_.controllerService], [slurmdbd.address]: [names_.accountingService, names_.accountingService.split(".")[0]] });
+  hostsFile(slurmdbd.ns, { [slurmdbd.address]: [slurmdbd.hostname], [mariadb.address]: [`${world.controlPlane.accounting.host}.${t.namespace}`, world.controlPlane.accounting.host] });
+  hostsFile(login.ns, { [slurmctld.address]: [slurmctld.hostname, names_.controllerService], [slurmdbd.address]: [names_.accountingService, names_.accountingService.split(".")[0]], [login.address]: [login.hostname] });
+
+  // --- security groups on every ENI, and the host's Kubernetes NAT
+  const members = new Map<string, string[]>();
+  const member = (groups: readonly string[], ...addresses: string[]) => groups.forEach((gid) => members.set(gid, [...(members.get(gid) ?? []), ...addresses]));
+  member(c.hostGroupIds, c.hostAddress);
+  member(t.workerGroupIds, ...slurmd.flatMap((p) => [p.nodeAddress, p.address]));
+  member(t.serverGroupIds, t.serverAddress);
+  member(o.workerGroupIds, gNode.nodeAddress, gNode.address);
+  member(o.serverGroupIds, o.serverAddress);
+  const firewall = (n: Namespace, groupIds: readonly string[]) => {
+    const translation = securityGroupRuleset({ eni: { label: n.label, device: ENI_DEVICE, groupIds }, rules: world.rules, members });
+    firewalls.push({ ns: n, translation });
+    ruleset(n, translation.text);
+  };
+  firewall(cHost, c.hostGroupIds);
+  for (const p of slurmd) firewall(p.node, t.workerGroupIds);
+  firewall(server, t.serverGroupIds);
+  firewall(gNode.node, o.workerGroupIds);
+  ruleset(cHost, centralHostNat({ device: ENI_DEVICE, hostAddress: c.hostAddress, nodePort: t.nodePort, podAddress: slurmctld.address, podPort: SLURM_PORTS.slurmctld, podCidr: c.podCidr, externalTrafficPolicy: t.externalTrafficPolicy }));
+
+  return {
+    namespaces,
+    commands,
+    hosts,
+    rulesets,
+    firewalls,
+    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login },
+    slurmd,
+    other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id },
+    names,
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * What the Slurm journey needs to know about the deployment, read from the planned stacks
+ * (addresses, subnets, security groups) and the committed fleet (what Slinky, Cilium,
+ * Karpenter and Kubernetes are told): nothing about the network is invented here, so a
+ * change to the project changes the journey's network with it.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { parseAllDocuments } from "yaml";
+import { PROJECT_ROOT } from "../../config";
+import type { PlanResult } from "../../cli/plan";
+import { CENTRAL_K3S_RANGES, slurmctldNodePort } from "../../facts/contract";
+import { ACCOUNTING_DATABASE, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
+import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
+
+export interface CentralSide {
+  readonly environment: string;
+  readonly vpcCidr: string;
+  /** The K3s host's private address and subnet, as the plan gives the instance. */
+  readonly hostAddress: string;
+  readonly hostSubnet: string;
+  readonly hostGroupIds: readonly string[];
+  /** K3s's pod range on central (one node: its first /24 holds every pod). */
+  readonly podCidr: string;
+}
+
+export interface TenantSide {
+  readonly id: string;
+  readonly namespace: string;
+  readonly vpcCidr: string;
+  /** The subnet Karpenter launches slurmd nodes in (its EC2NodeClass subnet selector, first match). */
+  readonly workerSubnet: string;
+  /** Groups Karpenter attaches to slurmd nodes (EC2NodeClass security-group selector); Cilium ENI mode gives pod ENIs the same. */
+  readonly workerGroupIds: readonly string[];
+  readonly serverAddress: string;
+  readonly serverSubnet: string;
+  readonly serverGroupIds: readonly string[];
+  /** The tenant's slurmctld NodePort on central, as the fleet's Service declares it. */
+  readonly nodePort: number;
+  readonly externalTrafficPolicy: string;
+  /** Cilium's masquerade decision. */
+  readonly nativeRoutingCidr: string;
+  readonly masquerade: boolean;
+  /** The customer cluster's selector-less Service for slurmctld and its EndpointSlice. */
+  readonly controllerService: { readonly host: string; readonly port: number; readonly endpointAddress: string; readonly endpointPort: number };
+  /** NodeSets of the customer release: name and the Features its slurmd registers with. */
+  readonly nodeSets: readonly { readonly name: string; readonly features: readonly string[] }[];
+}
+
+/** The central release's values that shape slurm.conf (Slinky hybrid: partitions live here). */
+export interface ControlPlaneValues {
+  readonly clusterName: string;
+  readonly extraConf: string;
+  readonly accounting: { readonly host: string; readonly port: number; readonly database: string; readonly username: string };
+  /** MariaDB's my.cnf from the fleet's MariaDB resource. */
+  readonly mariadbCnf: string;
+}
+
+export interface JourneyWorld {
+  readonly central: CentralSide;
+  readonly tenant: TenantSide;
+  readonly controlPlane: ControlPlaneValues;
+  /** The tenant that must not reach the first one's slurmctld. */
+  readonly other: TenantSide;
+  readonly rules: readonly SecurityGroupRule[];
+}
+
+export interface JourneyPlans {
+  readonly central: PlanResult;
+  readonly tenant: PlanResult;
+  readonly other: PlanResult;
+}
+
+type Doc = Record<string, unknown>;
+
+function readYaml(root: string, file: string): Doc[] {
+  const text = fs.readFileSync(path.join(root, file), "utf8");
+  return parseAllDocuments(text).map((d) => d.toJS() as Doc).filter((d) => d !== null && typeof d === "object");
+}
+
+function get(doc: unknown, ...keys: (string | number)[]): unknown {
+  let v: unknown = doc;
+  for (const k of keys) v = v === null || typeof v !== "object" ? undefined : (v as Record<string | number, unknown>)[k];
+  return v;
+}
+
+function must<T>(value: T | undefined, what: string): T {
+  if (value === undefined || value === null) throw new Error(`journey: cannot find ${what}`);
+  return value;
+}
+
+function byKind(docs: readonly Doc[], kind: string, name?: string): Doc {
+  return must(docs.find((d) => d.kind === kind && (name === undefined || get(d, "metadata", "name") === name)), `${kind}${name ? ` ${name}` : ""}`);
+}
+
+function centralSide(plan: PlanResult): CentralSide {
+  if (plan.config.kind !== "central") throw new Error(`journey: ${plan.config.stack} is not a central stack`);
+  const resources = plan.deployment.deployment.resources;
+  const hosts = instances(resources);
+  if (hosts.length !== 1) throw new Error(`journey: central plan has ${hosts.length} instances, expected the one K3s host`);
+  const host = hosts[0];
+  const subnet = must(subnets(resources).find((s) => s.id === host.subnetId), `subnet ${host.subnetId} of the central host`);
+  return {
+    environment: plan.config.environment,
+    vpcCidr: must(vpcs(resources)[0], "central VPC").cidr,
+    hostAddress: host.privateIp,
+    hostSubnet: subnet.cidr,
+    hostGroupIds: host.groupIds,
+    podCidr: CENTRAL_K3S_RANGES.clusterCidr,
+  };
+}
+
+function tenantSide(plan: PlanResult, root: string): TenantSide {
+  const config = plan.config;
+  if (config.kind !== "tenant") throw new Error(`journey: ${config.stack} is not a tenant stack`);
+  const id = config.tenant.id;
+  const resources = plan.deployment.deployment.resources;
+  const fleet = tenantFleetPath(config.environment, id);
+  const nodeClass = byKind(readYaml(root, `${fleet}/cluster/manifests/karpenter-nodeclass.yaml`), "EC2NodeClass");
+  const terms = (key: string) => ((get(nodeClass, "spec", key) as Doc[] | undefined) ?? []).map((t) => (t.tags ?? {}) as Record<string, string>);
+  const workerSubnet = must(subnets(resources).filter((s) => terms("subnetSelectorTerms").some((t) => Object.entries(t).every(([k, v]) => s.tags[k] === v)))[0], `a subnet for ${id}'s EC2NodeClass`);
+  const workerGroups = groupsSelectedByTags(securityGroups(resources), terms("securityGroupSelectorTerms"));
+  if (workerGroups.length === 0) throw new Error(`journey: no planned security group matches ${id}'s EC2NodeClass selector`);
+  const servers = instances(resources);
+  const server = must(servers[0], `${id}'s K3s server`);
+  const serverSubnet = must(subnets(resources).find((s) => s.id === server.subnetId), `subnet of ${id}'s server`);
+
+  const nodePortService = byKind(readYaml(root, `${fleet}/control-plane/manifests/slurmctld-nodeport.yaml`), "Service");
+  const nodePortEntry = must((get(nodePortService, "spec", "ports") as Doc[] | undefined)?.[0], `${id}'s NodePort`);
+  const cilium = readYaml(root, `${fleet}/cluster/values/cilium.yaml`)[0] ?? {};
+  const cluster = readYaml(root, `${fleet}/cluster/manifests/slurmctld.yaml`);
+  const address = slurmctldServiceAddress(id);
+  const service = byKind(cluster, "Service", address.name);
+  const slice = byKind(cluster, "EndpointSlice");
+  const slurmValues = readYaml(root, `${fleet}/cluster/values/slurm.yaml`)[0] ?? {};
+  const nodeSets = Object.entries((slurmValues.nodesets ?? {}) as Record<string, Doc>)
+    .filter(([, v]) => v.enabled !== false)
+    .map(([name, v]) => ({ name, features: ((get(v, "extraConfMap", "Features") as string[] | undefined) ?? []).map(String) }));
+  return {
+    id,
+    namespace: tenantNamespace(id),
+    vpcCidr: must(vpcs(resources)[0], `${id}'s VPC`).cidr,
+    workerSubnet: workerSubnet.cidr,
+    workerGroupIds: workerGroups.map((g) => g.id),
+    serverAddress: server.privateIp,
+    serverSubnet: serverSubnet.cidr,
+    serverGroupIds: server.groupIds,
+    nodePort: Number(must(nodePortEntry.nodePort, `${id}'s nodePort`)),
+    externalTrafficPolicy: String(get(nodePortService, "spec", "externalTrafficPolicy") ?? "Cluster"),
+    nativeRoutingCidr: String(must(cilium.ipv4NativeRoutingCIDR, "Cilium's ipv4NativeRoutingCIDR")),
+    masquerade: cilium.enableIPv4Masquerade !== false,
+    controllerService: {
+      host: address.host,
+      port: Number(must(get(service, "spec", "ports", 0, "port"), "the slurm-controller Service port")),
+      endpointAddress: String(must(get(slice, "endpoints", 0, "addresses", 0), "the EndpointSlice address")),
+      endpointPort: Number(must(get(slice, "ports", 0, "port"), "the EndpointSlice port")),
+    },
+    nodeSets,
+  };
+}
+
+function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues {
+  if (plan.config.kind !== "tenant") throw new Error("journey: control-plane values belong to a tenant");
+  const fleet = tenantFleetPath(plan.config.environment, plan.config.tenant.id);
+  const values = readYaml(root, `${fleet}/control-plane/values/slurm.yaml`)[0] ?? {};
+  const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
+  const mariadb = byKind(readYaml(root, `${fleet}/control-plane/manifests/mariadb.yaml`), "MariaDB");
+  return {
+    clusterName: String(must(values.clusterName, "the central release's clusterName")),
+    extraConf: String(get(values, "controller", "extraConf") ?? ""),
+    accounting: {
+      host: String(storage.host ?? ACCOUNTING_DATABASE.service),
+      port: Number(storage.port ?? ACCOUNTING_DATABASE.port),
+      database: String(storage.database ?? ACCOUNTING_DATABASE.database),
+      username: String(storage.username ?? ACCOUNTING_DATABASE.username),
+    },
+    mariadbCnf: String(get(mariadb, "spec", "myCnf") ?? ""),
+  };
+}
+
+/** Everything the journey derives from the three plans and the committed fleet. */
+export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT): JourneyWorld {
+  const tenant = tenantSide(plans.tenant, root);
+  const other = tenantSide(plans.other, root);
+  const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
+  return { central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
+}
+
+/** Where the world disagrees with itself: each a defect of the project the journey reports. */
+export function worldProblems(world: JourneyWorld): string[] {
+  const problems: string[] = [];
+  for (const t of [world.tenant, world.other]) {
+    if (t.nodePort !== slurmctldNodePort(t.id)) problems.push(`${t.id}: the fleet's NodePort ${t.nodePort} is not slurmctldNodePort(${t.id}) = ${slurmctldNodePort(t.id)}`);
+    if (t.controllerService.endpointAddress !== world.central.hostAddress) problems.push(`${t.id}: the EndpointSlice points at ${t.controllerService.endpointAddress}, the central host is ${world.central.hostAddress}`);
+    if (t.controllerService.endpointPort !== t.nodePort) problems.push(`${t.id}: the EndpointSlice port ${t.controllerService.endpointPort} is not the NodePort ${t.nodePort}`);
+  }
+  return problems;
+}
+
+/** Slinky v1.2.1's names in a tenant namespace (pods of StatefulSets are `<name>-0`). */
+export function slinkyNames(tenant: TenantSide): { controllerPod: string; controllerService: string; accountingPod: string; accountingService: string } {
+  return {
+    controllerPod: `${SLURM_RELEASE}-controller-0`,
+    controllerService: tenant.controllerService.host,
+    accountingPod: `${SLURM_RELEASE}-accounting-0`,
+    accountingService: `${SLURM_RELEASE}-accounting.${tenant.namespace}`,
+  };
+}
