@@ -342,7 +342,8 @@ export function walkRefs(v: unknown, at: string, found: (where: string, name: st
   for (const [key, value] of Object.entries(v as Record<string, unknown>)) {
     const here = at ? `${at}.${key}` : key;
     const ref = value as { name?: unknown; key?: unknown; secretName?: unknown; optional?: unknown } | null;
-    if (ref && typeof ref === "object" && !Array.isArray(ref) && ref.optional !== true) {
+    // A reference its operator generates (mariadb-operator's `generate: true`) is not the fleet's to deliver.
+    if (ref && typeof ref === "object" && !Array.isArray(ref) && ref.optional !== true && (ref as { generate?: unknown }).generate !== true) {
       if (/(secretKeyRef|KeyRef|SecretKeyRef)$/.test(key) && typeof ref.name === "string") found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);
       else if (key === "secret" && typeof ref.secretName === "string") found(here, ref.secretName);
       else if (key === "secretRef" && typeof ref.name === "string" && at.endsWith("]")) found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);

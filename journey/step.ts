@@ -10,6 +10,8 @@ export interface JourneyStep {
   readonly passed: boolean;
   /** Evidence: what was seen (the failure's cause, or the figure that proves success). */
   readonly detail: string;
+  /** Not run here (by hand, without root or a tool), with how to run it in detail. */
+  readonly skipped?: boolean;
 }
 
 /** A step that passed when `ok`, with the same detail either way. */
@@ -19,5 +21,5 @@ export function step(name: string, ok: boolean, detail: string): JourneyStep {
 
 /** One printed line per step. */
 export function formatStep(s: JourneyStep): string {
-  return `${s.passed ? "passed" : "FAILED"}  ${s.name}${s.detail ? `: ${s.detail}` : ""}`;
+  return `${s.skipped ? "skipped" : s.passed ? "passed" : "FAILED"}  ${s.name}${s.detail ? `: ${s.detail}` : ""}`;
 }

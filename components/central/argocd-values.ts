@@ -20,6 +20,17 @@ export function ociRepositories(): Record<string, Record<string, string>> {
   );
 }
 
+/** Health of a child Application: its own reported health, Progressing until it has one. */
+export const APPLICATION_HEALTH_LUA = [
+  "hs = { status = \"Progressing\", message = \"\" }",
+  "if obj.status ~= nil and obj.status.health ~= nil and obj.status.health.status ~= nil then",
+  "  hs.status = obj.status.health.status",
+  "  hs.message = obj.status.health.message or \"\"",
+  "end",
+  "return hs",
+  "",
+].join("\n");
+
 export function argocdValues(environment: string): Record<string, unknown> {
   return {
     global: {
@@ -27,7 +38,15 @@ export function argocdValues(environment: string): Record<string, unknown> {
       securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
     },
     configs: {
-      cm: { "timeout.reconciliation": "180s" },
+      cm: {
+        "timeout.reconciliation": "180s",
+        // The cache of a tenant cluster lists only what argocd-manager may list; without this
+        // one forbidden list (argocd-manager is least-privilege) fails the whole cluster.
+        "resource.respectRBAC": "normal",
+        // An app-of-apps waits for each child's health before its next wave (ArgoCD assesses
+        // no Application's health by default): CRDs, then operators, then tenants.
+        "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,
+      },
       repositories: ociRepositories(),
     },
     // No SSO and no notification channels on this cluster: both controllers would idle.
