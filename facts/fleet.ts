@@ -110,6 +110,11 @@ export function slurmctldServiceAddress(tenantId: string): { readonly name: stri
   return { name, namespace, host: `${name}.${namespace}` };
 }
 
+/** The NodeSet object the Slinky chart (v1.2.1) renders for a `nodesets.<key>` entry. */
+export function nodeSetObjectName(key: string): string {
+  return `${SLURM_RELEASE}-worker-${key}`;
+}
+
 /**
  * Labels the Slinky operator (v1.2.1) puts on the slurmctld and slurmrestd pods of a
  * release: the NodePort Service and the NetworkPolicies select on them.

@@ -9,6 +9,12 @@ import { INSTANCE_TYPES, type InstanceTypeName } from "./instance-types";
 /** K3s release of every tenant cluster (server and Karpenter-made agents). */
 export const TENANT_K3S_VERSION = "v1.35.3+k3s1";
 
+/**
+ * Host ports of the host-network pods on the tenant server, which must not collide: Karpenter
+ * keeps its chart's defaults; External Secrets' metrics move off 8080.
+ */
+export const SERVER_HOST_PORTS = { karpenterMetrics: 8080, karpenterHealth: 8081, externalSecretsMetrics: 8082 } as const;
+
 /** Where every node mounts the tenant's EFS file system, and slurmd pods see it. */
 export const EFS_MOUNT_PATH = "/mnt/efs";
 

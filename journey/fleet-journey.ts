@@ -25,6 +25,8 @@ import { Processes, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { standInControllerSecrets } from "./stand-ins";
+import { playScalingLoop } from "./scaling";
+import { TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { step, type JourneyStep } from "./step";
 
 export interface FleetJourneyInput {
@@ -283,6 +285,17 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
   for (const t of tenants) {
     const forbidden = await argo.cacheProblems(tenantServer(t.plan));
     report(step(`tenant ${t.config.tenant.id}: ArgoCD's credential may list every API its cache lists`, forbidden.length === 0 || settings.respectRBAC !== "", forbidden.length ? `${forbidden.length} forbidden (respectRBAC ${settings.respectRBAC || "unset"}): ${forbidden.slice(0, 8).join("; ")}` : "every served API listable"));
+  }
+
+  // 9. The scaling loop on each tenant cluster.
+  for (const t of tenants) {
+    const id = t.config.tenant.id;
+    const slurm = last.get(`${id}-slurm`);
+    await playScalingLoop({
+      tenantId: id, kc: k(id), argo, report,
+      slurmApp: slurm ? { app: slurm.app, file: slurm.file ?? "" } : undefined,
+      agentNamespace: TENANT_NAMESPACES.edgeAgent, nodeSetNamespace: TENANT_NAMESPACES.slurm,
+    });
   }
 
   return { clusters };

@@ -3,7 +3,9 @@
  * from the chart's defaults. Every key path exists in the chart's values.yaml, and none
  * restates its default; tests check both against the reference copy.
  */
+import { stringify } from "yaml";
 import { CHARTS } from "../../facts/charts";
+import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 
 /**
  * The OCI registries the fleet's charts come from: ArgoCD pulls Helm charts from a registry
@@ -18,6 +20,26 @@ export function ociRepositories(): Record<string, Record<string, string>> {
       return [url.replace(/[^a-z0-9]+/g, "-"), { name: url, url, type: "helm", enableOCI: "true" }];
     }),
   );
+}
+
+/**
+ * The chart's default exclusions, but for one: EndpointSlices are managed on tenant clusters,
+ * where the fleet's own EndpointSlice gives `slurm-controller.tenant-<id>` its endpoint (the
+ * central host on the tenant's NodePort). ArgoCD drops an excluded kind from a sync with only
+ * a warning, so that name would resolve to nothing and slurmd could never reach slurmctld.
+ * On central (in-cluster) they stay excluded, as do Endpoints everywhere.
+ */
+export function resourceExclusions(): { apiGroups: string[]; kinds: string[]; clusters?: string[] }[] {
+  return [
+    { apiGroups: [""], kinds: ["Endpoints"] },
+    { apiGroups: ["discovery.k8s.io"], kinds: ["EndpointSlice"], clusters: [ARGOCD_IN_CLUSTER] },
+    { apiGroups: ["coordination.k8s.io"], kinds: ["Lease"] },
+    { apiGroups: ["authentication.k8s.io", "authorization.k8s.io"], kinds: ["SelfSubjectReview", "TokenReview", "LocalSubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"] },
+    { apiGroups: ["certificates.k8s.io"], kinds: ["CertificateSigningRequest"] },
+    { apiGroups: ["cert-manager.io"], kinds: ["CertificateRequest"] },
+    { apiGroups: ["cilium.io"], kinds: ["CiliumIdentity", "CiliumEndpoint", "CiliumEndpointSlice"] },
+    { apiGroups: ["kyverno.io", "reports.kyverno.io", "wgpolicyk8s.io"], kinds: ["PolicyReport", "ClusterPolicyReport"] },
+  ];
 }
 
 /** Health of a child Application: its own reported health, Progressing until it has one. */
@@ -43,6 +65,7 @@ export function argocdValues(environment: string): Record<string, unknown> {
         // The cache of a tenant cluster lists only what argocd-manager may list; without this
         // one forbidden list (argocd-manager is least-privilege) fails the whole cluster.
         "resource.respectRBAC": "normal",
+        "resource.exclusions": stringify(resourceExclusions()),
         // An app-of-apps waits for each child's health before its next wave (ArgoCD assesses
         // no Application's health by default): CRDs, then operators, then tenants.
         "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,

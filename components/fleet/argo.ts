@@ -81,7 +81,8 @@ export function application(a: AppArgs): Application {
       destination: { server: a.destination.server, namespace: a.destination.namespace },
       syncPolicy: {
         automated: { prune: true, selfHeal: true },
-        syncOptions: ["CreateNamespace=true", "ServerSideApply=true"],
+        // With ignoreDifferences, a sync also leaves those fields as the cluster has them.
+        syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
         retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
         ...(a.namespaceLabels ? { managedNamespaceMetadata: { labels: { ...a.namespaceLabels } } } : {}),
       },

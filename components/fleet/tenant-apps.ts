@@ -141,7 +141,17 @@ export function tenantApplications(f: TenantAppsFacts): AppArgs[] {
       ],
     },
     { ...own, name: `${id}-cluster-manifests`, source: { kind: "directory", path: `${cl}/manifests` }, destination: onCluster(TENANT_NAMESPACES.slurm), wave: "secrets" },
-    { ...own, name: `${id}-slurm`, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", valuesPath: `${cl}/values/slurm.yaml` }, destination: onCluster(TENANT_NAMESPACES.slurm), wave: "workloads" },
+    {
+      ...own,
+      name: `${id}-slurm`,
+      releaseName: SLURM_RELEASE,
+      source: { kind: "chart", chart: "slurm", valuesPath: `${cl}/values/slurm.yaml` },
+      destination: onCluster(TENANT_NAMESPACES.slurm),
+      wave: "workloads",
+      // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync
+      // may take them back.
+      ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
+    },
     { ...own, name: `${id}-edge-agent`, releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, valuesPath: `${cl}/values/edge-agent.yaml` }, destination: onCluster(TENANT_NAMESPACES.edgeAgent), wave: "workloads" },
   ];
 }

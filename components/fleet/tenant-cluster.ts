@@ -9,6 +9,7 @@ import { SHAPE_FAMILIES } from "../../facts/shapes";
 import {
   EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
 } from "../../facts/tenant-cluster";
+import { SERVER_HOST_PORTS } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
@@ -19,7 +20,7 @@ import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/Ser
 import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
 import type { IService as Service } from "kubernetes-models/v1/Service";
 import type { IEndpointSlice as EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
-import { ARGOCD_MANAGER, slurmctldServiceAddress } from "../../facts/fleet";
+import { ARGOCD_MANAGER, nodeSetObjectName, slurmctldServiceAddress } from "../../facts/fleet";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -89,6 +90,9 @@ export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> 
     hostNetwork: true,
     dnsPolicy: "Default",
     nodeSelector: ON_SERVER,
+    // The chart spreads its replicas over topology.kubernetes.io/zone (DoNotSchedule), a label
+    // K3s's server node does not carry: with one replica on one node there is nothing to spread.
+    topologySpreadConstraints: [],
     settings: {
       clusterName: f.clusterName,
       // Off EKS: without it Karpenter calls eks:DescribeCluster at start-up and exits.
@@ -245,6 +249,9 @@ export function externalSecretsValues(): Record<string, unknown> {
     // and assumes its own role for every read (the SecretStore's `role`).
     hostNetwork: true,
     nodeSelector: ON_SERVER,
+    // On the host network its metrics port is a host port, and Karpenter's is the chart
+    // default 8080 on the same server: each takes its own (facts/tenant-cluster.ts).
+    metrics: { listen: { port: SERVER_HOST_PORTS.externalSecretsMetrics } },
     webhook: { nodeSelector: ON_SERVER },
     certController: { nodeSelector: ON_SERVER },
   };
@@ -309,6 +316,8 @@ export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> 
     tenantId: f.tenantId,
     heartbeatEndpoint: f.edgeAgent.heartbeatEndpoint,
     aws: { region: f.region, roleArn: f.edgeAgent.roleArn },
+    // What the scaling loop may change, and nothing else: these NodeSets' scale.
+    nodeSets: { namespace: TENANT_NAMESPACES.slurm, names: f.nodeSets.map((n) => nodeSetObjectName(n.name)).sort() },
   };
 }
 

@@ -349,6 +349,8 @@ export class Argo {
     if (!pointers.length) return m.text;
     const info = t.resources.get(`${group}/${m.object.kind}`);
     const live = info ? await t.kubectl.get<Record<string, unknown>>([`${info.resource}${group ? "." + group : ""}`, m.object.metadata.name, ...(ns ? ["-n", ns] : [])]) : undefined;
+    // Only an object that exists keeps its live values: a new one is created whole.
+    if (!live) return m.text;
     const desired = JSON.parse(JSON.stringify(m.object)) as Record<string, unknown>;
     for (const p of pointers) {
       const keys = p.split("/").slice(1).map((k) => k.replace(/~1/g, "/").replace(/~0/g, "~"));

@@ -1,0 +1,147 @@
+/**
+ * The scaling loop, played on a tenant cluster: the edge-agent's identity raises a NodeSet's
+ * replicas through its scale subresource, ArgoCD's next sync must leave them, and the pod
+ * Slinky's operator would then create must land on a worker of the NodeSet's shape. Also
+ * what the edge-agent is given to do it: a token in its pod, an AWS role its SDK can find,
+ * and RBAC for exactly its NodeSets' scale.
+ */
+import type { Application, Argo } from "./argo/sync";
+import type { KubeObject } from "./argo/manifests";
+import type { Kubectl } from "./kube/kubectl";
+import { waitFor } from "./kube/processes";
+import { step, type JourneyStep } from "./step";
+
+export interface ScalingLoopInput {
+  readonly tenantId: string;
+  readonly kc: Kubectl;
+  readonly argo: Argo;
+  /** The tenant's Slurm Application (its NodeSets), as the fleet declares it. */
+  readonly slurmApp: { app: Application; file: string } | undefined;
+  /** Where the edge-agent runs and the NodeSets live. */
+  readonly agentNamespace: string;
+  readonly nodeSetNamespace: string;
+  readonly report: (s: JourneyStep) => void;
+}
+
+interface PodLike {
+  metadata: { name: string };
+  spec: {
+    nodeName?: string;
+    volumes?: { name: string; projected?: { sources?: { serviceAccountToken?: unknown }[] }; configMap?: { name: string } }[];
+    containers: { env?: { name: string; value?: string }[]; volumeMounts?: { name: string; mountPath: string }[] }[];
+  };
+}
+
+interface NodeSet extends KubeObject {
+  spec: {
+    replicas?: number;
+    slurmd: { image: string; resources?: Record<string, unknown>; volumeMounts?: unknown[] };
+    template?: { spec?: { nodeSelector?: Record<string, string>; tolerations?: unknown[]; volumes?: unknown[]; affinity?: unknown } };
+  };
+}
+
+/** The slurmd pod Slinky's NodeSet controller (v1.2.1) makes for a NodeSet's ordinal. */
+export function slurmdPod(ns: NodeSet, ordinal: number): Record<string, unknown> {
+  const t = ns.spec.template?.spec ?? {};
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: `${ns.metadata.name}-${ordinal}`,
+      namespace: ns.metadata.namespace,
+      labels: { "app.kubernetes.io/name": "slurmd", "app.kubernetes.io/instance": ns.metadata.name },
+    },
+    spec: {
+      ...(t.nodeSelector ? { nodeSelector: t.nodeSelector } : {}),
+      ...(t.tolerations ? { tolerations: t.tolerations } : {}),
+      ...(t.affinity && Object.keys(t.affinity).length ? { affinity: t.affinity } : {}),
+      ...(t.volumes ? { volumes: t.volumes } : {}),
+      containers: [{
+        name: "slurmd",
+        image: ns.spec.slurmd.image,
+        args: ["-Z"],
+        resources: ns.spec.slurmd.resources ?? {},
+        ...(ns.spec.slurmd.volumeMounts ? { volumeMounts: ns.spec.slurmd.volumeMounts } : {}),
+        // slurmd manages cgroups and devices for its jobs: Slinky runs it privileged.
+        securityContext: { privileged: true },
+      }],
+    },
+  };
+}
+
+function awsRole(pod: PodLike, configMaps: Map<string, string>): string | undefined {
+  const env = new Map(pod.spec.containers.flatMap((c) => c.env ?? []).map((e) => [e.name, e.value ?? ""]));
+  if (env.get("AWS_ROLE_ARN")) {
+    const file = env.get("AWS_WEB_IDENTITY_TOKEN_FILE");
+    if (!file) return undefined;
+    const projected = pod.spec.volumes?.some((v) => v.projected?.sources?.some((s) => s.serviceAccountToken));
+    return projected ? `web identity ${env.get("AWS_ROLE_ARN")}` : undefined;
+  }
+  const configFile = env.get("AWS_CONFIG_FILE");
+  if (!configFile) return undefined;
+  const mount = pod.spec.containers.flatMap((c) => c.volumeMounts ?? []).find((m) => configFile.startsWith(`${m.mountPath}/`));
+  const volume = pod.spec.volumes?.find((v) => v.name === mount?.name);
+  const text = volume?.configMap ? configMaps.get(volume.configMap.name) ?? "" : "";
+  const role = /^role_arn\s*=\s*(\S+)/m.exec(text)?.[1];
+  const source = /^(credential_source\s*=\s*\S+|web_identity_token_file\s*=\s*\S+|source_profile\s*=\s*\S+)/m.exec(text)?.[1];
+  return role && source ? `${role} (${source.replace(/\s+/g, "")})` : undefined;
+}
+
+export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
+  const { kc, report, tenantId: id } = i;
+  const agent = "system:serviceaccount:" + i.agentNamespace + ":edge-agent";
+
+  // What the agent's pod holds.
+  const pods = await kc.get<{ items: PodLike[] }>(["pods", "-n", i.agentNamespace, "-l", "app.kubernetes.io/name=edge-agent"]);
+  const pod = pods?.items[0];
+  if (!pod) report(step(`tenant ${id}: the edge-agent's pod runs`, false, `no edge-agent pod in ${i.agentNamespace}`));
+  else {
+    const token = pod.spec.volumes?.some((v) => v.projected?.sources?.some((s) => s.serviceAccountToken));
+    report(step(`tenant ${id}: the edge-agent's pod carries an API token`, !!token, token ? `projected service-account token mounted (${pod.metadata.name})` : "no service-account token in the pod (automountServiceAccountToken: false): it cannot call the API"));
+    const cms = await kc.get<{ items: { metadata: { name: string }; data?: Record<string, string> }[] }>(["configmaps", "-n", i.agentNamespace]);
+    const configMaps = new Map((cms?.items ?? []).map((c) => [c.metadata.name, Object.values(c.data ?? {}).join("\n")]));
+    const role = awsRole(pod, configMaps);
+    report(step(`tenant ${id}: the edge-agent's AWS SDK can find its role`, !!role, role ?? "AWS_ROLE_ARN without AWS_WEB_IDENTITY_TOKEN_FILE (or a config file naming the role and a credential source): the SDK uses the role for nothing"));
+  }
+
+  // RBAC: exactly its NodeSets' scale.
+  const nodeSets = (await kc.get<{ items: NodeSet[] }>(["nodesets.slinky.slurm.net", "-n", i.nodeSetNamespace]))?.items ?? [];
+  const must: [string, boolean][] = [];
+  for (const n of nodeSets) must.push([`patch nodesets/scale ${n.metadata.name}`, await kc.can(agent, "patch", `nodesets.slinky.slurm.net/${n.metadata.name}`, i.nodeSetNamespace, "scale")]);
+  const mustNot: [string, boolean][] = [
+    ["patch nodesets (the whole object)", await kc.can(agent, "patch", "nodesets.slinky.slurm.net", i.nodeSetNamespace)],
+    ["delete pods", await kc.can(agent, "delete", "pods", i.nodeSetNamespace)],
+    ["get secrets", await kc.can(agent, "get", "secrets", i.nodeSetNamespace)],
+    ["patch deployments/scale", await kc.can(agent, "patch", "deployments.apps", i.nodeSetNamespace, "scale")],
+    ["patch nodesets/scale in kube-system", await kc.can(agent, "patch", "nodesets.slinky.slurm.net", "kube-system", "scale")],
+    ["create pods", await kc.can(agent, "create", "pods", i.nodeSetNamespace)],
+    ["list secrets cluster-wide", await kc.can(agent, "list", "secrets")],
+  ];
+  const missing = must.filter(([, ok]) => !ok).map(([what]) => what);
+  const extra = mustNot.filter(([, ok]) => ok).map(([what]) => what);
+  report(step(`tenant ${id}: the edge-agent may scale exactly its NodeSets (SubjectAccessReview)`, nodeSets.length > 0 && !missing.length && !extra.length,
+    nodeSets.length === 0 ? `no NodeSet in ${i.nodeSetNamespace}` : [missing.length ? `denied: ${missing.join(", ")}` : `allowed: ${must.length} NodeSets' scale`, extra.length ? `also allowed (must not be): ${extra.join(", ")}` : `denied: ${mustNot.length} other verbs`].join("; ")));
+
+  // The loop: raise one NodeSet as the agent, sync, and place its pod.
+  // The smallest NodeSet: the journey's worker of each shape has the shape's smallest size.
+  const cpus = (n: NodeSet) => Number((n.spec.template?.spec?.nodeSelector ?? {})["karpenter.k8s.aws/instance-cpu"] ?? Infinity);
+  const target = [...nodeSets].sort((a, b) => cpus(a) - cpus(b))[0];
+  if (!target || !i.slurmApp) return report(step(`tenant ${id}: the scaling loop raises a NodeSet`, false, "no NodeSet or no Slurm Application to play it on"));
+  const scaled = await kc.run(["scale", `nodesets.slinky.slurm.net/${target.metadata.name}`, "-n", i.nodeSetNamespace, "--replicas=1"], { as: agent });
+  report(step(`tenant ${id}: the edge-agent raises ${target.metadata.name} to 1`, scaled.code === 0, scaled.code === 0 ? "scaled through the scale subresource as the edge-agent" : scaled.stderr.trim()));
+  if (scaled.code !== 0) return;
+  const resync = await i.argo.sync(i.slurmApp.app, i.slurmApp.file);
+  const after = await kc.get<NodeSet>(["nodesets.slinky.slurm.net", target.metadata.name, "-n", i.nodeSetNamespace]);
+  const replicas = after?.spec.replicas ?? 0;
+  report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after the sync of ${i.slurmApp.app.metadata.name}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.problems.length ? `; sync: ${resync.problems[0]}` : ""}`));
+  if (replicas < 1 || !after) return;
+  const created = await kc.run(["create", "-f", "-"], { input: JSON.stringify(slurmdPod(after, 0)) });
+  const placed = created.code === 0 ? await waitFor(async () => {
+    const p = await kc.get<PodLike & { status?: { phase?: string } }>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]);
+    return p?.spec.nodeName && p.status?.phase === "Running" ? p.spec.nodeName : undefined;
+  }, 20_000) : undefined;
+  const node = placed ? await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed]) : undefined;
+  const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.["karpenter.sh/nodepool"];
+  report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape`, shapeOk,
+    created.code !== 0 ? `admission refused the pod: ${created.stderr.trim()}` : placed ? `scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})` : "not scheduled within 20 s"));
+}
