@@ -87,7 +87,7 @@ describe("kubeconfig hand-off between host and program", function () {
     assert.match(unit, /^TimeoutStartSec=infinity$/m);
   });
 
-  it("no workload pod gets host networking or privileges: Pod Security baseline everywhere but kube-system and cluster-api's namespace", () => {
+  it("no workload pod gets host networking or privileges: Pod Security baseline everywhere but kube-system and the host-network platform services' namespaces (cluster-api, External Secrets)", () => {
     const config = k3sServerConfig(INIT);
     assert.ok((config["kube-apiserver-arg"] as string[]).includes("admission-control-config-file=/etc/rancher/k3s/admission.yaml"));
     const doc = parse(k3sServerUserData(INIT).replace(/^#cloud-config\n/, ""));
@@ -95,7 +95,7 @@ describe("kubeconfig hand-off between host and program", function () {
     assert.deepEqual(parse(file.content), admissionConfig());
     const pss = (admissionConfig().plugins as any[])[0].configuration;
     assert.equal(pss.defaults.enforce, "baseline");
-    assert.deepEqual(pss.exemptions.namespaces, ["kube-system", "clusterra-system"]);
+    assert.deepEqual(pss.exemptions.namespaces, ["kube-system", "clusterra-system", "external-secrets"]);
   });
 
   it("the host's shell scripts pass shellcheck (when installed)", function () {
