@@ -91,6 +91,15 @@ export const CONTROL_PLANE_SECRETS = {
 /** The MariaDB a tenant's slurmdbd writes to (the slurm chart's storageConfig defaults). */
 export const ACCOUNTING_DATABASE = { service: "mariadb", port: 3306, database: "slurm_acct_db", username: "slurm", storageGiB: 10 } as const;
 
+/**
+ * Pod labels of the parties to the accounting database: mariadb-operator (26.6.0) labels a
+ * MariaDB's pods with its name; the operator's own pods carry its chart's selector labels.
+ * The operator creates the `slurm` user and its grants by SQL from its own pod, so the
+ * tenant namespace's NetworkPolicy must admit it on the database port.
+ */
+export const MARIADB_POD_LABELS = { "app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": ACCOUNTING_DATABASE.service } as const;
+export const MARIADB_OPERATOR_POD_LABELS = { "app.kubernetes.io/name": "mariadb-operator", "app.kubernetes.io/instance": "mariadb-operator" } as const;
+
 /** slurmctld's state on central (job state, node records), per tenant. */
 export const SLURMCTLD_STATE_GIB = 4;
 

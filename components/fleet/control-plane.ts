@@ -11,7 +11,7 @@ import type { IService as Service } from "kubernetes-models/v1/Service";
 import { SLURM_PORTS } from "../../facts/contract";
 import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
 import {
-  ACCOUNTING_DATABASE, CONTROL_PLANE_SECRETS, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
+  ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
 import type { NodeSetPlan } from "../tenant/sizing";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
@@ -180,7 +180,8 @@ export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
 
 /**
  * Ingress into the namespace: its own pods, the tenant's VPC to slurmctld on 6817, the
- * central host (cluster-api) to slurmrestd. Any other tenant's pods are refused.
+ * central host (cluster-api) to slurmrestd, mariadb-operator to the database (it creates the
+ * slurm user and grants by SQL). Any other tenant's pods are refused.
  */
 export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy[] {
   const namespace = tenantNamespace(f.tenantId);
@@ -199,6 +200,17 @@ export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy
       },
     }),
     policy({
+      metadata: { name: "mariadb-from-operator", namespace },
+      spec: {
+        podSelector: { matchLabels: { ...MARIADB_POD_LABELS } },
+        policyTypes: ["Ingress"],
+        ingress: [{
+          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": mariadbOperatorNamespace() } }, podSelector: { matchLabels: { ...MARIADB_OPERATOR_POD_LABELS } } }],
+          ports: [{ protocol: "TCP", port: ACCOUNTING_DATABASE.port }],
+        }],
+      },
+    }),
+    policy({
       metadata: { name: "slurmrestd-from-cluster-api", namespace },
       spec: {
         podSelector: { matchLabels: slinkyPodLabels("slurmrestd") },
@@ -207,6 +219,13 @@ export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy
       },
     }),
   ];
+}
+
+/** Where central runs mariadb-operator (its add-on table). */
+function mariadbOperatorNamespace(): string {
+  const addOn = CENTRAL_ADD_ONS.find((a) => a.chart === "mariadbOperator");
+  if (!addOn) throw new Error("facts/fleet.ts CENTRAL_ADD_ONS has no mariadbOperator");
+  return addOn.namespace;
 }
 
 /** The control plane's values and manifests, by path. */
