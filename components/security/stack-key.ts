@@ -26,6 +26,13 @@ export interface StackKeyArgs extends AccountScope {
   /** What the key protects, for its description. */
   readonly purpose: string;
   /**
+   * EC2 launches Spot instances with EBS volumes encrypted by the key: the EC2 Spot
+   * service-linked role (AWSServiceRoleForEC2Spot) must use it, and a service-linked role
+   * takes no IAM policy of ours, so the key policy names it. It must exist when the key
+   * policy is written (README: "Before the first tenant deploy").
+   */
+  readonly spotVolumes?: boolean;
+  /**
    * Roles of other accounts that may decrypt, through Secrets Manager only, the secrets under
    * one ARN pattern (each tenant cluster's External Secrets role, its own keys in central).
    */
@@ -57,6 +64,20 @@ export function secretReaderStatements(partition: string, region: string, reader
       StringLike: { "kms:EncryptionContext:SecretARN": r.secretArnPattern },
     },
   }));
+}
+
+/** The EC2 Spot service-linked role of an account. */
+export function spotServiceLinkedRoleArn(partition: string, account: string): string {
+  return `arn:${partition}:iam::${account}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot`;
+}
+
+/** Key-policy statements letting EC2 Spot encrypt and attach the volumes of Spot launches. */
+export function spotVolumeStatements(partition: string, account: string): Statement[] {
+  const principal = { AWS: spotServiceLinkedRoleArn(partition, account) };
+  return [
+    { Sid: "SpotLaunchesUseTheKeyForVolumes", Effect: "Allow", Principal: principal, Action: ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"], Resource: "*" },
+    { Sid: "SpotLaunchesGrantTheKeyToVolumes", Effect: "Allow", Principal: principal, Action: "kms:CreateGrant", Resource: "*", Condition: { Bool: { "kms:GrantIsForAWSResource": "true" } } },
+  ];
 }
 
 /**
@@ -107,6 +128,7 @@ export class StackKey extends pulumi.ComponentResource {
                 },
               ]
             : []),
+          ...(args.spotVolumes ? spotVolumeStatements(args.partition, account) : []),
           ...secretReaderStatements(args.partition, args.region, readers as readonly SecretReader[]),
         ),
       ),

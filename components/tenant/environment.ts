@@ -101,7 +101,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const common = { region: config.region, partition: config.partition, accountId: args.accountId };
     const clusterName = tenantClusterName(config.environment, config.tenant.id);
 
-    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, queues, logs`, logsService: true, eventsService: true }, child);
+    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, queues, logs`, logsService: true, eventsService: true, spotVolumes: config.shapes.some((sh) => sh.capacityType === "spot") }, child);
     const discovery = { [KARPENTER_DISCOVERY_TAG]: clusterName };
     const net = tenantNetwork(name, config, args, key.keyArn, discovery, this);
     const network = net.network;

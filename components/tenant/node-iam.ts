@@ -135,6 +135,23 @@ export function karpenterControllerStatements(s: ClusterScope, p: { vpcArn: stri
     { Sid: "AllowUnscopedInstanceProfileListAction", Effect: "Allow", Action: "iam:ListInstanceProfiles", Resource: "*" },
     { Sid: "AllowInterruptionQueueActions", Effect: "Allow", Action: ["sqs:DeleteMessage", "sqs:GetQueueUrl", "sqs:ReceiveMessage"], Resource: p.interruptionQueueArn },
     {
+      // Workers' root volumes are encrypted with the stack key (EC2NodeClass): EC2 uses it on
+      // the launching principal's behalf, through EC2 only (Karpenter's troubleshooting: a
+      // node terminates before ready on a failed encrypted EBS volume otherwise).
+      Sid: "AllowEncryptedVolumesWithStackKey",
+      Effect: "Allow",
+      Action: ["kms:GenerateDataKeyWithoutPlaintext", "kms:Decrypt", "kms:ReEncryptFrom", "kms:ReEncryptTo", "kms:DescribeKey"],
+      Resource: p.queueKmsKeyArn,
+      Condition: { StringEquals: { "kms:ViaService": `ec2.${s.region}.amazonaws.com` } },
+    },
+    {
+      Sid: "AllowVolumeGrantsOnStackKey",
+      Effect: "Allow",
+      Action: "kms:CreateGrant",
+      Resource: p.queueKmsKeyArn,
+      Condition: { StringEquals: { "kms:ViaService": `ec2.${s.region}.amazonaws.com` }, Bool: { "kms:GrantIsForAWSResource": "true" } },
+    },
+    {
       // The queue is encrypted with the stack key: reading it decrypts through SQS only.
       Sid: "AllowInterruptionQueueDecrypt",
       Effect: "Allow",
