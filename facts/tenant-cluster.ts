@@ -31,6 +31,22 @@ export function eniPodDensity(type: ServerInstanceType): number {
 }
 
 /**
+ * Host-network pods on the server: they take no pod address, but kubelet's max-pods counts
+ * them (Cilium agent and operator, Karpenter, External Secrets' controller, the edge-agent).
+ */
+export const SERVER_HOST_NETWORK_PODS = ["cilium-agent", "cilium-operator", "karpenter", "external-secrets", "edge-agent"] as const;
+
+/**
+ * Pods the server can really hold: Cilium takes pod addresses only from ENIs in the private
+ * subnets (its subnetTagsFilter), never from the primary ENI in the NAT subnet, so the other
+ * ENIs' secondary addresses, plus the host-network pods that need none.
+ */
+export function serverPodCapacity(type: ServerInstanceType): number {
+  const t = INSTANCE_TYPES[type];
+  return (t.enis - 1) * (t.ipv4PerEni - 1) + SERVER_HOST_NETWORK_PODS.length;
+}
+
+/**
  * The fixed K3s server: the smallest Graviton type that holds K3s (~1.6 GB), cilium-agent
  * and operator (~0.4 GB), the Slinky operator (~1 GB) and Karpenter (~1 GiB): 4 GiB.
  * The root volume is the data disk too (images, the SQLite datastore); 10 GiB keeps the

@@ -119,7 +119,9 @@ export class PrivateNetwork extends pulumi.ComponentResource {
           vpcId: vpc.id,
           serviceName: `${servicePrefix(args.partition)}.${args.region}.${service}`,
           vpcEndpointType: "Gateway",
-          routeTableIds: [privateRouteTable.id],
+          // The NAT subnet too: a host there (the tenant's K3s server) reaches its package
+          // repositories (S3) before its public address is attached, and free of NAT charges.
+          routeTableIds: [privateRouteTable.id, publicRouteTable.id],
           tags: { Name: `${name}-${service}` },
         },
         child,

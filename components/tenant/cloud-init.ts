@@ -97,7 +97,7 @@ function primaryEniOnlyLines(): string[] {
 function efsMountLines(efs: NodeInitCommon["efs"]): string[] {
   const entry = `${efs.fileSystemId} ${EFS_MOUNT_PATH} efs _netdev,noresvport,tls,iam,accesspoint=${efs.accessPointId} 0 0`;
   return [
-    "dnf -y install amazon-efs-utils",
+    retried("dnf -y install amazon-efs-utils"),
     `mkdir -p ${EFS_MOUNT_PATH}`,
     `grep -q ' ${EFS_MOUNT_PATH} ' /etc/fstab || echo '${entry}' >> /etc/fstab`,
     `until mountpoint -q ${EFS_MOUNT_PATH}; do mount ${EFS_MOUNT_PATH} || sleep 10; done`,
@@ -213,16 +213,26 @@ export function serverBootScript(init: ServerInit): string {
     "set -euo pipefail",
     ...imdsLines(),
     ...primaryEniOnlyLines(),
-    "dnf -y install nftables",
+    // The EIP may not be attached yet at first boot; AL2023's repositories are in S3, which
+    // the server's route table reaches through the gateway endpoint too: retry either way.
+    retried("dnf -y install nftables"),
     "systemctl enable --now clusterra-nat.service",
     ...efsMountLines(init.efs),
     ...readParameterLines(init.region, init.agentTokenParameter, "/etc/rancher/k3s/agent-token", "^[A-Za-z0-9]{32,}$"),
     ...nodeIdentityLines(tenantServerKubeletArgs(init.maxPods)),
     ...installK3sLines(init.k3sVersion, "server"),
-    "systemctl enable --now clusterra-publish.service",
+    // The timer first: a first publish that fails (IAM or the network still settling) must
+    // not leave ArgoCD's credential unrefreshed. The publish unit retries by itself.
     "systemctl enable --now clusterra-argocd-credential.timer",
+    "systemctl enable clusterra-publish.service",
+    "systemctl start --no-block clusterra-publish.service",
     "",
   ].join("\n");
+}
+
+/** A package-manager command retried for up to 10 minutes (network settling at first boot), then failing the boot. */
+export function retried(command: string): string {
+  return `for attempt in $(seq 1 60); do ${command} && break; [ "$attempt" -lt 60 ] || exit 1; sleep 10; done`;
 }
 
 /**

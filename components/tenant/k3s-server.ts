@@ -5,7 +5,7 @@ import * as ssm from "@pulumi/aws/ssm";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
 import { TAG_KEYS, tenantServerRoleName } from "../../facts/project";
-import { clusterOwnedTag, eniPodDensity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
+import { clusterOwnedTag, serverPodCapacity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
 import { al2023AmiParameter } from "../../facts/versions";
 import { ec2Trust, policyDocument, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
@@ -119,7 +119,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         agentTokenParameter: params.agentToken,
         agentJoinParameter: params.agentJoin,
         kubeconfigParameter: params.kubeconfig,
-        maxPods: eniPodDensity(instanceType),
+        maxPods: serverPodCapacity(instanceType),
         nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
         argocd: { ...args.argocd, credentialSecretArn },
       }),

@@ -1,0 +1,42 @@
+/**
+ * The tenant server's first boot, where an early failure stops everything under `set -e`:
+ * packages retried until the network settles (and reachable through the S3 gateway endpoint
+ * from the NAT subnet), the credential timer enabled before a first publish can fail.
+ */
+import * as assert from "node:assert/strict";
+import { parse } from "yaml";
+import { byType, plan } from "./helpers";
+
+describe("the tenant server's first boot", function () {
+  this.timeout(60000);
+
+  async function bootScript(): Promise<string> {
+    const acme = await plan("tenant-acme-dev");
+    const userData = String(byType(acme, "aws:ec2/instance:Instance")[0].inputs?.userData);
+    const doc = parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
+    return doc.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-boot")?.content ?? "";
+  }
+
+  it("retries every package install instead of failing the boot at the first network error", async () => {
+    const lines = (await bootScript()).split("\n");
+    const installs = lines.filter((l) => /dnf -y install/.test(l));
+    assert.ok(installs.length >= 2);
+    for (const l of installs) assert.match(l, /^for attempt in \$\(seq 1 60\); do dnf -y install [\w-]+ && break; .*sleep 10; done$/, l);
+  });
+
+  it("enables the ArgoCD credential timer before starting the first publish, which may fail without stopping the boot", async () => {
+    const lines = (await bootScript()).split("\n");
+    const timer = lines.indexOf("systemctl enable --now clusterra-argocd-credential.timer");
+    const publish = lines.indexOf("systemctl start --no-block clusterra-publish.service");
+    assert.ok(timer >= 0 && publish > timer, `timer at ${timer}, publish at ${publish}`);
+    assert.equal(lines.some((l) => l === "systemctl enable --now clusterra-publish.service"), false);
+  });
+
+  it("reaches S3 (AL2023's repositories) through the gateway endpoint from the server's NAT subnet too", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const s3 = byType(acme, "aws:ec2/vpcEndpoint:VpcEndpoint").find((e) => String(e.inputs?.serviceName).endsWith(".s3"));
+    const natTable = byType(acme, "aws:ec2/routeTable:RouteTable").find((t) => t.urn.endsWith("-nat-rt"));
+    assert.ok(s3 && natTable);
+    assert.ok((s3.inputs?.routeTableIds as string[]).includes(String(natTable.outputs?.id ?? natTable.id)), JSON.stringify(s3.inputs?.routeTableIds));
+  });
+});
