@@ -9,11 +9,26 @@ const TABLE = `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/clusterra-dev-tenants
 describe("central IAM, evaluated by the simulator", function () {
   this.timeout(60000);
   it("cluster-api may scan the tenants table (its documented listing) but not administer tables", async () => {
-    const policy = clusterApiPolicy({ region: "us-east-1", tableArns: [TABLE], signingKeyArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:s-AbCdEf`, kmsKeyArn: `arn:aws:kms:us-east-1:${ACCOUNT}:key/k` });
+    const policy = clusterApiPolicy({ partition: "aws", region: "us-east-1", accountId: ACCOUNT, environment: "dev", tenantIds: [], tableArns: [TABLE], signingKeyArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:s-AbCdEf`, kmsKeyArn: `arn:aws:kms:us-east-1:${ACCOUNT}:key/k` });
     const as = (action: string, resource = TABLE) => simulate({ principal: `arn:aws:iam::${ACCOUNT}:role/clusterra-dev-cluster-api`, action, resource, resourceAccount: ACCOUNT, identity: [policy] });
     assert.equal(await as("dynamodb:Scan"), "Allowed");
     assert.equal(await as("dynamodb:Query", `${TABLE}/index/byEmail`), "Allowed");
     assert.equal(await as("dynamodb:DeleteTable"), "ImplicitlyDenied");
+  });
+});
+
+describe("cluster-api mints Slurm tokens: it reads each tenant's JWT key, and no other tenant secret (simulated on the plan)", function () {
+  this.timeout(60000);
+  it("reads acme's and globex's JWT keys; not their slurm.key, database password or ArgoCD credential; not another environment's", async () => {
+    const p = await plan("central-dev");
+    const policy = named(p, "aws:iam/rolePolicy:RolePolicy", "central-dev-cluster-api-access").inputs?.policy;
+    const secret = (name: string) => `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:${name}-Ab12Cd`;
+    const as = (resource: string) => simulate({ principal: `arn:aws:sts::${ACCOUNT}:assumed-role/clusterra-dev-cluster-api/s`, action: "secretsmanager:GetSecretValue", resource, resourceAccount: ACCOUNT, identity: [policy] });
+    assert.equal(await as(secret("clusterra/dev/acme/jwt-key")), "Allowed");
+    assert.equal(await as(secret("clusterra/dev/globex/jwt-key")), "Allowed");
+    for (const other of ["clusterra/dev/acme/slurm-key", "clusterra/dev/acme/mariadb-password", "clusterra/dev/acme/argocd-cluster", "clusterra/prod/acme/jwt-key", "clusterra/dev/acme/jwt-key-extra"]) {
+      assert.equal(await as(secret(other)), "ImplicitlyDenied", other);
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
-import { policyDocument, principalTrust, toJson } from "../security/iam";
+import { arn, policyDocument, principalTrust, toJson } from "../security/iam";
+import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
 
@@ -14,8 +15,10 @@ export interface ClusterApiAccessArgs extends AccountScope {
   readonly tableArns: Readonly<Record<string, pulumi.Input<string>>>;
   /** The session signing key secret. */
   readonly signingKeyArn: pulumi.Input<string>;
-  /** Stack key the tables and the secret are encrypted with. */
+  /** Stack key the tables and the secrets are encrypted with. */
   readonly kmsKeyArn: pulumi.Input<string>;
+  /** Tenants of this environment: cluster-api mints Slurm tokens with each one's JWT key. */
+  readonly tenantIds: readonly string[];
 }
 
 /** Item-level DynamoDB actions cluster-api needs; no table administration. */
@@ -25,11 +28,16 @@ const TABLE_ACTIONS = [
 ];
 
 /** cluster-api's permissions: the state tables and their indexes, the signing secret, the key through those services. */
-export function clusterApiPolicy(p: { region: string; tableArns: readonly string[]; signingKeyArn: string; kmsKeyArn: string }): string {
+export function clusterApiPolicy(p: { partition: string; region: string; accountId: string; environment: string; tenantIds: readonly string[]; tableArns: readonly string[]; signingKeyArn: string; kmsKeyArn: string }): string {
+  // Secrets Manager appends six random characters to a secret's name in its ARN.
+  const jwtKeys = p.tenantIds.map((id) => arn(p.partition, "secretsmanager", p.region, p.accountId, `secret:${slurmKeySecretNames(p.environment, id).jwt}-??????`));
   return toJson(
     policyDocument(
       { Sid: "StateTables", Effect: "Allow", Action: TABLE_ACTIONS, Resource: p.tableArns.flatMap((a) => [a, `${a}/index/*`]) },
       { Sid: "SigningKey", Effect: "Allow", Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: p.signingKeyArn },
+      // Each tenant's JWT key, to mint Slurm tokens (`X-SLURM-USER-TOKEN`) for its slurmrestd;
+      // never its slurm.key, its database password or ArgoCD's credential.
+      ...(jwtKeys.length ? [{ Sid: "TenantJwtKeys", Effect: "Allow" as const, Action: "secretsmanager:GetSecretValue", Resource: jwtKeys }] : []),
       {
         Sid: "DecryptThroughTheseServicesOnly",
         Effect: "Allow",
@@ -66,8 +74,9 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
       {
         role: role.name,
         policy: pulumi
-          .all([pulumi.all(Object.values(args.tableArns)), args.signingKeyArn, args.kmsKeyArn])
-          .apply(([tableArns, signingKeyArn, kmsKeyArn]) => clusterApiPolicy({ region: args.region, tableArns, signingKeyArn, kmsKeyArn })),
+          .all([pulumi.all(Object.values(args.tableArns)), args.signingKeyArn, args.kmsKeyArn, args.accountId])
+          .apply(([tableArns, signingKeyArn, kmsKeyArn, accountId]) =>
+            clusterApiPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, tenantIds: args.tenantIds, tableArns, signingKeyArn, kmsKeyArn })),
       },
       { parent: this },
     );

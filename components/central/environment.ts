@@ -102,6 +102,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         tableArns: tables.arns,
         signingKeyArn: secrets.signingKeyArn,
         kmsKeyArn: key.keyArn,
+        tenantIds: config.tenants.map((t) => t.id),
       },
       child,
     );
