@@ -60,12 +60,24 @@ function moduleOf(type: string): string {
 export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
   // Subnet id -> CIDR, so instances get an address inside their subnet.
   const subnetCidrs = new Map<string, string>();
+  // Each AWS provider acts in one account (a tenant stack has one for the customer's account
+  // and one for central's): a resource's ARNs carry the account of the provider that makes it.
+  const providerAccounts = new Map<string, string>();
+  const accountOf = (provider: string | undefined) => providerAccounts.get(String(provider).split("::").pop() as string) ?? ctx.accountId;
+  let account = ctx.accountId;
   const arn = (service: string, resource: string, regional = true) =>
-    `arn:${ctx.partition}:${service}:${regional ? ctx.region : ""}:${ctx.accountId}:${resource}`;
+    `arn:${ctx.partition}:${service}:${regional ? ctx.region : ""}:${account}:${resource}`;
 
   return {
     newResource(args: pulumi.runtime.MockResourceArgs): pulumi.runtime.MockResourceResult {
       const { type, name, inputs } = args;
+      if (type === "pulumi:providers:aws") {
+        const id = `provider-${name}`;
+        const known = providerAccount(inputs);
+        if (known) providerAccounts.set(id, known);
+        return { id, state: { ...inputs } };
+      }
+      account = accountOf(args.provider);
       if (type === "pulumi:pulumi:StackReference") {
         const ref = String(inputs.name);
         const outputs = ctx.stackOutputs.get(ref.split("/").pop() as string);
@@ -100,7 +112,7 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           Object.assign(state, { arn: arn("secretsmanager", `secret:${inputs.name ?? physical}-${digest(name, 6)}`) });
           break;
         case "aws:sqs/queue:Queue":
-          Object.assign(state, { arn: arn("sqs", `${inputs.name ?? physical}`), url: `https://sqs.${ctx.region}.amazonaws.com/${ctx.accountId}/${inputs.name ?? physical}` });
+          Object.assign(state, { arn: arn("sqs", `${inputs.name ?? physical}`), url: `https://sqs.${ctx.region}.amazonaws.com/${account}/${inputs.name ?? physical}` });
           break;
         case "aws:cloudwatch/logGroup:LogGroup":
           Object.assign(state, { name: inputs.name ?? physical, arn: arn("logs", `log-group:${inputs.name ?? physical}`) });
@@ -176,9 +188,10 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
     },
 
     call(args: pulumi.runtime.MockCallArgs): Record<string, unknown> {
+      account = accountOf(args.provider);
       switch (args.token) {
         case "aws:index/getCallerIdentity:getCallerIdentity":
-          return { accountId: ctx.accountId, arn: `arn:${ctx.partition}:iam::${ctx.accountId}:role/clusterra-deployer`, userId: "AROAOFFLINEPLAN", id: ctx.accountId };
+          return { accountId: account, arn: `arn:${ctx.partition}:iam::${account}:role/clusterra-deployer`, userId: "AROAOFFLINEPLAN", id: account };
         case "aws:index/getRegion:getRegion":
           return { name: ctx.region, region: ctx.region, id: ctx.region, endpoint: `ec2.${ctx.region}.amazonaws.com` };
         case "aws:index/getPartition:getPartition":
@@ -201,13 +214,13 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           const id = String(args.inputs.id);
           const cidrBlock = ctx.existingVpcs?.get(id);
           if (cidrBlock === undefined) throw new Error(`the offline plan knows no VPC ${id}`);
-          return { id, cidrBlock, arn: arn("ec2", `vpc/${id}`), ownerId: ctx.accountId };
+          return { id, cidrBlock, arn: arn("ec2", `vpc/${id}`), ownerId: account };
         }
         case "aws:ec2/getSubnet:getSubnet": {
           const id = String(args.inputs.id);
           const subnet = ctx.existingSubnets?.get(id);
           if (subnet === undefined) throw new Error(`the offline plan knows no subnet ${id}`);
-          return { id, ...subnet, arn: arn("ec2", `subnet/${id}`), ownerId: ctx.accountId };
+          return { id, ...subnet, arn: arn("ec2", `subnet/${id}`), ownerId: account };
         }
         case "aws:ec2/getRouteTable:getRouteTable":
           // Each adopted subnet stands for a subnet with a route table of its own.
@@ -217,6 +230,18 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
       }
     },
   };
+}
+
+/**
+ * The account an AWS provider acts in: its first allowed account, else the account of the
+ * role it assumes (inputs arrive as the engine sends them: lists may be JSON text).
+ */
+export function providerAccount(inputs: Record<string, unknown>): string | undefined {
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : typeof v === "string" && v.startsWith("[") ? (JSON.parse(v) as unknown[]) : []);
+  const allowed = list(inputs.allowedAccountIds)[0];
+  if (typeof allowed === "string") return allowed;
+  const role = list(inputs.assumeRoles)[0] as { roleArn?: unknown } | undefined;
+  return typeof role?.roleArn === "string" ? /^arn:[^:]+:iam::(\d{12}):/.exec(role.roleArn)?.[1] : undefined;
 }
 
 /** A kubeconfig shaped like K3s's (server on the loopback, reached by port forward). */
