@@ -62,7 +62,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     if (process.getuid?.() !== 0 && !process.env.CI) {
       report({ ...step("Slurm across the plans' rules (network namespaces, nftables, slurmctld/slurmd/slurmdbd)", false, "needs root: run `sudo npm run journey`"), skipped: true });
     } else {
-      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root })) report(s);
+      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root })) report(withKnownIssue(s));
     }
   } catch (e) {
     report(step("the journey ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));
@@ -75,9 +75,24 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   return steps;
 }
 
+/**
+ * Failures an open issue owns: the journey keeps showing them (FAILED, the issue named) and
+ * counts them apart until that issue's fix lands; then the entry goes.
+ */
+export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [
+  { step: /^interactive srun .* from central's login/, issue: "issue 22, Users can work: srun's ports are no contract flow yet" },
+];
+
+function withKnownIssue(s: JourneyStep): JourneyStep {
+  const known = KNOWN_ISSUES.find((k) => k.step.test(s.name));
+  return !s.passed && known ? { ...s, knownIssue: known.issue } : s;
+}
+
 /** The summary line: `journey: N passed, M failed`. */
 export function summary(steps: readonly JourneyStep[]): string {
   const skipped = steps.filter((s) => s.skipped).length;
-  const failed = steps.filter((s) => !s.passed && !s.skipped).length;
-  return `journey: ${steps.length - failed - skipped} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`;
+  const known = steps.filter((s) => !s.passed && !s.skipped && s.knownIssue).length;
+  const failed = steps.filter((s) => !s.passed && !s.skipped && !s.knownIssue).length;
+  const head = known ? `journey: ${known} failed step(s) owned by an open issue: ${steps.filter((s) => !s.passed && s.knownIssue).map((s) => s.knownIssue).join("; ")}\n` : "";
+  return `${head}journey: ${steps.length - failed - skipped - known} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`;
 }

@@ -12,6 +12,11 @@ export interface JourneyStep {
   readonly detail: string;
   /** Not run here (by hand, without root or a tool), with how to run it in detail. */
   readonly skipped?: boolean;
+  /**
+   * A failure an open issue owns (its number and title), shown as FAILED with the issue named
+   * and counted apart: the journey goes on showing it until that issue lands the fix.
+   */
+  readonly knownIssue?: string;
 }
 
 /** A step that passed when `ok`, with the same detail either way. */
@@ -21,5 +26,6 @@ export function step(name: string, ok: boolean, detail: string): JourneyStep {
 
 /** One printed line per step. */
 export function formatStep(s: JourneyStep): string {
-  return `${s.skipped ? "skipped" : s.passed ? "passed" : "FAILED"}  ${s.name}${s.detail ? `: ${s.detail}` : ""}`;
+  const verdict = s.skipped ? "skipped" : s.passed ? "passed" : "FAILED";
+  return `${verdict}  ${s.name}${s.detail ? `: ${s.detail}` : ""}${!s.passed && s.knownIssue ? ` [known: ${s.knownIssue}]` : ""}`;
 }
