@@ -10,25 +10,16 @@ import * as os from "os";
 import * as path from "path";
 import Ajv, { type ValidateFunction } from "ajv";
 import { parseAllDocuments, parse } from "yaml";
-import { PROJECT_ROOT, readAllStackFiles } from "../config";
+import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS } from "../facts/fleet";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
+import { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
 
-export interface FleetProblem {
-  readonly file: string;
-  /** Where in the file: document index and field path. */
-  readonly at: string;
-  readonly reason: string;
-}
-
-/** The upstream reference folder (../shared/reference beside the project, or $CLUSTERRA_REFERENCE). */
-export function referenceDir(root = PROJECT_ROOT): string | undefined {
-  const candidates = [process.env.CLUSTERRA_REFERENCE, path.join(root, "..", "shared", "reference"), path.join(root, "..", "..", "shared", "reference")];
-  return candidates.find((c): c is string => !!c && fs.existsSync(path.join(c, "README.md")));
-}
+// The shared base, for callers of the check (tests, the CLI).
+export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
 
 /** CRD files in the reference, by the group and kind they define. */
 const CRD_FILES: Readonly<Record<string, string>> = {
@@ -123,25 +114,6 @@ interface FleetDoc {
   readonly file: string;
   readonly index: number;
   readonly object: Record<string, unknown>;
-}
-
-function walk(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]));
-}
-
-/**
- * Folders under fleet/ that ArgoCD never syncs: the local charts' sources, and the
- * connector's ParallelCluster patches (applied by the operator with `pcluster`).
- */
-const NOT_KUBERNETES = ["fleet/charts/", "fleet/connector/"];
-
-/** Generated fleet files ArgoCD syncs. */
-export function fleetFiles(root: string): string[] {
-  return walk(path.join(root, "fleet"))
-    .map((f) => path.relative(root, f).split(path.sep).join("/"))
-    .filter((f) => !NOT_KUBERNETES.some((dir) => f.startsWith(dir)) && f.endsWith(".yaml"))
-    .sort();
 }
 
 const SECRET_VALUE = /BEGIN [A-Z ]*PRIVATE KEY|AKIA[0-9A-Z]{16}|(password|secretString|jwt_hs256|bearerToken|token)\s*:\s*["']?[A-Za-z0-9+/=_-]{16,}/i;

@@ -15,7 +15,7 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { readAllStackFiles } from "../config";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
-import { fleetFiles, referenceDir, type FleetProblem } from "./fleet-check";
+import { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
 
 const run = promisify(execFile);
 

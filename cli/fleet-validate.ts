@@ -15,7 +15,7 @@ import { CHARTS } from "../facts/charts";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
-import { fleetFiles, type FleetProblem } from "./fleet-check";
+import { fleetFiles, type FleetProblem } from "./fleet-files";
 import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, type HelmRender, type RenderedObject } from "./fleet-render";
 
 const run = promisify(execFile);
