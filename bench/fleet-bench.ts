@@ -45,7 +45,7 @@ function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFa
       slurmctld: { host: `${clusterName}-${i}.elb.us-east-1.amazonaws.com`, port: 6817 },
       keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
       centralRegion: "us-east-1", externalSecretsRoleArn: roleArn("external-secrets"),
-      edgeAgent: { roleArn: roleArn("edge-agent"), heartbeatEndpoint: "https://10.0.0.10:8443" },
+      edgeAgent: { roleArn: roleArn("edge-agent"), heartbeatEndpoint: "https://10.0.0.10:8443", heartbeatCaPem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" },
     },
     {
       environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn,

@@ -177,6 +177,17 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
         case "aws:cloudwatch/eventRule:EventRule":
           Object.assign(state, { arn: arn("events", `rule/${physical}`) });
           break;
+        // TLS material: well-formed PEM blocks naming the offline plan (no real key is made).
+        case "tls:index/privateKey:PrivateKey":
+          Object.assign(state, { privateKeyPem: offlinePem("PRIVATE KEY", name), publicKeyPem: offlinePem("PUBLIC KEY", name) });
+          break;
+        case "tls:index/certRequest:CertRequest":
+          Object.assign(state, { certRequestPem: offlinePem("CERTIFICATE REQUEST", name) });
+          break;
+        case "tls:index/selfSignedCert:SelfSignedCert":
+        case "tls:index/locallySignedCert:LocallySignedCert":
+          Object.assign(state, { certPem: offlinePem("CERTIFICATE", name) });
+          break;
         case "command:local:Command":
         case "command:remote:Command":
           Object.assign(state, { stdout: "kubeconfig version 1", stderr: "" });
@@ -242,6 +253,11 @@ export function providerAccount(inputs: Record<string, unknown>): string | undef
   if (typeof allowed === "string") return allowed;
   const role = list(inputs.assumeRoles)[0] as { roleArn?: unknown } | undefined;
   return typeof role?.roleArn === "string" ? /^arn:[^:]+:iam::(\d{12}):/.exec(role.roleArn)?.[1] : undefined;
+}
+
+/** A PEM block of the given label whose body says it is an offline plan's stand-in. */
+function offlinePem(label: string, name: string): string {
+  return `-----BEGIN ${label}-----\n${Buffer.from(`offline plan ${name} ${digest(name, 16)}`).toString("base64")}\n-----END ${label}-----\n`;
 }
 
 /** A kubeconfig shaped like K3s's (server on the loopback, reached by port forward). */

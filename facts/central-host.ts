@@ -61,3 +61,10 @@ export const PEERING_QUOTA = {
 export const SECURITY_GROUP_RULE_QUOTA = {
   perDirectionDefault: 60,
 } as const;
+
+/**
+ * cluster-api's listener certificate: an environment CA valid ten years signs a server
+ * certificate for one year, replaced by the first `pulumi up` in its last 30 days. ECDSA
+ * P-256: what every TLS stack the agents may use verifies.
+ */
+export const CLUSTER_API_TLS = { curve: "P256", caValidityHours: 10 * 365 * 24, serverValidityHours: 365 * 24, serverEarlyRenewalHours: 30 * 24 } as const;

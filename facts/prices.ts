@@ -102,6 +102,10 @@ export function monthly(hourly: Price | number): number {
  * is reported as unpriced, never counted as zero.
  */
 export const NO_CHARGE: Readonly<Record<string, string>> = {
+  "tls:index/privateKey:PrivateKey": "made by Pulumi's TLS provider on the machine that runs `pulumi up`: no cloud resource",
+  "tls:index/selfSignedCert:SelfSignedCert": "made locally by Pulumi's TLS provider: no cloud resource",
+  "tls:index/certRequest:CertRequest": "made locally by Pulumi's TLS provider: no cloud resource",
+  "tls:index/locallySignedCert:LocallySignedCert": "made locally by Pulumi's TLS provider: no cloud resource",
   "aws:ec2/vpc:Vpc": "VPCs are free; their NAT, endpoints and addresses are priced",
   "aws:ec2/subnet:Subnet": "subnets are free",
   "aws:ec2/subnetCidrReservation:SubnetCidrReservation": "subnet CIDR reservations are free",

@@ -100,6 +100,13 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
     report(step(`tenant ${id}: the edge-agent's pod carries an API token`, !!token, token ? `projected service-account token mounted (${pod.metadata.name})` : "no service-account token in the pod (automountServiceAccountToken: false): it cannot call the API"));
     const cms = await kc.get<{ items: { metadata: { name: string }; data?: Record<string, string> }[] }>(["configmaps", "-n", i.agentNamespace]);
     const configMaps = new Map((cms?.items ?? []).map((c) => [c.metadata.name, Object.values(c.data ?? {}).join("\n")]));
+    const env = new Map(pod.spec.containers.flatMap((c) => c.env ?? []).map((e) => [e.name, e.value ?? ""]));
+    const caFile = env.get("HEARTBEAT_CA_FILE") ?? "";
+    const caMount = pod.spec.containers.flatMap((c) => c.volumeMounts ?? []).find((m) => caFile.startsWith(`${m.mountPath}/`));
+    const caMap = pod.spec.volumes?.find((v) => v.name === caMount?.name)?.configMap?.name;
+    const caPem = caMap ? configMaps.get(caMap) ?? "" : "";
+    const trusts = /-----BEGIN CERTIFICATE-----/.test(caPem) && env.get("HEARTBEAT_ENDPOINT")?.startsWith("https://");
+    report(step(`tenant ${id}: the edge-agent verifies cluster-api with its environment's CA`, !!trusts, trusts ? `${env.get("HEARTBEAT_ENDPOINT")}, CA from ConfigMap ${caMap} at ${caFile}` : "no CA file mounted for HEARTBEAT_ENDPOINT: the agent cannot verify cluster-api's listener"));
     const role = awsRole(pod, configMaps);
     report(step(`tenant ${id}: the edge-agent's AWS SDK can find its role`, !!role, role ?? "AWS_ROLE_ARN without AWS_WEB_IDENTITY_TOKEN_FILE (or a config file naming the role and a credential source): the SDK uses the role for nothing"));
   }

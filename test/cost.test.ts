@@ -114,7 +114,7 @@ describe("cost estimate", function () {
       "Secrets Manager secret": 0.4,
     });
     // A tenant adds no priced resource to central (its slurmctld port is one rule on the host's group).
-    assert.deepEqual(cost.byPayer, { operator: 97.36, customer: 0 });
+    assert.deepEqual(cost.byPayer, { operator: 97.76, customer: 0 });
     const usage = estimateCost((await plan("central-dev")).deployment).lines.filter((l) => l.basis === "usage");
     assert.equal(usage.filter((l) => l.item === "DynamoDB point-in-time recovery").length, 6);
     assert.deepEqual(usage.find((l) => l.item.startsWith("EBS snapshots"))?.detail, "20 GB x $0.05/GB-month");

@@ -47,7 +47,8 @@ describe("policy pack over the example stacks", function () {
 
   it("says which resources carry secret inputs it could not inspect", async () => {
     const report = checkDeployment((await plan("central-dev")).deployment, { tenants });
-    assert.deepEqual(report.secretInputs.map((u) => u.split("::").pop()).sort(), ["central-dev-argocd-k3s", "central-dev-secrets-signing-key"]);
+    // The listener certificate's private keys reach the TLS resources and its secret as secrets.
+    assert.deepEqual(report.secretInputs.map((u) => u.split("::").pop()).sort(), ["central-dev-argocd-k3s", "central-dev-cluster-api-tls-ca", "central-dev-cluster-api-tls-secret", "central-dev-cluster-api-tls-server", "central-dev-cluster-api-tls-server", "central-dev-secrets-signing-key"]);
   });
 
   it("a tenant stack that names another tenant's resources fails isolation", async () => {

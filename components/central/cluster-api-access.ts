@@ -15,6 +15,8 @@ export interface ClusterApiAccessArgs extends AccountScope {
   readonly tableArns: Readonly<Record<string, pulumi.Input<string>>>;
   /** The session signing key secret. */
   readonly signingKeyArn: pulumi.Input<string>;
+  /** Its listener's certificate and key (ClusterApiTls). */
+  readonly tlsSecretArn: pulumi.Input<string>;
   /** Stack key the tables and the secrets are encrypted with. */
   readonly kmsKeyArn: pulumi.Input<string>;
   /** Tenants of this environment: cluster-api mints Slurm tokens with each one's JWT key. */
@@ -28,13 +30,14 @@ const TABLE_ACTIONS = [
 ];
 
 /** cluster-api's permissions: the state tables and their indexes, the signing secret, the key through those services. */
-export function clusterApiPolicy(p: { partition: string; region: string; accountId: string; environment: string; tenantIds: readonly string[]; tableArns: readonly string[]; signingKeyArn: string; kmsKeyArn: string }): string {
+export function clusterApiPolicy(p: { partition: string; region: string; accountId: string; environment: string; tenantIds: readonly string[]; tableArns: readonly string[]; signingKeyArn: string; tlsSecretArn?: string; kmsKeyArn: string }): string {
   // Secrets Manager appends six random characters to a secret's name in its ARN.
   const jwtKeys = p.tenantIds.map((id) => arn(p.partition, "secretsmanager", p.region, p.accountId, `secret:${slurmKeySecretNames(p.environment, id).jwt}-??????`));
   return toJson(
     policyDocument(
       { Sid: "StateTables", Effect: "Allow", Action: TABLE_ACTIONS, Resource: p.tableArns.flatMap((a) => [a, `${a}/index/*`]) },
       { Sid: "SigningKey", Effect: "Allow", Action: ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"], Resource: p.signingKeyArn },
+      ...(p.tlsSecretArn ? [{ Sid: "ListenerCertificate", Effect: "Allow" as const, Action: "secretsmanager:GetSecretValue", Resource: p.tlsSecretArn }] : []),
       // Each tenant's JWT key, to mint Slurm tokens (`X-SLURM-USER-TOKEN`) for its slurmrestd;
       // never its slurm.key, its database password or ArgoCD's credential.
       ...(jwtKeys.length ? [{ Sid: "TenantJwtKeys", Effect: "Allow" as const, Action: "secretsmanager:GetSecretValue", Resource: jwtKeys }] : []),
@@ -74,9 +77,9 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
       {
         role: role.name,
         policy: pulumi
-          .all([pulumi.all(Object.values(args.tableArns)), args.signingKeyArn, args.kmsKeyArn, args.accountId])
-          .apply(([tableArns, signingKeyArn, kmsKeyArn, accountId]) =>
-            clusterApiPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, tenantIds: args.tenantIds, tableArns, signingKeyArn, kmsKeyArn })),
+          .all([pulumi.all(Object.values(args.tableArns)), args.signingKeyArn, args.tlsSecretArn, args.kmsKeyArn, args.accountId])
+          .apply(([tableArns, signingKeyArn, tlsSecretArn, kmsKeyArn, accountId]) =>
+            clusterApiPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, tenantIds: args.tenantIds, tableArns, signingKeyArn, tlsSecretArn, kmsKeyArn })),
       },
       { parent: this },
     );

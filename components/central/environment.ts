@@ -9,6 +9,7 @@ import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
 import { ArgoCd } from "./argocd";
 import { ClusterApiAccess } from "./cluster-api-access";
+import { ClusterApiTls } from "./cluster-api-tls";
 import { DataSnapshots } from "./data-snapshots";
 import { K3sHost } from "./k3s-host";
 import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
@@ -92,10 +93,12 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     new DataSnapshots(`${name}-snapshots`, { ...common, environment: config.environment, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
     const tables = new StateTables(`${name}-state`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const secrets = new PlatformSecrets(`${name}-secrets`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
+    const clusterApiTls = new ClusterApiTls(`${name}-cluster-api-tls`, { environment: config.environment, hostAddress: host.privateIp, kmsKeyArn: key.keyArn }, child);
     const clusterApi = new ClusterApiAccess(
       `${name}-cluster-api`,
       {
         ...common,
+        tlsSecretArn: clusterApiTls.secretArn,
         environment: config.environment,
         hostRoleArn: host.roleArn,
         hostRoleName: host.roleName,
@@ -150,6 +153,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
           image: config.clusterApi.image,
           roleArn,
           signingKeySecretName: signingKeySecretName(config.environment),
+          tlsSecretName: clusterApiTls.secretName,
           tableNames: tables.names,
         }),
       ),
@@ -172,6 +176,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       tenantRoleArns: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.roleArn]))),
       slurmctldEndpoints: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.endpoint]))),
       heartbeatEndpoint: pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`,
+      clusterApiCaPem: clusterApiTls.caCertPem,
       kmsKeyArn: key.keyArn,
     };
     this.registerOutputs(this.outputs);

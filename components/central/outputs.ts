@@ -22,5 +22,7 @@ export interface CentralOutputs {
   /** Per tenant id: its slurmctld endpoint. */
   readonly slurmctldEndpoints: Readonly<Record<string, SlurmctldEndpointOutput>>;
   readonly heartbeatEndpoint: string;
+  /** The CA that signs cluster-api's listener certificate: the edge-agents verify with it. */
+  readonly clusterApiCaPem: string;
   readonly kmsKeyArn: string;
 }

@@ -2,6 +2,7 @@
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { centralFleetPath } from "../../facts/fleet";
+import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -15,6 +16,8 @@ export interface CentralFleetFacts {
   readonly roleArn: string;
   /** By name: Secrets Manager resolves it, and the ARN's random suffix stays out of git. */
   readonly signingKeySecretName: string;
+  /** Its listener's certificate and key, by name too. */
+  readonly tlsSecretName: string;
   /** Logical table name -> DynamoDB table name. */
   readonly tableNames: Readonly<Record<string, string>>;
 }
@@ -30,6 +33,9 @@ export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> 
     port: CLUSTER_API_PORT,
     aws: { region: f.region, roleArn: f.roleArn },
     signingKeySecretName: f.signingKeySecretName,
+    tlsSecretName: f.tlsSecretName,
+    // Each tenant's JWT key, to mint Slurm tokens for its slurmrestd ({tenant} is the id).
+    tenantJwtKeySecretNameTemplate: slurmKeySecretNames(f.environment, "{tenant}").jwt,
     tables: f.tableNames,
   };
 }

@@ -47,7 +47,7 @@ export interface TenantClusterFacts {
   readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
   readonly centralRegion: string;
   readonly externalSecretsRoleArn: string;
-  readonly edgeAgent: { readonly roleArn: string; readonly heartbeatEndpoint: string };
+  readonly edgeAgent: { readonly roleArn: string; readonly heartbeatEndpoint: string; readonly heartbeatCaPem: string };
 }
 
 /** Folder of a tenant's cluster fleet. */
@@ -315,6 +315,7 @@ export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> 
     clusterName: f.clusterName,
     tenantId: f.tenantId,
     heartbeatEndpoint: f.edgeAgent.heartbeatEndpoint,
+    heartbeatCaPem: f.edgeAgent.heartbeatCaPem,
     aws: { region: f.region, roleArn: f.edgeAgent.roleArn },
     // What the scaling loop may change, and nothing else: these NodeSets' scale.
     nodeSets: { namespace: TENANT_NAMESPACES.slurm, names: f.nodeSets.map((n) => nodeSetObjectName(n.name)).sort() },

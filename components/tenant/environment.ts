@@ -45,6 +45,8 @@ export interface TenantEnvironmentArgs {
     readonly kmsKeyArn: pulumi.Output<string>;
     /** cluster-api's private listener, where the edge-agent heartbeats. */
     readonly heartbeatEndpoint: pulumi.Output<string>;
+    /** The CA that signs that listener's certificate. */
+    readonly clusterApiCaPem: pulumi.Output<string>;
     /** This tenant's slurmctld endpoint, which central owns. */
     readonly slurmctldEndpoint: pulumi.Output<SlurmctldEndpointOutput>;
   };
@@ -223,9 +225,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         .all([
           pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
           pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
-          pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp]),
+          pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp, central.clusterApiCaPem]),
         ])
-        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp]]) =>
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp, heartbeatCaPem]]) =>
           tenantFleetFiles({
             environment: config.environment,
             tenantId: config.tenant.id,
@@ -249,7 +251,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             keySecretArns,
             centralRegion: config.central.region,
             externalSecretsRoleArn,
-            edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint },
+            edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint, heartbeatCaPem },
           }, {
             environment: config.environment,
             tenantId: config.tenant.id,
