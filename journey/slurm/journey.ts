@@ -117,15 +117,19 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
     }
-    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx)));
+    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
+    const block = world.tenant.srun.block;
+    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s srun block ${block.from}-${block.to}`, () => isolation(ctx, block.from)));
     if (registered.passed) {
-      steps.push(await timed(`interactive srun -N1 hostname from central's login (timeout ${seconds(options.srunTimeoutMs)})`, () => interactiveSrun(ctx, ctx.pods.login, options.srunTimeoutMs)));
-      // The README's way out: interactive work from inside the tenant's VPC, here a pod of the workers group.
-      if (topology.slurmd.length > 1) {
-        const tenantPod = ctx.pods.slurmd[1];
-        fs.copyFileSync(path.join(ctx.pods.login.root, "etc-slurm", "slurm.conf"), path.join(tenantPod.root, "etc-slurm", "slurm.conf"));
-        steps.push(await timed(`interactive srun -N1 hostname from a pod in ${world.tenant.id}'s VPC (${topology.slurmd[1].hostname})`, () => interactiveSrun(ctx, tenantPod, options.srunTimeoutMs)));
-      }
+      const limit = `timeout ${seconds(options.srunTimeoutMs)}`;
+      const names = topology.slurmd.map((s) => s.hostname);
+      const first = names[0];
+      steps.push(await timed(`interactive srun -N1 hostname from central's login (${limit})`, () => interactiveSrun(ctx, ["srun", "-N1", "-w", first, "hostname"], [first], options.srunTimeoutMs)));
+      if (names.length > 1) steps.push(await timed(`interactive srun -N2 hostname from central's login (${limit})`, () => interactiveSrun(ctx, ["srun", "-N2", "-w", names.join(","), "hostname"], names, options.srunTimeoutMs)));
+      steps.push(await timed(`salloc -N1 srun hostname from central's login (${limit})`, () => interactiveSrun(ctx, ["salloc", "-N1", "-w", first, "srun", "hostname"], [first], options.srunTimeoutMs)));
+      // A terminal as the browser's would give it: script(1) holds a pty for srun, whose step gets one of its own.
+      steps.push(await timed(`srun --pty from central's login, in a pty (${limit})`, () =>
+        interactiveSrun(ctx, ["script", "-qec", `srun -N1 -w ${first} --pty sh -c 'tty; hostname'`, "/dev/null"], [PTY_SEEN, first], options.srunTimeoutMs)));
     }
     return steps;
   } finally {
@@ -346,16 +350,21 @@ function newDrops(before: readonly Drop[], after: readonly Drop[]): Drop[] {
   return after.filter((d) => !seen.has(key(d)));
 }
 
-async function isolation(ctx: Context): Promise<{ ok: boolean; detail: string }> {
-  const { topology, world } = ctx;
+/** The other tenant's pod tries a port of this tenant's on the central host: as planned, then with its own egress opened. */
+async function isolation(ctx: Context, port: number): Promise<{ ok: boolean; detail: string }> {
+  const { topology } = ctx;
   const o = topology.other;
-  const target = { address: topology.central.hostAddress, port: world.tenant.nodePort };
+  const target = { address: topology.central.hostAddress, port };
   const before = await droppedFlows(topology);
   const asPlanned = await tcpProbe(o.pod.name, target.address, target.port, 2000);
   const mid = await droppedFlows(topology);
   // A tenant owns its security groups: open the other tenant's egress entirely; central's own rule must still refuse.
-  await run(["ip", "netns", "exec", o.node.name, "nft", "insert", "rule", "inet", SG_TABLE, "egress", "accept"], { timeoutMs: 5000 });
+  const open = await run(["ip", "netns", "exec", o.node.name, "nft", "insert", "rule", "inet", SG_TABLE, "egress", "accept"], { timeoutMs: 5000 });
   const opened = await tcpProbe(o.pod.name, target.address, target.port, 2000);
+  // Back to the plan's rules: the next probe starts from them again.
+  const listed = await run(["ip", "netns", "exec", o.node.name, "nft", "-a", "list", "chain", "inet", SG_TABLE, "egress"], { timeoutMs: 5000 });
+  const handle = /# handle (\d+)/.exec(listed.stdout.split("\n").find((l) => /^\s*accept # handle/.test(l)) ?? "")?.[1];
+  if (open.code === 0 && handle) await run(["ip", "netns", "exec", o.node.name, "nft", "delete", "rule", "inet", SG_TABLE, "egress", "handle", handle], { timeoutMs: 5000 });
   const after = await droppedFlows(topology);
   const first = newDrops(before, mid).map((d) => describeDrop(d, topology.names));
   const second = newDrops(mid, after).map((d) => describeDrop(d, topology.names));
@@ -374,25 +383,38 @@ function launchSource(ctx: Context, hostname: string): string | undefined {
   return last ? `${last[1]} launch from ${last[2]}${ctx.topology.names.has(last[2]) ? ` (${ctx.topology.names.get(last[2])})` : ""}` : undefined;
 }
 
-async function interactiveSrun(ctx: Context, from: Pod, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+/** What `tty` prints on a pty: srun --pty gave the step a terminal of its own. */
+const PTY_SEEN = "/dev/pts/";
+
+/**
+ * An interactive command on central's login, bounded by `timeoutMs`: passes when it exits 0
+ * and its output holds every expected line (PTY_SEEN stands for any line starting with it).
+ * Reports where the launch came from as slurmd saw it and anything the rules dropped.
+ */
+async function interactiveSrun(ctx: Context, argv: readonly string[], expected: readonly string[], timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
   const { topology } = ctx;
   const s = topology.slurmd[0];
   // Start from idle nodes (a cancelled step leaves its node COMPLETING a moment), so the allocation is granted at once.
-  await waitFor(async () => (/^IDLE(\+DYNAMIC_NORM)?$/.test(field(await nodeLine(ctx, s.hostname), "State") ?? "") ? true : undefined), WAIT.job, 500);
+  for (const n of topology.slurmd) await waitFor(async () => (/^IDLE(\+DYNAMIC_NORM)?$/.test(field(await nodeLine(ctx, n.hostname), "State") ?? "") ? true : undefined), WAIT.job, 500);
   const before = await droppedFlows(topology);
   const countsBefore = await dropCounts(topology);
-  const r = await run(inPod(from, ["srun", "-N1", "-w", s.hostname, "hostname"]), { timeoutMs });
+  const r = await run(inPod(ctx.pods.login, argv), { timeoutMs });
   await sleep(300);
   const drops = newDrops(before, await droppedFlows(topology));
   const countsAfter = await dropCounts(topology);
-  await login(ctx, ["scancel", "--user=root"], 5000);
-  const ok = r.code === 0 && r.stdout.trim() === s.hostname;
+  // A killed srun leaves its allocation behind (InactiveLimit=0): clear it for the next step.
+  if (r.code !== 0) await login(ctx, ["scancel", "--user=root"], 5000);
+  const lines = r.stdout.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const missing = expected.filter((e) => !lines.some((l) => (e === PTY_SEEN ? l.startsWith(PTY_SEEN) : l === e)));
+  const ok = r.code === 0 && missing.length === 0;
   const seen = launchSource(ctx, s.hostname);
   const counted = countsAfter
     .map((c, i) => ({ label: c.ns.label, ingress: c.ingress - countsBefore[i].ingress, egress: c.egress - countsBefore[i].egress }))
     .filter((c) => c.ingress + c.egress > 0)
     .map((c) => `${c.label}: ${c.egress} out, ${c.ingress} in`);
-  const dropped = drops.map((d) => describeDrop(d, topology.names)).join("; ") || "nothing recorded";
-  const outcome = ok ? `srun printed "${r.stdout.trim()}" in ${seconds(r.ms)}` : r.timedOut ? `srun still waiting after ${seconds(timeoutMs)}, killed` : `srun exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`;
-  return { ok, detail: `${outcome}; slurmd saw ${seen ?? "no step launch"}; dropped: ${dropped}; drop counters: ${counted.join(", ") || "unchanged"}` };
+  const dropped = drops.map((d) => describeDrop(d, topology.names)).join("; ") || "nothing";
+  const outcome = ok
+    ? `printed ${JSON.stringify(lines)} in ${seconds(r.ms)}`
+    : r.timedOut ? `still waiting after ${seconds(timeoutMs)}, killed` : `exit ${r.code}${missing.length ? `, missing ${missing.join(",")}` : ""}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`;
+  return { ok, detail: `${outcome}; slurmd saw ${seen ?? "no step launch"}; dropped: ${dropped}${counted.length ? `; drop counters: ${counted.join(", ")}` : ""}` };
 }
