@@ -9,7 +9,9 @@ import * as path from "path";
 import { SLURM_PORTS } from "../../facts/contract";
 import { step, type JourneyStep } from "../step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
-import { inPod, preparePod, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { IDENTITY_FILES, inPod, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { groupLines, passwdLines, userDirectory, withUsers } from "../../components/identity/passwd";
+import { userProblems, type TenantUser } from "../../config/users";
 import { mariadbInitSql, nodeSetOf, partitionsOf, slurmConf, slurmdbdConf } from "./slurm-config";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld } from "./world";
@@ -25,6 +27,18 @@ export interface JourneyRunOptions {
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
 const WAIT = { munge: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
+/**
+ * The tenant's users, as its identity source would deliver them: the same lines in every
+ * pod's passwd and group (a stand-in for the delivered files), uids above every system id.
+ */
+const USERS: readonly TenantUser[] = [
+  { name: "alice", uid: 10001, gid: 10001 },
+  { name: "bob", uid: 10002, gid: 10002 },
+];
+
+/** Only the owner may read or enter a user's directory, and jobs create files for the owner only. */
+const PRIVATE = { directory: 0o700, file: 0o600, umask: "077" } as const;
+
 /** Ping interval is SlurmdTimeout/3. */
 const SLURMD_TIMEOUT_S = 15;
 
@@ -80,9 +94,10 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
-  const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), ...(efs ? { efs } : {}) });
+  const identity = writeIdentity(path.join(work, "identity"));
+  const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}) });
   const efs = path.join(work, "efs");
-  fs.mkdirSync(efs, { recursive: true });
+  fs.mkdirSync(efs, { recursive: true, mode: 0o755 });
   const c = topology.central;
   const ctx: Context = {
     world,
@@ -116,6 +131,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("slurmctld pings slurmd (6818 through the rules)", () => slurmctldPings(ctx)));
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
+      steps.push(await timed(`two users (${USERS.map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; neither reads the other's output`, () => twoUsers(ctx)));
     }
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
     const block = world.tenant.srun.block;
@@ -138,6 +154,16 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     fs.rmSync(keyFile, { force: true });
     if (problems.length > 0) steps.push(step("everything the journey started is gone", false, problems.join("; ")));
   }
+}
+
+/** The users' passwd and group on top of this machine's own (the image's system accounts). */
+function writeIdentity(dir: string): string {
+  const problems = userProblems(USERS);
+  if (problems.length > 0) throw new Error(`journey users: ${problems.map((p) => `users[${p.index}].${p.field} = ${String(p.value)}: ${p.problem}`).join("; ")}`);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const lines = { passwd: passwdLines(USERS, POD_MOUNTS.efs), group: groupLines(USERS) };
+  for (const f of IDENTITY_FILES) fs.writeFileSync(path.join(dir, f), withUsers(fs.readFileSync(`/etc/${f}`, "utf8"), lines[f]), { mode: 0o644 });
+  return dir;
 }
 
 async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
@@ -344,6 +370,55 @@ async function twoNodeJob(ctx: Context): Promise<{ ok: boolean; detail: string }
   return { ok: missing.length === 0 && /^COMPLETED/.test(state), detail: `job ${id} ${state}; srun output ${JSON.stringify(lines.sort())}${missing.length ? `, missing ${missing.join(",")}` : ""}` };
 }
 
+/** A command as one of the tenant's users, in a pod (runuser: no password, as the console's session would be). */
+function asUser(pod: Pod, user: TenantUser, script: string): string[] {
+  return inPod(pod, ["runuser", "-u", user.name, "--", "sh", "-c", script]);
+}
+
+/**
+ * Each user's directory on the shared file system made with their uid and gid and 0700 before
+ * their first job (a stand-in for the platform's provisioning), then one batch job each,
+ * submitted as the user from the login with a private umask; the output must be theirs, 0600,
+ * readable by them on a tenant node and refused to the other user.
+ */
+async function twoUsers(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const node = ctx.topology.slurmd[0];
+  fs.mkdirSync(path.join(ctx.efs, "users"), { recursive: true, mode: 0o755 });
+  const jobs: { user: TenantUser; id: string; file: string; inPod: string }[] = [];
+  for (const user of USERS) {
+    const dir = path.join(ctx.efs, path.relative(POD_MOUNTS.efs, userDirectory(POD_MOUNTS.efs, user)));
+    fs.mkdirSync(dir, { recursive: true });
+    fs.chownSync(dir, user.uid, user.gid);
+    fs.chmodSync(dir, PRIVATE.directory);
+    const inPodDir = userDirectory(POD_MOUNTS.efs, user);
+    const wrap = `echo "${ctx.token} $(id -un) uid $(id -u) job $SLURM_JOB_ID on $(hostname)"`;
+    const submit = `umask ${PRIVATE.umask}; exec sbatch --parsable -N1 -w ${node.hostname} --chdir=${inPodDir} --output=${inPodDir}/job_%j.out --wrap ${quote(wrap)}`;
+    const r = await run(asUser(ctx.pods.login, user, submit), { timeoutMs: WAIT.command });
+    const id = r.stdout.trim().split(";")[0];
+    if (r.code !== 0 || !/^\d+$/.test(id)) return { ok: false, detail: `sbatch as ${user.name} failed: ${(r.stderr || r.stdout).trim()}` };
+    jobs.push({ user, id, file: path.join(dir, `job_${id}.out`), inPod: `${inPodDir}/job_${id}.out` });
+  }
+  const results: string[] = [];
+  let ok = true;
+  for (const [i, job] of jobs.entries()) {
+    const state = await waitJob(ctx, job.id);
+    const owner = field((await login(ctx, ["scontrol", "-o", "show", "job", job.id], 5000)).stdout, "UserId");
+    const stat = fs.existsSync(job.file) ? fs.statSync(job.file) : undefined;
+    const expected = `${ctx.token} ${job.user.name} uid ${job.user.uid} job ${job.id} on ${node.hostname}`;
+    const other = jobs[(i + 1) % jobs.length].user;
+    const own = await run(asUser(ctx.pods.slurmd[0], job.user, `cat ${job.inPod}`), { timeoutMs: WAIT.command });
+    const theirs = await run(asUser(ctx.pods.slurmd[0], other, `cat ${job.inPod}`), { timeoutMs: WAIT.command });
+    const mode = stat ? stat.mode & 0o777 : undefined;
+    const good = /^COMPLETED/.test(state) && stat?.uid === job.user.uid && mode === PRIVATE.file && own.code === 0 && own.stdout.trim() === expected && theirs.code !== 0;
+    ok &&= good;
+    results.push(
+      `${job.user.name}: job ${job.id} ${state}${owner ? ` user ${owner}` : ""}; ${job.inPod} ${stat ? `uid ${stat.uid} mode ${mode?.toString(8)}` : "missing"}` +
+        `; ${job.user.name} reads "${own.stdout.trim() || own.stderr.trim()}"; ${other.name} ${theirs.code === 0 ? `READ IT: "${theirs.stdout.trim()}"` : `refused (${theirs.stderr.trim().split("\n").pop()})`}`,
+    );
+  }
+  return { ok, detail: results.join("; ") };
+}
+
 function newDrops(before: readonly Drop[], after: readonly Drop[]): Drop[] {
   const key = (d: Drop) => `${d.at.name}|${d.direction}|${d.source}|${d.destination}|${d.protocol}|${d.port}`;
   const seen = new Set(before.map(key));
@@ -404,7 +479,8 @@ async function interactiveSrun(ctx: Context, argv: readonly string[], expected: 
   const countsAfter = await dropCounts(topology);
   // A killed srun leaves its allocation behind (InactiveLimit=0): clear it for the next step.
   if (r.code !== 0) await login(ctx, ["scancel", "--user=root"], 5000);
-  const lines = r.stdout.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  // script(1) echoes the end of its (empty) input as a caret pair: not the step's output.
+  const lines = r.stdout.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && l !== "^@");
   const missing = expected.filter((e) => !lines.some((l) => (e === PTY_SEEN ? l.startsWith(PTY_SEEN) : l === e)));
   const ok = r.code === 0 && missing.length === 0;
   const seen = launchSource(ctx, s.hostname);
