@@ -25,13 +25,17 @@ export const TENANT_ID_CEILING = 65533;
 /** useradd's default NAME_REGEX, at most 32 characters (utmp). */
 const LINUX_NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 
-/** Every problem of a list of users, each with the index, the field, the value and what is valid. */
-export function userProblems(users: readonly TenantUser[]): { index: number; field: keyof TenantUser; value: unknown; problem: string; valid: string }[] {
+/**
+ * Every problem of a list of users, each with the index, the field, the value and what is
+ * valid; `at` maps a position in `users` to the index people know it by (its file's).
+ */
+export function userProblems(users: readonly TenantUser[], at: (i: number) => number = (i) => i): { index: number; field: keyof TenantUser; value: unknown; problem: string; valid: string }[] {
   const out: ReturnType<typeof userProblems> = [];
   const names = new Map<string, number>();
   const uids = new Map<number, number>();
   const range = `an integer from ${TENANT_ID_FLOOR} to ${TENANT_ID_CEILING}`;
-  users.forEach((u, i) => {
+  users.forEach((u, position) => {
+    const i = at(position);
     if (!LINUX_NAME.test(u.name)) out.push({ index: i, field: "name", value: u.name, problem: "not a valid Linux user name", valid: "lowercase letters, digits, _ and -, starting with a letter or _, at most 32 characters" });
     else if (names.has(u.name)) out.push({ index: i, field: "name", value: u.name, problem: `duplicates users[${names.get(u.name)}].name`, valid: "a name no other user of this tenant has" });
     else names.set(u.name, i);

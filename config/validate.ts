@@ -12,6 +12,7 @@ import { nearest } from "./validate-text";
 import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcCidrProblem } from "./cidr";
 import { tenantServerAddress } from "./subnet-layout";
 import { ownPortConflict, portConflicts } from "./tenant-ports";
+import { userProblems, type TenantUser } from "./users";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
 import type { CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
@@ -156,6 +157,8 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   if (lbName && lbName.length > ELB_NAME_MAX) {
     add(`${ns}:tenant.id`, tenant.id, `makes the load balancer name ${lbName} longer than ELB's ${ELB_NAME_MAX} characters`, `an id of at most ${ELB_NAME_MAX - platformName(String(own.environment), "").length} characters in environment ${own.environment}`);
   }
+  const users = typedUsers(own.users);
+  for (const p of userProblems(users.map((u) => u.user), (i) => users[i].at)) add(`${ns}:users[${p.index}].${p.field}`, p.value, p.problem, p.valid);
   const ownConflict = typeof tenant.id === "string" ? ownPortConflict(tenant.id) : undefined;
   if (ownConflict) add(`${ns}:tenant.id`, tenant.id, ownConflict, PORTS_ARE_DERIVED);
   if (Array.isArray(own.shapes)) {
@@ -308,7 +311,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
     case "tenant": {
       const central = own.central as TenantConfig["central"];
       return {
-        ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never,
+        ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never, users: typedUsers(own.users).map((u) => u.user),
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }
@@ -320,6 +323,17 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
 }
 
 /** A new VPC's network, from values validation accepted. */
+/**
+ * `clusterra:users` as typed users with their index in the file, the gid defaulting to the
+ * uid; entries the schema refuses are left to its issues.
+ */
+function typedUsers(users: unknown): { at: number; user: TenantUser }[] {
+  if (!Array.isArray(users)) return [];
+  return users.flatMap((u, at) =>
+    isObject(u) && typeof u.name === "string" && typeof u.uid === "number" ? [{ at, user: { name: u.name, uid: u.uid, gid: typeof u.gid === "number" ? u.gid : u.uid } }] : [],
+  );
+}
+
 function newNetwork(n: unknown): NetworkConfig {
   const { vpcCidr, availabilityZones } = n as { vpcCidr: string; availabilityZones: number | string[] };
   return { vpcCidr, availabilityZones: typeof availabilityZones === "number" ? { count: availabilityZones } : { names: availabilityZones } };

@@ -1,6 +1,8 @@
 import * as assert from "node:assert/strict";
 import { groupLines, passwdLines, userDirectory, withUsers } from "../components/identity/passwd";
+import { validateStack } from "../config";
 import { TENANT_ID_FLOOR, userProblems, type TenantUser } from "../config/users";
+import { exampleFile, exampleFiles, withValues } from "./helpers";
 
 const alice: TenantUser = { name: "alice", uid: 10001, gid: 10001 };
 const bob: TenantUser = { name: "bob", uid: 10002, gid: 10002 };
@@ -33,5 +35,27 @@ describe("tenant users (validation)", () => {
       [2, "uid", 10001, "duplicates users[0].uid"],
     ]);
     assert.match(problems[1].valid, /from 10000 to 65533/);
+  });
+});
+
+describe("tenant users in the stack file (clusterra:users)", () => {
+  it("types them with the gid defaulting to the uid", () => {
+    const r = validateStack(exampleFile("tenant-acme-dev"), exampleFiles());
+    assert.ok(r.ok && r.config.kind === "tenant");
+    assert.deepEqual(r.config.users, [alice, bob]);
+  });
+
+  it("rejects bad users at once, each with its key, value and what is valid, keeping the file's indexes", () => {
+    const file = withValues(exampleFile("tenant-acme-dev"), { "clusterra:users": [{ name: "alice", uid: "x" }, { name: "root", uid: 0 }, { name: "bob", uid: 10002, gid: 10002 }, { name: "bob", uid: 10002 }] });
+    const r = validateStack(file, exampleFiles());
+    assert.ok(!r.ok);
+    const users = r.issues.filter((i) => i.key.startsWith("clusterra:users")).map((i) => [i.key, i.value, i.problem]);
+    assert.deepEqual(users.filter(([k]) => k !== "clusterra:users[0].uid"), [
+      ["clusterra:users[1].uid", 0, "collides with the images' system and default user ids"],
+      ["clusterra:users[1].gid", 0, "collides with the images' system and default user ids"],
+      ["clusterra:users[3].name", "bob", "duplicates users[2].name"],
+      ["clusterra:users[3].uid", 10002, "duplicates users[2].uid"],
+    ]);
+    assert.ok(users.some(([k]) => k === "clusterra:users[0].uid"), "the schema names the uid that is not a number");
   });
 });

@@ -11,7 +11,7 @@ import { step, type JourneyStep } from "../step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
 import { IDENTITY_FILES, inPod, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
 import { groupLines, passwdLines, userDirectory, withUsers } from "../../components/identity/passwd";
-import { userProblems, type TenantUser } from "../../config/users";
+import type { TenantUser } from "../../config/users";
 import { mariadbInitSql, nodeSetOf, partitionsOf, slurmConf, slurmdbdConf } from "./slurm-config";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld } from "./world";
@@ -27,15 +27,6 @@ export interface JourneyRunOptions {
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
 const WAIT = { munge: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
-/**
- * The tenant's users, as its identity source would deliver them: the same lines in every
- * pod's passwd and group (a stand-in for the delivered files), uids above every system id.
- */
-const USERS: readonly TenantUser[] = [
-  { name: "alice", uid: 10001, gid: 10001 },
-  { name: "bob", uid: 10002, gid: 10002 },
-];
-
 /** Only the owner may read or enter a user's directory, and jobs create files for the owner only. */
 const PRIVATE = { directory: 0o700, file: 0o600, umask: "077" } as const;
 
@@ -94,7 +85,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
-  const identity = writeIdentity(path.join(work, "identity"));
+  const identity = writeIdentity(path.join(work, "identity"), world.users);
   const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}) });
   const efs = path.join(work, "efs");
   fs.mkdirSync(efs, { recursive: true, mode: 0o755 });
@@ -131,7 +122,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("slurmctld pings slurmd (6818 through the rules)", () => slurmctldPings(ctx)));
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
-      steps.push(await timed(`two users (${USERS.map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; neither reads the other's output`, () => twoUsers(ctx)));
+      steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; neither reads the other's output`, () => twoUsers(ctx)));
     }
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
     const block = world.tenant.srun.block;
@@ -156,12 +147,14 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   }
 }
 
-/** The users' passwd and group on top of this machine's own (the image's system accounts). */
-function writeIdentity(dir: string): string {
-  const problems = userProblems(USERS);
-  if (problems.length > 0) throw new Error(`journey users: ${problems.map((p) => `users[${p.index}].${p.field} = ${String(p.value)}: ${p.problem}`).join("; ")}`);
+/**
+ * The tenant's users (validated with its stack file) in a passwd and group on top of this
+ * machine's own (the image's system accounts): every pod mounts the same two files, as the
+ * identity source would deliver them.
+ */
+function writeIdentity(dir: string, users: readonly TenantUser[]): string {
   fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const lines = { passwd: passwdLines(USERS, POD_MOUNTS.efs), group: groupLines(USERS) };
+  const lines = { passwd: passwdLines(users, POD_MOUNTS.efs), group: groupLines(users) };
   for (const f of IDENTITY_FILES) fs.writeFileSync(path.join(dir, f), withUsers(fs.readFileSync(`/etc/${f}`, "utf8"), lines[f]), { mode: 0o644 });
   return dir;
 }
@@ -383,9 +376,10 @@ function asUser(pod: Pod, user: TenantUser, script: string): string[] {
  */
 async function twoUsers(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const node = ctx.topology.slurmd[0];
+  if (ctx.world.users.length < 2) return { ok: false, detail: `the tenant's stack file names ${ctx.world.users.length} user(s) in clusterra:users; the step needs two` };
   fs.mkdirSync(path.join(ctx.efs, "users"), { recursive: true, mode: 0o755 });
   const jobs: { user: TenantUser; id: string; file: string; inPod: string }[] = [];
-  for (const user of USERS) {
+  for (const user of ctx.world.users.slice(0, 2)) {
     const dir = path.join(ctx.efs, path.relative(POD_MOUNTS.efs, userDirectory(POD_MOUNTS.efs, user)));
     fs.mkdirSync(dir, { recursive: true });
     fs.chownSync(dir, user.uid, user.gid);

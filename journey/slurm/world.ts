@@ -9,6 +9,7 @@ import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../config";
 import type { PlanResult } from "../../cli/plan";
+import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
 import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
@@ -65,6 +66,8 @@ export interface ControlPlaneValues {
 }
 
 export interface JourneyWorld {
+  /** The tenant's users, from its stack file (its identity source here). */
+  readonly users: readonly TenantUser[];
   readonly central: CentralSide;
   readonly tenant: TenantSide;
   readonly controlPlane: ControlPlaneValues;
@@ -201,7 +204,8 @@ export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT): JourneyW
   const tenant = tenantSide(plans.tenant, root);
   const other = tenantSide(plans.other, root);
   const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
-  return { central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
+  const users = plans.tenant.config.kind === "tenant" ? plans.tenant.config.users : [];
+  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
 }
 
 /** Where the world disagrees with itself: each a defect of the project the journey reports. */
