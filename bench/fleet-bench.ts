@@ -18,7 +18,7 @@ import { tenantAppDocuments, type TenantAppsFacts } from "../components/fleet/te
 import { tenantFleetFiles } from "../components/fleet/tenant";
 import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { nodeSetPlans } from "../components/tenant/sizing";
-import { slurmctldNodePort } from "../facts/contract";
+import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 
 const RUNS = 5;
 const SIZES = [10, 100, 1000];
@@ -50,7 +50,7 @@ function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFa
     {
       environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn,
       secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
-      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), nodeSets,
+      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets,
     },
     { environment: "dev", tenantId: id, clusterName, repo: REPO, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
   ];

@@ -82,7 +82,20 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
         },
       ),
     },
-  }),
+    // The tenant's Linux users when its identity source is this stack file (names and id ranges checked in validate.ts).
+    users: {
+      type: "array",
+      description: "a list of users",
+      items: obj(
+        {
+          name: { type: "string", description: "a Linux user name" },
+          uid: { type: "integer", description: "a whole-number uid" },
+          gid: { type: "integer", description: "a whole-number gid (default: the uid)" },
+        },
+        ["name", "uid"],
+      ),
+    },
+  }, ["tenant", "central", "network", "shapes"]),
   connector: obj({
     connector: obj({
       // EventBridge rule names (clusterra-<name>-events-spot-interruption) stop at 64 characters.

@@ -1,3 +1,4 @@
+import type { TenantUser } from "./users";
 /** Typed, validated configuration: what components receive. */
 import type { Partition } from "../facts/regions";
 
@@ -73,6 +74,8 @@ export interface TenantConfig extends BaseConfig {
   readonly central: { readonly stack: string; readonly accountId: string; readonly vpcCidr: string; readonly region: string };
   readonly network: NetworkConfig | ExistingNetworkConfig;
   readonly shapes: readonly ShapeConfig[];
+  /** The tenant's Linux users (`clusterra:users`, gid defaulting to the uid); empty when none are configured. */
+  readonly users: readonly TenantUser[];
 }
 
 export interface ConnectorConfig extends BaseConfig {

@@ -4,7 +4,6 @@
  * found, each naming the file, the key, the value and what would be valid.
  */
 import Ajv, { ErrorObject } from "ajv";
-import { slurmctldNodePort } from "../facts/contract";
 import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
@@ -12,6 +11,8 @@ import { instanceTypeProblem } from "./catalog";
 import { nearest } from "./validate-text";
 import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcCidrProblem } from "./cidr";
 import { tenantServerAddress } from "./subnet-layout";
+import { ownPortConflict, portConflicts } from "./tenant-ports";
+import { userProblems, type TenantUser } from "./users";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
 import type { CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
@@ -107,6 +108,9 @@ function checkNetwork(network: unknown, key: string, region: string | undefined,
   }
 }
 
+/** What to do about a port conflict: the ports follow from the id, so only another id helps. */
+const PORTS_ARE_DERIVED = "another tenant id: its slurmctld NodePort and srun port block on central are derived from it";
+
 function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>, source: StackFile, siblings: readonly StackFile[], add: Add): void {
   const ns = CONFIG_NAMESPACE;
   const central = isObject(own.central) ? own.central : {};
@@ -153,6 +157,10 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   if (lbName && lbName.length > ELB_NAME_MAX) {
     add(`${ns}:tenant.id`, tenant.id, `makes the load balancer name ${lbName} longer than ELB's ${ELB_NAME_MAX} characters`, `an id of at most ${ELB_NAME_MAX - platformName(String(own.environment), "").length} characters in environment ${own.environment}`);
   }
+  const users = typedUsers(own.users);
+  for (const p of userProblems(users.map((u) => u.user), (i) => users[i].at)) add(`${ns}:users[${p.index}].${p.field}`, p.value, p.problem, p.valid);
+  const ownConflict = typeof tenant.id === "string" ? ownPortConflict(tenant.id) : undefined;
+  if (ownConflict) add(`${ns}:tenant.id`, tenant.id, ownConflict, PORTS_ARE_DERIVED);
   if (Array.isArray(own.shapes)) {
     const seen = new Map<string, number>();
     own.shapes.forEach((s, i) => {
@@ -196,8 +204,8 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     }
     const oc = other.values[`${ns}:central`];
     if (!isObject(oc) || typeof oc.stack !== "string" || stackShortName(oc.stack) !== centralName) continue;
-    if (isObject(ot) && typeof ot.id === "string" && typeof tenant.id === "string" && ot.id !== tenant.id && slurmctldNodePort(ot.id) === slurmctldNodePort(tenant.id)) {
-      add(`${ns}:tenant.id`, tenant.id, `gets the same slurmctld NodePort (${slurmctldNodePort(tenant.id)}) as ${other.file}'s tenant ${ot.id}`, "another tenant id: the port is derived from it");
+    if (isObject(ot) && typeof ot.id === "string" && typeof tenant.id === "string") {
+      for (const conflict of portConflicts(tenant.id, ot.id)) add(`${ns}:tenant.id`, tenant.id, `${conflict} (${other.file})`, PORTS_ARE_DERIVED);
     }
     const on = other.values[`${ns}:network`];
     const otherCidr = isObject(on) && typeof on.vpcCidr === "string" && !vpcCidrProblem(on.vpcCidr) ? on.vpcCidr : undefined;
@@ -303,7 +311,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
     case "tenant": {
       const central = own.central as TenantConfig["central"];
       return {
-        ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never,
+        ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never, users: typedUsers(own.users).map((u) => u.user),
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }
@@ -315,6 +323,17 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
 }
 
 /** A new VPC's network, from values validation accepted. */
+/**
+ * `clusterra:users` as typed users with their index in the file, the gid defaulting to the
+ * uid; entries the schema refuses are left to its issues.
+ */
+function typedUsers(users: unknown): { at: number; user: TenantUser }[] {
+  if (!Array.isArray(users)) return [];
+  return users.flatMap((u, at) =>
+    isObject(u) && typeof u.name === "string" && typeof u.uid === "number" ? [{ at, user: { name: u.name, uid: u.uid, gid: typeof u.gid === "number" ? u.gid : u.uid } }] : [],
+  );
+}
+
 function newNetwork(n: unknown): NetworkConfig {
   const { vpcCidr, availabilityZones } = n as { vpcCidr: string; availabilityZones: number | string[] };
   return { vpcCidr, availabilityZones: typeof availabilityZones === "number" ? { count: availabilityZones } : { names: availabilityZones } };

@@ -22,10 +22,16 @@ export interface PeeringFlow {
   readonly side: "central" | "tenant";
   readonly protocol: "tcp";
   /**
-   * The ports admitted: the same for every tenant, or `per-tenant`: each tenant exactly its
-   * own slurmctld NodePort (slurmctldNodePort), so a rule for one tenant never opens another's.
+   * The ports admitted: the same for every tenant, or one of PER_TENANT_PORTS: each tenant
+   * exactly its own (its slurmctld NodePort, its srun block), so a rule for one tenant never
+   * opens another's.
    */
-  readonly ports: PortRange | "per-tenant";
+  readonly ports: PortRange | PerTenantPorts;
+  /**
+   * Opened only by slurmd pods (slurmstepd), so only the workers' group carries the tenant
+   * end: the K3s server runs no job steps and gets no rule for it.
+   */
+  readonly workersOnly?: boolean;
   /** Why the flow exists. */
   readonly purpose: string;
 }
@@ -65,12 +71,66 @@ export const NODE_PORT_RANGE = { from: 30000, to: 32767 } as const;
  * central that land on the same port.
  */
 export function slurmctldNodePort(tenantId: string): number {
+  return NODE_PORT_RANGE.from + (fnv1a(tenantId) % (NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1));
+}
+
+/**
+ * How many ports one tenant's interactive clients may listen on (its SrunPortRange). From
+ * the Slurm journey's figures: `srun --pty` on one node holds 3 ports plus 2 per 48 hosts,
+ * `salloc` one more; 10 ports is about two concurrent `srun --pty` sessions. A port block is
+ * a NodePort per port on central, so the block is kept small: each tenant's costs a slot of
+ * the shared NodePort range, and validation must find the blocks disjoint.
+ */
+export const SRUN_PORT_BLOCK_SIZE = 10;
+
+/** Aligned srun blocks in the NodePort range (the tail that fits no whole block stays unused). */
+const SRUN_BLOCK_SLOTS = Math.floor((NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1) / SRUN_PORT_BLOCK_SIZE);
+
+/** FNV-1a (32 bit): a stable spread of tenant ids without a registry. */
+function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
-  for (const ch of tenantId) {
+  for (const ch of text) {
     hash ^= ch.charCodeAt(0);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return NODE_PORT_RANGE.from + (hash % (NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1));
+  return hash;
+}
+
+/**
+ * A tenant's SrunPortRange on central: `srun`/`salloc` on the tenant's login pod listen only
+ * there, and slurmstepd on the tenant's nodes calls back to the central host on it (the launch
+ * came from the host's address after SNAT). The ports are NodePorts, each forwarded to the
+ * login pod on the same number (port = nodePort = targetPort), because central's Pod Security
+ * baseline refuses hostPort and a Service cannot forward a range. Derived from the tenant id,
+ * like the slurmctld port (a salt keeps the two spreads independent); validation rejects a
+ * block that meets any tenant's slurmctld port or another tenant's block on one central.
+ */
+export function srunPortBlock(tenantId: string): PortRange {
+  const from = NODE_PORT_RANGE.from + (fnv1a(`srun:${tenantId}`) % SRUN_BLOCK_SLOTS) * SRUN_PORT_BLOCK_SIZE;
+  return { from, to: from + SRUN_PORT_BLOCK_SIZE - 1 };
+}
+
+/** Whether two port ranges share a port. */
+export function portRangesOverlap(a: PortRange, b: PortRange): boolean {
+  return a.from <= b.to && b.from <= a.to;
+}
+
+/** Every port of a range, in order. */
+export function portsOf(range: PortRange): number[] {
+  return Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from + i);
+}
+
+/** The per-tenant port sets a flow may name, each derived from the tenant id alone. */
+export const PER_TENANT_PORTS = {
+  "per-tenant": { ports: (tenantId: string): PortRange => ({ from: slurmctldNodePort(tenantId), to: slurmctldNodePort(tenantId) }), label: "the tenant's own" },
+  "per-tenant-srun-block": { ports: srunPortBlock, label: `the tenant's own block of ${SRUN_PORT_BLOCK_SIZE}` },
+} as const;
+
+export type PerTenantPorts = keyof typeof PER_TENANT_PORTS;
+
+/** Whether a flow's ports differ per tenant. */
+export function isPerTenant(ports: PeeringFlow["ports"]): ports is PerTenantPorts {
+  return typeof ports === "string";
 }
 
 export const PEERING_FLOWS: readonly PeeringFlow[] = [
@@ -85,6 +145,12 @@ export const PEERING_FLOWS: readonly PeeringFlow[] = [
     from: "tenant-host", to: "central-host", side: "central",
     protocol: "tcp", ports: { from: CLUSTER_API_PORT, to: CLUSTER_API_PORT },
     purpose: "edge-agent heartbeats and node events to cluster-api",
+  },
+  {
+    id: "slurmstepd-to-srun",
+    from: "tenant-vpc", to: "central-host", side: "central",
+    protocol: "tcp", ports: "per-tenant-srun-block", workersOnly: true,
+    purpose: "slurmstepd calls back interactive srun/salloc on this tenant login pod (its SrunPortRange, a NodePort per port)",
   },
   {
     id: "slurmctld-to-slurmd",
@@ -123,18 +189,19 @@ export function flowsInto(side: PeeringFlow["side"]): readonly PeeringFlow[] {
 
 /** The exact ports a flow opens for one tenant. */
 export function flowPorts(flow: PeeringFlow, tenantId: string): { fromPort: number; toPort: number } {
-  if (flow.ports === "per-tenant") {
-    const port = slurmctldNodePort(tenantId);
-    return { fromPort: port, toPort: port };
-  }
-  return { fromPort: flow.ports.from, toPort: flow.ports.to };
+  const range = isPerTenant(flow.ports) ? PER_TENANT_PORTS[flow.ports].ports(tenantId) : flow.ports;
+  return { fromPort: range.from, toPort: range.to };
+}
+
+function rangeLabel(range: PortRange): string {
+  return range.from === range.to ? String(range.from) : `${range.from}-${range.to}`;
 }
 
 /** A flow's ports as people read them: `tcp/6818`, or the range a per-tenant port lies in. */
 export function flowPortLabel(flow: PeeringFlow, tenantId?: string): string {
-  if (flow.ports !== "per-tenant") return `${flow.protocol}/${flow.ports.from === flow.ports.to ? flow.ports.from : `${flow.ports.from}-${flow.ports.to}`}`;
-  if (tenantId !== undefined) return `${flow.protocol}/${slurmctldNodePort(tenantId)}`;
-  return `${flow.protocol}/${NODE_PORT_RANGE.from}-${NODE_PORT_RANGE.to} (the tenant's own)`;
+  if (!isPerTenant(flow.ports)) return `${flow.protocol}/${rangeLabel(flow.ports)}`;
+  if (tenantId !== undefined) return `${flow.protocol}/${rangeLabel(PER_TENANT_PORTS[flow.ports].ports(tenantId))}`;
+  return `${flow.protocol}/${rangeLabel(NODE_PORT_RANGE)} (${PER_TENANT_PORTS[flow.ports].label})`;
 }
 
 /** The contract as the README's Markdown table (a test keeps the README in step). */

@@ -132,6 +132,17 @@ export function slinkyPodLabels(component: "slurmctld" | "slurmrestd"): Record<s
   return { "app.kubernetes.io/name": component, "app.kubernetes.io/instance": SLURM_RELEASE };
 }
 
+/** The key of the tenant's one LoginSet in the central release's `loginsets` (users' shells, interactive srun). */
+export const LOGIN_SET = "login";
+
+/**
+ * Labels the Slinky operator (v1.2.1) selects a LoginSet's pods by: `name` login, `instance`
+ * the LoginSet object, which the chart names `<release>-login-<key>`.
+ */
+export function slinkyLoginPodLabels(): Record<string, string> {
+  return { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": `${SLURM_RELEASE}-login-${LOGIN_SET}` };
+}
+
 /** The ServiceAccount central ArgoCD acts as in a customer cluster (push model). */
 export const ARGOCD_MANAGER = { serviceAccount: "argocd-manager", namespace: "kube-system", tokenSecret: "argocd-manager-token" } as const;
 

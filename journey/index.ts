@@ -79,9 +79,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
  * Failures an open issue owns: the journey keeps showing them (FAILED, the issue named) and
  * counts them apart until that issue's fix lands; then the entry goes.
  */
-export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [
-  { step: /^interactive srun .* from central's login/, issue: "issue 22, Users can work: srun's ports are no contract flow yet" },
-];
+export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [];
 
 function withKnownIssue(s: JourneyStep): JourneyStep {
   const known = KNOWN_ISSUES.find((k) => k.step.test(s.name));

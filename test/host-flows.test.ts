@@ -9,7 +9,7 @@ import { hostRulesFor } from "../components/central/tenant-link";
 import { checkCentralCapacity, hostGroupRules } from "../config/capacity";
 import { hostAddressProblem } from "../config/cidr";
 import { subnetLayout, tenantServerAddress } from "../config/subnet-layout";
-import { slurmctldNodePort } from "../facts/contract";
+import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import type { DeploymentResource } from "../cli/deployment";
 import type { PlanResult } from "../cli/plan";
 import { byType, json, plan } from "./helpers";
@@ -43,6 +43,7 @@ describe("host flows between the central host and each tenant's K3s server", fun
       assert.deepEqual(hostRulesOf(central, tenant), [
         ["in", "edge-agent-heartbeat", "tcp", "8443", "8443", `${server}/32`],
         ["in", "slurmd-to-slurmctld", "tcp", port, port, cidr],
+        ["in", "slurmstepd-to-srun", "tcp", String(srunPortBlock(tenant).from), String(srunPortBlock(tenant).to), cidr],
         ["out", "argocd-to-k3s-api", "tcp", "6443", "6443", `${server}/32`],
         ["out", "slurmctld-to-slurmd", "tcp", "6818", "6818", cidr],
       ].sort(), tenant);
@@ -116,6 +117,7 @@ describe("the tenant server's address (pure)", () => {
       ["egress", "slurmctld-to-slurmd", 6818, "10.40.0.0/16"],
       ["ingress", "edge-agent-heartbeat", 8443, "10.40.3.7/32"],
       ["ingress", "slurmd-to-slurmctld", slurmctldNodePort("initech"), "10.40.0.0/16"],
+      ["ingress", "slurmstepd-to-srun", srunPortBlock("initech").from, "10.40.0.0/16"],
     ]);
     assert.ok(rules.every((r) => r.rule.tags && (r.rule.tags as Record<string, string>)["clusterra:tenant"] === "initech"));
   });
@@ -130,14 +132,14 @@ describe("the central host's group against AWS's rule quota", function () {
     assert.deepEqual(hostGroupRules(2), { ingress: onHost(INGRESS), egress: onHost(EGRESS) });
   });
 
-  it("warns once a direction passes the default 60 rules (28 tenants fit: 3 + 2 x 28 egress)", () => {
+  it("warns once a direction passes the default 60 rules (20 tenants fit: 3 x 20 ingress; egress 3 + 2 x 28)", () => {
     assert.deepEqual(checkCentralCapacity("t4g.2xlarge", 18).warnings, []);
-    assert.deepEqual(hostGroupRules(28), { ingress: 56, egress: 59 });
-    assert.equal(checkCentralCapacity("t4g.2xlarge", 28).warnings.filter((w) => /rules/.test(w)).length, 0);
-    const over = checkCentralCapacity("t4g.2xlarge", 29).warnings.filter((w) => /rules/.test(w));
+    assert.deepEqual(hostGroupRules(20), { ingress: 60, egress: 43 });
+    assert.equal(checkCentralCapacity("t4g.2xlarge", 20).warnings.filter((w) => /rules/.test(w)).length, 0);
+    const over = checkCentralCapacity("t4g.2xlarge", 21).warnings.filter((w) => /rules/.test(w));
     assert.deepEqual(over, [
-      `29 tenants put 61 egress rules on the central host's security group (one per contract flow touching the host, per tenant, plus the host's own): over the default quota of 60; raise "Inbound or outbound rules per security group" before they join`,
+      `21 tenants put 63 ingress rules on the central host's security group (one per contract flow touching the host, per tenant, plus the host's own): over the default quota of 60; raise "Inbound or outbound rules per security group" before they join`,
     ]);
-    assert.equal(checkCentralCapacity("t4g.2xlarge", 31).warnings.filter((w) => /rules/.test(w)).length, 2);
+    assert.equal(checkCentralCapacity("t4g.2xlarge", 29).warnings.filter((w) => /rules/.test(w)).length, 2);
   });
 });

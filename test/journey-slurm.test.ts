@@ -9,14 +9,14 @@ import { spawnSync } from "child_process";
 import * as os from "os";
 import * as path from "path";
 import type { DeploymentResource } from "../cli/deployment";
-import { slurmctldNodePort, SLURM_PORTS } from "../facts/contract";
+import { slurmctldNodePort, SLURM_PORTS, srunPortBlock } from "../facts/contract";
 import { planSlurmJourney, runSlurmJourney } from "../journey/slurm";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/slurm/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../journey/slurm/security-groups";
 import { nodeSetOf, partitionsOf, slurmConf } from "../journey/slurm/slurm-config";
 import { planTopology } from "../journey/slurm/topology";
-import { journeyWorld, worldProblems } from "../journey/slurm/world";
+import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
 import { formatStep } from "../journey/step";
 import { plan } from "./helpers";
 
@@ -102,14 +102,23 @@ describe("Slurm journey: security groups as nftables", () => {
 });
 
 describe("Slurm journey: Kubernetes NAT", () => {
-  const base = { device: "eth0", hostAddress: "10.0.0.10", nodePort: 32191, podAddress: "100.64.0.10", podPort: SLURM_PORTS.slurmctld, podCidr: "100.64.0.0/16" };
+  const slurmctld = { name: "slurmctld", nodePorts: { from: 32191, to: 32191 }, podAddress: "100.64.0.10", podPort: SLURM_PORTS.slurmctld };
+  const srun = { name: "srun", nodePorts: { from: 32730, to: 32739 }, podAddress: "100.64.0.13", externalTrafficPolicy: "Local" };
+  const base = { device: "eth0", hostAddress: "10.0.0.10", podCidr: "100.64.0.0/16" };
 
   it("DNATs the NodePort to slurmctld keeping the client with externalTrafficPolicy Local, SNATs it with Cluster", () => {
-    const local = centralHostNat({ ...base, externalTrafficPolicy: "Local" });
+    const local = centralHostNat({ ...base, forwards: [{ ...slurmctld, externalTrafficPolicy: "Local" }] });
     assert.match(local, /iifname "eth0" ip daddr 10\.0\.0\.10 tcp dport 32191 dnat to 100\.64\.0\.10:6817/);
     assert.match(local, /oifname "eth0" ip saddr 100\.64\.0\.0\/16 masquerade/);
     assert.doesNotMatch(local, /ct status dnat/);
-    assert.match(centralHostNat({ ...base, externalTrafficPolicy: "Cluster" }), /ct status dnat ip daddr 100\.64\.0\.10 tcp dport 6817 masquerade/);
+    assert.match(centralHostNat({ ...base, forwards: [{ ...slurmctld, externalTrafficPolicy: "Cluster" }] }), /ct status dnat ip daddr 100\.64\.0\.10 tcp dport 6817 masquerade/);
+  });
+
+  it("forwards the srun block port by port to the login pod, keeping the slurmstepd's address", () => {
+    const nat = centralHostNat({ ...base, forwards: [{ ...slurmctld, externalTrafficPolicy: "Local" }, srun] });
+    assert.match(nat, /tcp dport 32730-32739 dnat to 100\.64\.0\.13 comment "srun NodePort"/);
+    assert.doesNotMatch(nat, /ct status dnat/);
+    assert.match(centralHostNat({ ...base, forwards: [{ ...srun, externalTrafficPolicy: "Cluster" }] }), /ct status dnat ip daddr 100\.64\.0\.13 tcp dport 32730-32739 masquerade/);
   });
 
   it("sends the tenant's Service address to its EndpointSlice, and masquerades only outside Cilium's native routing range", () => {
@@ -136,7 +145,13 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     // The contract: central reaches slurmd on 6818 from the host's /32; slurmd leaves for central only on its NodePort.
     assert.match(node.translation.text, new RegExp(`ip saddr ${world.central.hostAddress}/32 tcp dport ${SLURM_PORTS.slurmd} counter accept`));
     const egressToHost = node.translation.text.split("\n").filter((l) => l.includes(`ip daddr ${world.central.hostAddress}/32`));
-    assert.deepEqual(egressToHost.map((l) => /tcp dport (\d+)/.exec(l)?.[1]), [String(world.tenant.nodePort)]);
+    // ... and on its own srun block (slurmstepd calling back interactive srun on central's login).
+    assert.deepEqual(egressToHost.map((l) => /tcp dport (\S+)/.exec(l)?.[1]).sort(), [String(world.tenant.nodePort), `${srunPortBlock("acme").from}-${srunPortBlock("acme").to}`].sort());
+    assert.deepEqual(world.tenant.srun.block, srunPortBlock("acme"));
+    assert.deepEqual(srunPortRangeOf(world.controlPlane.extraConf), srunPortBlock("acme"));
+    assert.equal(world.tenant.srun.externalTrafficPolicy, "Local");
+    const moved: TenantSide = { ...world.tenant, srun: { ...world.tenant.srun, ports: world.tenant.srun.ports.map((p, i) => (i === 0 ? { ...p, targetPort: 22 } : p)), selector: {} } };
+    assert.deepEqual(srunProblems(moved).map((p) => p.split(":")[1].trim().split(" ").slice(0, 3).join(" ")), ["srun ports not", "the srun Service"]);
 
     const conf = slurmConf({ tenant: world.tenant, controlPlane: world.controlPlane, slurmdTimeoutSeconds: 15 });
     assert.match(conf, /^SlurmctldHost=slurm-controller-0\(slurm-controller\.tenant-acme\)$/m);
@@ -161,12 +176,13 @@ describe("Slurm journey on this machine (JOURNEY_SLURM=1, root)", function () {
   this.timeout(240000);
   const enabled = process.env.JOURNEY_SLURM === "1" && process.getuid?.() === 0;
 
-  (enabled ? it : it.skip)("walks the path; only the interactive srun from central's login fails, naming the dropped callback", async () => {
+  (enabled ? it : it.skip)("walks the path, interactive srun, salloc and srun --pty from central's login included, with nothing dropped", async () => {
     const plans = await planSlurmJourney();
     const steps = await runSlurmJourney({ workDir: path.join(os.tmpdir(), "journey-slurm"), plans });
     for (const s of steps) console.log(`      ${formatStep(s)}`);
-    const failed = steps.filter((s) => !s.passed);
-    assert.deepEqual(failed.map((s) => s.name.replace(/ \(timeout.*$/, "")), ["interactive srun -N1 hostname from central's login"]);
-    assert.match(failed[0].detail, /acme slurmd pod .* -> 10\.0\.0\.10 \(central host\):\d+\/tcp dropped at acme node 1/);
+    assert.deepEqual(steps.filter((s) => !s.passed).map((s) => s.name), []);
+    const interactive = steps.filter((s) => /from central's login \(timeout|in a pty/.test(s.name));
+    assert.equal(interactive.length, 4);
+    for (const s of interactive) assert.match(s.detail, /launch from 10\.0\.0\.10 \(central host\); dropped: nothing/, s.name);
   });
 });

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
+import { flowPorts, PEERING_FLOWS, slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import { byType, json, plan } from "./helpers";
 
 describe("tenant stacks", function () {
@@ -65,13 +65,14 @@ describe("tenant stacks", function () {
     }
   });
 
-  it("let slurmd nodes out only to their own slurmctld port on the central host, HTTPS and the VPC resolver", async () => {
+  it("let slurmd nodes out only to their own slurmctld port and srun block on the central host, HTTPS and the VPC resolver", async () => {
     const [central, acme] = [await plan("central-dev"), await plan("tenant-acme-dev")];
     const [workers] = byType(acme, "aws:ec2/securityGroup:SecurityGroup").filter((g) => g.urn.endsWith("-workers"));
     // By address; rules among the cluster's own groups are the cluster flow table's (tenant-cluster tests).
     const egress = byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === workers.id && r.inputs?.cidrIpv4);
     assert.deepEqual(egress.map((r) => [r.inputs?.ipProtocol, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort(), [
       ["tcp", slurmctldNodePort("acme"), `${central.outputs.hostPrivateIp}/32`],
+      ["tcp", srunPortBlock("acme").to, `${central.outputs.hostPrivateIp}/32`],
       ["tcp", 443, "0.0.0.0/0"],
       ["tcp", 53, "10.16.0.0/20"],
       ["udp", 53, "10.16.0.0/20"],

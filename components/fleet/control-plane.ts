@@ -8,10 +8,10 @@
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import type { IService as Service } from "kubernetes-models/v1/Service";
-import { SLURM_PORTS } from "../../facts/contract";
+import { portsOf, SLURM_PORTS, type PortRange } from "../../facts/contract";
 import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
 import {
-  ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
+  ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
 import type { NodeSetPlan } from "../tenant/sizing";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
@@ -34,6 +34,8 @@ export interface ControlPlaneFacts {
   readonly centralHostIp: string;
   /** The NodePort the tenant's NLB forwards 6817 to (facts/contract.ts). */
   readonly slurmctldNodePort: number;
+  /** The tenant's SrunPortRange on central (facts/contract.ts srunPortBlock): NodePorts to its login pod. */
+  readonly srunPortBlock: PortRange;
   /** The tenant's NodeSets (in its own cluster). */
   readonly nodeSets: readonly NodeSetPlan[];
 }
@@ -70,6 +72,15 @@ export function hybridSlurmConf(nodeSets: readonly NodeSetPlan[]): string {
   return lines.join("\n") + "\n";
 }
 
+/**
+ * The central release's `controller.extraConf`: the remote NodeSets and partitions, and the
+ * tenant's SrunPortRange. slurmctld serves this slurm.conf to the login's sackd (configless),
+ * so srun and salloc there listen only on the block central forwards to the login pod.
+ */
+export function controlPlaneExtraConf(f: Pick<ControlPlaneFacts, "nodeSets" | "srunPortBlock">): string {
+  return `${hybridSlurmConf(f.nodeSets)}SrunPortRange=${f.srunPortBlock.from}-${f.srunPortBlock.to}\n`;
+}
+
 const keyRef = (id: "slurm" | "jwt") => ({ create: false, secretRef: { name: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key } });
 
 export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, unknown> {
@@ -81,7 +92,7 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
     controller: {
       slurmctld: { resources: componentResources("slurmctld") },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
-      extraConf: hybridSlurmConf(f.nodeSets),
+      extraConf: controlPlaneExtraConf(f),
     },
     restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd") } },
     accounting: {
@@ -96,7 +107,7 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
       },
     },
     loginsets: {
-      login: {
+      [LOGIN_SET]: {
         enabled: true,
         replicas: 1,
         login: { resources: componentResources("login") },
@@ -179,8 +190,29 @@ export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
 }
 
 /**
- * Ingress into the namespace: its own pods, the tenant's VPC to slurmctld on 6817, the
- * central host (cluster-api) to slurmrestd, mariadb-operator to the database (it creates the
+ * The tenant's srun block on the host, forwarded to its login pod: one NodePort per port,
+ * each to the same port in the pod (port = nodePort = targetPort), because the callback
+ * from slurmstepd names the port srun listens on, and central's Pod Security baseline
+ * refuses hostPort. `Local` keeps the slurmd pod's own address for the NetworkPolicy and
+ * adds no SNAT; the login runs on the one central host, so `Local` always finds it.
+ */
+export function srunNodePortService(f: ControlPlaneFacts): Service {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "srun-peering", namespace: tenantNamespace(f.tenantId) },
+    spec: {
+      type: "NodePort",
+      externalTrafficPolicy: "Local",
+      selector: slinkyLoginPodLabels(),
+      ports: portsOf(f.srunPortBlock).map((port) => ({ name: `srun-${port}`, protocol: "TCP", port, targetPort: port, nodePort: port })),
+    },
+  };
+}
+
+/**
+ * Ingress into the namespace: its own pods (slurmctld reaches srun on the login this way),
+ * the tenant's VPC to slurmctld on 6817 and to the login on its srun block, the central host (cluster-api) to slurmrestd, mariadb-operator to the database (it creates the
  * slurm user and grants by SQL). Any other tenant's pods are refused.
  */
 export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy[] {
@@ -197,6 +229,14 @@ export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy
         podSelector: { matchLabels: slinkyPodLabels("slurmctld") },
         policyTypes: ["Ingress"],
         ingress: [{ from: [{ ipBlock: { cidr: f.tenantCidr } }], ports: [{ protocol: "TCP", port: SLURM_PORTS.slurmctld }] }],
+      },
+    }),
+    policy({
+      metadata: { name: "srun-from-tenant-vpc", namespace },
+      spec: {
+        podSelector: { matchLabels: slinkyLoginPodLabels() },
+        policyTypes: ["Ingress"],
+        ingress: [{ from: [{ ipBlock: { cidr: f.tenantCidr } }], ports: [{ protocol: "TCP", port: f.srunPortBlock.from, endPort: f.srunPortBlock.to }] }],
       },
     }),
     policy({
@@ -236,6 +276,7 @@ export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unkn
     [`${dir}/manifests/secrets.yaml`]: controlPlaneSecretObjects(f),
     [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f)],
     [`${dir}/manifests/slurmctld-nodeport.yaml`]: [slurmctldNodePortService(f)],
+    [`${dir}/manifests/srun-nodeport.yaml`]: [srunNodePortService(f)],
     [`${dir}/manifests/network-policies.yaml`]: controlPlaneNetworkPolicies(f),
   };
 }

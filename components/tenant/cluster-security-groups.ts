@@ -25,7 +25,7 @@ export interface ClusterSecurityGroupsArgs {
  * Contract flows whose tenant end is the K3s server: its own, and the tenant VPC's way to
  * slurmctld (the cluster's slurmrestd runs on the server, and its pod ENIs take this group).
  */
-export const SERVER_FLOWS = PEERING_FLOWS.filter((f) => f.from === "tenant-host" || f.to === "tenant-host" || (f.from === "tenant-vpc" && f.to === "central-host"));
+export const SERVER_FLOWS = PEERING_FLOWS.filter((f) => f.from === "tenant-host" || f.to === "tenant-host" || (f.from === "tenant-vpc" && f.to === "central-host" && !f.workersOnly));
 
 /**
  * The K3s server's security group and every rule between the cluster's own nodes, from

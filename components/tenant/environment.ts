@@ -8,6 +8,7 @@ import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
 import { platformName, tenantServerRoleName } from "../../facts/project";
 import { coveringCidr } from "../../config/cidr";
+import { srunPortBlock } from "../../facts/contract";
 import { tenantServerAddress } from "../../config/subnet-layout";
 import { KARPENTER_DISCOVERY_TAG, TENANT_K3S_VERSION, tenantNodeLabels, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
@@ -262,6 +263,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             tenantCidr: config.network.vpcCidr,
             centralHostIp,
             slurmctldNodePort: slurmctld.port,
+            srunPortBlock: srunPortBlock(config.tenant.id),
             nodeSets,
           }, {
             environment: config.environment,

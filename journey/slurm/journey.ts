@@ -9,7 +9,9 @@ import * as path from "path";
 import { SLURM_PORTS } from "../../facts/contract";
 import { step, type JourneyStep } from "../step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
-import { inPod, preparePod, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { IDENTITY_FILES, inPod, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { groupLines, passwdLines, userDirectory, withUsers } from "../../components/identity/passwd";
+import type { TenantUser } from "../../config/users";
 import { mariadbInitSql, nodeSetOf, partitionsOf, slurmConf, slurmdbdConf } from "./slurm-config";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld } from "./world";
@@ -25,6 +27,9 @@ export interface JourneyRunOptions {
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
 const WAIT = { munge: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
+/** Only the owner may read or enter a user's directory, and jobs create files for the owner only. */
+const PRIVATE = { directory: 0o700, file: 0o600, umask: "077" } as const;
+
 /** Ping interval is SlurmdTimeout/3. */
 const SLURMD_TIMEOUT_S = 15;
 
@@ -80,9 +85,10 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
-  const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), ...(efs ? { efs } : {}) });
+  const identity = writeIdentity(path.join(work, "identity"), world.users);
+  const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}) });
   const efs = path.join(work, "efs");
-  fs.mkdirSync(efs, { recursive: true });
+  fs.mkdirSync(efs, { recursive: true, mode: 0o755 });
   const c = topology.central;
   const ctx: Context = {
     world,
@@ -116,16 +122,21 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("slurmctld pings slurmd (6818 through the rules)", () => slurmctldPings(ctx)));
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
+      steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; neither reads the other's output`, () => twoUsers(ctx)));
     }
-    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx)));
+    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
+    const block = world.tenant.srun.block;
+    steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s srun block ${block.from}-${block.to}`, () => isolation(ctx, block.from)));
     if (registered.passed) {
-      steps.push(await timed(`interactive srun -N1 hostname from central's login (timeout ${seconds(options.srunTimeoutMs)})`, () => interactiveSrun(ctx, ctx.pods.login, options.srunTimeoutMs)));
-      // The README's way out: interactive work from inside the tenant's VPC, here a pod of the workers group.
-      if (topology.slurmd.length > 1) {
-        const tenantPod = ctx.pods.slurmd[1];
-        fs.copyFileSync(path.join(ctx.pods.login.root, "etc-slurm", "slurm.conf"), path.join(tenantPod.root, "etc-slurm", "slurm.conf"));
-        steps.push(await timed(`interactive srun -N1 hostname from a pod in ${world.tenant.id}'s VPC (${topology.slurmd[1].hostname})`, () => interactiveSrun(ctx, tenantPod, options.srunTimeoutMs)));
-      }
+      const limit = `timeout ${seconds(options.srunTimeoutMs)}`;
+      const names = topology.slurmd.map((s) => s.hostname);
+      const first = names[0];
+      steps.push(await timed(`interactive srun -N1 hostname from central's login (${limit})`, () => interactiveSrun(ctx, ["srun", "-N1", "-w", first, "hostname"], [first], options.srunTimeoutMs)));
+      if (names.length > 1) steps.push(await timed(`interactive srun -N2 hostname from central's login (${limit})`, () => interactiveSrun(ctx, ["srun", "-N2", "-w", names.join(","), "hostname"], names, options.srunTimeoutMs)));
+      steps.push(await timed(`salloc -N1 srun hostname from central's login (${limit})`, () => interactiveSrun(ctx, ["salloc", "-N1", "-w", first, "srun", "hostname"], [first], options.srunTimeoutMs)));
+      // A terminal as the browser's would give it: script(1) holds a pty for srun, whose step gets one of its own.
+      steps.push(await timed(`srun --pty from central's login, in a pty (${limit})`, () =>
+        interactiveSrun(ctx, ["script", "-qec", `srun -N1 -w ${first} --pty sh -c 'tty; hostname'`, "/dev/null"], [PTY_SEEN, first], options.srunTimeoutMs)));
     }
     return steps;
   } finally {
@@ -134,6 +145,18 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     fs.rmSync(keyFile, { force: true });
     if (problems.length > 0) steps.push(step("everything the journey started is gone", false, problems.join("; ")));
   }
+}
+
+/**
+ * The tenant's users (validated with its stack file) in a passwd and group on top of this
+ * machine's own (the image's system accounts): every pod mounts the same two files, as the
+ * identity source would deliver them.
+ */
+function writeIdentity(dir: string, users: readonly TenantUser[]): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const lines = { passwd: passwdLines(users, POD_MOUNTS.efs), group: groupLines(users) };
+  for (const f of IDENTITY_FILES) fs.writeFileSync(path.join(dir, f), withUsers(fs.readFileSync(`/etc/${f}`, "utf8"), lines[f]), { mode: 0o644 });
+  return dir;
 }
 
 async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
@@ -340,22 +363,77 @@ async function twoNodeJob(ctx: Context): Promise<{ ok: boolean; detail: string }
   return { ok: missing.length === 0 && /^COMPLETED/.test(state), detail: `job ${id} ${state}; srun output ${JSON.stringify(lines.sort())}${missing.length ? `, missing ${missing.join(",")}` : ""}` };
 }
 
+/** A command as one of the tenant's users, in a pod (runuser: no password, as the console's session would be). */
+function asUser(pod: Pod, user: TenantUser, script: string): string[] {
+  return inPod(pod, ["runuser", "-u", user.name, "--", "sh", "-c", script]);
+}
+
+/**
+ * Each user's directory on the shared file system made with their uid and gid and 0700 before
+ * their first job (a stand-in for the platform's provisioning), then one batch job each,
+ * submitted as the user from the login with a private umask; the output must be theirs, 0600,
+ * readable by them on a tenant node and refused to the other user.
+ */
+async function twoUsers(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const node = ctx.topology.slurmd[0];
+  if (ctx.world.users.length < 2) return { ok: false, detail: `the tenant's stack file names ${ctx.world.users.length} user(s) in clusterra:users; the step needs two` };
+  fs.mkdirSync(path.join(ctx.efs, "users"), { recursive: true, mode: 0o755 });
+  const jobs: { user: TenantUser; id: string; file: string; inPod: string }[] = [];
+  for (const user of ctx.world.users.slice(0, 2)) {
+    const dir = path.join(ctx.efs, path.relative(POD_MOUNTS.efs, userDirectory(POD_MOUNTS.efs, user)));
+    fs.mkdirSync(dir, { recursive: true });
+    fs.chownSync(dir, user.uid, user.gid);
+    fs.chmodSync(dir, PRIVATE.directory);
+    const inPodDir = userDirectory(POD_MOUNTS.efs, user);
+    const wrap = `echo "${ctx.token} $(id -un) uid $(id -u) job $SLURM_JOB_ID on $(hostname)"`;
+    const submit = `umask ${PRIVATE.umask}; exec sbatch --parsable -N1 -w ${node.hostname} --chdir=${inPodDir} --output=${inPodDir}/job_%j.out --wrap ${quote(wrap)}`;
+    const r = await run(asUser(ctx.pods.login, user, submit), { timeoutMs: WAIT.command });
+    const id = r.stdout.trim().split(";")[0];
+    if (r.code !== 0 || !/^\d+$/.test(id)) return { ok: false, detail: `sbatch as ${user.name} failed: ${(r.stderr || r.stdout).trim()}` };
+    jobs.push({ user, id, file: path.join(dir, `job_${id}.out`), inPod: `${inPodDir}/job_${id}.out` });
+  }
+  const results: string[] = [];
+  let ok = true;
+  for (const [i, job] of jobs.entries()) {
+    const state = await waitJob(ctx, job.id);
+    const owner = field((await login(ctx, ["scontrol", "-o", "show", "job", job.id], 5000)).stdout, "UserId");
+    const stat = fs.existsSync(job.file) ? fs.statSync(job.file) : undefined;
+    const expected = `${ctx.token} ${job.user.name} uid ${job.user.uid} job ${job.id} on ${node.hostname}`;
+    const other = jobs[(i + 1) % jobs.length].user;
+    const own = await run(asUser(ctx.pods.slurmd[0], job.user, `cat ${job.inPod}`), { timeoutMs: WAIT.command });
+    const theirs = await run(asUser(ctx.pods.slurmd[0], other, `cat ${job.inPod}`), { timeoutMs: WAIT.command });
+    const mode = stat ? stat.mode & 0o777 : undefined;
+    const good = /^COMPLETED/.test(state) && stat?.uid === job.user.uid && mode === PRIVATE.file && own.code === 0 && own.stdout.trim() === expected && theirs.code !== 0;
+    ok &&= good;
+    results.push(
+      `${job.user.name}: job ${job.id} ${state}${owner ? ` user ${owner}` : ""}; ${job.inPod} ${stat ? `uid ${stat.uid} mode ${mode?.toString(8)}` : "missing"}` +
+        `; ${job.user.name} reads "${own.stdout.trim() || own.stderr.trim()}"; ${other.name} ${theirs.code === 0 ? `READ IT: "${theirs.stdout.trim()}"` : `refused (${theirs.stderr.trim().split("\n").pop()})`}`,
+    );
+  }
+  return { ok, detail: results.join("; ") };
+}
+
 function newDrops(before: readonly Drop[], after: readonly Drop[]): Drop[] {
   const key = (d: Drop) => `${d.at.name}|${d.direction}|${d.source}|${d.destination}|${d.protocol}|${d.port}`;
   const seen = new Set(before.map(key));
   return after.filter((d) => !seen.has(key(d)));
 }
 
-async function isolation(ctx: Context): Promise<{ ok: boolean; detail: string }> {
-  const { topology, world } = ctx;
+/** The other tenant's pod tries a port of this tenant's on the central host: as planned, then with its own egress opened. */
+async function isolation(ctx: Context, port: number): Promise<{ ok: boolean; detail: string }> {
+  const { topology } = ctx;
   const o = topology.other;
-  const target = { address: topology.central.hostAddress, port: world.tenant.nodePort };
+  const target = { address: topology.central.hostAddress, port };
   const before = await droppedFlows(topology);
   const asPlanned = await tcpProbe(o.pod.name, target.address, target.port, 2000);
   const mid = await droppedFlows(topology);
   // A tenant owns its security groups: open the other tenant's egress entirely; central's own rule must still refuse.
-  await run(["ip", "netns", "exec", o.node.name, "nft", "insert", "rule", "inet", SG_TABLE, "egress", "accept"], { timeoutMs: 5000 });
+  const open = await run(["ip", "netns", "exec", o.node.name, "nft", "insert", "rule", "inet", SG_TABLE, "egress", "accept"], { timeoutMs: 5000 });
   const opened = await tcpProbe(o.pod.name, target.address, target.port, 2000);
+  // Back to the plan's rules: the next probe starts from them again.
+  const listed = await run(["ip", "netns", "exec", o.node.name, "nft", "-a", "list", "chain", "inet", SG_TABLE, "egress"], { timeoutMs: 5000 });
+  const handle = /# handle (\d+)/.exec(listed.stdout.split("\n").find((l) => /^\s*accept # handle/.test(l)) ?? "")?.[1];
+  if (open.code === 0 && handle) await run(["ip", "netns", "exec", o.node.name, "nft", "delete", "rule", "inet", SG_TABLE, "egress", "handle", handle], { timeoutMs: 5000 });
   const after = await droppedFlows(topology);
   const first = newDrops(before, mid).map((d) => describeDrop(d, topology.names));
   const second = newDrops(mid, after).map((d) => describeDrop(d, topology.names));
@@ -374,25 +452,39 @@ function launchSource(ctx: Context, hostname: string): string | undefined {
   return last ? `${last[1]} launch from ${last[2]}${ctx.topology.names.has(last[2]) ? ` (${ctx.topology.names.get(last[2])})` : ""}` : undefined;
 }
 
-async function interactiveSrun(ctx: Context, from: Pod, timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
+/** What `tty` prints on a pty: srun --pty gave the step a terminal of its own. */
+const PTY_SEEN = "/dev/pts/";
+
+/**
+ * An interactive command on central's login, bounded by `timeoutMs`: passes when it exits 0
+ * and its output holds every expected line (PTY_SEEN stands for any line starting with it).
+ * Reports where the launch came from as slurmd saw it and anything the rules dropped.
+ */
+async function interactiveSrun(ctx: Context, argv: readonly string[], expected: readonly string[], timeoutMs: number): Promise<{ ok: boolean; detail: string }> {
   const { topology } = ctx;
   const s = topology.slurmd[0];
   // Start from idle nodes (a cancelled step leaves its node COMPLETING a moment), so the allocation is granted at once.
-  await waitFor(async () => (/^IDLE(\+DYNAMIC_NORM)?$/.test(field(await nodeLine(ctx, s.hostname), "State") ?? "") ? true : undefined), WAIT.job, 500);
+  for (const n of topology.slurmd) await waitFor(async () => (/^IDLE(\+DYNAMIC_NORM)?$/.test(field(await nodeLine(ctx, n.hostname), "State") ?? "") ? true : undefined), WAIT.job, 500);
   const before = await droppedFlows(topology);
   const countsBefore = await dropCounts(topology);
-  const r = await run(inPod(from, ["srun", "-N1", "-w", s.hostname, "hostname"]), { timeoutMs });
+  const r = await run(inPod(ctx.pods.login, argv), { timeoutMs });
   await sleep(300);
   const drops = newDrops(before, await droppedFlows(topology));
   const countsAfter = await dropCounts(topology);
-  await login(ctx, ["scancel", "--user=root"], 5000);
-  const ok = r.code === 0 && r.stdout.trim() === s.hostname;
+  // A killed srun leaves its allocation behind (InactiveLimit=0): clear it for the next step.
+  if (r.code !== 0) await login(ctx, ["scancel", "--user=root"], 5000);
+  // script(1) echoes the end of its (empty) input as a caret pair: not the step's output.
+  const lines = r.stdout.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && l !== "^@");
+  const missing = expected.filter((e) => !lines.some((l) => (e === PTY_SEEN ? l.startsWith(PTY_SEEN) : l === e)));
+  const ok = r.code === 0 && missing.length === 0;
   const seen = launchSource(ctx, s.hostname);
   const counted = countsAfter
     .map((c, i) => ({ label: c.ns.label, ingress: c.ingress - countsBefore[i].ingress, egress: c.egress - countsBefore[i].egress }))
     .filter((c) => c.ingress + c.egress > 0)
     .map((c) => `${c.label}: ${c.egress} out, ${c.ingress} in`);
-  const dropped = drops.map((d) => describeDrop(d, topology.names)).join("; ") || "nothing recorded";
-  const outcome = ok ? `srun printed "${r.stdout.trim()}" in ${seconds(r.ms)}` : r.timedOut ? `srun still waiting after ${seconds(timeoutMs)}, killed` : `srun exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`;
-  return { ok, detail: `${outcome}; slurmd saw ${seen ?? "no step launch"}; dropped: ${dropped}; drop counters: ${counted.join(", ") || "unchanged"}` };
+  const dropped = drops.map((d) => describeDrop(d, topology.names)).join("; ") || "nothing";
+  const outcome = ok
+    ? `printed ${JSON.stringify(lines)} in ${seconds(r.ms)}`
+    : r.timedOut ? `still waiting after ${seconds(timeoutMs)}, killed` : `exit ${r.code}${missing.length ? `, missing ${missing.join(",")}` : ""}: ${(r.stderr || r.stdout).trim().split("\n").slice(-2).join(" | ")}`;
+  return { ok, detail: `${outcome}; slurmd saw ${seen ?? "no step launch"}; dropped: ${dropped}${counted.length ? `; drop counters: ${counted.join(", ")}` : ""}` };
 }

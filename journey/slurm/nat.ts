@@ -5,33 +5,44 @@
 
 export const NAT_TABLE = "k8s";
 
-/**
- * The central host: the tenant's slurmctld NodePort DNATed to the slurmctld pod, and pod
- * egress leaving as the host (flannel's masquerade for destinations outside the cluster CIDR).
- * With `externalTrafficPolicy: Local` kube-proxy keeps the client's address; with `Cluster`
- * it also SNATs NodePort traffic to the node, which the journey must then see at slurmctld.
- */
-export function centralHostNat(p: {
-  readonly device: string;
-  readonly hostAddress: string;
-  readonly nodePort: number;
+/** A NodePort block on the central host and the pod it leads to. */
+export interface HostForward {
+  /** What the Service is, for the rule's comment. */
+  readonly name: string;
+  readonly nodePorts: { readonly from: number; readonly to: number };
   readonly podAddress: string;
-  readonly podPort: number;
-  readonly podCidr: string;
+  /** The pod's port when the block is one port mapped elsewhere; omitted: each port to itself. */
+  readonly podPort?: number;
   readonly externalTrafficPolicy: string;
-}): string {
-  const clusterPolicySnat =
-    p.externalTrafficPolicy === "Local" ? [] : [`    ct status dnat ip daddr ${p.podAddress} tcp dport ${p.podPort} masquerade comment "externalTrafficPolicy ${p.externalTrafficPolicy}: NodePort clients SNATed"`];
+}
+
+function portMatch(r: HostForward["nodePorts"]): string {
+  return r.from === r.to ? String(r.from) : `${r.from}-${r.to}`;
+}
+
+/**
+ * The central host: each NodePort Service DNATed to its pod (the tenant's slurmctld NodePort
+ * to 6817, its srun block port by port to the login pod), and pod egress leaving as the host
+ * (flannel's masquerade for destinations outside the cluster CIDR). With
+ * `externalTrafficPolicy: Local` kube-proxy keeps the client's address; with `Cluster` it also
+ * SNATs NodePort traffic to the node, which the journey must then see at the pod.
+ */
+export function centralHostNat(p: { readonly device: string; readonly hostAddress: string; readonly podCidr: string; readonly forwards: readonly HostForward[] }): string {
+  const target = (f: HostForward) => (f.podPort === undefined ? f.podAddress : `${f.podAddress}:${f.podPort}`);
+  const dnat = p.forwards.map((f) => `    iifname "${p.device}" ip daddr ${p.hostAddress} tcp dport ${portMatch(f.nodePorts)} dnat to ${target(f)} comment "${f.name} NodePort"`);
+  const snat = p.forwards
+    .filter((f) => f.externalTrafficPolicy !== "Local")
+    .map((f) => `    ct status dnat ip daddr ${f.podAddress} tcp dport ${f.podPort ?? portMatch(f.nodePorts)} masquerade comment "${f.name} externalTrafficPolicy ${f.externalTrafficPolicy}: NodePort clients SNATed"`);
   return [
     `table ip ${NAT_TABLE} {`,
     "  chain nodeports {",
     "    type nat hook prerouting priority dstnat; policy accept;",
-    `    iifname "${p.device}" ip daddr ${p.hostAddress} tcp dport ${p.nodePort} dnat to ${p.podAddress}:${p.podPort} comment "slurmctld NodePort"`,
+    ...dnat,
     "  }",
     "  chain egress {",
     "    type nat hook postrouting priority srcnat; policy accept;",
     `    oifname "${p.device}" ip saddr ${p.podCidr} masquerade comment "pod egress leaves as the host"`,
-    ...clusterPolicySnat,
+    ...snat,
     "  }",
     "}",
     "",

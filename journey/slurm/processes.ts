@@ -77,17 +77,23 @@ export interface Pod {
   readonly root: string;
   /** The tenant's shared file system, mounted at /mnt/efs when set. */
   readonly efs?: string;
+  /** A directory holding the tenant's passwd and group, mounted over /etc's when set (its identity source's stand-in). */
+  readonly identity?: string;
 }
 
 /** Mount points a pod's processes see its own directories at. */
 export const POD_MOUNTS = { run: "/run", spool: "/var/spool", etc: "/etc/slurm", efs: "/mnt/efs" } as const;
+
+/** The NSS files a pod's identity directory holds. */
+export const IDENTITY_FILES = ["passwd", "group"] as const;
 
 /** Makes the pod's directories. */
 export function preparePod(pod: Pod, spoolDirs: readonly string[] = []): void {
   for (const d of ["run/munge", "etc-slurm", "spool", ...spoolDirs.map((s) => `spool/${s}`)]) fs.mkdirSync(path.join(pod.root, d), { recursive: true, mode: 0o755 });
 }
 
-function quote(s: string): string {
+/** A word for sh, whatever it holds. */
+export function quote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -102,6 +108,7 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
     `mount --bind ${quote(path.join(pod.root, "spool"))} ${POD_MOUNTS.spool}`,
     `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${POD_MOUNTS.etc}`,
     // /mnt is the machine's: a private tmpfs over it holds the mount point without touching it.
+    ...(pod.identity ? IDENTITY_FILES.map((f) => `mount --bind ${quote(path.join(pod.identity as string, f))} /etc/${f}`) : []),
     ...(pod.efs ? [`mount -t tmpfs journey-mnt /mnt`, `mkdir -p ${POD_MOUNTS.efs}`, `mount --bind ${quote(pod.efs)} ${POD_MOUNTS.efs}`] : []),
     `hostname ${quote(pod.hostname)}`,
     `exec "$@"`,

@@ -226,7 +226,14 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
   for (const p of slurmd) firewall(p.node, t.workerGroupIds);
   firewall(server, t.serverGroupIds);
   firewall(gNode.node, o.workerGroupIds);
-  ruleset(cHost, centralHostNat({ device: ENI_DEVICE, hostAddress: c.hostAddress, nodePort: t.nodePort, podAddress: slurmctld.address, podPort: SLURM_PORTS.slurmctld, podCidr: c.podCidr, externalTrafficPolicy: t.externalTrafficPolicy }));
+  // The tenant's two Services on the host, as the fleet declares them: slurmctld, and the srun block to the login pod.
+  ruleset(cHost, centralHostNat({
+    device: ENI_DEVICE, hostAddress: c.hostAddress, podCidr: c.podCidr,
+    forwards: [
+      { name: "slurmctld", nodePorts: { from: t.nodePort, to: t.nodePort }, podAddress: slurmctld.address, podPort: SLURM_PORTS.slurmctld, externalTrafficPolicy: t.externalTrafficPolicy },
+      { name: "srun", nodePorts: t.srun.block, podAddress: login.address, externalTrafficPolicy: t.srun.externalTrafficPolicy },
+    ],
+  }));
 
   return {
     namespaces,

@@ -9,8 +9,9 @@ import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../config";
 import type { PlanResult } from "../../cli/plan";
-import { CENTRAL_K3S_RANGES, slurmctldNodePort } from "../../facts/contract";
-import { ACCOUNTING_DATABASE, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
+import type { TenantUser } from "../../config/users";
+import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
+import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
 
 export interface CentralSide {
@@ -38,6 +39,14 @@ export interface TenantSide {
   /** The tenant's slurmctld NodePort on central, as the fleet's Service declares it. */
   readonly nodePort: number;
   readonly externalTrafficPolicy: string;
+  /** The tenant's srun NodePort Service on central, as the fleet declares it: its ports and where each leads. */
+  readonly srun: {
+    readonly ports: readonly { readonly port: number; readonly nodePort: number; readonly targetPort: number }[];
+    /** The contiguous block the Service's nodePorts make (what the journey forwards). */
+    readonly block: PortRange;
+    readonly externalTrafficPolicy: string;
+    readonly selector: Readonly<Record<string, string>>;
+  };
   /** Cilium's masquerade decision. */
   readonly nativeRoutingCidr: string;
   readonly masquerade: boolean;
@@ -57,6 +66,8 @@ export interface ControlPlaneValues {
 }
 
 export interface JourneyWorld {
+  /** The tenant's users, from its stack file (its identity source here). */
+  readonly users: readonly TenantUser[];
   readonly central: CentralSide;
   readonly tenant: TenantSide;
   readonly controlPlane: ControlPlaneValues;
@@ -127,6 +138,10 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
 
   const nodePortService = byKind(readYaml(root, `${fleet}/control-plane/manifests/slurmctld-nodeport.yaml`), "Service");
   const nodePortEntry = must((get(nodePortService, "spec", "ports") as Doc[] | undefined)?.[0], `${id}'s NodePort`);
+  const srunService = byKind(readYaml(root, `${fleet}/control-plane/manifests/srun-nodeport.yaml`), "Service");
+  const srunPorts = ((get(srunService, "spec", "ports") as Doc[] | undefined) ?? []).map((p) => ({ port: Number(p.port), nodePort: Number(p.nodePort), targetPort: Number(p.targetPort) }));
+  if (srunPorts.length === 0) throw new Error(`journey: ${id}'s srun Service has no ports`);
+  const nodePorts = srunPorts.map((p) => p.nodePort);
   const cilium = readYaml(root, `${fleet}/cluster/values/cilium.yaml`)[0] ?? {};
   const cluster = readYaml(root, `${fleet}/cluster/manifests/slurmctld.yaml`);
   const address = slurmctldServiceAddress(id);
@@ -147,6 +162,12 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
     serverGroupIds: server.groupIds,
     nodePort: Number(must(nodePortEntry.nodePort, `${id}'s nodePort`)),
     externalTrafficPolicy: String(get(nodePortService, "spec", "externalTrafficPolicy") ?? "Cluster"),
+    srun: {
+      ports: srunPorts,
+      block: { from: Math.min(...nodePorts), to: Math.max(...nodePorts) },
+      externalTrafficPolicy: String(get(srunService, "spec", "externalTrafficPolicy") ?? "Cluster"),
+      selector: (get(srunService, "spec", "selector") ?? {}) as Record<string, string>,
+    },
     nativeRoutingCidr: String(must(cilium.ipv4NativeRoutingCIDR, "Cilium's ipv4NativeRoutingCIDR")),
     masquerade: cilium.enableIPv4Masquerade !== false,
     controllerService: {
@@ -183,7 +204,8 @@ export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT): JourneyW
   const tenant = tenantSide(plans.tenant, root);
   const other = tenantSide(plans.other, root);
   const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
-  return { central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
+  const users = plans.tenant.config.kind === "tenant" ? plans.tenant.config.users : [];
+  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
 }
 
 /** Where the world disagrees with itself: each a defect of the project the journey reports. */
@@ -191,10 +213,35 @@ export function worldProblems(world: JourneyWorld): string[] {
   const problems: string[] = [];
   for (const t of [world.tenant, world.other]) {
     if (t.nodePort !== slurmctldNodePort(t.id)) problems.push(`${t.id}: the fleet's NodePort ${t.nodePort} is not slurmctldNodePort(${t.id}) = ${slurmctldNodePort(t.id)}`);
+    problems.push(...srunProblems(t));
     if (t.controllerService.endpointAddress !== world.central.hostAddress) problems.push(`${t.id}: the EndpointSlice points at ${t.controllerService.endpointAddress}, the central host is ${world.central.hostAddress}`);
     if (t.controllerService.endpointPort !== t.nodePort) problems.push(`${t.id}: the EndpointSlice port ${t.controllerService.endpointPort} is not the NodePort ${t.nodePort}`);
   }
+  const conf = srunPortRangeOf(world.controlPlane.extraConf);
+  const block = world.tenant.srun.block;
+  if (!conf || conf.from !== block.from || conf.to !== block.to) problems.push(`${world.tenant.id}: the central release's SrunPortRange ${conf ? `${conf.from}-${conf.to}` : "is missing"}, its srun Service forwards ${block.from}-${block.to}`);
   return problems;
+}
+
+/** The srun block's Service against the contract: the tenant's own block, each port forwarded as itself, to the login pod. */
+export function srunProblems(t: TenantSide): string[] {
+  const problems: string[] = [];
+  const expected = srunPortBlock(t.id);
+  const { block, ports } = t.srun;
+  if (block.from !== expected.from || block.to !== expected.to || ports.length !== expected.to - expected.from + 1) {
+    problems.push(`${t.id}: the srun Service's nodePorts ${block.from}-${block.to} (${ports.length}) are not srunPortBlock(${t.id}) = ${expected.from}-${expected.to}`);
+  }
+  const moved = ports.filter((p) => p.port !== p.nodePort || p.targetPort !== p.nodePort);
+  if (moved.length > 0) problems.push(`${t.id}: srun ports not forwarded as themselves: ${moved.map((p) => `${p.nodePort}->${p.targetPort}`).join(", ")}`);
+  const login = slinkyLoginPodLabels();
+  if (Object.entries(login).some(([k, v]) => t.srun.selector[k] !== v)) problems.push(`${t.id}: the srun Service selects ${JSON.stringify(t.srun.selector)}, not the login pod ${JSON.stringify(login)}`);
+  return problems;
+}
+
+/** The SrunPortRange a slurm.conf (here the central release's extraConf) gives srun. */
+export function srunPortRangeOf(conf: string): PortRange | undefined {
+  const m = /^\s*SrunPortRange=(\d+)-(\d+)\s*$/m.exec(conf);
+  return m ? { from: Number(m[1]), to: Number(m[2]) } : undefined;
 }
 
 /** Slinky v1.2.1's names in a tenant namespace (pods of StatefulSets are `<name>-0`). */

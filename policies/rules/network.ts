@@ -4,7 +4,7 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
-import { flowPortLabel, flowPorts, PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
+import { flowPortLabel, flowPorts, isPerTenant, PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { ipv4Contains, ipv4Equal, ipv4Overlaps, isAnyAddress, isPublicSource, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
 import { stackIdentity, tagMap } from "./provider";
 import {
@@ -405,13 +405,13 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
         continue;
       }
       const tenant = props.tags[TAG_KEYS.tenant] ?? identity.tenant;
-      if (flow.ports === "per-tenant" && tenant === undefined) {
-        report(`flow ${flow.id} opens one port per tenant, but the rule names no tenant (tag "${TAG_KEYS.tenant}")`, r.urn);
+      if (isPerTenant(flow.ports) && tenant === undefined) {
+        report(`flow ${flow.id} opens ports of its own per tenant, but the rule names no tenant (tag "${TAG_KEYS.tenant}")`, r.urn);
       } else {
         const expected = flowPorts(flow, tenant ?? "");
         if (props.fromPort !== expected.fromPort || props.toPort !== expected.toPort || !protocolMatches(props.ipProtocol, flow)) {
           report(
-            `flow ${flow.id} allows ${flowPortLabel(flow, tenant)}${flow.ports === "per-tenant" ? ` for tenant ${tenant}` : ""} but the rule opens ${String(props.ipProtocol)} ` +
+            `flow ${flow.id} allows ${flowPortLabel(flow, tenant)}${isPerTenant(flow.ports) ? ` for tenant ${tenant}` : ""} but the rule opens ${String(props.ipProtocol)} ` +
               `${String(props.fromPort)}-${String(props.toPort)}`,
             r.urn,
           );

@@ -1,0 +1,50 @@
+/**
+ * A tenant's Linux users, as its identity source gives them (the users table, or the
+ * customer's directory): the same name, uid and gid on the login and every slurmd, so a job
+ * runs as its submitter and its files belong to them on the shared file system. Pure checks
+ * here; the config module reports them with the file and key.
+ */
+
+export interface TenantUser {
+  readonly name: string;
+  readonly uid: number;
+  /** The user's own group (gid = uid unless set otherwise). */
+  readonly gid: number;
+}
+
+/**
+ * The lowest uid and gid a tenant user may have: above the images' system accounts (below
+ * 1000) and the distributions' first interactive users (1000-9999), so no tenant user is ever
+ * one of the image's accounts on any node.
+ */
+export const TENANT_ID_FLOOR = 10000;
+
+/** The largest id: below nobody/nogroup (65534) and the 16-bit boundary some tools keep. */
+export const TENANT_ID_CEILING = 65533;
+
+/** useradd's default NAME_REGEX, at most 32 characters (utmp). */
+const LINUX_NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
+
+/**
+ * Every problem of a list of users, each with the index, the field, the value and what is
+ * valid; `at` maps a position in `users` to the index people know it by (its file's).
+ */
+export function userProblems(users: readonly TenantUser[], at: (i: number) => number = (i) => i): { index: number; field: keyof TenantUser; value: unknown; problem: string; valid: string }[] {
+  const out: ReturnType<typeof userProblems> = [];
+  const names = new Map<string, number>();
+  const uids = new Map<number, number>();
+  const range = `an integer from ${TENANT_ID_FLOOR} to ${TENANT_ID_CEILING}`;
+  users.forEach((u, position) => {
+    const i = at(position);
+    if (!LINUX_NAME.test(u.name)) out.push({ index: i, field: "name", value: u.name, problem: "not a valid Linux user name", valid: "lowercase letters, digits, _ and -, starting with a letter or _, at most 32 characters" });
+    else if (names.has(u.name)) out.push({ index: i, field: "name", value: u.name, problem: `duplicates users[${names.get(u.name)}].name`, valid: "a name no other user of this tenant has" });
+    else names.set(u.name, i);
+    for (const field of ["uid", "gid"] as const) {
+      const v = u[field];
+      if (!Number.isInteger(v) || v < TENANT_ID_FLOOR || v > TENANT_ID_CEILING) out.push({ index: i, field, value: v, problem: v < TENANT_ID_FLOOR ? "collides with the images' system and default user ids" : "out of range", valid: range });
+    }
+    if (uids.has(u.uid)) out.push({ index: i, field: "uid", value: u.uid, problem: `duplicates users[${uids.get(u.uid)}].uid`, valid: "a uid no other user of this tenant has" });
+    else uids.set(u.uid, i);
+  });
+  return out;
+}
