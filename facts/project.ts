@@ -87,6 +87,29 @@ export function tenantServerRoleName(environment: string, tenantId: string): str
   return platformName(environment, tenantId, "k3s-server");
 }
 
+/** cluster-api's role in the central account. */
+export function clusterApiRoleName(environment: string): string {
+  return platformName(environment, "cluster-api");
+}
+
+/** The files bucket of a tenant (the account keeps the global name unique). */
+export function tenantFilesBucketName(environment: string, tenantId: string, accountId: string): string {
+  return `${PROJECT}-${environment}-${tenantId}-files-${accountId}`;
+}
+
+/** The role cluster-api assumes in a tenant's account for a user's files session (the files bucket, that user's prefix). */
+export function tenantFilesRoleName(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId, "files");
+}
+
+/** The ExternalId cluster-api presents for a tenant's files role. */
+export function tenantFilesExternalId(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId, "files");
+}
+
+/** A files session's lifetime: IAM's minimum for a role's maximum, and what cluster-api asks for. */
+export const FILES_SESSION_SECONDS = 3600;
+
 /** The secret (under the tenant's prefix) that holds central ArgoCD's credential for the tenant cluster. */
 export const ARGOCD_CLUSTER_SECRET = "argocd-cluster";
 

@@ -9,7 +9,7 @@ const TABLE = `arn:aws:dynamodb:us-east-1:${ACCOUNT}:table/clusterra-dev-tenants
 describe("central IAM, evaluated by the simulator", function () {
   this.timeout(60000);
   it("cluster-api may scan the tenants table (its documented listing) but not administer tables", async () => {
-    const policy = clusterApiPolicy({ partition: "aws", region: "us-east-1", accountId: ACCOUNT, environment: "dev", tenantIds: [], tableArns: [TABLE], signingKeyArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:s-AbCdEf`, kmsKeyArn: `arn:aws:kms:us-east-1:${ACCOUNT}:key/k` });
+    const policy = clusterApiPolicy({ partition: "aws", region: "us-east-1", accountId: ACCOUNT, environment: "dev", tenants: [], tableArns: [TABLE], signingKeyArn: `arn:aws:secretsmanager:us-east-1:${ACCOUNT}:secret:s-AbCdEf`, kmsKeyArn: `arn:aws:kms:us-east-1:${ACCOUNT}:key/k` });
     const as = (action: string, resource = TABLE) => simulate({ principal: `arn:aws:iam::${ACCOUNT}:role/clusterra-dev-cluster-api`, action, resource, resourceAccount: ACCOUNT, identity: [policy] });
     assert.equal(await as("dynamodb:Scan"), "Allowed");
     assert.equal(await as("dynamodb:Query", `${TABLE}/index/byEmail`), "Allowed");

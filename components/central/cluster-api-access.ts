@@ -3,7 +3,7 @@ import * as iam from "@pulumi/aws/iam";
 import { arn, policyDocument, principalTrust, toJson } from "../security/iam";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import type { AccountScope } from "../security/scope";
-import { platformName } from "../../facts/project";
+import { clusterApiRoleName, tenantFilesRoleName } from "../../facts/project";
 
 export interface ClusterApiAccessArgs extends AccountScope {
   /** Environment name: role name and description. */
@@ -19,8 +19,8 @@ export interface ClusterApiAccessArgs extends AccountScope {
   readonly tlsSecretArn: pulumi.Input<string>;
   /** Stack key the tables and the secrets are encrypted with. */
   readonly kmsKeyArn: pulumi.Input<string>;
-  /** Tenants of this environment: cluster-api mints Slurm tokens with each one's JWT key. */
-  readonly tenantIds: readonly string[];
+  /** Tenants of this environment: cluster-api mints Slurm tokens with each one's JWT key and opens users' files sessions in each one's account. */
+  readonly tenants: readonly { readonly id: string; readonly accountId: string }[];
 }
 
 /** Item-level DynamoDB actions cluster-api needs; no table administration. */
@@ -30,9 +30,10 @@ const TABLE_ACTIONS = [
 ];
 
 /** cluster-api's permissions: the state tables and their indexes, the signing secret, the key through those services. */
-export function clusterApiPolicy(p: { partition: string; region: string; accountId: string; environment: string; tenantIds: readonly string[]; tableArns: readonly string[]; signingKeyArn: string; tlsSecretArn?: string; kmsKeyArn: string }): string {
+export function clusterApiPolicy(p: { partition: string; region: string; accountId: string; environment: string; tenants: readonly { id: string; accountId: string }[]; tableArns: readonly string[]; signingKeyArn: string; tlsSecretArn?: string; kmsKeyArn: string }): string {
   // Secrets Manager appends six random characters to a secret's name in its ARN.
-  const jwtKeys = p.tenantIds.map((id) => arn(p.partition, "secretsmanager", p.region, p.accountId, `secret:${slurmKeySecretNames(p.environment, id).jwt}-??????`));
+  const jwtKeys = p.tenants.map((t) => arn(p.partition, "secretsmanager", p.region, p.accountId, `secret:${slurmKeySecretNames(p.environment, t.id).jwt}-??????`));
+  const filesRoles = p.tenants.map((t) => arn(p.partition, "iam", "", t.accountId, `role/${tenantFilesRoleName(p.environment, t.id)}`));
   return toJson(
     policyDocument(
       { Sid: "StateTables", Effect: "Allow", Action: TABLE_ACTIONS, Resource: p.tableArns.flatMap((a) => [a, `${a}/index/*`]) },
@@ -41,6 +42,8 @@ export function clusterApiPolicy(p: { partition: string; region: string; account
       // Each tenant's JWT key, to mint Slurm tokens (`X-SLURM-USER-TOKEN`) for its slurmrestd;
       // never its slurm.key, its database password or ArgoCD's credential.
       ...(jwtKeys.length ? [{ Sid: "TenantJwtKeys", Effect: "Allow" as const, Action: "secretsmanager:GetSecretValue", Resource: jwtKeys }] : []),
+      // A user's files session in their tenant's bucket: the tenant's files role, tagged with the uid.
+      ...(filesRoles.length ? [{ Sid: "TenantFilesSessions", Effect: "Allow" as const, Action: ["sts:AssumeRole", "sts:TagSession"], Resource: filesRoles }] : []),
       {
         Sid: "DecryptThroughTheseServicesOnly",
         Effect: "Allow",
@@ -65,7 +68,7 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-role`,
       {
-        name: platformName(args.environment, "cluster-api"),
+        name: clusterApiRoleName(args.environment),
         description: `cluster-api (${args.environment})`,
         maxSessionDuration: 3600,
         assumeRolePolicy: pulumi.all([args.accountId, args.hostRoleArn]).apply(([account, host]) => toJson(principalTrust(args.partition, account, [host]))),
@@ -79,7 +82,7 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
         policy: pulumi
           .all([pulumi.all(Object.values(args.tableArns)), args.signingKeyArn, args.tlsSecretArn, args.kmsKeyArn, args.accountId])
           .apply(([tableArns, signingKeyArn, tlsSecretArn, kmsKeyArn, accountId]) =>
-            clusterApiPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, tenantIds: args.tenantIds, tableArns, signingKeyArn, tlsSecretArn, kmsKeyArn })),
+            clusterApiPolicy({ partition: args.partition, region: args.region, accountId, environment: args.environment, tenants: args.tenants, tableArns, signingKeyArn, tlsSecretArn, kmsKeyArn })),
       },
       { parent: this },
     );

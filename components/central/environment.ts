@@ -105,7 +105,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         tableArns: tables.arns,
         signingKeyArn: secrets.signingKeyArn,
         kmsKeyArn: key.keyArn,
-        tenantIds: config.tenants.map((t) => t.id),
+        tenants: config.tenants.map((t) => ({ id: t.id, accountId: t.accountId })),
       },
       child,
     );
@@ -147,6 +147,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       clusterApi.roleArn.apply((roleArn) =>
         centralFleetFiles({
           environment: config.environment,
+          partition: config.partition,
           region: config.region,
           repoUrl: config.fleet.repoUrl,
           revision: config.fleet.revision,

@@ -3,11 +3,14 @@ import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { centralFleetPath } from "../../facts/fleet";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
+import { UID_SESSION_TAG } from "../tenant/files-bucket";
+import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
 export interface CentralFleetFacts {
   readonly environment: string;
+  readonly partition: string;
   readonly region: string;
   readonly repoUrl: string;
   readonly revision: string;
@@ -36,6 +39,15 @@ export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> 
     tlsSecretName: f.tlsSecretName,
     // Each tenant's JWT key, to mint Slurm tokens for its slurmrestd ({tenant} is the id).
     tenantJwtKeySecretNameTemplate: slurmKeySecretNames(f.environment, "{tenant}").jwt,
+    // A user's files session: the tenant's files role ({account}, {tenant}), its ExternalId, its
+    // bucket; the session tagged clusterra:uid=<uid>, for at most an hour.
+    files: {
+      roleArnTemplate: `arn:${f.partition}:iam::{account}:role/${tenantFilesRoleName(f.environment, "{tenant}")}`,
+      externalIdTemplate: tenantFilesExternalId(f.environment, "{tenant}"),
+      bucketTemplate: tenantFilesBucketName(f.environment, "{tenant}", "{account}"),
+      sessionTag: UID_SESSION_TAG,
+      sessionSeconds: FILES_SESSION_SECONDS,
+    },
     tables: f.tableNames,
   };
 }

@@ -6,7 +6,7 @@ import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { platformName, tenantServerRoleName } from "../../facts/project";
+import { clusterApiRoleName, platformName, tenantServerRoleName } from "../../facts/project";
 import { coveringCidr } from "../../config/cidr";
 import { srunPortBlock } from "../../facts/contract";
 import { tenantServerAddress } from "../../config/subnet-layout";
@@ -217,7 +217,14 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    const bucket = new FilesBucket(`${name}-files`, { tenantId: config.tenant.id, environment: config.environment, accountId: args.accountId, region: config.region, kmsKeyArn: key.keyArn }, child);
+    const bucket = new FilesBucket(
+      `${name}-files`,
+      {
+        tenantId: config.tenant.id, environment: config.environment, accountId: args.accountId, region: config.region, kmsKeyArn: key.keyArn, partition: config.partition,
+        clusterApiRoleArn: arn(config.partition, "iam", "", config.central.accountId, `role/${clusterApiRoleName(config.environment)}`),
+      },
+      child,
+    );
 
     const nodeSets = nodeSetPlans(config.shapes);
     const fleetRepo = centralFleetRepo(config.central.stack);

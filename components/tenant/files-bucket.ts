@@ -1,6 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as s3 from "@pulumi/aws/s3";
+import * as iam from "@pulumi/aws/iam";
 import { policyDocument, toJson, type PolicyDocument } from "../security/iam";
+import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
 
 /** Session tag that carries a user's Slurm uid (the API tags the sessions it hands out). */
 export const UID_SESSION_TAG = "clusterra:uid";
@@ -45,6 +47,37 @@ export interface FilesBucketArgs {
   readonly region: string;
   /** Stack key. */
   readonly kmsKeyArn: pulumi.Input<string>;
+  readonly partition: string;
+  /** Central's cluster-api role: the only principal that may open a user's files session. */
+  readonly clusterApiRoleArn: string;
+}
+
+/**
+ * Who may open a files session: central's cluster-api role only, with the tenant's ExternalId,
+ * and only by tagging the session with the user's uid (which filesAccessPolicy confines it
+ * to); no other session tag may be set.
+ */
+export function filesRoleTrust(clusterApiRoleArn: string, externalId: string): PolicyDocument {
+  return policyDocument(
+    {
+      Sid: "ClusterApiAssumesWithExternalId",
+      Effect: "Allow",
+      Principal: { AWS: clusterApiRoleArn },
+      Action: "sts:AssumeRole",
+      Condition: { StringEquals: { "sts:ExternalId": externalId } },
+    },
+    {
+      Sid: "OnlyTheUidTag",
+      Effect: "Allow",
+      Principal: { AWS: clusterApiRoleArn },
+      Action: "sts:TagSession",
+      Condition: {
+        ArnEquals: { "aws:PrincipalArn": clusterApiRoleArn },
+        Null: { [`aws:RequestTag/${UID_SESSION_TAG}`]: "false" },
+        "ForAllValues:StringEquals": { "aws:TagKeys": [UID_SESSION_TAG] },
+      },
+    },
+  );
 }
 
 /**
@@ -55,6 +88,8 @@ export interface FilesBucketArgs {
 export class FilesBucket extends pulumi.ComponentResource {
   public readonly bucketName: pulumi.Output<string>;
   public readonly bucketArn: pulumi.Output<string>;
+  /** The role cluster-api assumes for a user's files session. */
+  public readonly filesRoleArn: pulumi.Output<string>;
 
   constructor(name: string, args: FilesBucketArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:tenant:FilesBucket", name, {}, opts);
@@ -62,7 +97,7 @@ export class FilesBucket extends pulumi.ComponentResource {
     const bucket = new s3.Bucket(
       `${name}`,
       // The account id keeps the global name unique; region and tenant make it readable.
-      { bucket: pulumi.interpolate`clusterra-${args.environment}-${args.tenantId}-files-${args.accountId}`, forceDestroy: false },
+      { bucket: pulumi.output(args.accountId).apply((account) => tenantFilesBucketName(args.environment, args.tenantId, account)), forceDestroy: false },
       { parent: this, protect: true },
     );
     new s3.BucketPublicAccessBlock(`${name}`, { bucket: bucket.id, blockPublicAcls: true, blockPublicPolicy: true, ignorePublicAcls: true, restrictPublicBuckets: true }, child);
@@ -96,6 +131,29 @@ export class FilesBucket extends pulumi.ComponentResource {
     );
     this.bucketName = bucket.bucket;
     this.bucketArn = bucket.arn;
-    this.registerOutputs({ bucketName: this.bucketName, bucketArn: this.bucketArn });
+    const role = new iam.Role(
+      `${name}-files-role`,
+      {
+        name: tenantFilesRoleName(args.environment, args.tenantId),
+        description: `a user's files session in tenant ${args.tenantId}'s bucket (cluster-api, tagged with the user's uid)`,
+        maxSessionDuration: FILES_SESSION_SECONDS,
+        assumeRolePolicy: toJson(filesRoleTrust(args.clusterApiRoleArn, tenantFilesExternalId(args.environment, args.tenantId))),
+      },
+      child,
+    );
+    new iam.RolePolicy(`${name}-files-access`, { role: role.name, policy: bucket.arn.apply((a) => toJson(filesAccessPolicy(a))) }, child);
+    // Objects are SSE-KMS with the stack key: a session reads and writes them through S3 only.
+    new iam.RolePolicy(
+      `${name}-files-key`,
+      {
+        role: role.name,
+        policy: pulumi.output(args.kmsKeyArn).apply((key) =>
+          toJson(policyDocument({ Sid: "ObjectsThroughS3Only", Effect: "Allow", Action: ["kms:Decrypt", "kms:GenerateDataKey"], Resource: key, Condition: { StringEquals: { "kms:ViaService": `s3.${args.region}.amazonaws.com` } } })),
+        ),
+      },
+      child,
+    );
+    this.filesRoleArn = role.arn;
+    this.registerOutputs({ bucketName: this.bucketName, bucketArn: this.bucketArn, filesRoleArn: this.filesRoleArn });
   }
 }
