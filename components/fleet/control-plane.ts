@@ -3,8 +3,8 @@
  * release (slurmctld with persistent state, slurmdbd, slurmrestd, a login set) whose
  * `controller.extraConf` declares the tenant's remote NodeSets and one partition per
  * shape; the MariaDB slurmdbd writes to; the tenant's keys and database password from
- * Secrets Manager; the NodePort the tenant's NLB forwards to; NetworkPolicies that admit
- * no other tenant. Pure: the same facts give byte-identical files.
+ * Secrets Manager; the tenant's own NodePorts on the central host (slurmctld, and its srun
+ * block to the login); NetworkPolicies that admit no other tenant. Pure: the same facts give byte-identical files.
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import type { IService as Service } from "kubernetes-models/v1/Service";
@@ -28,11 +28,11 @@ export interface ControlPlaneFacts {
   readonly secretsRoleArn: string;
   /** Secrets Manager names of the tenant's secrets, by id. */
   readonly secretNames: Readonly<Record<keyof typeof CONTROL_PLANE_SECRETS, string>>;
-  /** The tenant's VPC: its slurmd reach slurmctld from there (the NLB keeps their address). */
+  /** The tenant's VPC: its slurmd reach slurmctld from there, with their own addresses (no SNAT). */
   readonly tenantCidr: string;
   /** The central host: cluster-api calls slurmrestd from its host network. */
   readonly centralHostIp: string;
-  /** The NodePort the tenant's NLB forwards 6817 to (facts/contract.ts). */
+  /** The tenant's slurmctld NodePort on the central host (facts/contract.ts). */
   readonly slurmctldNodePort: number;
   /** The tenant's SrunPortRange on central (facts/contract.ts srunPortBlock): NodePorts to its login pod. */
   readonly srunPortBlock: PortRange;
@@ -172,8 +172,8 @@ export function accountingDatabase(f: ControlPlaneFacts): MariaDb {
 }
 
 /**
- * The tenant's slurmctld on the host's NodePort (facts/contract.ts): its NLB forwards
- * 6817 here. `Local` keeps the slurmd's own address, which the NetworkPolicy checks.
+ * The tenant's slurmctld on the host's NodePort (facts/contract.ts), which its slurmd dial
+ * across the peering. `Local` keeps the slurmd's own address, which the NetworkPolicy checks.
  */
 export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
   return {
