@@ -176,16 +176,16 @@ export function accountingDatabase(f: ControlPlaneFacts): MariaDb {
  * across the peering. `Local` keeps the slurmd's own address, which the NetworkPolicy checks.
  */
 export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
+  return peeringService(f, "slurmctld-peering", slinkyPodLabels("slurmctld"), [{ name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld, nodePort: f.slurmctldNodePort }]);
+}
+
+/** A NodePort Service of the tenant's namespace that the tenant's VPC reaches across the peering, keeping the client's address. */
+function peeringService(f: ControlPlaneFacts, name: string, selector: Record<string, string>, ports: NonNullable<NonNullable<Service["spec"]>["ports"]>): Service {
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: { name: "slurmctld-peering", namespace: tenantNamespace(f.tenantId) },
-    spec: {
-      type: "NodePort",
-      externalTrafficPolicy: "Local",
-      selector: slinkyPodLabels("slurmctld"),
-      ports: [{ name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld, nodePort: f.slurmctldNodePort }],
-    },
+    metadata: { name, namespace: tenantNamespace(f.tenantId) },
+    spec: { type: "NodePort", externalTrafficPolicy: "Local", selector, ports },
   };
 }
 
@@ -197,17 +197,7 @@ export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
  * adds no SNAT; the login runs on the one central host, so `Local` always finds it.
  */
 export function srunNodePortService(f: ControlPlaneFacts): Service {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name: "srun-peering", namespace: tenantNamespace(f.tenantId) },
-    spec: {
-      type: "NodePort",
-      externalTrafficPolicy: "Local",
-      selector: slinkyLoginPodLabels(),
-      ports: portsOf(f.srunPortBlock).map((port) => ({ name: `srun-${port}`, protocol: "TCP", port, targetPort: port, nodePort: port })),
-    },
-  };
+  return peeringService(f, "srun-peering", slinkyLoginPodLabels(), portsOf(f.srunPortBlock).map((port) => ({ name: `srun-${port}`, protocol: "TCP", port, targetPort: port, nodePort: port })));
 }
 
 /**
