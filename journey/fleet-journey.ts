@@ -15,7 +15,7 @@ import type { CentralConfig, TenantConfig } from "../config/types";
 import { ARGOCD_CHART } from "../facts/versions";
 import { Argo, type AppResult, type Application } from "./argo/sync";
 import { splitManifests, type KubeObject, type Manifest } from "./argo/manifests";
-import { argoSettings, type ArgoSettings } from "./argo/settings";
+import { argoSettings } from "./argo/settings";
 import { syncSteps } from "./argo/order";
 import { health } from "./argo/health";
 import { readK3sServer } from "./k3s";
@@ -40,11 +40,6 @@ export interface FleetJourneyInput {
   readonly report: (s: JourneyStep) => void;
 }
 
-/** What the Slurm half needs from this one. */
-export interface FleetJourneyOutcome {
-  readonly clusters: ReadonlyMap<string, Cluster>;
-}
-
 const CENTRAL_PORT = 17443;
 type Resource = { type: string; urn: string; inputs: Record<string, unknown> };
 
@@ -67,7 +62,7 @@ function tenantServer(p: PlanResult): string {
   return `https://${String(serverInstance(p).inputs.privateIp)}:6443`;
 }
 
-export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJourneyOutcome> {
+export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   const { report, tools, processes } = input;
   const central = input.central.config as CentralConfig;
   const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
@@ -297,8 +292,6 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
       agentNamespace: TENANT_NAMESPACES.edgeAgent, nodeSetNamespace: TENANT_NAMESPACES.slurm,
     });
   }
-
-  return { clusters };
 }
 
 interface ExternalSecret {
@@ -395,4 +388,3 @@ async function helmInstall(kc: Kubectl, manifests: readonly Manifest[], namespac
   return problems;
 }
 
-export type { ArgoSettings };

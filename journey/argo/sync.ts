@@ -227,7 +227,7 @@ export class Argo {
     if (!project) return problems.push(`AppProject ${app.spec.project} does not exist`), result(false, false);
     const sources = app.spec.sources ?? (app.spec.source ? [app.spec.source] : []);
     for (const s of sources) {
-      const refusal = sourceRefusal(project, s.chart ? s.repoURL : s.repoURL, app.spec.project);
+      const refusal = sourceRefusal(project, s.repoURL, app.spec.project);
       if (refusal) problems.push(refusal);
     }
     const destNs = app.spec.destination.namespace ?? "";
