@@ -473,8 +473,9 @@ async function interactiveSrun(ctx: Context, argv: readonly string[], expected: 
   const countsAfter = await dropCounts(topology);
   // A killed srun leaves its allocation behind (InactiveLimit=0): clear it for the next step.
   if (r.code !== 0) await login(ctx, ["scancel", "--user=root"], 5000);
-  // script(1) echoes the end of its (empty) input as a caret pair: not the step's output.
-  const lines = r.stdout.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "" && l !== "^@");
+  // script(1) echoes the end of its (empty) input as a caret pair, which can land in front
+  // of the step's next line (or as a NUL): not the step's output, wherever it falls.
+  const lines = r.stdout.split(/\r?\n/).map((l) => l.replace(/\^@|\u0000/g, "").trim()).filter((l) => l !== "");
   const missing = expected.filter((e) => !lines.some((l) => (e === PTY_SEEN ? l.startsWith(PTY_SEEN) : l === e)));
   const ok = r.code === 0 && missing.length === 0;
   const seen = launchSource(ctx, s.hostname);
