@@ -27,6 +27,7 @@ import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { standInControllerSecrets } from "./stand-ins";
 import { playScalingLoop } from "./scaling";
 import { TENANT_NAMESPACES } from "../facts/tenant-cluster";
+import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { step, type JourneyStep } from "./step";
 
 export interface FleetJourneyInput {
@@ -41,6 +42,8 @@ export interface FleetJourneyInput {
 }
 
 const CENTRAL_PORT = 17443;
+/** The External Secrets controller's Deployment (its release name, in its namespace on either side). */
+const ESO_CONTROLLER = "external-secrets";
 type Resource = { type: string; urn: string; inputs: Record<string, unknown> };
 
 function resources(p: PlanResult): Resource[] {
@@ -208,7 +211,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   const deliverSecrets = async (): Promise<void> => {
     for (const [name, kc] of kubectl) {
       stoodIn.push(...(await standInControllerSecrets(kc)).map((x) => `${name}:${x}`));
-      const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", "external-secrets", "-n", "external-secrets"]);
+      const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
       if (!eso?.status?.availableReplicas) continue;
       const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
       for (const es of list?.items ?? []) {
@@ -262,10 +265,10 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     report(step(`${"  ".repeat(x.depth)}Application ${r.name} Synced and Healthy`, r.synced && r.healthy && r.excluded.length === 0, detail));
   }
 
-  const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", "external-secrets", "-n", "external-secrets"]);
+  const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
   report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
     ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
-    : `deployment external-secrets/external-secrets not available: ${await whyNot(c, "external-secrets", "external-secrets")}`));
+    : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
 
   report(step("Secrets of controllers the fake kubelets cannot run, written once each controller is available", true, stoodIn.length ? stoodIn.join(", ") : "none"));
 
