@@ -21,6 +21,8 @@ import { nodeSetPlans } from "../components/tenant/sizing";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 
 const RUNS = 5;
+/** Every tenant's users (a company's first few). */
+const USERS = Array.from({ length: 5 }, (_, i) => ({ name: `user${i}`, uid: 10001 + i, gid: 10001 + i }));
 const SIZES = [10, 100, 1000];
 const TARGET_MS = 5000;
 const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
@@ -46,11 +48,12 @@ function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFa
       keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
       centralRegion: "us-east-1", externalSecretsRoleArn: roleArn("external-secrets"),
       edgeAgent: { roleArn: roleArn("edge-agent"), heartbeatEndpoint: "https://10.0.0.10:8443", heartbeatCaPem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" },
+      users: USERS,
     },
     {
       environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn,
       secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
-      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets,
+      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets, users: USERS,
     },
     { environment: "dev", tenantId: id, clusterName, repo: REPO, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
   ];

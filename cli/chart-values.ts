@@ -4,7 +4,7 @@
  * read it (`.Values.a.b`, `index .Values "a" "b"`), or it lies under a value the templates
  * take whole (`toYaml .Values.a`, a `{}` default) or under a map they iterate (`range
  * .Values.nodesets`: its keys are names, their fields those of the default entries or read
- * from the loop variable).
+ * from the loop variable), or one a variable holds that is handed to a named template whole).
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -59,6 +59,24 @@ export function chartModel(chartDir: string): ChartModel {
       for (const m of body.matchAll(new RegExp(`\\$${ident}((?:\\.${ident})+)(?![.A-Za-z0-9_])`, "g"))) wholeFields.add(m[1].split(".").pop() as string);
     }
     if (/^\s*range\b/.test(body)) paths.forEach((p) => ranged.add(p));
+  }
+  // `$c := .Values.a.b ...` handed whole to a named template (`include "t" $c`, which formats
+  // it with toYaml), directly or inside another variable (`$t := dict "spec" $c`): a.b taken
+  // whole, as slurm's `controller.slurmctld` and `controller.podSpec`.
+  // Only an action that is an assignment (`{{ $c := ... }}`), never `range $k, $v := ...`, whose entries are checked as a collection.
+  const assigned = [...text.matchAll(new RegExp(`\\{\\{-?\\s*\\$(${ident})\\s*:=([^}]*)`, "g"))].map((m) => ({ name: m[1], expr: m[2] }));
+  const included = new Set([...text.matchAll(new RegExp(`\\binclude\\s+"[^"]+"\\s+\\$(${ident})\\b`, "g"))].map((m) => m[1]));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const a of assigned) {
+      if (!included.has(a.name)) continue;
+      for (const v of a.expr.matchAll(new RegExp(`\\$(${ident})\\b`, "g"))) if (!included.has(v[1])) { included.add(v[1]); grew = true; }
+    }
+  }
+  for (const a of assigned) {
+    if (!included.has(a.name)) continue;
+    const m = new RegExp(`^\\s*\\.Values((?:\\.${ident})+)(?![.A-Za-z0-9_])`).exec(a.expr);
+    if (m) whole.add(m[1].slice(1));
   }
   // `with .Values.a` ... `toYaml .` before its end: a taken whole.
   for (const m of text.matchAll(new RegExp(`\\{\\{-?\\s*with\\s+\\$?\\.Values((?:\\.${ident})+)\\s*-?\\}\\}([\\s\\S]*?)\\{\\{-?\\s*end`, "g"))) {

@@ -100,6 +100,7 @@ export function crdValidators(reference: string): CrdValidators {
 /** Built-in kinds, validated by kubernetes-models (ES modules: loaded with a real import()). */
 const BUILT_INS: Record<string, string> = {
   "discovery.k8s.io/v1/EndpointSlice": "kubernetes-models/discovery.k8s.io/v1/EndpointSlice",
+  "v1/ConfigMap": "kubernetes-models/v1/ConfigMap",
   "v1/Namespace": "kubernetes-models/v1/Namespace",
   "v1/Service": "kubernetes-models/v1/Service",
   "v1/ServiceAccount": "kubernetes-models/v1/ServiceAccount",

@@ -13,11 +13,14 @@ export interface TenantUser {
 }
 
 /**
- * The lowest uid and gid a tenant user may have: above the images' system accounts (below
- * 1000) and the distributions' first interactive users (1000-9999), so no tenant user is ever
- * one of the image's accounts on any node.
+ * The tenant's shared group: every user is a member, and it owns the shared directory on the
+ * shared file system. Its gid is the first above the images' system accounts (below 1000)
+ * and the distributions' first interactive users (1000-9999).
  */
-export const TENANT_ID_FLOOR = 10000;
+export const SHARED_GROUP = { name: "clusterra", gid: 10000 } as const;
+
+/** The lowest uid and gid a tenant user may have: above the shared group, so no user is ever one of the image's accounts on any node. */
+export const TENANT_ID_FLOOR = SHARED_GROUP.gid + 1;
 
 /** The largest id: below nobody/nogroup (65534) and the 16-bit boundary some tools keep. */
 export const TENANT_ID_CEILING = 65533;
@@ -36,12 +39,13 @@ export function userProblems(users: readonly TenantUser[], at: (i: number) => nu
   const range = `an integer from ${TENANT_ID_FLOOR} to ${TENANT_ID_CEILING}`;
   users.forEach((u, position) => {
     const i = at(position);
-    if (!LINUX_NAME.test(u.name)) out.push({ index: i, field: "name", value: u.name, problem: "not a valid Linux user name", valid: "lowercase letters, digits, _ and -, starting with a letter or _, at most 32 characters" });
+    if (u.name === SHARED_GROUP.name) out.push({ index: i, field: "name", value: u.name, problem: "is the tenant's shared group", valid: `any other Linux name than ${SHARED_GROUP.name}` });
+    else if (!LINUX_NAME.test(u.name)) out.push({ index: i, field: "name", value: u.name, problem: "not a valid Linux user name", valid: "lowercase letters, digits, _ and -, starting with a letter or _, at most 32 characters" });
     else if (names.has(u.name)) out.push({ index: i, field: "name", value: u.name, problem: `duplicates users[${names.get(u.name)}].name`, valid: "a name no other user of this tenant has" });
     else names.set(u.name, i);
     for (const field of ["uid", "gid"] as const) {
       const v = u[field];
-      if (!Number.isInteger(v) || v < TENANT_ID_FLOOR || v > TENANT_ID_CEILING) out.push({ index: i, field, value: v, problem: v < TENANT_ID_FLOOR ? "collides with the images' system and default user ids" : "out of range", valid: range });
+      if (!Number.isInteger(v) || v < TENANT_ID_FLOOR || v > TENANT_ID_CEILING) out.push({ index: i, field, value: v, problem: v === SHARED_GROUP.gid ? "is the tenant's shared group" : v < TENANT_ID_FLOOR ? "collides with the images' system and default user ids" : "out of range", valid: range });
     }
     if (uids.has(u.uid)) out.push({ index: i, field: "uid", value: u.uid, problem: `duplicates users[${uids.get(u.uid)}].uid`, valid: "a uid no other user of this tenant has" });
     else uids.set(u.uid, i);

@@ -143,6 +143,20 @@ export function slinkyLoginPodLabels(): Record<string, string> {
   return { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": `${SLURM_RELEASE}-login-${LOGIN_SET}` };
 }
 
+/** Slinky v1.2.1's images (its chart's defaults), set explicitly: the users' init container runs the very image of the container it prepares. */
+export const SLINKY_IMAGES = {
+  slurmctld: { repository: "ghcr.io/slinkyproject/slurmctld", tag: "26.05-ubuntu26.04" },
+  login: { repository: "ghcr.io/slinkyproject/login", tag: "26.05-ubuntu26.04" },
+  slurmd: { repository: "ghcr.io/slinkyproject/slurmd", tag: "26.05-ubuntu26.04" },
+} as const;
+
+/**
+ * How a tenant's users reach a Slurm pod: a ConfigMap of their passwd and group lines,
+ * mounted at `source` in an init container that writes the image's files plus those lines
+ * to `merged` (an emptyDir); the Slurm container mounts the merged files over /etc's.
+ */
+export const USER_IDENTITY = { configMap: "clusterra-users", source: "/etc/clusterra/users", merged: "/run/clusterra/identity", files: ["passwd", "group"] } as const;
+
 /** The ServiceAccount central ArgoCD acts as in a customer cluster (push model). */
 export const ARGOCD_MANAGER = { serviceAccount: "argocd-manager", namespace: "kube-system", tokenSecret: "argocd-manager-token" } as const;
 

@@ -15,10 +15,13 @@ export const CONFIG_NAMESPACE = PROJECT;
 /** Folder of the stack files, as Pulumi.yaml's `stackConfigDir` says. */
 export const STACK_CONFIG_DIR = "stacks";
 
-/** Tag keys every taggable resource carries (set through the provider's defaultTags). */
 /** Kubernetes labels the platform puts on nodes, namespaces and ArgoCD cluster Secrets. */
 export const LABEL_KEYS = { tenant: "clusterra.io/tenant", role: "clusterra.io/role" } as const;
 
+/** Kubernetes annotations the platform puts on pod templates: a digest of what the pods read at start, so a change rolls them. */
+export const ANNOTATION_KEYS = { users: "clusterra.io/users-digest" } as const;
+
+/** Tag keys every taggable resource carries (set through the provider's defaultTags). */
 export const TAG_KEYS = {
   managedBy: "managed-by",
   environment: "clusterra:environment",

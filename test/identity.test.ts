@@ -1,7 +1,12 @@
 import * as assert from "node:assert/strict";
-import { groupLines, passwdLines, userDirectory, withUsers } from "../components/identity/passwd";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { groupLines, identityPodParts, MERGE_SCRIPT, passwdLines, userDirectory, usersConfigMap, usersDigest } from "../components/identity/passwd";
+import { DIRECTORY_MODES, userDirectoriesProlog } from "../components/identity/user-directories";
 import { validateStack } from "../config";
-import { TENANT_ID_FLOOR, userProblems, type TenantUser } from "../config/users";
+import { SHARED_GROUP, TENANT_ID_FLOOR, userProblems, type TenantUser } from "../config/users";
 import { exampleFile, exampleFiles, withValues } from "./helpers";
 
 const alice: TenantUser = { name: "alice", uid: 10001, gid: 10001 };
@@ -11,18 +16,108 @@ describe("tenant users as passwd and group files", () => {
   it("gives each user a line with their ids and a home in their own directory on the shared file system", () => {
     assert.equal(userDirectory("/mnt/efs", alice), "/mnt/efs/users/alice");
     assert.deepEqual(passwdLines([alice, bob], "/mnt/efs"), ["alice:x:10001:10001::/mnt/efs/users/alice:/bin/sh", "bob:x:10002:10002::/mnt/efs/users/bob:/bin/sh"]);
-    assert.deepEqual(groupLines([alice]), ["alice:x:10001:"]);
+    assert.deepEqual(groupLines([alice, bob]), ["alice:x:10001:", "bob:x:10002:", "clusterra:x:10000:alice,bob"]);
   });
 
-  it("adds them to the image's accounts, replacing any line with the same name or id", () => {
-    const base = "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\nold:x:10001:10001::/:/bin/sh\n";
-    assert.equal(withUsers(base, passwdLines([alice], "/mnt/efs")), "root:x:0:0:root:/root:/bin/bash\nalice:x:10001:10001::/mnt/efs/users/alice:/bin/sh\n");
+  it("changes the digest pods carry when, and only when, the users change", () => {
+    const d = (users: TenantUser[]) => usersDigest(usersConfigMap("slurm", users, "/mnt/efs"));
+    assert.equal(d([alice, bob]), d([alice, bob]));
+    assert.notEqual(d([alice, bob]), d([alice]));
+    assert.equal(identityPodParts({ repository: "r", tag: "t" }, d([alice])).annotations["clusterra.io/users-digest"], d([alice]));
+  });
+});
+
+/** Runs `script` with sh and `args`; the machine's own /etc stands for an image's. */
+function sh(script: string, args: string[], env: Record<string, string> = {}) {
+  return spawnSync("/bin/sh", ["-c", script, "sh", ...args], { encoding: "utf8", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env } });
+}
+
+describe("the users' init container (its script, run with sh)", () => {
+  function merge(users: TenantUser[]): { passwd: string[]; group: string[]; code: number | null } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "identity-"));
+    const [src, out] = [path.join(dir, "src"), path.join(dir, "out")];
+    fs.mkdirSync(src);
+    fs.mkdirSync(out);
+    for (const [f, text] of Object.entries(usersConfigMap("slurm", users, "/mnt/efs").data ?? {})) fs.writeFileSync(path.join(src, f), text);
+    const r = sh(MERGE_SCRIPT, [src, out]);
+    const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8").split("\n").filter(Boolean) : []);
+    const result = { passwd: read("passwd"), group: read("group"), code: r.status };
+    fs.rmSync(dir, { recursive: true });
+    return result;
+  }
+  const image = (f: string) => fs.readFileSync(`/etc/${f}`, "utf8").split("\n").filter(Boolean);
+
+  it("keeps every account of the image and adds the users and the shared group", () => {
+    const m = merge([alice, bob]);
+    assert.equal(m.code, 0);
+    assert.deepEqual(m.passwd, [...image("passwd"), "alice:x:10001:10001::/mnt/efs/users/alice:/bin/sh", "bob:x:10002:10002::/mnt/efs/users/bob:/bin/sh"]);
+    assert.deepEqual(m.group.slice(-3), ["alice:x:10001:", "bob:x:10002:", "clusterra:x:10000:alice,bob"]);
+  });
+
+  it("keeps the image's files whole when the tenant has no users yet", () => {
+    const m = merge([]);
+    assert.deepEqual(m.passwd, image("passwd"));
+    assert.deepEqual(m.group, [...image("group"), "clusterra:x:10000:"]);
+  });
+
+  it("replaces an image line that has a user's name", () => {
+    const root = image("passwd").find((l) => l.startsWith("root:"));
+    assert.ok(root);
+    const m = merge([{ name: "daemon", uid: 10009, gid: 10009 }]);
+    assert.equal(m.passwd.filter((l) => l.startsWith("daemon:")).length, 1);
+    assert.equal(m.passwd.find((l) => l.startsWith("daemon:")), "daemon:x:10009:10009::/mnt/efs/users/daemon:/bin/sh");
+    assert.ok(m.passwd.includes(root));
+  });
+});
+
+describe("the users' directories (the Prolog, run with sh as root)", function () {
+  const root = typeof process.getuid === "function" && process.getuid() === 0;
+  before(function () {
+    if (!root) this.skip(); // it chowns: run the suite as root (CI does)
+  });
+
+  function prolog(efs: string, user: TenantUser & { job?: string }) {
+    return sh(userDirectoriesProlog(efs), [], { SLURM_JOB_USER: user.name, SLURM_JOB_UID: String(user.uid), SLURM_JOB_GID: String(user.gid) });
+  }
+  const stat = (p: string) => { const s = fs.statSync(p); return `${s.uid}:${s.gid} ${(s.mode & 0o7777).toString(8).padStart(4, "0")}`; };
+
+  it("makes the user's directory (uid, gid, 0700) and the shared one (shared group, 2770), and leaves an existing one alone", () => {
+    const efs = fs.mkdtempSync(path.join(os.tmpdir(), "efs-"));
+    fs.chmodSync(efs, 0o755);
+    assert.equal(prolog(efs, alice).status, 0);
+    assert.equal(stat(path.join(efs, "users/alice")), `10001:10001 ${DIRECTORY_MODES.user}`);
+    assert.equal(stat(path.join(efs, "shared")), `0:${SHARED_GROUP.gid} ${DIRECTORY_MODES.shared}`);
+    assert.equal(stat(path.join(efs, "users")), `0:0 ${DIRECTORY_MODES.users}`);
+    fs.chmodSync(path.join(efs, "users/alice"), 0o750);
+    assert.equal(prolog(efs, alice).status, 0);
+    assert.equal(stat(path.join(efs, "users/alice")), "10001:10001 0750");
+    assert.deepEqual(fs.readdirSync(path.join(efs, "users")), ["alice"], "no temporary directory is left");
+    fs.rmSync(efs, { recursive: true });
+  });
+
+  it("makes nothing for root's or a system account's jobs", () => {
+    const efs = fs.mkdtempSync(path.join(os.tmpdir(), "efs-"));
+    assert.equal(prolog(efs, { name: "root", uid: 0, gid: 0 }).status, 0);
+    assert.deepEqual(fs.readdirSync(efs), []);
+    fs.rmSync(efs, { recursive: true });
+  });
+
+  it("fails (so slurmd drains the node, not the job's output) when the directory cannot be made", () => {
+    const efs = fs.mkdtempSync(path.join(os.tmpdir(), "efs-"));
+    fs.writeFileSync(path.join(efs, "users"), "a file where the directory goes");
+    assert.notEqual(prolog(efs, alice).status, 0);
+    fs.rmSync(efs, { recursive: true });
   });
 });
 
 describe("tenant users (validation)", () => {
   it("accepts distinct valid names with ids from the floor up", () => {
-    assert.deepEqual(userProblems([alice, bob, { name: "_svc-1", uid: TENANT_ID_FLOOR, gid: TENANT_ID_FLOOR }]), []);
+    assert.deepEqual(userProblems([alice, bob, { name: "_svc-1", uid: TENANT_ID_FLOOR + 7, gid: TENANT_ID_FLOOR + 7 }]), []);
+  });
+
+  it("keeps the shared group's name and gid for the group", () => {
+    const problems = userProblems([{ name: SHARED_GROUP.name, uid: 10005, gid: SHARED_GROUP.gid }]);
+    assert.deepEqual(problems.map((p) => [p.field, p.problem]), [["name", "is the tenant's shared group"], ["gid", "is the tenant's shared group"]]);
   });
 
   it("names every problem at once: a bad name, a duplicate name or uid, an id among system ids", () => {
@@ -34,7 +129,7 @@ describe("tenant users (validation)", () => {
       [2, "gid", 999, "collides with the images' system and default user ids"],
       [2, "uid", 10001, "duplicates users[0].uid"],
     ]);
-    assert.match(problems[1].valid, /from 10000 to 65533/);
+    assert.match(problems[1].valid, /from 10001 to 65533/);
   });
 });
 

@@ -5,6 +5,8 @@ import { centralFleetPath } from "../../facts/fleet";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
+import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
+import { userDirectory } from "../identity/passwd";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -48,6 +50,9 @@ export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> 
       sessionTag: UID_SESSION_TAG,
       sessionSeconds: FILES_SESSION_SECONDS,
     },
+    // Where a user's batch jobs run and write their output, on the tenant's EFS ({user} is
+    // the Linux name; %j Slurm's job id): their own directory, made by the Prolog.
+    jobs: { workingDirectoryTemplate: userDirectory(EFS_MOUNT_PATH, { name: "{user}" }), outputTemplate: `${userDirectory(EFS_MOUNT_PATH, { name: "{user}" })}/job_%j.out` },
     tables: f.tableNames,
   };
 }

@@ -11,8 +11,12 @@ import type { IService as Service } from "kubernetes-models/v1/Service";
 import { portsOf, SLURM_PORTS, type PortRange } from "../../facts/contract";
 import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
 import {
-  ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
+  ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
+import type { TenantUser } from "../../config/users";
+import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
+import { identityPodParts, usersConfigMap, usersDigest } from "../identity/passwd";
+import { USER_DIRECTORIES_PROLOG, userDirectoriesProlog } from "../identity/user-directories";
 import type { NodeSetPlan } from "../tenant/sizing";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 
@@ -38,6 +42,8 @@ export interface ControlPlaneFacts {
   readonly srunPortBlock: PortRange;
   /** The tenant's NodeSets (in its own cluster). */
   readonly nodeSets: readonly NodeSetPlan[];
+  /** The tenant's users: slurmctld resolves submitters and their groups, the login runs their shells. */
+  readonly users: readonly TenantUser[];
 }
 
 export function controlPlanePath(environment: string, tenantId: string): string {
@@ -83,14 +89,26 @@ export function controlPlaneExtraConf(f: Pick<ControlPlaneFacts, "nodeSets" | "s
 
 const keyRef = (id: "slurm" | "jwt") => ({ create: false, secretRef: { name: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key } });
 
+/** The tenant's users in its namespace on central (the controller and the login read them). */
+export function controlPlaneUsers(f: ControlPlaneFacts) {
+  return usersConfigMap(tenantNamespace(f.tenantId), f.users, EFS_MOUNT_PATH);
+}
+
 export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, unknown> {
+  const digest = usersDigest(controlPlaneUsers(f));
+  const ctld = identityPodParts(SLINKY_IMAGES.slurmctld, digest);
+  const login = identityPodParts(SLINKY_IMAGES.login, digest);
   return {
     clusterName: f.clusterName,
+    // Each user's directory on the tenant's EFS before their first job (slurmd runs it on the node).
+    prologScripts: { [USER_DIRECTORIES_PROLOG]: userDirectoriesProlog(EFS_MOUNT_PATH) },
     // The tenant's own keys, delivered by External Secrets: never created by the chart.
     slurmKey: keyRef("slurm"),
     jwtKey: keyRef("jwt"),
     controller: {
-      slurmctld: { resources: componentResources("slurmctld") },
+      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts },
+      metadata: { annotations: ctld.annotations },
+      podSpec: { initContainers: [ctld.initContainer], volumes: ctld.volumes },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
       extraConf: controlPlaneExtraConf(f),
     },
@@ -110,7 +128,9 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
       [LOGIN_SET]: {
         enabled: true,
         replicas: 1,
-        login: { resources: componentResources("login") },
+        login: { image: { ...SLINKY_IMAGES.login }, resources: componentResources("login"), volumeMounts: login.volumeMounts },
+        metadata: { annotations: login.annotations },
+        podSpec: { initContainers: [login.initContainer], volumes: login.volumes },
         // The chart's default is a LoadBalancer: on K3s that would publish sshd on the host.
         service: { spec: { type: "ClusterIP" } },
       },
@@ -264,6 +284,7 @@ export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unkn
   return {
     [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
     [`${dir}/manifests/secrets.yaml`]: controlPlaneSecretObjects(f),
+    [`${dir}/manifests/users.yaml`]: [controlPlaneUsers(f)],
     [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f)],
     [`${dir}/manifests/slurmctld-nodeport.yaml`]: [slurmctldNodePortService(f)],
     [`${dir}/manifests/srun-nodeport.yaml`]: [srunNodePortService(f)],

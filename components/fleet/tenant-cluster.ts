@@ -14,13 +14,15 @@ import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
 import type { NodeSetPlan } from "../tenant/sizing";
+import type { TenantUser } from "../../config/users";
+import { identityPodParts, usersConfigMap, usersDigest } from "../identity/passwd";
 import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
 import type { IService as Service } from "kubernetes-models/v1/Service";
 import type { IEndpointSlice as EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
-import { ARGOCD_MANAGER, nodeSetObjectName, slurmctldServiceAddress } from "../../facts/fleet";
+import { ARGOCD_MANAGER, nodeSetObjectName, SLINKY_IMAGES, slurmctldServiceAddress } from "../../facts/fleet";
 import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -48,6 +50,8 @@ export interface TenantClusterFacts {
   readonly centralRegion: string;
   readonly externalSecretsRoleArn: string;
   readonly edgeAgent: { readonly roleArn: string; readonly heartbeatEndpoint: string; readonly heartbeatCaPem: string };
+  /** The tenant's users: every slurmd pod and the jobs it runs know them by name. */
+  readonly users: readonly TenantUser[];
 }
 
 /** Folder of a tenant's cluster fleet. */
@@ -174,7 +178,13 @@ export function workerNodePools(f: TenantClusterFacts): Record<string, unknown>[
   });
 }
 
+/** The tenant's users beside its NodeSets (each slurmd pod reads them at start). */
+export function tenantUsers(f: TenantClusterFacts) {
+  return usersConfigMap(TENANT_NAMESPACES.slurm, f.users, EFS_MOUNT_PATH);
+}
+
 export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
+  const identity = identityPodParts(SLINKY_IMAGES.slurmd, usersDigest(tenantUsers(f)));
   const nodesets = Object.fromEntries(
     f.nodeSets.map((n) => {
       const resources = { cpu: `${n.request.cpuMillis}m`, memory: `${n.request.memoryMiB}Mi` };
@@ -187,15 +197,18 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
           slurmd: {
             // Requests = limits: one pod fills one worker, and slurmd reports them as its CPUs and memory.
             resources: { requests: resources, limits: resources },
-            volumeMounts: [{ name: "efs", mountPath: EFS_MOUNT_PATH }],
+            image: { ...SLINKY_IMAGES.slurmd },
+            volumeMounts: [{ name: "efs", mountPath: EFS_MOUNT_PATH }, ...identity.volumeMounts],
           },
+          metadata: { annotations: identity.annotations },
           logfile: { image: { repository: "docker.io/library/alpine", tag: "3.22" } },
           extraConfMap: { Features: [n.shape.name, n.name] },
           partition: { enabled: false },
           podSpec: {
             nodeSelector: { [SHAPE_LABEL]: n.shape.name, "karpenter.k8s.aws/instance-cpu": String(n.vcpus) },
             tolerations: [toleration(TAINTS.slurmdOnly)],
-            volumes: [{ name: "efs", hostPath: { path: EFS_MOUNT_PATH, type: "Directory" } }],
+            initContainers: [identity.initContainer],
+            volumes: [{ name: "efs", hostPath: { path: EFS_MOUNT_PATH, type: "Directory" } }, ...identity.volumes],
           },
         },
       ];
@@ -336,6 +349,7 @@ export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
     [`${dir}/manifests/karpenter-nodeclass.yaml`]: yamlFile(source, workerNodeClass(f)),
     [`${dir}/manifests/karpenter-nodepools.yaml`]: yamlFile(source, ...workerNodePools(f)),
     [`${dir}/manifests/slurm-keys.yaml`]: yamlFile(source, ...slurmKeyObjects(f)),
+    [`${dir}/manifests/users.yaml`]: yamlFile(source, tenantUsers(f)),
     [`${dir}/manifests/slurmctld.yaml`]: yamlFile(source, ...slurmctldObjects(f)),
     [`${dir}/manifests/argocd-manager.yaml`]: yamlFile(source, ...argocdManagerObjects()),
   };

@@ -1,14 +1,26 @@
 /**
- * A tenant's users as passwd and group files: what the login and every slurmd pod read
- * (Slinky's login runs sssd with the files provider; slurmd and slurmstepd use NSS files),
- * so a uid has the same name, group and home on every node. Appended to the image's own
- * system accounts, which tenant ids never meet (config/users.ts). Pure.
+ * A tenant's users on every Slurm pod: their passwd and group lines in a ConfigMap, and an
+ * init container (the pod's own image) that adds them to the image's /etc/passwd and
+ * /etc/group, which the Slurm container then mounts over its own. Chosen over sssd: Slinky's
+ * sssd reads the container's /etc files through the proxy provider, so the merged files
+ * serve sssd (login) and plain NSS (slurmctld resolving a submitter, slurmd and its job)
+ * alike, and the image's own accounts (root, slurm, sshd) stay exactly as the image has them.
+ * Pure.
  */
-import type { TenantUser } from "../../config/users";
+import { createHash } from "crypto";
+import type { IConfigMap as ConfigMap } from "kubernetes-models/v1/ConfigMap";
+import { SHARED_GROUP, type TenantUser } from "../../config/users";
+import { USER_IDENTITY } from "../../facts/fleet";
+import { ANNOTATION_KEYS } from "../../facts/project";
 
-/** Where each user's own directory is on the tenant's shared file system. */
+/** Where each user's own directory is on the tenant's shared file system (their home). */
 export function userDirectory(efsMount: string, user: Pick<TenantUser, "name">): string {
   return `${efsMount}/users/${user.name}`;
+}
+
+/** The tenant's shared directory, owned by the shared group. */
+export function sharedDirectory(efsMount: string): string {
+  return `${efsMount}/shared`;
 }
 
 /** passwd lines: no password (the console authenticates), home on the shared file system. */
@@ -16,14 +28,69 @@ export function passwdLines(users: readonly TenantUser[], efsMount: string): str
   return users.map((u) => `${u.name}:x:${u.uid}:${u.gid}::${userDirectory(efsMount, u)}:/bin/sh`);
 }
 
-/** One group per user, named after them (their gid). */
+/** One group per user (their gid), named after them, and the shared group with every user in it. */
 export function groupLines(users: readonly TenantUser[]): string[] {
-  return users.map((u) => `${u.name}:x:${u.gid}:`);
+  return [...users.map((u) => `${u.name}:x:${u.gid}:`), `${SHARED_GROUP.name}:x:${SHARED_GROUP.gid}:${users.map((u) => u.name).join(",")}`];
 }
 
-/** An image's file with the users' lines added: any existing line for one of their names or ids is dropped. */
-export function withUsers(base: string, lines: readonly string[]): string {
-  const taken = new Set(lines.flatMap((l) => { const [name, , id] = l.split(":"); return [`n:${name}`, `i:${id}`]; }));
-  const kept = base.split("\n").filter((l) => l.trim() !== "" && !taken.has(`n:${l.split(":")[0]}`) && !taken.has(`i:${l.split(":")[2]}`));
-  return [...kept, ...lines, ""].join("\n");
+/**
+ * The init container's script: for each file, the image's lines except any that has one of
+ * the users' names or ids, then the users' lines, written beside and renamed into place.
+ * Arguments: the ConfigMap's directory, the output directory. (`FILENAME == ARGV[1]`, not
+ * `NR == FNR`: an empty users file must not swallow the image's.)
+ */
+export const MERGE_SCRIPT = `set -eu
+src=$1 out=$2
+for f in ${USER_IDENTITY.files.join(" ")}; do
+  awk -F: 'FILENAME == ARGV[1] { name[$1] = 1; id[$3] = 1; next } !($1 in name) && !($3 in id)' "$src/$f" "/etc/$f" > "$out/$f.new"
+  cat "$src/$f" >> "$out/$f.new"
+  chmod 0644 "$out/$f.new"
+  mv "$out/$f.new" "$out/$f"
+done
+`;
+
+/** The ConfigMap of a tenant's users, in the namespace of the pods that read it. */
+export function usersConfigMap(namespace: string, users: readonly TenantUser[], efsMount: string): ConfigMap {
+  const file = (lines: readonly string[]) => lines.map((l) => `${l}\n`).join("");
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: USER_IDENTITY.configMap, namespace },
+    data: { passwd: file(passwdLines(users, efsMount)), group: file(groupLines(users)) },
+  };
+}
+
+/** A digest of the ConfigMap's data: pods that carry it in an annotation restart when the users change. */
+export function usersDigest(map: ConfigMap): string {
+  return createHash("sha256").update(JSON.stringify(map.data ?? {})).digest("hex").slice(0, 16);
+}
+
+const VOLUMES = { source: "clusterra-users", merged: "clusterra-identity" } as const;
+
+/**
+ * What a Slinky pod needs to see the users, as the chart's values spell it: the init
+ * container (the main container's image), its two volumes, the main container's mounts of
+ * the merged files over /etc's, and the annotation that rolls the pod when they change.
+ */
+export function identityPodParts(image: { readonly repository: string; readonly tag: string }, digest: string): {
+  initContainer: Record<string, unknown>;
+  volumes: Record<string, unknown>[];
+  volumeMounts: Record<string, unknown>[];
+  annotations: Record<string, string>;
+} {
+  return {
+    initContainer: {
+      name: "users",
+      image: `${image.repository}:${image.tag}`,
+      command: ["/bin/sh", "-c", MERGE_SCRIPT, "users", USER_IDENTITY.source, USER_IDENTITY.merged],
+      volumeMounts: [{ name: VOLUMES.source, mountPath: USER_IDENTITY.source, readOnly: true }, { name: VOLUMES.merged, mountPath: USER_IDENTITY.merged }],
+      resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } },
+    },
+    volumes: [
+      { name: VOLUMES.source, configMap: { name: USER_IDENTITY.configMap } },
+      { name: VOLUMES.merged, emptyDir: { medium: "Memory", sizeLimit: "1Mi" } },
+    ],
+    volumeMounts: USER_IDENTITY.files.map((f) => ({ name: VOLUMES.merged, mountPath: `/etc/${f}`, subPath: f, readOnly: true })),
+    annotations: { [ANNOTATION_KEYS.users]: digest },
+  };
 }

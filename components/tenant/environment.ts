@@ -260,6 +260,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             centralRegion: config.central.region,
             externalSecretsRoleArn,
             edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint, heartbeatCaPem },
+            users: config.users,
           }, {
             environment: config.environment,
             tenantId: config.tenant.id,
@@ -272,6 +273,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             slurmctldNodePort: slurmctld.port,
             srunPortBlock: srunPortBlock(config.tenant.id),
             nodeSets,
+            users: config.users,
           }, {
             environment: config.environment,
             tenantId: config.tenant.id,

@@ -30,13 +30,16 @@ export function readSecureParameterStatements(sid: string, parameterArn: string,
   ];
 }
 
-/** Mounting the tenant's EFS through its access point, with IAM authorization (`-o iam`). */
+/**
+ * Mounting the tenant's EFS through its access point, with IAM authorization (`-o iam`), as
+ * root: the Prolog makes each user's directory with their uid (components/identity/user-directories.ts).
+ */
 export function efsClientStatements(fileSystemArn: string, accessPointArn: string): Statement[] {
   return [
     {
       Sid: "MountSharedFileSystem",
       Effect: "Allow",
-      Action: ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"],
+      Action: ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite", "elasticfilesystem:ClientRootAccess"],
       Resource: fileSystemArn,
       Condition: { StringEquals: { "elasticfilesystem:AccessPointArn": accessPointArn } },
     },

@@ -7,8 +7,12 @@ import { policyDocument, toJson } from "../security/iam";
 /** NFS. */
 export const NFS_PORT = 2049;
 
-/** POSIX owner of the access point's root: Slurm's job user space starts above system ids. */
-const ROOT_OWNER = { uid: 1000, gid: 1000 };
+/**
+ * The access point's root (what nodes see at /mnt/efs): root's, 0755. Users write only in
+ * their own directories and the shared one, which the Slurm Prolog makes as root on the node
+ * (components/identity/user-directories.ts).
+ */
+export const EFS_ROOT_DIRECTORY = { path: "/clusterra", ownerUid: 0, ownerGid: 0, permissions: "0755" } as const;
 
 export interface SharedFileSystemArgs {
   /** Tenant id: names. */
@@ -31,7 +35,7 @@ export interface SharedFileSystemArgs {
  * The tenant's EFS at /mnt/efs (scripts, job output): encrypted with the stack key, a
  * mount target per zone, NFS admitted only from the cluster's nodes, one access point,
  * a file-system policy that demands TLS and IAM-authorized mounts through that access
- * point, automatic backups, protected.
+ * point (root access included, for the Prolog), automatic backups, protected.
  */
 export class SharedFileSystem extends pulumi.ComponentResource {
   public readonly fileSystemId: pulumi.Output<string>;
@@ -73,7 +77,7 @@ export class SharedFileSystem extends pulumi.ComponentResource {
       `${name}-ap`,
       {
         fileSystemId: fs.id,
-        rootDirectory: { path: "/clusterra", creationInfo: { ownerUid: ROOT_OWNER.uid, ownerGid: ROOT_OWNER.gid, permissions: "0775" } },
+        rootDirectory: { path: EFS_ROOT_DIRECTORY.path, creationInfo: { ownerUid: EFS_ROOT_DIRECTORY.ownerUid, ownerGid: EFS_ROOT_DIRECTORY.ownerGid, permissions: EFS_ROOT_DIRECTORY.permissions } },
         tags: { Name: `clusterra-${args.tenantId}-files` },
       },
       child,
@@ -90,13 +94,24 @@ export class SharedFileSystem extends pulumi.ComponentResource {
                 Sid: "NodesMountThroughTheAccessPoint",
                 Effect: "Allow",
                 Principal: { AWS: `arn:${args.partition}:iam::${account}:root` },
-                Action: ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"],
+                // Root access: the Prolog (root on the node) makes each user's directory with their
+                // uid; without it EFS squashes root to 65534 and nobody can. Jobs never run as root.
+                Action: ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite", "elasticfilesystem:ClientRootAccess"],
                 Resource: fsArn,
                 Condition: {
                   StringEquals: { "elasticfilesystem:AccessPointArn": apArn },
                   ArnEquals: { "aws:PrincipalArn": roles },
                   Bool: { "elasticfilesystem:AccessedViaMountTarget": "true" },
                 },
+              },
+              {
+                // Within the account an identity policy alone would do: no other role mounts users' files.
+                Sid: "OnlyTheNodesMount",
+                Effect: "Deny",
+                Principal: { AWS: "*" },
+                Action: ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite", "elasticfilesystem:ClientRootAccess"],
+                Resource: fsArn,
+                Condition: { ArnNotEquals: { "aws:PrincipalArn": roles } },
               },
               { Sid: "DenyWithoutTls", Effect: "Deny", Principal: { AWS: "*" }, Action: "*", Resource: fsArn, Condition: { Bool: { "aws:SecureTransport": "false" } } },
             ),

@@ -10,11 +10,12 @@ import { SLURM_PORTS } from "../../facts/contract";
 import { step, type JourneyStep } from "../step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
 import { IDENTITY_FILES, inPod, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
-import { groupLines, passwdLines, userDirectory, withUsers } from "../../components/identity/passwd";
-import type { TenantUser } from "../../config/users";
-import { mariadbInitSql, nodeSetOf, partitionsOf, slurmConf, slurmdbdConf } from "./slurm-config";
+import { sharedDirectory, userDirectory } from "../../components/identity/passwd";
+import { DIRECTORY_MODES } from "../../components/identity/user-directories";
+import { SHARED_GROUP, type TenantUser } from "../../config/users";
+import { mariadbInitSql, nodeSetOf, partitionsOf, prologPaths, slurmConf, slurmdbdConf } from "./slurm-config";
 import { planTopology, type Topology } from "./topology";
-import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld } from "./world";
+import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
 import { SG_TABLE } from "./nft";
 
 export interface JourneyRunOptions {
@@ -85,10 +86,17 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
-  const identity = writeIdentity(path.join(work, "identity"), world.users);
-  const pod = (name: string, hostname: string, netns: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}) });
+  const identities = {
+    slurmctld: path.join(work, "identity", "slurmctld"),
+    login: path.join(work, "identity", "login"),
+    slurmd: path.join(work, "identity", "slurmd"),
+  };
+  const pod = (name: string, hostname: string, netns: string, identity: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}) });
+  // The access point's root as the plan creates it: what the nodes see at /mnt/efs.
   const efs = path.join(work, "efs");
-  fs.mkdirSync(efs, { recursive: true, mode: 0o755 });
+  fs.mkdirSync(efs, { recursive: true });
+  fs.chownSync(efs, world.tenant.efsRoot.uid, world.tenant.efsRoot.gid);
+  fs.chmodSync(efs, world.tenant.efsRoot.mode);
   const c = topology.central;
   const ctx: Context = {
     world,
@@ -97,11 +105,11 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     work,
     efs,
     pods: {
-      slurmctld: pod("slurmctld", c.slurmctld.hostname, c.slurmctld.ns.name),
-      slurmdbd: pod("slurmdbd", c.slurmdbd.hostname, c.slurmdbd.ns.name),
-      mariadb: pod("mariadb", "mariadb-0", c.mariadb.ns.name),
-      login: pod("login", c.login.hostname, c.login.ns.name),
-      slurmd: topology.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, efs)),
+      slurmctld: pod("slurmctld", c.slurmctld.hostname, c.slurmctld.ns.name, identities.slurmctld),
+      slurmdbd: pod("slurmdbd", c.slurmdbd.hostname, c.slurmdbd.ns.name, identities.slurmctld),
+      mariadb: pod("mariadb", "mariadb-0", c.mariadb.ns.name, identities.slurmctld),
+      login: pod("login", c.login.hostname, c.login.ns.name, identities.login),
+      slurmd: topology.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, identities.slurmd, efs)),
     },
     token: randomBytes(6).toString("hex"),
   };
@@ -110,6 +118,14 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     const network = await timed("namespaces and security groups up", () => networkUp(ctx));
     steps.push(network);
     if (!network.passed) return steps;
+    const users = await timed(`the tenant's users reach slurmctld, the login and slurmd as the fleet delivers them (${world.users.length} users)`, () =>
+      usersDelivered([
+        { identity: world.controlPlane.slurmctldIdentity, dir: identities.slurmctld },
+        { identity: world.controlPlane.loginIdentity, dir: identities.login },
+        { identity: world.tenant.slurmdIdentity, dir: identities.slurmd },
+      ], world.users));
+    steps.push(users);
+    if (!users.passed) return steps;
     const accounting = await timed("slurmdbd up and connected to MariaDB", () => accountingUp(ctx, keyFile));
     steps.push(accounting);
     if (!accounting.passed) return steps;
@@ -122,7 +138,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("slurmctld pings slurmd (6818 through the rules)", () => slurmctldPings(ctx)));
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
-      steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; neither reads the other's output`, () => twoUsers(ctx)));
+      steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; each reads their own output from the login, never the other's`, () => twoUsers(ctx)));
     }
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
     const block = world.tenant.srun.block;
@@ -148,15 +164,49 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
 }
 
 /**
- * The tenant's users (validated with its stack file) in a passwd and group on top of this
- * machine's own (the image's system accounts): every pod mounts the same two files, as the
- * identity source would deliver them.
+ * Each kind of pod's init container, run as the fleet declares it: its ConfigMap's files in a
+ * directory, its command against this machine's /etc (the image's accounts), its output
+ * directory then mounted over the pod's /etc/passwd and /etc/group (as its Slurm container
+ * mounts them). Passes when every pod resolves every user with their ids and the shared group
+ * with every user in it, and the machine's own accounts are still there.
  */
-function writeIdentity(dir: string, users: readonly TenantUser[]): string {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const lines = { passwd: passwdLines(users, POD_MOUNTS.efs), group: groupLines(users) };
-  for (const f of IDENTITY_FILES) fs.writeFileSync(path.join(dir, f), withUsers(fs.readFileSync(`/etc/${f}`, "utf8"), lines[f]), { mode: 0o644 });
-  return dir;
+async function usersDelivered(pods: readonly { identity: PodIdentity; dir: string }[], users: readonly TenantUser[]): Promise<{ ok: boolean; detail: string }> {
+  const results: string[] = [];
+  let ok = true;
+  for (const { identity, dir } of pods) {
+    // `dir` is what the pod mounts over /etc's files: the init container's emptyDir.
+    const source = `${dir}-configmap`;
+    const merged = dir;
+    fs.mkdirSync(source, { recursive: true });
+    fs.mkdirSync(merged, { recursive: true });
+    for (const [file, text] of Object.entries(identity.files)) fs.writeFileSync(path.join(source, file), text);
+    const unmounted = IDENTITY_FILES.filter((f) => !identity.mountedOverEtc.includes(`/etc/${f}`));
+    // The command's last two words are the mount points it is given: here, the directories standing for them.
+    const [at, to] = identity.command.slice(-2);
+    if (at !== identity.source || to !== identity.merged) {
+      ok = false;
+      results.push(`${identity.pod}: the init container's command does not end with its mounts ${identity.source} ${identity.merged}: ${identity.command.slice(-2).join(" ")}`);
+      continue;
+    }
+    const r = await run([...identity.command.slice(0, -2), source, merged], { timeoutMs: WAIT.command });
+    if (r.code !== 0) {
+      ok = false;
+      results.push(`${identity.pod}: the init container failed (${r.code}): ${(r.stderr || r.stdout).trim()}`);
+      continue;
+    }
+    const passwd = fs.readFileSync(path.join(dir, "passwd"), "utf8").split("\n");
+    const group = fs.readFileSync(path.join(dir, "group"), "utf8").split("\n");
+    const wrong = users.filter((u) => !passwd.some((l) => l.startsWith(`${u.name}:x:${u.uid}:${u.gid}:`))).map((u) => u.name);
+    const shared = group.find((l) => l.startsWith(`${SHARED_GROUP.name}:x:${SHARED_GROUP.gid}:`));
+    const outside = users.filter((u) => !(shared ?? "").split(":")[3]?.split(",").includes(u.name)).map((u) => u.name);
+    const kept = passwd.some((l) => l.startsWith("root:x:0:0:"));
+    const good = unmounted.length === 0 && wrong.length === 0 && shared !== undefined && outside.length === 0 && kept;
+    ok &&= good;
+    results.push(`${identity.pod}: ${passwd.filter(Boolean).length} passwd and ${group.filter(Boolean).length} group lines` +
+      (unmounted.length ? `; NOT mounted over ${unmounted.map((f) => `/etc/${f}`).join(", ")}` : "") +
+      (wrong.length ? `; missing ${wrong.join(", ")}` : "") + (shared ? (outside.length ? `; ${outside.join(", ")} not in ${SHARED_GROUP.name}` : "") : `; no ${SHARED_GROUP.name} group`) + (kept ? "" : "; the image's root is gone"));
+  }
+  return { ok, detail: results.join("; ") };
 }
 
 async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
@@ -250,6 +300,9 @@ async function nodeLine(ctx: Context, name: string): Promise<string> {
 async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const { world, topology, supervisor, pods } = ctx;
   const conf = world.tenant.controllerService;
+  // Slinky's slurmd receive the Prolog with their configuration (configless); 22.05 does not ship it, so it is put in place.
+  const prologs = Object.values(world.controlPlane.prologs);
+  for (const p of pods.slurmd) prologPaths(world.controlPlane).forEach((file, i) => fs.writeFileSync(path.join(p.root, "etc-slurm", path.basename(file)), prologs[i], { mode: 0o755 }));
   const daemons = topology.slurmd.map((s, i) =>
     // As Slinky's NodeSet pod runs it: dynamic (-Z), configless from the controller's Service name.
     supervisor.start(`slurmd-${s.hostname}`, pods.slurmd[i], ["slurmd", "-D", "-Z", "--conf-server", `${conf.host}:${conf.port}`, "--conf", `Features=${s.features.join(",")}`]),
@@ -368,29 +421,34 @@ function asUser(pod: Pod, user: TenantUser, script: string): string[] {
   return inPod(pod, ["runuser", "-u", user.name, "--", "sh", "-c", script]);
 }
 
+/** Owner, group and mode of a path on the shared file system as the tenant's nodes see it. */
+function ownership(file: string): string {
+  if (!fs.existsSync(file)) return "missing";
+  const st = fs.statSync(file);
+  return `${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8).padStart(4, "0")}`;
+}
+
 /**
- * Each user's directory on the shared file system made with their uid and gid and 0700 before
- * their first job (a stand-in for the platform's provisioning), then one batch job each,
- * submitted as the user from the login with a private umask; the output must be theirs, 0600,
- * readable by them on a tenant node and refused to the other user.
+ * One batch job each for two users, submitted as the user from the login with a private
+ * umask into their own directory, which does not exist before: the release's Prolog makes it
+ * (their uid and gid, 0700) and the shared directory (the shared group, 2770). The output
+ * must be theirs, 0600, print their name and groups as the job saw them, be readable by them
+ * from the login (a step on the node) and refused to the other user.
  */
 async function twoUsers(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const node = ctx.topology.slurmd[0];
   if (ctx.world.users.length < 2) return { ok: false, detail: `the tenant's stack file names ${ctx.world.users.length} user(s) in clusterra:users; the step needs two` };
-  fs.mkdirSync(path.join(ctx.efs, "users"), { recursive: true, mode: 0o755 });
+  const onEfs = (p: string) => path.join(ctx.efs, path.relative(POD_MOUNTS.efs, p));
+  const before = ctx.world.users.slice(0, 2).map((u) => `${u.name} ${ownership(onEfs(userDirectory(POD_MOUNTS.efs, u)))}`);
   const jobs: { user: TenantUser; id: string; file: string; inPod: string }[] = [];
   for (const user of ctx.world.users.slice(0, 2)) {
-    const dir = path.join(ctx.efs, path.relative(POD_MOUNTS.efs, userDirectory(POD_MOUNTS.efs, user)));
-    fs.mkdirSync(dir, { recursive: true });
-    fs.chownSync(dir, user.uid, user.gid);
-    fs.chmodSync(dir, PRIVATE.directory);
     const inPodDir = userDirectory(POD_MOUNTS.efs, user);
-    const wrap = `echo "${ctx.token} $(id -un) uid $(id -u) job $SLURM_JOB_ID on $(hostname)"`;
+    const wrap = `echo "${ctx.token} $(id -un) uid $(id -u) groups $(id -Gn | tr ' ' ,) job $SLURM_JOB_ID on $(hostname)"`;
     const submit = `umask ${PRIVATE.umask}; exec sbatch --parsable -N1 -w ${node.hostname} --chdir=${inPodDir} --output=${inPodDir}/job_%j.out --wrap ${quote(wrap)}`;
     const r = await run(asUser(ctx.pods.login, user, submit), { timeoutMs: WAIT.command });
     const id = r.stdout.trim().split(";")[0];
     if (r.code !== 0 || !/^\d+$/.test(id)) return { ok: false, detail: `sbatch as ${user.name} failed: ${(r.stderr || r.stdout).trim()}` };
-    jobs.push({ user, id, file: path.join(dir, `job_${id}.out`), inPod: `${inPodDir}/job_${id}.out` });
+    jobs.push({ user, id, file: onEfs(`${inPodDir}/job_${id}.out`), inPod: `${inPodDir}/job_${id}.out` });
   }
   const results: string[] = [];
   let ok = true;
@@ -398,19 +456,24 @@ async function twoUsers(ctx: Context): Promise<{ ok: boolean; detail: string }> 
     const state = await waitJob(ctx, job.id);
     const owner = field((await login(ctx, ["scontrol", "-o", "show", "job", job.id], 5000)).stdout, "UserId");
     const stat = fs.existsSync(job.file) ? fs.statSync(job.file) : undefined;
-    const expected = `${ctx.token} ${job.user.name} uid ${job.user.uid} job ${job.id} on ${node.hostname}`;
+    const expected = `${ctx.token} ${job.user.name} uid ${job.user.uid} groups ${job.user.name},${SHARED_GROUP.name} job ${job.id} on ${node.hostname}`;
+    const dir = ownership(onEfs(userDirectory(POD_MOUNTS.efs, job.user)));
     const other = jobs[(i + 1) % jobs.length].user;
-    const own = await run(asUser(ctx.pods.slurmd[0], job.user, `cat ${job.inPod}`), { timeoutMs: WAIT.command });
-    const theirs = await run(asUser(ctx.pods.slurmd[0], other, `cat ${job.inPod}`), { timeoutMs: WAIT.command });
+    // As a user reads it from the login (which does not mount EFS): a step on a tenant node.
+    const readFromLogin = (u: TenantUser) => run(asUser(ctx.pods.login, u, `exec srun -N1 -w ${node.hostname} cat ${job.inPod}`), { timeoutMs: WAIT.job });
+    const own = await readFromLogin(job.user);
+    const theirs = await readFromLogin(other);
     const mode = stat ? stat.mode & 0o777 : undefined;
-    const good = /^COMPLETED/.test(state) && stat?.uid === job.user.uid && mode === PRIVATE.file && own.code === 0 && own.stdout.trim() === expected && theirs.code !== 0;
+    const good = /^COMPLETED/.test(state) && dir === `${job.user.uid}:${job.user.gid} ${DIRECTORY_MODES.user}` && stat?.uid === job.user.uid && mode === PRIVATE.file && own.code === 0 && own.stdout.trim() === expected && theirs.code !== 0;
     ok &&= good;
     results.push(
-      `${job.user.name}: job ${job.id} ${state}${owner ? ` user ${owner}` : ""}; ${job.inPod} ${stat ? `uid ${stat.uid} mode ${mode?.toString(8)}` : "missing"}` +
-        `; ${job.user.name} reads "${own.stdout.trim() || own.stderr.trim()}"; ${other.name} ${theirs.code === 0 ? `READ IT: "${theirs.stdout.trim()}"` : `refused (${theirs.stderr.trim().split("\n").pop()})`}`,
+      `${job.user.name}: job ${job.id} ${state}${owner ? ` user ${owner}` : ""}; ${userDirectory(POD_MOUNTS.efs, job.user)} ${dir}; ${job.inPod} ${stat ? `uid ${stat.uid} mode ${mode?.toString(8)}` : "missing"}` +
+        `; from the login ${job.user.name} reads "${own.stdout.trim() || own.stderr.trim()}"; ${other.name} ${theirs.code === 0 ? `READ IT: "${theirs.stdout.trim()}"` : `refused (${theirs.stderr.trim().split("\n").find((l) => /denied/.test(l)) ?? theirs.stderr.trim().split("\n").pop()})`}`,
     );
   }
-  return { ok, detail: results.join("; ") };
+  const shared = ownership(onEfs(sharedDirectory(POD_MOUNTS.efs)));
+  const sharedOk = shared === `0:${SHARED_GROUP.gid} ${DIRECTORY_MODES.shared}`;
+  return { ok: ok && sharedOk, detail: `before the first jobs: ${before.join(", ")}; ${results.join("; ")}; ${sharedDirectory(POD_MOUNTS.efs)} ${shared}${sharedOk ? "" : ` (expected 0:${SHARED_GROUP.gid} ${DIRECTORY_MODES.shared})`}` };
 }
 
 function newDrops(before: readonly Drop[], after: readonly Drop[]): Drop[] {

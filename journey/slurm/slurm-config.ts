@@ -57,10 +57,19 @@ export function slurmConf(input: SlurmConfInput): string {
     "# debug: slurmctld logs each ping agent it spawns, the journey's evidence of 6818 pings.",
     "SlurmctldDebug=debug",
     "SlurmdDebug=debug",
+    "# prologScripts of the central release (fleet), where Slinky puts them; 22.05 takes one Prolog.",
+    ...prologPaths(controlPlane).map((p) => `Prolog=${p}`),
     "# controller.extraConf of the central release (fleet):",
     controlPlane.extraConf.trim(),
     "",
   ].join("\n");
+}
+
+/** Where each of the release's Prolog scripts lives on a slurmd pod (the chart's ConfigMap key `prolog-<key>`). */
+export function prologPaths(controlPlane: Pick<ControlPlaneValues, "prologs">): string[] {
+  const keys = Object.keys(controlPlane.prologs);
+  if (keys.length > 1) throw new Error(`journey: Slurm 22.05 runs one Prolog; the central release has ${keys.length} (${keys.join(", ")})`);
+  return keys.map((k) => `${POD_MOUNTS.etc}/prolog-${k}`);
 }
 
 export function slurmdbdConf(input: { readonly tenant: TenantSide; readonly controlPlane: ControlPlaneValues; readonly password: string }): string {

@@ -54,15 +54,40 @@ export interface TenantSide {
   readonly controllerService: { readonly host: string; readonly port: number; readonly endpointAddress: string; readonly endpointPort: number };
   /** NodeSets of the customer release: name and the Features its slurmd registers with. */
   readonly nodeSets: readonly { readonly name: string; readonly features: readonly string[] }[];
+  /** How the first NodeSet's slurmd pods get the users. */
+  readonly slurmdIdentity: PodIdentity;
+  /** The root of the EFS access point, as the plan creates it: owner and mode of /mnt/efs. */
+  readonly efsRoot: { readonly uid: number; readonly gid: number; readonly mode: number };
+}
+
+/**
+ * How one kind of Slurm pod gets the tenant's users, as the fleet declares it: the
+ * ConfigMap's files, the init container's command (run against the image's /etc), and
+ * whether the Slurm container mounts the merged files over /etc's.
+ */
+export interface PodIdentity {
+  readonly pod: string;
+  /** The ConfigMap's data, by file name. */
+  readonly files: Readonly<Record<string, string>>;
+  readonly command: readonly string[];
+  /** The init container's mount of the ConfigMap and of the merged directory. */
+  readonly source: string;
+  readonly merged: string;
+  /** Files the Slurm container mounts from the merged directory, by their /etc path. */
+  readonly mountedOverEtc: readonly string[];
 }
 
 /** The central release's values that shape slurm.conf (Slinky hybrid: partitions live here). */
 export interface ControlPlaneValues {
   readonly clusterName: string;
   readonly extraConf: string;
+  /** `prologScripts`: key -> script (the chart names the file `prolog-<key>`). */
+  readonly prologs: Readonly<Record<string, string>>;
   readonly accounting: { readonly host: string; readonly port: number; readonly database: string; readonly username: string };
   /** MariaDB's my.cnf from the fleet's MariaDB resource. */
   readonly mariadbCnf: string;
+  readonly slurmctldIdentity: PodIdentity;
+  readonly loginIdentity: PodIdentity;
 }
 
 export interface JourneyWorld {
@@ -102,6 +127,35 @@ function must<T>(value: T | undefined, what: string): T {
 
 function byKind(docs: readonly Doc[], kind: string, name?: string): Doc {
   return must(docs.find((d) => d.kind === kind && (name === undefined || get(d, "metadata", "name") === name)), `${kind}${name ? ` ${name}` : ""}`);
+}
+
+/**
+ * A pod's identity from its values entry (`slurmd`/`slurmctld`/`login` container and
+ * `podSpec`) and the ConfigMap of users its namespace holds: the init container that mounts
+ * the ConfigMap is the one that merges.
+ */
+function podIdentity(pod: string, entry: Doc, container: string, configMaps: readonly Doc[]): PodIdentity {
+  const volumes = ((get(entry, "podSpec", "volumes") as Doc[] | undefined) ?? []);
+  const inits = ((get(entry, "podSpec", "initContainers") as Doc[] | undefined) ?? []);
+  const byName = (n: unknown) => volumes.find((v) => v.name === n);
+  for (const init of inits) {
+    const mounts = ((init.volumeMounts as Doc[] | undefined) ?? []);
+    const source = mounts.find((m) => get(byName(m.name), "configMap", "name") !== undefined);
+    const merged = mounts.find((m) => get(byName(m.name), "emptyDir") !== undefined);
+    if (!source || !merged) continue;
+    const mapName = get(byName(source.name), "configMap", "name");
+    const map = must(configMaps.find((m) => get(m, "metadata", "name") === mapName), `the ConfigMap ${String(mapName)} ${pod} mounts`);
+    const mainMounts = ((get(entry, container, "volumeMounts") as Doc[] | undefined) ?? []).filter((m) => m.name === merged.name && typeof m.subPath === "string");
+    return {
+      pod,
+      files: (map.data ?? {}) as Record<string, string>,
+      command: ((init.command as unknown[]) ?? []).map(String).concat(((init.args as unknown[]) ?? []).map(String)),
+      source: String(source.mountPath),
+      merged: String(merged.mountPath),
+      mountedOverEtc: mainMounts.filter((m) => m.mountPath === `/etc/${String(m.subPath)}`).map((m) => String(m.mountPath)),
+    };
+  }
+  throw new Error(`journey: ${pod} has no init container that merges a ConfigMap of users into an emptyDir`);
 }
 
 function centralSide(plan: PlanResult): CentralSide {
@@ -148,9 +202,12 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
   const service = byKind(cluster, "Service", address.name);
   const slice = byKind(cluster, "EndpointSlice");
   const slurmValues = readYaml(root, `${fleet}/cluster/values/slurm.yaml`)[0] ?? {};
-  const nodeSets = Object.entries((slurmValues.nodesets ?? {}) as Record<string, Doc>)
-    .filter(([, v]) => v.enabled !== false)
-    .map(([name, v]) => ({ name, features: ((get(v, "extraConfMap", "Features") as string[] | undefined) ?? []).map(String) }));
+  const enabled = Object.entries((slurmValues.nodesets ?? {}) as Record<string, Doc>).filter(([, v]) => v.enabled !== false);
+  const nodeSets = enabled.map(([name, v]) => ({ name, features: ((get(v, "extraConfMap", "Features") as string[] | undefined) ?? []).map(String) }));
+  const first = must(enabled[0], `a NodeSet in ${id}'s slurm values`);
+  const slurmdIdentity = podIdentity(`${id}'s slurmd (NodeSet ${first[0]})`, first[1], "slurmd", readYaml(root, `${fleet}/cluster/manifests/users.yaml`));
+  const accessPoint = must(resources.find((r) => r.type === "aws:efs/accessPoint:AccessPoint"), `${id}'s EFS access point`);
+  const creation = (get(accessPoint, "inputs", "rootDirectory", "creationInfo") ?? {}) as Doc;
   return {
     id,
     namespace: tenantNamespace(id),
@@ -177,6 +234,8 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
       endpointPort: Number(must(get(slice, "ports", 0, "port"), "the EndpointSlice port")),
     },
     nodeSets,
+    slurmdIdentity,
+    efsRoot: { uid: Number(must(creation.ownerUid, "the access point's owner uid")), gid: Number(must(creation.ownerGid, "the access point's owner gid")), mode: parseInt(String(must(creation.permissions, "the access point's permissions")), 8) },
   };
 }
 
@@ -186,9 +245,14 @@ function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues 
   const values = readYaml(root, `${fleet}/control-plane/values/slurm.yaml`)[0] ?? {};
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
   const mariadb = byKind(readYaml(root, `${fleet}/control-plane/manifests/mariadb.yaml`), "MariaDB");
+  const users = readYaml(root, `${fleet}/control-plane/manifests/users.yaml`);
+  const loginSet = must(Object.values((values.loginsets ?? {}) as Record<string, Doc>)[0], "a LoginSet in the central release");
   return {
     clusterName: String(must(values.clusterName, "the central release's clusterName")),
     extraConf: String(get(values, "controller", "extraConf") ?? ""),
+    prologs: (values.prologScripts ?? {}) as Record<string, string>,
+    slurmctldIdentity: podIdentity("slurmctld", must(values.controller as Doc | undefined, "controller values"), "slurmctld", users),
+    loginIdentity: podIdentity("login", loginSet, "login", users),
     accounting: {
       host: String(storage.host ?? ACCOUNTING_DATABASE.service),
       port: Number(storage.port ?? ACCOUNTING_DATABASE.port),
