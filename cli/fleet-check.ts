@@ -6,7 +6,6 @@
  * committed files equal to a fresh render of every stack file.
  */
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import Ajv, { type ValidateFunction } from "ajv";
 import { parseAllDocuments, parse } from "yaml";
@@ -16,6 +15,8 @@ import { LOCAL_CHARTS } from "../facts/fleet";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
+import { FACTS_FILE } from "../components/fleet/facts";
+import { fleetFromFacts } from "./fleet-write";
 import { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
 
 // The shared base, for callers of the check (tests, the CLI).
@@ -134,13 +135,13 @@ export async function checkFleet(root: string, options: { reference?: string; re
     parsed.forEach((d, index) => {
       if (d.errors.length) problems.push({ file, at: `document ${index}`, reason: `is not valid YAML: ${d.errors[0].message.split("\n")[0]}` });
       const object = d.toJS() as unknown;
-      // values/ files are Helm values, not objects (issue 15 renders them with the charts).
-      if (object && typeof object === "object" && !file.includes("/values/")) docs.push({ file, index, object: object as Record<string, unknown> });
+      // values/ files are Helm values, facts files a stack's cloud facts: not objects (the render checks them).
+      if (object && typeof object === "object" && !file.includes("/values/") && path.basename(file) !== FACTS_FILE) docs.push({ file, index, object: object as Record<string, unknown> });
     });
   }
   problems.push(...(await schemaProblems(docs, options.reference)));
   problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs));
-  if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? (await renderFleet(root))));
+  if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root)));
   return problems;
 }
 
@@ -274,30 +275,28 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   return problems;
 }
 
-/** A fresh render of every stack file: the folder it went to and the paths rendered. */
+/** A fresh render of every stack file from its configuration and its committed facts file (cli/fleet-write.ts). */
 export interface RenderedFleet {
-  readonly root: string;
-  readonly files: ReadonlySet<string>;
+  /** Path -> content. */
+  readonly files: Readonly<Record<string, string>>;
+  /** Stack files that do not validate, facts files missing or off their schema. */
+  readonly problems: readonly FleetProblem[];
 }
 
-/** Plans every stack file of root into a new temporary folder (the caller removes it). */
-export async function renderFleet(root: string): Promise<RenderedFleet> {
-  const { planStack } = await import("./plan");
-  const fresh = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-fleet-"));
-  const files = new Set<string>();
-  for (const file of readAllStackFiles(root)) (await planStack({ stack: file.stack }, fresh)).fleetFiles.forEach((f) => files.add(f));
-  return { root: fresh, files };
+export function renderFleet(root: string): RenderedFleet {
+  const { files, problems } = fleetFromFacts(root);
+  return { files, problems };
 }
 
 /** Committed files against a fresh render, both ways. */
 function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
-  const problems: FleetProblem[] = [];
-  for (const rel of [...rendered.files].sort()) {
+  const problems: FleetProblem[] = [...rendered.problems];
+  for (const rel of Object.keys(rendered.files).sort()) {
     const committed = path.join(root, rel);
-    if (!fs.existsSync(committed)) problems.push({ file: rel, at: "(file)", reason: "is rendered by the stack files but not committed (run `clusterra plan --stack <s> --write-fleet`)" });
-    else if (fs.readFileSync(committed, "utf8") !== fs.readFileSync(path.join(rendered.root, rel), "utf8")) problems.push({ file: rel, at: "(file)", reason: "differs from a fresh render of the stack files" });
+    if (!fs.existsSync(committed)) problems.push({ file: rel, at: "(file)", reason: "is rendered by the stack files but not committed (run `clusterra fleet write`)" });
+    else if (fs.readFileSync(committed, "utf8") !== rendered.files[rel]) problems.push({ file: rel, at: "(file)", reason: "differs from its render from the stack files and the facts files (edit the stack file or facts/, then `clusterra fleet write`)" });
   }
-  for (const rel of fleetFiles(root)) if (!rendered.files.has(rel)) problems.push({ file: rel, at: "(file)", reason: "is committed but no stack file renders it" });
+  for (const rel of fleetFiles(root)) if (!(rel in rendered.files)) problems.push({ file: rel, at: "(file)", reason: "is committed but no stack file renders it" });
   return problems;
 }
 

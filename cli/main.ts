@@ -107,6 +107,13 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
       exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts) }, out, err);
     });
   fleet
+    .command("write")
+    .description("regenerate every stack's fleet files offline from its stack file and its committed facts file (never a facts file): a fleet-wide change without `pulumi up`")
+    .action(async () => {
+      const { runFleetWrite } = await import("./fleet-write");
+      exitCode = runFleetWrite(PROJECT_ROOT, out, err);
+    });
+  fleet
     .command("render")
     .description("render every Application under fleet/ with helm template, as ArgoCD would, one file per object")
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")

@@ -3,7 +3,12 @@
  * kubelet reservations, taints and labels. Components, user data, fleet values and the
  * cost estimate derive from this table.
  */
-import { LABEL_KEYS } from "./project";
+import { LABEL_KEYS, platformName } from "./project";
+
+/** A tenant's cluster name (Slurm's, Karpenter's discovery tag, names of its resources). */
+export function tenantClusterName(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId);
+}
 import { INSTANCE_TYPES, type InstanceTypeName } from "./instance-types";
 
 /** K3s release of every tenant cluster (server and Karpenter-made agents). */

@@ -5,6 +5,7 @@ import * as path from "path";
 import { parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
 import { checkFleet, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../cli/fleet-check";
+import { runFleetWrite } from "../cli/fleet-write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../components/tenant/sizing";
@@ -32,8 +33,7 @@ describe("clusterra fleet check", function () {
   const reference = referenceDir();
   let root: string;
   let rendered: RenderedFleet;
-  before(async () => (rendered = await renderFleet(PROJECT_ROOT)));
-  after(() => fs.rmSync(rendered.root, { recursive: true, force: true }));
+  before(() => (rendered = renderFleet(PROJECT_ROOT)));
   beforeEach(() => (root = copyRepo()));
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
@@ -107,8 +107,62 @@ describe("clusterra fleet check", function () {
     fs.mkdirSync(path.dirname(path.join(root, stale)), { recursive: true });
     fs.writeFileSync(path.join(root, stale), "{}\n");
     const problems = await checkFleet(root, { reference, rendered });
-    assert.match(reasons(problems, rel), /differs from a fresh render/);
+    assert.match(reasons(problems, rel), /differs from its render from the stack files and the facts files/);
     assert.match(reasons(problems, stale), /is committed but no stack file renders it/);
+  });
+});
+
+describe("cloud facts apart from the derived fleet (clusterra fleet write)", function () {
+  this.timeout(60000);
+  const facts = "fleet/tenants/dev/acme/facts.yaml";
+  let root: string;
+  beforeEach(() => (root = copyRepo()));
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+  const quiet = { out: (_: string) => undefined, err: (_: string) => undefined };
+  const read = (rel: string) => fs.readFileSync(path.join(root, rel), "utf8");
+
+  it("passes a real deployment's fleet: other ids in the facts file, the derived files written from them", async () => {
+    const text = read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: fs-0a1b2c3d4e5f60718").replace(/serverAddress: [0-9.]+/, "serverAddress: 10.16.12.11");
+    fs.writeFileSync(path.join(root, facts), text);
+    assert.match(reasons(await checkFleet(root, { render: true }), "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), /differs from its render/);
+    assert.equal(runFleetWrite(root, quiet.out, quiet.err), 0);
+    assert.equal(read(facts), text, "fleet write never touches a facts file");
+    assert.match(read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), /fs-0a1b2c3d4e5f60718/);
+    assert.match(read("fleet/tenants/dev/acme/cluster/values/cilium.yaml"), /k8sServiceHost: 10\.16\.12\.11/);
+    assert.deepEqual(await checkFleet(root, { render: true }), []);
+    // A hand edit to a derived file still fails.
+    fs.appendFileSync(path.join(root, "fleet/tenants/dev/acme/cluster/values/karpenter.yaml"), "# hand edit\n");
+    assert.match(reasons(await checkFleet(root, { render: true }), "fleet/tenants/dev/acme/cluster/values/karpenter.yaml"), /differs from its render/);
+  });
+
+  it("rolls a stack-file change out with fleet write alone: derived files change, no facts file", () => {
+    const stack = path.join(root, "stacks/Pulumi.tenant-acme-dev.yaml");
+    fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace("    - name: bob\n      uid: 10002\n", "    - name: bob\n      uid: 10002\n    - name: carol\n      uid: 10003\n"));
+    const before = Object.fromEntries(["fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/globex/facts.yaml", "fleet/central/dev/values/facts.yaml"].map((f) => [f, read(f)]));
+    let said = "";
+    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
+    for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
+    assert.match(read("fleet/tenants/dev/acme/cluster/manifests/users.yaml"), /carol:x:10003:10003:/);
+    // The users on both sides (their ConfigMaps, and the digest that rolls the pods), nothing else.
+    assert.match(said, /4 changed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
+  });
+
+  it("refuses a facts file off its schema, naming every key, and writes nothing", () => {
+    fs.writeFileSync(path.join(root, facts), read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: vol-123").replace(/^centralHostIp: .*\n/m, "").replace(/^kmsKeyArn: /m, "kmsKeyArm: "));
+    const errors: string[] = [];
+    const nodeClass = read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml");
+    assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
+    const text = errors.join("\n");
+    assert.match(text, /fleet\/tenants\/dev\/acme\/facts.yaml: fileSystemId: "vol-123" must be an EFS file system id \(fs-\.\.\.\)/);
+    assert.match(text, /facts.yaml: centralHostIp: is missing: an IPv4 address/);
+    assert.match(text, /facts.yaml: kmsKeyArm: is not a fact of this kind/);
+    assert.match(text, /nothing written/);
+    assert.equal(read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), nodeClass);
+  });
+
+  it("says how to get a missing facts file", async () => {
+    fs.rmSync(path.join(root, facts));
+    assert.match(reasons(await checkFleet(root, { render: true }), facts), /is missing: tenant-acme-dev's cloud facts are written by `pulumi up -s tenant-acme-dev`/);
   });
 });
 

@@ -2,8 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CLUSTER_SECRET, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
-import { centralFleetFiles, centralFleetPath } from "../fleet/central";
-import { centralAddOnFiles, orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
+import { centralFleetPath, centralStackFleetFiles } from "../fleet/central";
+import { orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
 import { emitFleetFiles, pruneFleet } from "../fleet/writer";
 import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
@@ -12,7 +12,7 @@ import { ClusterApiAccess } from "./cluster-api-access";
 import { ClusterApiTls } from "./cluster-api-tls";
 import { DataSnapshots } from "./data-snapshots";
 import { K3sHost } from "./k3s-host";
-import { PlatformSecrets, signingKeySecretName } from "./platform-secrets";
+import { PlatformSecrets } from "./platform-secrets";
 import { ConnectorServiceNetwork } from "./service-network";
 import type { CentralOutputs } from "./outputs";
 import { StateTables } from "./state-tables";
@@ -143,24 +143,9 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       { environment: config.environment, kubeconfig: host.kubeconfig, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, fleetPath: centralFleetPath(config.environment) },
       child,
     );
-    emitFleetFiles(
-      clusterApi.roleArn.apply((roleArn) =>
-        centralFleetFiles({
-          environment: config.environment,
-          partition: config.partition,
-          region: config.region,
-          repoUrl: config.fleet.repoUrl,
-          revision: config.fleet.revision,
-          image: config.clusterApi.image,
-          roleArn,
-          signingKeySecretName: signingKeySecretName(config.environment),
-          tlsSecretName: clusterApiTls.secretName,
-          tableNames: tables.names,
-        }),
-      ),
-    );
-    // Fleet (issue 10): the add-ons every tenant's control plane needs; tenants whose stack file is gone are pruned.
-    emitFleetFiles(pulumi.output(centralAddOnFiles(config.environment, config.fleet)));
+    // The cloud's facts of this environment: its facts file, from which its other fleet files derive (components/fleet/central.ts).
+    emitFleetFiles(clusterApi.roleArn.apply((clusterApiRoleArn) => centralStackFleetFiles(config, { clusterApiRoleArn })));
+    // Tenants whose stack file is gone are pruned.
     pruneFleet((root) => orphanedTenantPaths(root, config.environment, tenantIdsOf(config.environment)), pruneFleetPaths);
 
     this.outputs = {

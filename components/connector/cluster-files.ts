@@ -4,12 +4,28 @@
  * the job hooks' settings file for the head node.
  */
 import { HOOK_INSTALL, NO_INTERNET_SLURM_DNS } from "../../facts/connector-network";
+import type { ConnectorConfig } from "../../config";
+import { factsFile, FACTS_FILE, type ConnectorCloudFacts } from "../fleet/facts";
 import type { FleetFileSet } from "../fleet/writer";
 import { yamlFile } from "../fleet/yaml-file";
 
 /** Folder of one connector's files in the repository. */
 export function connectorFilesPath(clusterName: string): string {
   return `fleet/connector/${clusterName}`;
+}
+
+/** Where the connector's facts file is. */
+export function connectorFactsPath(clusterName: string): string {
+  return `${connectorFilesPath(clusterName)}/${FACTS_FILE}`;
+}
+
+/** A connector stack's whole output: its facts file and the files derived from its stack file and those facts. */
+export function connectorStackFiles(config: ConnectorConfig, facts: ConnectorCloudFacts): FleetFileSet {
+  const c = config.connector;
+  return {
+    [connectorFactsPath(c.clusterName)]: factsFile(config.stack, facts),
+    ...clusterFiles({ clusterName: c.clusterName, region: config.region, noInternet: c.noInternet, queueUrl: facts.eventQueueUrl }),
+  };
 }
 
 export interface ClusterFilesInput {

@@ -7,7 +7,7 @@ import { emitFleetFiles } from "../fleet/writer";
 import { StackKey } from "../security/stack-key";
 import { stackProvider } from "../security/provider";
 import { ConnectorAccess } from "./access";
-import { clusterFiles } from "./cluster-files";
+import { connectorStackFiles } from "./cluster-files";
 import { EventPipeline } from "./event-pipeline";
 import { NoInternetEndpoints } from "./no-internet";
 import { SlurmrestdService } from "./slurmrestd-service";
@@ -69,7 +69,7 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
       )
     : undefined;
   emitFleetFiles(
-    events.queueUrl.apply((queueUrl) => clusterFiles({ clusterName: c.clusterName, region: config.region, noInternet: c.noInternet, queueUrl })),
+    events.queueUrl.apply((eventQueueUrl) => connectorStackFiles(config, { eventQueueUrl })),
   );
 
   const outputs: { [K in keyof ConnectorOutputs]: pulumi.Input<ConnectorOutputs[K]> } = {

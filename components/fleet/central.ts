@@ -7,6 +7,12 @@ import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
 import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
 import { userDirectory } from "../identity/passwd";
+import type { CentralConfig } from "../../config";
+import { clusterApiTlsSecretName } from "../central/cluster-api-tls";
+import { signingKeySecretName } from "../central/platform-secrets";
+import { STATE_TABLES, tableName } from "../central/state-tables";
+import { centralAddOnFiles } from "./central-addons";
+import { centralFactsPath, factsFile, type CentralCloudFacts } from "./facts";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -85,5 +91,25 @@ export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
   return {
     [`${dir}/cluster-api.yaml`]: yamlFile(source, application),
     [`${dir}/values/cluster-api.yaml`]: yamlFile(source, clusterApiValues(f)),
+  };
+}
+
+/** A central stack's whole fleet output: its facts file, cluster-api's files and the add-ons every tenant's control plane needs. */
+export function centralStackFleetFiles(config: CentralConfig, facts: CentralCloudFacts): FleetFileSet {
+  return {
+    [centralFactsPath(config.environment)]: factsFile(config.stack, facts),
+    ...centralFleetFiles({
+      environment: config.environment,
+      partition: config.partition,
+      region: config.region,
+      repoUrl: config.fleet.repoUrl,
+      revision: config.fleet.revision,
+      image: config.clusterApi.image,
+      roleArn: facts.clusterApiRoleArn,
+      signingKeySecretName: signingKeySecretName(config.environment),
+      tlsSecretName: clusterApiTlsSecretName(config.environment),
+      tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.environment, t)])),
+    }),
+    ...centralAddOnFiles(config.environment, config.fleet),
   };
 }

@@ -1,9 +1,18 @@
 /**
- * Everything one tenant stack writes into fleet/: its cluster's add-ons, its control
- * plane on central, its Applications, and central's entry for it (projects, app-of-apps,
- * the cluster credential). One call, so the stack and `fleet check` render the same way.
+ * Everything one tenant stack writes into fleet/: its cloud facts, its cluster's add-ons, its
+ * control plane on central, its Applications, and central's entry for it (projects,
+ * app-of-apps, the cluster credential). One call from the stack file and the facts, so
+ * `pulumi up`, `fleet write` and `fleet check` render the same way.
  */
-import { ConfigError, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig } from "../../config";
+import { ConfigError, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig, type TenantConfig } from "../../config";
+import { coveringCidr } from "../../config/cidr";
+import { srunPortBlock } from "../../facts/contract";
+import { TENANT_K3S_VERSION, tenantClusterName, tenantNodeLabels } from "../../facts/tenant-cluster";
+import { agentUserData } from "../tenant/cloud-init";
+import { clusterParameterNames } from "../tenant/k3s-server";
+import { nodeSetPlans } from "../tenant/sizing";
+import { centralOnlySecretNames, slurmKeySecretNames } from "../tenant/slurm-keys";
+import { factsFile, tenantFactsPath, type TenantCloudFacts } from "./facts";
 import type { FleetRepo } from "./argo";
 import { controlPlaneDocuments, type ControlPlaneFacts } from "./control-plane";
 import { tenantAppDocuments, type TenantAppsFacts } from "./tenant-apps";
@@ -18,6 +27,61 @@ export function tenantFleetFiles(cluster: TenantClusterFacts, controlPlane: Cont
     ...tenantClusterFleetFiles(cluster),
     ...Object.fromEntries(Object.entries(documents).map(([file, docs]) => [file, yamlFile(source, ...docs)])),
   };
+}
+
+/** A tenant stack's whole fleet output: its facts file and every file derived from its stack file and those facts. */
+export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFacts): FleetFileSet {
+  const id = config.tenant.id;
+  const clusterName = tenantClusterName(config.environment, id);
+  const nodeSets = nodeSetPlans(config.shapes);
+  const common = { environment: config.environment, tenantId: id, clusterName };
+  const derived = tenantFleetFiles(
+    {
+      ...common,
+      region: config.region,
+      serverAddress: facts.serverAddress,
+      nativeRoutingCidr: coveringCidr([config.network.vpcCidr, config.central.vpcCidr]),
+      karpenter: { interruptionQueueName: facts.interruptionQueueName, instanceProfileName: facts.instanceProfileName },
+      workerUserData: agentUserData({
+        k3sVersion: TENANT_K3S_VERSION,
+        region: config.region,
+        kmsKeyArn: facts.kmsKeyArn,
+        efs: { fileSystemId: facts.fileSystemId, accessPointId: facts.accessPointId },
+        nodeLabels: tenantNodeLabels(id, "worker"),
+        serverAddress: facts.serverAddress,
+        agentJoinParameter: clusterParameterNames(config.environment, id).agentJoin,
+      }),
+      kmsKeyArn: facts.kmsKeyArn,
+      nodeSets,
+      slurmctld: facts.slurmctld,
+      keySecretArns: facts.keySecretArns,
+      centralRegion: config.central.region,
+      externalSecretsRoleArn: facts.externalSecretsRoleArn,
+      edgeAgent: { roleArn: facts.edgeAgentRoleArn, heartbeatEndpoint: facts.heartbeatEndpoint, heartbeatCaPem: facts.heartbeatCaPem },
+      users: config.users,
+    },
+    {
+      ...common,
+      centralRegion: config.central.region,
+      secretsRoleArn: facts.secretsRoleArn,
+      secretNames: { ...slurmKeySecretNames(config.environment, id), mariadb: centralOnlySecretNames(config.environment, id).mariadb },
+      tenantCidr: config.network.vpcCidr,
+      centralHostIp: facts.centralHostIp,
+      slurmctldNodePort: facts.slurmctld.port,
+      srunPortBlock: srunPortBlock(id),
+      nodeSets,
+      users: config.users,
+    },
+    {
+      ...common,
+      repo: centralFleetRepo(config.central.stack),
+      serverAddress: facts.serverAddress,
+      centralRegion: config.central.region,
+      secretsRoleArn: facts.secretsRoleArn,
+      clusterCredentialSecret: centralOnlySecretNames(config.environment, id).argocdCluster,
+    },
+  );
+  return { [tenantFactsPath(config.environment, id)]: factsFile(config.stack, facts), ...derived };
 }
 
 /** The fleet repository a tenant's central follows (from central's validated stack file). */

@@ -6,15 +6,12 @@ import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { clusterApiRoleName, platformName, tenantServerRoleName } from "../../facts/project";
-import { coveringCidr } from "../../config/cidr";
-import { srunPortBlock } from "../../facts/contract";
+import { clusterApiRoleName, tenantServerRoleName } from "../../facts/project";
 import { tenantServerAddress } from "../../config/subnet-layout";
-import { KARPENTER_DISCOVERY_TAG, TENANT_K3S_VERSION, tenantNodeLabels, workerRoleName } from "../../facts/tenant-cluster";
+import { KARPENTER_DISCOVERY_TAG, TENANT_K3S_VERSION, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
-import { centralFleetRepo, tenantFleetFiles } from "../fleet/tenant";
-import { agentUserData } from "./cloud-init";
+import { tenantStackFleetFiles } from "../fleet/tenant";
 import { ClusterSecurityGroups } from "./cluster-security-groups";
 import { EdgeAgentAccess } from "./edge-agent-access";
 import { FilesBucket } from "./files-bucket";
@@ -24,8 +21,7 @@ import { argocdManagerObjects } from "../fleet/tenant-cluster";
 import { ARGOCD_MANAGER } from "../../facts/fleet";
 import { argocdCredentialPolicy, assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
 import { SharedFileSystem } from "./shared-file-system";
-import { nodeSetPlans } from "./sizing";
-import { centralOnlySecretNames, slurmKeySecretNames, TenantSlurmKeys } from "./slurm-keys";
+import { TenantSlurmKeys } from "./slurm-keys";
 
 export interface TenantEnvironmentArgs {
   /** The validated tenant stack configuration. */
@@ -55,9 +51,6 @@ export interface TenantEnvironmentArgs {
 
 
 
-export function tenantClusterName(environment: string, tenantId: string): string {
-  return platformName(environment, tenantId);
-}
 
 /** The tenant's network either way: a new VPC whose K3s server is its NAT, or the customer's own. */
 function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironmentArgs, logKeyArn: pulumi.Output<string>, discovery: Record<string, string>, parent: pulumi.Resource) {
@@ -226,8 +219,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       child,
     );
 
-    const nodeSets = nodeSetPlans(config.shapes);
-    const fleetRepo = centralFleetRepo(config.central.stack);
+    // The cloud's facts of this tenant: its facts file, from which every other fleet file derives (components/fleet/tenant.ts).
     emitFleetFiles(
       pulumi
         .all([
@@ -235,54 +227,12 @@ export class TenantEnvironment extends pulumi.ComponentResource {
           pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
           pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp, central.clusterApiCaPem]),
         ])
-        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp, heartbeatCaPem]]) =>
-          tenantFleetFiles({
-            environment: config.environment,
-            tenantId: config.tenant.id,
-            clusterName,
-            region: config.region,
-            serverAddress,
-            nativeRoutingCidr: coveringCidr([config.network.vpcCidr, config.central.vpcCidr]),
-            karpenter: { interruptionQueueName, instanceProfileName },
-            workerUserData: agentUserData({
-              k3sVersion: TENANT_K3S_VERSION,
-              region: config.region,
-              kmsKeyArn,
-              efs: { fileSystemId, accessPointId },
-              nodeLabels: tenantNodeLabels(config.tenant.id, "worker"),
-              serverAddress,
-              agentJoinParameter: params.agentJoin,
-            }),
-            kmsKeyArn,
-            nodeSets,
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeAgentRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp, heartbeatCaPem]]) =>
+          tenantStackFleetFiles(config, {
+            serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName,
             slurmctld: { host: slurmctld.host, port: slurmctld.port },
-            keySecretArns,
-            centralRegion: config.central.region,
-            externalSecretsRoleArn,
-            edgeAgent: { roleArn: edgeRoleArn, heartbeatEndpoint, heartbeatCaPem },
-            users: config.users,
-          }, {
-            environment: config.environment,
-            tenantId: config.tenant.id,
-            clusterName,
-            centralRegion: config.central.region,
-            secretsRoleArn,
-            secretNames: { ...slurmKeySecretNames(config.environment, config.tenant.id), mariadb: centralOnlySecretNames(config.environment, config.tenant.id).mariadb },
-            tenantCidr: config.network.vpcCidr,
-            centralHostIp,
-            slurmctldNodePort: slurmctld.port,
-            srunPortBlock: srunPortBlock(config.tenant.id),
-            nodeSets,
-            users: config.users,
-          }, {
-            environment: config.environment,
-            tenantId: config.tenant.id,
-            clusterName,
-            repo: fleetRepo,
-            serverAddress,
-            centralRegion: config.central.region,
-            secretsRoleArn,
-            clusterCredentialSecret: centralOnlySecretNames(config.environment, config.tenant.id).argocdCluster,
+            keySecretArns: { slurm: keySecretArns.slurm, jwt: keySecretArns.jwt },
+            externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn, centralHostIp, heartbeatEndpoint, heartbeatCaPem,
           }),
         ),
     );

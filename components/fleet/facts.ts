@@ -1,0 +1,129 @@
+/**
+ * A stack's cloud facts in the fleet: the values only the cloud knows (addresses, ids, ARNs,
+ * the CA), one file per stack, written by `pulumi up` (or `plan --write-fleet` offline). Every
+ * other file a stack writes is derived from its stack file and these facts, so `clusterra
+ * fleet write` regenerates them offline from what is committed, and `fleet check --render`
+ * compares against that: a real deployment's ids pass. Each file is checked against its
+ * kind's schema; a problem names the file, the key, the value and what is valid.
+ */
+import Ajv from "ajv";
+import { parse, stringify } from "yaml";
+import { centralFleetPath, tenantFleetPath } from "../../facts/fleet";
+
+/** What a tenant stack resolves in the cloud (its account and central's) for its fleet files. */
+export interface TenantCloudFacts {
+  /** The K3s server's private address. */
+  readonly serverAddress: string;
+  /** The tenant's stack key. */
+  readonly kmsKeyArn: string;
+  readonly fileSystemId: string;
+  readonly accessPointId: string;
+  readonly interruptionQueueName: string;
+  readonly instanceProfileName: string;
+  /** The tenant's slurmctld on central: the central host and the tenant's NodePort. */
+  readonly slurmctld: { readonly host: string; readonly port: number };
+  /** The tenant's Slurm keys in central's Secrets Manager, by ARN (cross-account reads need it). */
+  readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
+  readonly externalSecretsRoleArn: string;
+  readonly edgeAgentRoleArn: string;
+  /** The role central's External Secrets assumes for this tenant's secrets on central. */
+  readonly secretsRoleArn: string;
+  readonly centralHostIp: string;
+  /** cluster-api's listener and the CA that signs it. */
+  readonly heartbeatEndpoint: string;
+  readonly heartbeatCaPem: string;
+}
+
+/** What a central stack resolves for its fleet files. */
+export interface CentralCloudFacts {
+  readonly clusterApiRoleArn: string;
+}
+
+/** What a connector stack resolves for its files. */
+export interface ConnectorCloudFacts {
+  readonly eventQueueUrl: string;
+}
+
+export interface CloudFactsByKind {
+  readonly tenant: TenantCloudFacts;
+  readonly central: CentralCloudFacts;
+  readonly connector: ConnectorCloudFacts;
+}
+export type FactsKind = keyof CloudFactsByKind;
+
+type Schema = Record<string, unknown>;
+const obj = (properties: Record<string, Schema>): Schema => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false, description: `an object with keys ${Object.keys(properties).join(", ")}` });
+const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
+const ARN = (service: string) => str(`^arn:aws[a-z-]*:${service}:`, `an ARN of ${service}`);
+const IPV4 = str("^([0-9]{1,3}\\.){3}[0-9]{1,3}$", "an IPv4 address");
+const NAME = str("^[A-Za-z0-9_.:/+=@-]{1,256}$", "a resource name or id");
+const PORT = { type: "integer", minimum: 1, maximum: 65535, description: "a port from 1 to 65535" };
+
+/** Each kind's facts file, as JSON Schema (structure and shape of each value). */
+export const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
+  tenant: obj({
+    serverAddress: IPV4,
+    kmsKeyArn: ARN("kms"),
+    fileSystemId: str("^fs-[0-9a-f]+$", "an EFS file system id (fs-...)"),
+    accessPointId: str("^fsap-[0-9a-f]+$", "an EFS access point id (fsap-...)"),
+    interruptionQueueName: NAME,
+    instanceProfileName: NAME,
+    slurmctld: obj({ host: IPV4, port: PORT }),
+    keySecretArns: obj({ slurm: ARN("secretsmanager"), jwt: ARN("secretsmanager") }),
+    externalSecretsRoleArn: ARN("iam"),
+    edgeAgentRoleArn: ARN("iam"),
+    secretsRoleArn: ARN("iam"),
+    centralHostIp: IPV4,
+    heartbeatEndpoint: str("^https://[^\\s]+$", "an https:// URL"),
+    heartbeatCaPem: str("^-----BEGIN CERTIFICATE-----\\n[\\s\\S]+-----END CERTIFICATE-----\\n?$", "a PEM certificate"),
+  }),
+  central: obj({ clusterApiRoleArn: ARN("iam") }),
+  connector: obj({ eventQueueUrl: str("^https://sqs\\.[^\\s]+$", "an SQS queue URL") }),
+};
+
+/** The facts file's name in its stack's folder. */
+export const FACTS_FILE = "facts.yaml";
+
+/** Where a stack's facts file is: beside its tenant's folders; in central's values/ (its root Application syncs the folder above). */
+export function tenantFactsPath(environment: string, tenantId: string): string {
+  return `${tenantFleetPath(environment, tenantId)}/${FACTS_FILE}`;
+}
+export function centralFactsPath(environment: string): string {
+  return `${centralFleetPath(environment)}/values/${FACTS_FILE}`;
+}
+
+/** The facts file's text. */
+export function factsFile(stack: string, facts: CloudFactsByKind[FactsKind]): string {
+  return `# Cloud facts of ${stack}, written by pulumi up -s ${stack}: the only fleet file with values the cloud resolves.\n# Every other file of the stack is derived from its stack file and this one: clusterra fleet write.\n${stringify(facts, { lineWidth: 0 })}`;
+}
+
+export interface FactsProblem {
+  readonly key: string;
+  readonly value: unknown;
+  readonly problem: string;
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+const validators = Object.fromEntries(Object.entries(CLOUD_FACTS_SCHEMAS).map(([k, s]) => [k, ajv.compile(s)])) as Record<FactsKind, ReturnType<typeof ajv.compile>>;
+
+/** A facts file's text checked against its kind's schema: the facts, or every problem at once. */
+export function parseFacts<K extends FactsKind>(kind: K, text: string): { facts: CloudFactsByKind[K] } | { problems: FactsProblem[] } {
+  let value: unknown;
+  try {
+    value = parse(text);
+  } catch (e) {
+    return { problems: [{ key: "(file)", value: undefined, problem: `is not YAML: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` }] };
+  }
+  const validate = validators[kind];
+  if (validate(value)) return { facts: value as CloudFactsByKind[K] };
+  const at = (path: string) => path.split("/").filter(Boolean).join(".") || "(top)";
+  const valueAt = (path: string) => path.split("/").filter(Boolean).reduce<unknown>((v, k) => (v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), value);
+  const schemaAt = (path: string) => path.split("/").filter(Boolean).reduce<Schema | undefined>((s, k) => (s?.properties as Record<string, Schema> | undefined)?.[k], CLOUD_FACTS_SCHEMAS[kind]);
+  return {
+    problems: (validate.errors ?? []).map((e) => {
+      if (e.keyword === "required") return { key: [at(e.instancePath), String(e.params.missingProperty)].filter((k) => k !== "(top)").join("."), value: undefined, problem: `is missing: ${String(schemaAt(`${e.instancePath}/${String(e.params.missingProperty)}`)?.description ?? "required")}` };
+      if (e.keyword === "additionalProperties") return { key: [at(e.instancePath), String(e.params.additionalProperty)].filter((k) => k !== "(top)").join("."), value: undefined, problem: "is not a fact of this kind" };
+      return { key: at(e.instancePath), value: valueAt(e.instancePath), problem: `must be ${String(schemaAt(e.instancePath)?.description ?? e.message)}` };
+    }),
+  };
+}
