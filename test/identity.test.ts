@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { groupLines, identityPodParts, MERGE_SCRIPT, passwdLines, userDirectory, usersConfigMap, usersDigest } from "../components/identity/passwd";
+import { groupLines, identityPodParts, MERGE_SCRIPT_KEY, passwdLines, userDirectory, usersConfigMap, usersDigest } from "../components/identity/passwd";
 import { DIRECTORY_MODES, userDirectoriesProlog } from "../components/identity/user-directories";
 import { validateStack } from "../config";
 import { SHARED_GROUP, TENANT_ID_FLOOR, userProblems, type TenantUser } from "../config/users";
@@ -39,7 +39,8 @@ describe("the users' init container (its script, run with sh)", () => {
     fs.mkdirSync(src);
     fs.mkdirSync(out);
     for (const [f, text] of Object.entries(usersConfigMap("slurm", users, "/mnt/efs").data ?? {})) fs.writeFileSync(path.join(src, f), text);
-    const r = sh(MERGE_SCRIPT, [src, out]);
+    // As the init container runs it: the script from the ConfigMap, with its two directories.
+    const r = spawnSync("/bin/sh", [path.join(src, MERGE_SCRIPT_KEY), src, out], { encoding: "utf8" });
     const read = (f: string) => (fs.existsSync(path.join(out, f)) ? fs.readFileSync(path.join(out, f), "utf8").split("\n").filter(Boolean) : []);
     const result = { passwd: read("passwd"), group: read("group"), code: r.status };
     fs.rmSync(dir, { recursive: true });

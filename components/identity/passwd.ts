@@ -49,14 +49,17 @@ for f in ${USER_IDENTITY.files.join(" ")}; do
 done
 `;
 
-/** The ConfigMap of a tenant's users, in the namespace of the pods that read it. */
+/** The ConfigMap's key that holds MERGE_SCRIPT: one copy per namespace, not one per pod template. */
+export const MERGE_SCRIPT_KEY = "merge.sh";
+
+/** The ConfigMap of a tenant's users and the script that merges them, in the namespace of the pods that read it. */
 export function usersConfigMap(namespace: string, users: readonly TenantUser[], efsMount: string): ConfigMap {
   const file = (lines: readonly string[]) => lines.map((l) => `${l}\n`).join("");
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: USER_IDENTITY.configMap, namespace },
-    data: { passwd: file(passwdLines(users, efsMount)), group: file(groupLines(users)) },
+    data: { passwd: file(passwdLines(users, efsMount)), group: file(groupLines(users)), [MERGE_SCRIPT_KEY]: MERGE_SCRIPT },
   };
 }
 
@@ -82,7 +85,7 @@ export function identityPodParts(image: { readonly repository: string; readonly 
     initContainer: {
       name: "users",
       image: `${image.repository}:${image.tag}`,
-      command: ["/bin/sh", "-c", MERGE_SCRIPT, "users", USER_IDENTITY.source, USER_IDENTITY.merged],
+      command: ["/bin/sh", `${USER_IDENTITY.source}/${MERGE_SCRIPT_KEY}`, USER_IDENTITY.source, USER_IDENTITY.merged],
       volumeMounts: [{ name: VOLUMES.source, mountPath: USER_IDENTITY.source, readOnly: true }, { name: VOLUMES.merged, mountPath: USER_IDENTITY.merged }],
       resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } },
     },

@@ -181,14 +181,14 @@ async function usersDelivered(pods: readonly { identity: PodIdentity; dir: strin
     fs.mkdirSync(merged, { recursive: true });
     for (const [file, text] of Object.entries(identity.files)) fs.writeFileSync(path.join(source, file), text);
     const unmounted = IDENTITY_FILES.filter((f) => !identity.mountedOverEtc.includes(`/etc/${f}`));
-    // The command's last two words are the mount points it is given: here, the directories standing for them.
-    const [at, to] = identity.command.slice(-2);
-    if (at !== identity.source || to !== identity.merged) {
+    // The command names the init container's mounts: here, the directories standing for them.
+    if (!identity.command.some((w) => w.startsWith(identity.source)) || !identity.command.includes(identity.merged)) {
       ok = false;
-      results.push(`${identity.pod}: the init container's command does not end with its mounts ${identity.source} ${identity.merged}: ${identity.command.slice(-2).join(" ")}`);
+      results.push(`${identity.pod}: the init container's command names neither its ConfigMap mount ${identity.source} nor its output ${identity.merged}: ${identity.command.join(" ")}`);
       continue;
     }
-    const r = await run([...identity.command.slice(0, -2), source, merged], { timeoutMs: WAIT.command });
+    const argv = identity.command.map((w) => (w === identity.merged ? merged : w.startsWith(identity.source) ? source + w.slice(identity.source.length) : w));
+    const r = await run(argv, { timeoutMs: WAIT.command });
     if (r.code !== 0) {
       ok = false;
       results.push(`${identity.pod}: the init container failed (${r.code}): ${(r.stderr || r.stdout).trim()}`);
