@@ -128,6 +128,7 @@ const RULES: Readonly<Record<string, Rule>> = {
   },
   "aws:vpclattice/service:Service": () => [hourly("VPC Lattice service", PRICES.latticeServiceHour)],
   "aws:kms/key:Key": () => [perMonth("KMS key", PRICES.kmsKeyMonth)],
+  "aws:cloudwatch/metricAlarm:MetricAlarm": () => [perMonth("CloudWatch alarm", PRICES.alarmMonth)],
   "aws:secretsmanager/secret:Secret": () => [perMonth("Secrets Manager secret", PRICES.secretMonth)],
   "aws:ssm/parameter:Parameter": (i) => (i.tier === "Advanced" ? [perMonth("SSM advanced parameter", PRICES.ssmAdvancedParameterMonth)] : []),
   "aws:efs/fileSystem:FileSystem": () => [stored("EFS Standard storage", U.efsGb, PRICES.efsStandardGbMonth, "usage")],

@@ -111,6 +111,9 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
         case "aws:secretsmanager/secret:Secret":
           Object.assign(state, { arn: arn("secretsmanager", `secret:${inputs.name ?? physical}-${digest(name, 6)}`) });
           break;
+        case "aws:sns/topic:Topic":
+          Object.assign(state, { name: inputs.name ?? physical, arn: arn("sns", `${inputs.name ?? physical}`) });
+          break;
         case "aws:sqs/queue:Queue":
           Object.assign(state, { arn: arn("sqs", `${inputs.name ?? physical}`), url: `https://sqs.${ctx.region}.amazonaws.com/${account}/${inputs.name ?? physical}` });
           break;

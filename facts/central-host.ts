@@ -5,6 +5,7 @@
  * (config/capacity.ts) derives from this table and facts/instance-types.ts.
  */
 import type { ComponentRequest } from "./control-plane";
+import { ACCOUNTING_DATABASE, SLURMCTLD_STATE_GIB } from "./fleet";
 import { WORKER_NODE } from "./tenant-cluster";
 
 export interface HostReservation extends ComponentRequest {
@@ -42,6 +43,30 @@ export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = 
   certManager: { cpuMillis: 30, memoryMiB: 192, pods: 3, basis: "cert-manager v1.19.6 sets none: an estimate of 10m/64Mi for each of controller, webhook, cainjector" },
   externalSecrets: { cpuMillis: 30, memoryMiB: 96, pods: 3, basis: "external-secrets chart 2.9.0 suggested requests, 10m/32Mi for each of controller, webhook, cert-controller" },
 };
+
+/**
+ * The host's data volume (/var/lib/rancher): the K3s datastore, the images of every pod and
+ * the platform's own volumes, plus each tenant's local volumes (slurmctld's state and its
+ * MariaDB). Its size follows the tenants the stack files give central, in whole steps, never
+ * below the minimum; EBS grows a volume in place and the host grows its file system online.
+ */
+export const CENTRAL_DATA_VOLUME = {
+  /** Datastore (SQLite, well under 1 GiB), container images (~10 GiB for the platform and Slinky's), logs, slack. */
+  hostGiB: 30,
+  minimumGiB: 100,
+  stepGiB: 10,
+} as const;
+
+/** What one tenant's control plane keeps on the data volume (its two persistent volumes). */
+export function tenantDiskGiB(): number {
+  return SLURMCTLD_STATE_GIB + ACCOUNTING_DATABASE.storageGiB;
+}
+
+/** The data volume for `tenants` tenants. */
+export function dataVolumeGiB(tenants: number): number {
+  const needed = CENTRAL_DATA_VOLUME.hostGiB + tenants * tenantDiskGiB();
+  return Math.max(CENTRAL_DATA_VOLUME.minimumGiB, Math.ceil(needed / CENTRAL_DATA_VOLUME.stepGiB) * CENTRAL_DATA_VOLUME.stepGiB);
+}
 
 /**
  * VPC peering quotas that bound tenants per central (each tenant is one active peering

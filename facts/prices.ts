@@ -86,6 +86,8 @@ export const PRICES = {
   ssmAdvancedParameterMonth: listed(0.05, "month", "systems-manager"),
   logsIngestPerGb: listed(0.5, "GB", "cloudwatch"),
   logsStoredGbMonth: listed(0.03, "GB-month", "cloudwatch"),
+  /** A standard-resolution metric alarm. */
+  alarmMonth: listed(0.1, "month", "cloudwatch"),
   /** What replaces peering past its quota (README, peering scale). */
   transitGatewayAttachmentHour: listed(0.05, "hour", "transit-gateway"),
 } as const satisfies Record<string, Price>;
@@ -144,6 +146,8 @@ export const NO_CHARGE: Readonly<Record<string, string>> = {
   "aws:cloudwatch/eventTarget:EventTarget": "delivery to SQS is free; the queue carries request prices",
   "aws:lambda/eventSourceMapping:EventSourceMapping": "Lambda's SQS pollers are free; their requests are priced on the queue",
   "aws:sqs/queuePolicy:QueuePolicy": "free",
+  "aws:sns/topic:Topic": "a topic is free; alarm notifications are a few requests and emails a month, inside SNS's free tier",
+  "aws:sns/topicPolicy:TopicPolicy": "free",
   "aws:sqs/redriveAllowPolicy:RedriveAllowPolicy": "free",
   "aws:dlm/lifecyclePolicy:LifecyclePolicy": "Data Lifecycle Manager is free; its snapshots are priced on the volumes it targets",
   "aws:ssm/parameter:Parameter": "standard-tier parameters are free (advanced ones are priced)",

@@ -112,9 +112,10 @@ describe("cost estimate", function () {
       "public IPv4 address": 3.65,
       "KMS key": 1,
       "Secrets Manager secret": 0.4,
+      "CloudWatch alarm": 0.1,
     });
     // A tenant adds no priced resource to central (its slurmctld port is one rule on the host's group).
-    assert.deepEqual(cost.byPayer, { operator: 97.76, customer: 0 });
+    assert.deepEqual(cost.byPayer, { operator: 97.96, customer: 0 });
     const usage = estimateCost((await plan("central-dev")).deployment).lines.filter((l) => l.basis === "usage");
     assert.equal(usage.filter((l) => l.item === "DynamoDB point-in-time recovery").length, 6);
     assert.deepEqual(usage.find((l) => l.item.startsWith("EBS snapshots"))?.detail, "20 GB x $0.05/GB-month");
@@ -194,10 +195,10 @@ describe("plan writes cost.json and the diagram", function () {
       assert.deepEqual(Object.keys(doc.monthly.byPayer).sort(), ["customer", "operator"]);
       assert.equal(doc.monthly.total, Math.round(doc.monthly.items.reduce((s: number, i: { monthlyUsd: number }) => s + i.monthlyUsd, 0) * 100) / 100);
       assert.ok(doc.monthly.items.every((i: { payer: string }) => i.payer === "customer"));
-      assert.deepEqual(doc.monthly.idle, { total: 19.65, byPayer: { operator: 0, customer: 19.65 } });
+      assert.deepEqual(doc.monthly.idle, { total: 19.75, byPayer: { operator: 0, customer: 19.75 } });
       assert.equal(doc.assumptions.usage.events, 100000);
       assert.deepEqual(doc.unpriced, []);
-      assert.match(out.join("\n"), /customer pays \$\d+\.\d\d \(idle \$19\.65\)/);
+      assert.match(out.join("\n"), /customer pays \$\d+\.\d\d \(idle \$19\.75\)/);
       assert.match(fs.readFileSync(path.join(dir, "architecture.dot"), "utf8"), /^digraph architecture \{/);
       assert.match(fs.readFileSync(path.join(dir, "architecture.svg"), "utf8"), /<svg/);
     } finally {
@@ -214,6 +215,7 @@ describe("plan writes cost.json and the diagram", function () {
         "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 20 pods",
         "  one tenant's control plane (facts/control-plane.ts): 350m CPU, 1024 MiB, 5 pods",
         "  holds 2 tenant(s) (CPU runs out first): 0 more fit",
+        "  data volume 100 GiB for 2 tenant(s): 30 GiB the host's, 14 GiB per tenant (slurmctld state, MariaDB), at least 100 GiB; grows with the tenants (100 GiB at 2)",
       ].join("\n"),
     );
     assert.match(formatCentralCapacity("central-dev", "t4g.medium", exampleFiles()), /error: holds 0 .*valid: t4g.large/);

@@ -123,6 +123,8 @@ export function mountDataVolumeScript(volumeId: string): string {
     "mkdir -p /var/lib/rancher",
     "grep -q ' /var/lib/rancher ' /etc/fstab || echo \"LABEL=k3s-data /var/lib/rancher xfs defaults,nofail 0 2\" >> /etc/fstab",
     "mountpoint -q /var/lib/rancher || mount /var/lib/rancher",
+    // A volume EBS grew since (more tenants): the file system takes the new size, online.
+    "xfs_growfs /var/lib/rancher >/dev/null",
     "mkdir -p /var/lib/rancher/node-identity /etc/rancher",
     "[ -L /etc/rancher/node ] || { rm -rf /etc/rancher/node; ln -s /var/lib/rancher/node-identity /etc/rancher/node; }",
     "",
@@ -160,6 +162,9 @@ export function k3sServerUserData(init: K3sServerInit): string {
       { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId) },
       { path: "/usr/local/sbin/clusterra-publish-kubeconfig", permissions: "0700", content: publishKubeconfigScript(init) },
       { path: "/etc/systemd/system/clusterra-publish-kubeconfig.service", permissions: "0644", content: unit },
+      // EBS grows the data volume in place when tenants join (no reboot): the file system follows within 15 minutes.
+      { path: "/etc/systemd/system/clusterra-grow-data.service", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher to its volume's size\nRequiresMountsFor=/var/lib/rancher\n\n[Service]\nType=oneshot\nExecStart=/usr/sbin/xfs_growfs /var/lib/rancher\n" },
+      { path: "/etc/systemd/system/clusterra-grow-data.timer", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher when its volume grew\n\n[Timer]\nOnBootSec=5min\nOnUnitActiveSec=15min\n\n[Install]\nWantedBy=timers.target\n" },
       {
         // K3s never starts on an empty root-disk /var/lib/rancher (that would be a new cluster).
         path: "/etc/systemd/system/k3s.service.d/10-data-volume.conf",
@@ -179,6 +184,7 @@ export function k3sServerUserData(init: K3sServerInit): string {
       // Enabled units start on every boot: K3s and the kubeconfig publication survive a reboot.
       ["systemctl", "daemon-reload"],
       ["systemctl", "enable", "--now", "clusterra-publish-kubeconfig.service"],
+      ["systemctl", "enable", "--now", "clusterra-grow-data.timer"],
     ],
   };
   return `#cloud-config\n${stringify(doc)}`;

@@ -1,7 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { CentralConfig } from "../../config/types";
+import { dataVolumeGiB } from "../../facts/central-host";
 import { CLUSTER_API_PORT } from "../../facts/contract";
-import { ARGOCD_CLUSTER_SECRET, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
+import { alarmTopicName } from "../../facts/alarms";
+import { Alarms } from "../observability/alarms";
+import { ARGOCD_CLUSTER_SECRET, platformName, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
 import { centralFleetPath, centralStackFleetFiles } from "../fleet/central";
 import { orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
 import { emitFleetFiles, pruneFleet } from "../fleet/writer";
@@ -26,8 +29,6 @@ export interface CentralEnvironmentArgs {
   readonly accountId: pulumi.Output<string>;
 }
 
-/** K3s data volume: datastore plus every tenant's MariaDB and slurmctld state. */
-const DATA_VOLUME_GIB = 100;
 /** Daily snapshots of the data volume kept. */
 const SNAPSHOT_RETAIN_DAYS = 14;
 
@@ -63,7 +64,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     );
     const key = new StackKey(
       `${name}`,
-      { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs`, logsService: true, secretReaders },
+      { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs, alarms`, logsService: true, alarmsService: true, secretReaders },
       child,
     );
     const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
@@ -84,7 +85,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         subnetId: network.privateSubnetIds[0],
         zone: network.zones.apply((z) => z[0]),
         kmsKeyArn: key.keyArn,
-        dataVolumeGiB: DATA_VOLUME_GIB,
+        // Datastore, images and every tenant's MariaDB and slurmctld state: grows with the tenants.
+        dataVolumeGiB: dataVolumeGiB(config.tenants.length),
         profile: config.profile,
         dataVolumeTags: { [snapshotTag.key]: snapshotTag.value },
       },
@@ -148,6 +150,12 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     // Tenants whose stack file is gone are pruned.
     pruneFleet((root) => orphanedTenantPaths(root, config.environment, tenantIdsOf(config.environment)), pruneFleetPaths);
 
+    const alarms = new Alarms(
+      `${name}`,
+      { ...common, topicName: alarmTopicName(platformName(config.environment)), kmsKeyArn: key.keyArn, instances: { host: { instanceId: host.instanceId, recover: true } } },
+      child,
+    );
+
     this.outputs = {
       accountId,
       region: config.region,
@@ -164,6 +172,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       heartbeatEndpoint: pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`,
       clusterApiCaPem: clusterApiTls.caCertPem,
       kmsKeyArn: key.keyArn,
+      alarmTopicArn: alarms.topicArn,
     };
     this.registerOutputs(this.outputs);
   }

@@ -25,4 +25,6 @@ export interface CentralOutputs {
   /** The CA that signs cluster-api's listener certificate: the edge-agents verify with it. */
   readonly clusterApiCaPem: string;
   readonly kmsKeyArn: string;
+  /** The operator subscribes to it: the host's status checks. */
+  readonly alarmTopicArn: string;
 }

@@ -8,6 +8,9 @@ import { StackKey } from "../security/stack-key";
 import { stackProvider } from "../security/provider";
 import { ConnectorAccess } from "./access";
 import { connectorStackFiles } from "./cluster-files";
+import { alarmTopicName } from "../../facts/alarms";
+import { PROJECT } from "../../facts/project";
+import { Alarms } from "../observability/alarms";
 import { EventPipeline } from "./event-pipeline";
 import { NoInternetEndpoints } from "./no-internet";
 import { SlurmrestdService } from "./slurmrestd-service";
@@ -32,7 +35,7 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
   const bridgeRoleArn = `arn:${config.partition}:iam::${config.central.accountId}:role/${connectorBridgeRoleName(config.environment)}`;
   const externalId = connectorExternalId(config.environment, c.clusterName);
 
-  const key = new StackKey(name, { ...scope, aliasName: `connector/${c.clusterName}`, purpose: `connector ${c.clusterName}: event queues, API token, logs`, logsService: true, eventsService: true }, { provider });
+  const key = new StackKey(name, { ...scope, aliasName: `connector/${c.clusterName}`, purpose: `connector ${c.clusterName}: event queues, API token, logs, alarms`, logsService: true, eventsService: true, alarmsService: true }, { provider });
   const events = new EventPipeline(
     name,
     { ...scope, clusterName: c.clusterName, headNodeInstanceId: c.headNodeInstanceId, headNodeRoleName: c.headNodeRoleName, apiUrl: c.apiUrl, kmsKeyArn: key.keyArn },
@@ -71,6 +74,12 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
   emitFleetFiles(
     events.queueUrl.apply((eventQueueUrl) => connectorStackFiles(config, { eventQueueUrl })),
   );
+  // Events the shipper could not deliver land in the dead-letter queue: each one pages.
+  const alarms = new Alarms(
+    name,
+    { ...scope, topicName: alarmTopicName(`${PROJECT}-${c.clusterName}`), kmsKeyArn: key.keyArn, deadLetterQueues: { events: events.deadLetterQueueArn.apply((a) => a.split(":").pop() as string) } },
+    opts,
+  );
 
   const outputs: { [K in keyof ConnectorOutputs]: pulumi.Input<ConnectorOutputs[K]> } = {
     clusterName: c.clusterName,
@@ -85,6 +94,7 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
     slurmrestdDns: slurmrestd.serviceDns,
     eventQueueArn: events.queueArn,
     eventQueueUrl: events.queueUrl,
+    alarmTopicArn: alarms.topicArn,
     deadLetterQueueArn: events.deadLetterQueueArn,
     apiTokenSecretArn: events.tokenSecretArn,
     kmsKeyArn: key.keyArn,

@@ -23,6 +23,8 @@ export interface StackKeyArgs extends AccountScope {
   readonly logsService?: boolean;
   /** EventBridge delivers to queues encrypted with the key (it needs GenerateDataKey/Decrypt). */
   readonly eventsService?: boolean;
+  /** CloudWatch alarms publish to a topic encrypted with the key. */
+  readonly alarmsService?: boolean;
   /** What the key protects, for its description. */
   readonly purpose: string;
   /**
@@ -123,6 +125,18 @@ export class StackKey extends pulumi.ComponentResource {
                   Effect: "Allow" as const,
                   Principal: { Service: "events.amazonaws.com" },
                   Action: ["kms:GenerateDataKey", "kms:Decrypt"],
+                  Resource: "*",
+                  Condition: { StringEquals: { "aws:SourceAccount": account } },
+                },
+              ]
+            : []),
+          ...(args.alarmsService
+            ? [
+                {
+                  Sid: "CloudWatchAlarmsPublishToEncryptedTopics",
+                  Effect: "Allow" as const,
+                  Principal: { Service: "cloudwatch.amazonaws.com" },
+                  Action: ["kms:GenerateDataKey*", "kms:Decrypt"],
                   Resource: "*",
                   Condition: { StringEquals: { "aws:SourceAccount": account } },
                 },
