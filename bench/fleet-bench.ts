@@ -19,6 +19,7 @@ import { tenantFleetFiles } from "../components/fleet/tenant";
 import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { nodeSetPlans } from "../components/tenant/sizing";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
+import { ACCOUNTING_BACKUP } from "../facts/fleet";
 
 const RUNS = 5;
 /** Every tenant's users (a company's first few). */
@@ -53,7 +54,7 @@ function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFa
     {
       environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn,
       secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
-      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets, users: USERS,
+      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets, users: USERS, backups: ACCOUNTING_BACKUP.defaults,
     },
     { environment: "dev", tenantId: id, clusterName, repo: REPO, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
   ];

@@ -25,7 +25,7 @@ export function formatCentralCapacity(stack: string, instanceType: string, files
       `  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): ${show(c.reserved)}`,
       `  one tenant's control plane (facts/control-plane.ts): ${show(c.perTenant)}`,
       `  holds ${c.maxTenants} tenant(s) (${RESOURCE_NAMES[c.limitedBy]} runs out first): ${Math.max(0, c.maxTenants - tenants.length)} more fit`,
-      `  data volume ${dataVolumeGiB(tenants.length)} GiB for ${tenants.length} tenant(s): ${CENTRAL_DATA_VOLUME.hostGiB} GiB the host's, ${tenantDiskGiB()} GiB per tenant (slurmctld state, MariaDB), at least ${CENTRAL_DATA_VOLUME.minimumGiB} GiB; grows with the tenants (${dataVolumeGiB(c.maxTenants)} GiB at ${c.maxTenants})`,
+      `  data volume ${dataVolumeGiB(tenants.length)} GiB for ${tenants.length} tenant(s): ${CENTRAL_DATA_VOLUME.hostGiB} GiB the host's, ${tenantDiskGiB()} GiB per tenant (slurmctld state, MariaDB, its backups), at least ${CENTRAL_DATA_VOLUME.minimumGiB} GiB; grows with the tenants (${dataVolumeGiB(c.maxTenants)} GiB at ${c.maxTenants})`,
     );
   }
   lines.push(...check.errors.map((e) => `  error: ${e.problem}; valid: ${e.valid}`), ...check.warnings.map((w) => `  warning: ${w}`));

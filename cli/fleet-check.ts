@@ -8,7 +8,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import Ajv, { type ValidateFunction } from "ajv";
-import { parseAllDocuments, parse } from "yaml";
+import { parseAllDocuments } from "yaml";
 import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS } from "../facts/fleet";
@@ -32,6 +32,7 @@ const CRD_FILES: Readonly<Record<string, string>> = {
   "karpenter.sh/NodePool": "karpenter-v1.14.1/karpenter.sh_nodepools.yaml",
   "karpenter.k8s.aws/EC2NodeClass": "karpenter-v1.14.1/karpenter.k8s.aws_ec2nodeclasses.yaml",
   "k8s.mariadb.com/MariaDB": "mariadb-operator-26.6.0/k8s.mariadb.com_mariadbs.yaml",
+  "k8s.mariadb.com/Backup": "charts/mariadb-operator-crds-26.6.0/templates/crds.yaml",
   "external-secrets.io/ExternalSecret": "external-secrets-chart-2.9.0/external-secrets.io_externalsecrets.yaml",
   "external-secrets.io/SecretStore": "external-secrets-chart-2.9.0/external-secrets.io_secretstores.yaml",
   "argoproj.io/Application": "charts/argo-cd-10.1.1/templates/crds/crd-application.yaml",
@@ -65,7 +66,8 @@ export interface CrdValidators {
 const compiled = new Map<string, CrdValidators>();
 
 interface Crd {
-  spec: { versions: { name: string; schema: { openAPIV3Schema: Record<string, unknown> } }[] };
+  kind?: string;
+  spec: { names?: { kind?: string }; versions: { name: string; schema: { openAPIV3Schema: Record<string, unknown> } }[] };
 }
 
 /** Validators for the reference CRDs' kinds, keyed `<group>/<version>/<kind>`. */
@@ -83,7 +85,9 @@ export function crdValidators(reference: string): CrdValidators {
       if (file) {
         // The chart's CRD templates wrap the CRD in Helm conditionals: drop those lines.
         const text = fs.readFileSync(path.join(reference, file), "utf8").split("\n").filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join("\n");
-        const served = (parse(text) as Crd).spec.versions.find((v) => v.name === version);
+        // A file may hold every CRD of a chart: the one that names this kind.
+        const crd = parseAllDocuments(text).map((d) => d.toJS() as Crd | null).find((c) => c?.kind === "CustomResourceDefinition" && c.spec.names?.kind === kind);
+        const served = crd?.spec.versions.find((v) => v.name === version);
         if (served) {
           const schema = closeSchema(served.schema.openAPIV3Schema);
           const props = { ...(schema.properties as Record<string, unknown>), apiVersion: { type: "string" }, kind: { type: "string" }, metadata: { type: "object" } };

@@ -51,7 +51,15 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
     clusterApi: obj({
       image: str("^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9._-]+|@sha256:[0-9a-f]{64})$", "a pinned container image reference such as ghcr.io/clusterra/cluster-api:1.4.2 or ...@sha256:<digest>"),
     }),
-  }),
+    // Each tenant's accounting database backup (optional: daily at 02:15 UTC, kept 14 days).
+    backups: obj(
+      {
+        schedule: str("^(\\S+) (\\S+) \\* \\* \\*$", "a cron schedule that runs at least daily (day-of-month, month and day-of-week `*`), such as \"15 2 * * *\" or \"0 */6 * * *\": at most 24 h of accounting lost"),
+        retentionDays: { type: "integer", minimum: 1, maximum: 365, description: "a whole number of days from 1 to 365" },
+      },
+      [],
+    ),
+  }, ["network", "controlPlane", "fleet", "clusterApi"]),
   tenant: obj({
     tenant: obj({ id: DNS_LABEL, accountId: ACCOUNT_ID }),
     central: obj(

@@ -43,6 +43,8 @@ export interface CentralConfig extends BaseConfig {
   readonly fleet: { readonly repoUrl: string; readonly revision: string };
   /** cluster-api's container image, pinned by tag or digest. */
   readonly clusterApi: { readonly image: string };
+  /** Each tenant's accounting database backup: when (cron, UTC) and for how long it is kept. */
+  readonly backups: { readonly schedule: string; readonly retentionDays: number };
   /** Connector stacks that name this central (from the stack files beside it). */
   readonly connectors: readonly ConnectorAttachment[];
   /** The tenants whose stack files join this central: central owns their shared-side resources. */

@@ -5,6 +5,7 @@
  */
 import Ajv, { ErrorObject } from "ajv";
 import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
+import { ACCOUNTING_BACKUP } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
 import { instanceTypeProblem } from "./catalog";
@@ -15,7 +16,7 @@ import { ownPortConflict, portConflicts } from "./tenant-ports";
 import { userProblems, type TenantUser } from "./users";
 import { collidesWithPlatformWords } from "./vocabulary";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
-import type { CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+import type { CentralConfig, CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
 export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -307,7 +308,10 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
   };
   switch (kind) {
     case "central":
-      return { ...base, kind, network: newNetwork(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never, connectors, tenants: [] };
+      return {
+        ...base, kind, network: newNetwork(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never,
+        backups: { ...ACCOUNTING_BACKUP.defaults, ...(own.backups as Partial<CentralConfig["backups"]> | undefined) }, connectors, tenants: [],
+      };
     case "tenant": {
       const central = own.central as TenantConfig["central"];
       return {

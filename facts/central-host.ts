@@ -5,7 +5,7 @@
  * (config/capacity.ts) derives from this table and facts/instance-types.ts.
  */
 import type { ComponentRequest } from "./control-plane";
-import { ACCOUNTING_DATABASE, SLURMCTLD_STATE_GIB } from "./fleet";
+import { ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, SLURMCTLD_STATE_GIB } from "./fleet";
 import { WORKER_NODE } from "./tenant-cluster";
 
 export interface HostReservation extends ComponentRequest {
@@ -57,9 +57,9 @@ export const CENTRAL_DATA_VOLUME = {
   stepGiB: 10,
 } as const;
 
-/** What one tenant's control plane keeps on the data volume (its two persistent volumes). */
+/** What one tenant's control plane keeps on the data volume (its three persistent volumes: slurmctld's state, MariaDB, MariaDB's backups). */
 export function tenantDiskGiB(): number {
-  return SLURMCTLD_STATE_GIB + ACCOUNTING_DATABASE.storageGiB;
+  return SLURMCTLD_STATE_GIB + ACCOUNTING_DATABASE.storageGiB + ACCOUNTING_BACKUP.storageGiB;
 }
 
 /** The data volume for `tenants` tenants. */

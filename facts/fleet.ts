@@ -100,6 +100,18 @@ export const ACCOUNTING_DATABASE = { service: "mariadb", port: 3306, database: "
 export const MARIADB_POD_LABELS = { "app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": ACCOUNTING_DATABASE.service } as const;
 export const MARIADB_OPERATOR_POD_LABELS = { "app.kubernetes.io/name": "mariadb-operator", "app.kubernetes.io/instance": "mariadb-operator" } as const;
 
+/**
+ * Each tenant's accounting database backed up by mariadb-operator (a `Backup` of its
+ * `MariaDB`) to a volume of its own on central's data volume, which DLM snapshots daily to
+ * the region (facts: components/central/data-snapshots.ts): a restore needs only the
+ * cluster, and a lost zone has the snapshot. Defaults of the central stack's `clusterra:backups`.
+ */
+export const ACCOUNTING_BACKUP = {
+  name: "mariadb-daily",
+  defaults: { schedule: "15 2 * * *", retentionDays: 14 },
+  storageGiB: 10,
+} as const;
+
 /** slurmctld's state on central (job state, node records), per tenant. */
 export const SLURMCTLD_STATE_GIB = 4;
 

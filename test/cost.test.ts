@@ -215,7 +215,7 @@ describe("plan writes cost.json and the diagram", function () {
         "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 20 pods",
         "  one tenant's control plane (facts/control-plane.ts): 350m CPU, 1024 MiB, 5 pods",
         "  holds 2 tenant(s) (CPU runs out first): 0 more fit",
-        "  data volume 100 GiB for 2 tenant(s): 30 GiB the host's, 14 GiB per tenant (slurmctld state, MariaDB), at least 100 GiB; grows with the tenants (100 GiB at 2)",
+        "  data volume 100 GiB for 2 tenant(s): 30 GiB the host's, 24 GiB per tenant (slurmctld state, MariaDB, its backups), at least 100 GiB; grows with the tenants (100 GiB at 2)",
       ].join("\n"),
     );
     assert.match(formatCentralCapacity("central-dev", "t4g.medium", exampleFiles()), /error: holds 0 .*valid: t4g.large/);

@@ -5,18 +5,19 @@
 import * as assert from "node:assert/strict";
 import { parse } from "yaml";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
-import { json, named, plan } from "./helpers";
+import { validateStack } from "../config";
+import { exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
 import { simulate } from "./sim-request";
 
 describe("the central data volume follows its tenants", function () {
   this.timeout(60000);
 
-  it("holds the host's share and 14 GiB per tenant (slurmctld state and MariaDB), in 10 GiB steps, never below 100 GiB", () => {
-    assert.equal(tenantDiskGiB(), 14);
+  it("holds the host's share and 24 GiB per tenant (slurmctld state, MariaDB, its backups), in 10 GiB steps, never below 100 GiB", () => {
+    assert.equal(tenantDiskGiB(), 24);
     assert.equal(dataVolumeGiB(0), CENTRAL_DATA_VOLUME.minimumGiB);
     assert.equal(dataVolumeGiB(2), 100);
-    assert.equal(dataVolumeGiB(5), 100);
-    assert.equal(dataVolumeGiB(18), 290, "the 18 tenants a t4g.2xlarge holds need 30 + 252 GiB");
+    assert.equal(dataVolumeGiB(5), 150);
+    assert.equal(dataVolumeGiB(18), 470, "the 18 tenants a t4g.2xlarge holds need 30 + 432 GiB");
   });
 
   it("is planned at that size, and the host grows its file system online when EBS grows the volume", async () => {
@@ -77,5 +78,33 @@ describe("alarms", function () {
     assert.equal(await ask(String(topic?.outputs?.arn), "sns:Publish", policy, "444455556666", theirs), "ImplicitlyDenied");
     assert.equal(await ask(String(key?.outputs?.arn), "kms:GenerateDataKey", keyPolicy, "111122223333", own), "Allowed");
     assert.equal(await ask(String(key?.outputs?.arn), "kms:GenerateDataKey", keyPolicy, "444455556666", theirs), "ImplicitlyDenied");
+  });
+});
+
+describe("accounting backups", function () {
+  this.timeout(60000);
+
+  it("back up each tenant's accounting database daily by default, kept 14 days, on its own volume counted in central's disk", async () => {
+    const { parseAllDocuments } = await import("yaml");
+    const fs = await import("fs");
+    const docs = parseAllDocuments(fs.readFileSync("fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml", "utf8")).map((d) => d.toJS());
+    const backup = docs.find((d) => d.kind === "Backup");
+    assert.deepEqual(backup?.spec?.mariaDbRef, { name: "mariadb" });
+    assert.deepEqual(backup?.spec?.schedule, { cron: "15 2 * * *" });
+    assert.equal(backup?.spec?.maxRetention, "336h");
+    assert.deepEqual(backup?.spec?.databases, ["slurm_acct_db"]);
+    assert.equal(backup?.spec?.storage?.persistentVolumeClaim?.resources?.requests?.storage, "10Gi");
+    assert.equal(tenantDiskGiB(), 24, "4 GiB slurmctld state, 10 GiB MariaDB, 10 GiB its backups");
+  });
+
+  it("take the schedule and retention from central's clusterra:backups, refusing a schedule that runs less than daily", () => {
+    const ok = validateStack(withValues(exampleFile("central-dev"), { "clusterra:backups": { schedule: "0 */6 * * *", retentionDays: 30 } }), exampleFiles());
+    assert.ok(ok.ok && ok.config.kind === "central");
+    assert.deepEqual(ok.config.backups, { schedule: "0 */6 * * *", retentionDays: 30 });
+    const bad = validateStack(withValues(exampleFile("central-dev"), { "clusterra:backups": { schedule: "0 3 * * 0", retentionDays: 0 } }), exampleFiles());
+    assert.ok(!bad.ok);
+    const issues = bad.issues.filter((i) => i.key.startsWith("clusterra:backups")).map((i) => `${i.key}: ${i.problem}; valid: ${i.valid}`).join("\n");
+    assert.match(issues, /clusterra:backups\.schedule: .*at least daily/);
+    assert.match(issues, /clusterra:backups\.retentionDays: .*from 1 to 365/);
   });
 });

@@ -65,7 +65,7 @@ describe("clusterra fleet check", function () {
     const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
     fs.appendFileSync(path.join(root, rel), "---\napiVersion: v1\nkind: Secret\nmetadata: {name: mariadb-password, namespace: tenant-acme}\nstringData:\n  password: Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4\n");
     const found = reasons(await checkFleet(root, { reference }), rel);
-    assert.match(found, /document 1 Secret\/mariadb-password: is a Secret/);
+    assert.match(found, /document 2 Secret\/mariadb-password: is a Secret/);
     assert.match(found, /looks like a secret value/);
   });
 

@@ -80,7 +80,7 @@ describe("srun port blocks (central's fleet)", () => {
   const facts: ControlPlaneFacts = {
     environment: "dev", tenantId: "acme", clusterName: "clusterra-dev-acme", centralRegion: "us-east-1", secretsRoleArn: "arn:aws:iam::111122223333:role/x",
     secretNames: { slurm: "s", jwt: "j", mariadb: "m" }, tenantCidr: "10.16.0.0/20", centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort("acme"),
-    srunPortBlock: srunPortBlock("acme"), nodeSets: [], users: [],
+    srunPortBlock: srunPortBlock("acme"), nodeSets: [], users: [], backups: { schedule: "15 2 * * *", retentionDays: 14 },
   };
 
   it("forwards each port of the block to the same port of the login pod, keeping the client's address", () => {

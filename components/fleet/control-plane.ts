@@ -11,7 +11,7 @@ import type { IService as Service } from "kubernetes-models/v1/Service";
 import { portsOf, SLURM_PORTS, type PortRange } from "../../facts/contract";
 import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
 import {
-  ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
+  ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
 import type { TenantUser } from "../../config/users";
 import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
@@ -44,6 +44,8 @@ export interface ControlPlaneFacts {
   readonly nodeSets: readonly NodeSetPlan[];
   /** The tenant's users: slurmctld resolves submitters and their groups, the login runs their shells. */
   readonly users: readonly TenantUser[];
+  /** Central's backup policy for every tenant's accounting database. */
+  readonly backups: { readonly schedule: string; readonly retentionDays: number };
 }
 
 export function controlPlanePath(environment: string, tenantId: string): string {
@@ -151,6 +153,44 @@ interface SecretKeyRef {
   readonly key: string;
   /** The operator creates the Secret with a random value when it is missing. */
   readonly generate: boolean;
+}
+
+/** The fields of k8s.mariadb.com/v1alpha1 Backup the fleet sets (reference CRD, mariadb-operator 26.6.0). */
+export interface MariaDbBackup {
+  readonly apiVersion: "k8s.mariadb.com/v1alpha1";
+  readonly kind: "Backup";
+  readonly metadata: { readonly name: string; readonly namespace: string };
+  readonly spec: {
+    readonly mariaDbRef: { readonly name: string };
+    readonly schedule: { readonly cron: string };
+    readonly maxRetention: string;
+    readonly compression: "gzip";
+    readonly databases: readonly string[];
+    readonly storage: { readonly persistentVolumeClaim: { readonly accessModes: readonly string[]; readonly resources: { readonly requests: { readonly storage: string } } } };
+    readonly resources: Record<string, unknown>;
+  };
+}
+
+/**
+ * The accounting database's scheduled logical backup (mariadb-dump in one transaction) to a
+ * volume of its own, kept `retentionDays`: on central's data volume, which DLM snapshots to
+ * the region daily. A restore is a `Restore` naming it (README, "Day 2").
+ */
+export function accountingBackup(f: ControlPlaneFacts): MariaDbBackup {
+  return {
+    apiVersion: "k8s.mariadb.com/v1alpha1",
+    kind: "Backup",
+    metadata: { name: ACCOUNTING_BACKUP.name, namespace: tenantNamespace(f.tenantId) },
+    spec: {
+      mariaDbRef: { name: ACCOUNTING_DATABASE.service },
+      schedule: { cron: f.backups.schedule },
+      maxRetention: `${f.backups.retentionDays * 24}h`,
+      compression: "gzip",
+      databases: [ACCOUNTING_DATABASE.database],
+      storage: { persistentVolumeClaim: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: `${ACCOUNTING_BACKUP.storageGiB}Gi` } } } },
+      resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } },
+    },
+  };
 }
 
 /** The fields of k8s.mariadb.com/v1alpha1 MariaDB the fleet sets (reference CRD, mariadb-operator 26.6.0). */
@@ -285,7 +325,7 @@ export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unkn
     [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
     [`${dir}/manifests/secrets.yaml`]: controlPlaneSecretObjects(f),
     [`${dir}/manifests/users.yaml`]: [controlPlaneUsers(f)],
-    [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f)],
+    [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f), accountingBackup(f)],
     [`${dir}/manifests/slurmctld-nodeport.yaml`]: [slurmctldNodePortService(f)],
     [`${dir}/manifests/srun-nodeport.yaml`]: [srunNodePortService(f)],
     [`${dir}/manifests/network-policies.yaml`]: controlPlaneNetworkPolicies(f),

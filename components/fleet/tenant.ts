@@ -13,7 +13,6 @@ import { clusterParameterNames } from "../tenant/k3s-server";
 import { nodeSetPlans } from "../tenant/sizing";
 import { centralOnlySecretNames, slurmKeySecretNames } from "../tenant/slurm-keys";
 import { factsFile, tenantFactsPath, type TenantCloudFacts } from "./facts";
-import type { FleetRepo } from "./argo";
 import { controlPlaneDocuments, type ControlPlaneFacts } from "./control-plane";
 import { tenantAppDocuments, type TenantAppsFacts } from "./tenant-apps";
 import { tenantClusterFleetFiles, type TenantClusterFacts } from "./tenant-cluster";
@@ -34,6 +33,7 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
   const id = config.tenant.id;
   const clusterName = tenantClusterName(config.environment, id);
   const nodeSets = nodeSetPlans(config.shapes);
+  const central = centralConfigOf(config.central.stack);
   const common = { environment: config.environment, tenantId: id, clusterName };
   const derived = tenantFleetFiles(
     {
@@ -71,10 +71,11 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
       srunPortBlock: srunPortBlock(id),
       nodeSets,
       users: config.users,
+      backups: central.backups,
     },
     {
       ...common,
-      repo: centralFleetRepo(config.central.stack),
+      repo: { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision },
       serverAddress: facts.serverAddress,
       centralRegion: config.central.region,
       secretsRoleArn: facts.secretsRoleArn,
@@ -84,11 +85,10 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
   return { [tenantFactsPath(config.environment, id)]: factsFile(config.stack, facts), ...derived };
 }
 
-/** The fleet repository a tenant's central follows (from central's validated stack file). */
-export function centralFleetRepo(centralStack: string): FleetRepo {
+/** A tenant's central, from its validated stack file (the fleet repository it follows, its backup policy). */
+export function centralConfigOf(centralStack: string): CentralConfig {
   const short = stackShortName(centralStack);
   const read = readStackFile(stackFilePath(short), short);
   if (!read.file) throw new ConfigError(read.issues);
-  const central = resolveConfig(read.file) as CentralConfig;
-  return { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision };
+  return resolveConfig(read.file) as CentralConfig;
 }

@@ -154,6 +154,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed(`srun --pty from central's login, in a pty (${limit})`, () =>
         interactiveSrun(ctx, ["script", "-qec", `srun -N1 -w ${first} --pty sh -c 'tty; hostname'`, "/dev/null"], [PTY_SEEN, first], options.srunTimeoutMs)));
     }
+    if (registered.passed) steps.push(await timed("the accounting database and the queue survive the control plane's loss: backed up, destroyed, restored", () => restoreDrill(ctx)));
     return steps;
   } finally {
     await supervisor.stopAll();
@@ -232,7 +233,7 @@ async function startMunge(ctx: Context, pod: Pod, keyFile: string): Promise<Daem
 }
 
 async function accountingUp(ctx: Context, keyFile: string): Promise<{ ok: boolean; detail: string }> {
-  const { pods, world, topology, supervisor } = ctx;
+  const { pods, world, topology } = ctx;
   // One key per run, shared by every Slurm daemon of the tenant, as Slinky shares slurm.key.
   fs.writeFileSync(keyFile, randomBytes(1024), { mode: 0o400 });
   for (const p of [pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd]) preparePod(p, ["slurmctld", "slurmd"]);
@@ -242,44 +243,61 @@ async function accountingUp(ctx: Context, keyFile: string): Promise<{ ok: boolea
   if (!sockets) return { ok: false, detail: `munged did not come up: ${munged.map(down).filter(Boolean).join("; ")}` };
 
   const password = randomBytes(12).toString("hex");
-  const data = path.join(pods.mariadb.root, "data");
   fs.writeFileSync(path.join(pods.mariadb.root, "my.cnf"), world.controlPlane.mariadbCnf);
   fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
-  const install = await run(inPod(pods.mariadb, ["mariadb-install-db", "--no-defaults", `--datadir=${data}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"]), { timeoutMs: WAIT.mariadb });
-  if (install.code !== 0) return { ok: false, detail: `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().slice(-300)}` };
+  const db = await startMariadb(ctx);
+  if (typeof db === "string") return { ok: false, detail: db };
+  fs.writeFileSync(path.join(pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf"), slurmdbdConf({ tenant: world.tenant, controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  const dbd = await startSlurmdbd(ctx);
+  if (typeof dbd === "string") return { ok: false, detail: dbd };
+  const tables = await accountingTables(ctx);
+  if (tables === undefined) return { ok: false, detail: `slurmdbd made no tables in ${world.controlPlane.accounting.database}: ${tail(dbd.log)}` };
+  return { ok: true, detail: `slurmdbd on ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, ${munged.length} munged with one per-run key` };
+}
+
+/** The MariaDB pod as mariadb-operator makes it: a fresh data directory (the init file creates slurm's user and grants), then the server. */
+async function startMariadb(ctx: Context): Promise<Daemon | string> {
+  const { pods, world, topology, supervisor } = ctx;
+  const data = path.join(pods.mariadb.root, "data");
+  if (!fs.existsSync(path.join(data, "mysql"))) {
+    const install = await run(inPod(pods.mariadb, ["mariadb-install-db", "--no-defaults", `--datadir=${data}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"]), { timeoutMs: WAIT.mariadb });
+    if (install.code !== 0) return `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().slice(-300)}`;
+  }
   const db = supervisor.start("mariadb", pods.mariadb, [
     "mariadbd", `--defaults-file=${path.join(pods.mariadb.root, "my.cnf")}`, "--user=root", `--datadir=${data}`, "--socket=/run/mysqld.sock", "--pid-file=/run/mysqld.pid",
     `--bind-address=${topology.central.mariadb.address}`, `--port=${world.controlPlane.accounting.port}`, "--skip-name-resolve", `--init-file=${path.join(pods.mariadb.root, "init.sql")}`,
   ]);
   const dbUp = await waitFor(async () => (down(db) ? false : (await tcpProbe(pods.slurmdbd.netns, topology.central.mariadb.address, world.controlPlane.accounting.port, 1000)) || undefined), WAIT.mariadb, 300);
-  if (!dbUp) return { ok: false, detail: `MariaDB not reachable on ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}: ${down(db) ?? tail(db.log)}` };
+  return dbUp ? db : `MariaDB not reachable on ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}: ${down(db) ?? tail(db.log)}`;
+}
 
-  fs.writeFileSync(path.join(pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf"), slurmdbdConf({ tenant: world.tenant, controlPlane: world.controlPlane, password }), { mode: 0o600 });
+/** slurmdbd, once it serves its port. */
+async function startSlurmdbd(ctx: Context): Promise<Daemon | string> {
+  const { pods, topology, supervisor } = ctx;
   const dbd = supervisor.start("slurmdbd", pods.slurmdbd, ["slurmdbd", "-D"]);
-  const tables = await waitFor(async () => {
-    if (down(dbd)) return -1;
-    if (!(await tcpProbe(pods.slurmctld.netns, topology.central.slurmdbd.address, SLURM_PORTS.slurmdbd, 1000))) return undefined;
+  const up = await waitFor(async () => (down(dbd) ? false : (await tcpProbe(pods.slurmctld.netns, topology.central.slurmdbd.address, SLURM_PORTS.slurmdbd, 1000)) || undefined), WAIT.slurmdbd, 500);
+  return up ? dbd : `slurmdbd not serving ${SLURM_PORTS.slurmdbd}: ${down(dbd) ?? tail(dbd.log)}`;
+}
+
+/** Tables of the accounting database (slurmdbd creates them on its first start). */
+async function accountingTables(ctx: Context): Promise<number | undefined> {
+  const { pods, world } = ctx;
+  return waitFor(async () => {
     const q = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", "/run/mysqld.sock", "-u", "root", "-N", "-e", `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='${world.controlPlane.accounting.database}'`]), { timeoutMs: 5000 });
     const n = Number(q.stdout.trim());
     return n > 0 ? n : undefined;
   }, WAIT.slurmdbd, 500);
-  if (tables === undefined || tables < 0) return { ok: false, detail: `slurmdbd not serving ${SLURM_PORTS.slurmdbd}: ${down(dbd) ?? tail(dbd.log)}` };
-  return { ok: true, detail: `slurmdbd on ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, ${munged.length} munged with one per-run key` };
 }
 
 async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
-  const { pods, world, supervisor, topology } = ctx;
+  const { pods, world, topology } = ctx;
   const conf = slurmConf({ tenant: world.tenant, controlPlane: world.controlPlane, slurmdTimeoutSeconds: SLURMD_TIMEOUT_S });
   // The controller holds the file; the login pod has a copy (Slinky's login runs sackd, configless; 22.05 has no sackd).
   fs.writeFileSync(path.join(pods.slurmctld.root, "etc-slurm", "slurm.conf"), conf);
   fs.writeFileSync(path.join(pods.login.root, "etc-slurm", "slurm.conf"), conf);
-  const ctld = supervisor.start("slurmctld", pods.slurmctld, ["slurmctld", "-D", "-c"]);
-  const ping = await waitFor(async () => {
-    if (down(ctld)) return "down";
-    const r = await login(ctx, ["scontrol", "ping"], 5000);
-    return /is UP/.test(r.stdout) ? r.stdout.trim().replace(/\s+/g, " ") : undefined;
-  }, WAIT.slurmctld, 500);
-  if (!ping || ping === "down") return { ok: false, detail: `slurmctld not answering: ${down(ctld) ?? tail(ctld.log)}` };
+  const started = await startSlurmctld(ctx, true);
+  if (typeof started === "string") return { ok: false, detail: started };
+  const ping = started.ping;
   let shown = "";
   const cluster = await waitFor(async () => {
     const r = await login(ctx, ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster,controlhost,controlport"], 5000);
@@ -290,6 +308,81 @@ async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string 
   return {
     ok: cluster !== undefined,
     detail: `${ping} at ${topology.central.slurmctld.address}:${SLURM_PORTS.slurmctld}, NodePort ${world.tenant.nodePort} on ${topology.central.hostAddress}; partitions ${parts}; accounting: ${cluster ?? `cluster not registered in slurmdbd: ${shown || "nothing"}`}`,
+  };
+}
+
+/** slurmctld, once `scontrol ping` from the login says it is up; `clean` starts without its saved state (-c). */
+async function startSlurmctld(ctx: Context, clean: boolean): Promise<{ daemon: Daemon; ping: string } | string> {
+  const ctld = ctx.supervisor.start("slurmctld", ctx.pods.slurmctld, ["slurmctld", "-D", ...(clean ? ["-c"] : [])]);
+  const ping = await waitFor(async () => {
+    if (down(ctld)) return "down";
+    const r = await login(ctx, ["scontrol", "ping"], 5000);
+    return /is UP/.test(r.stdout) ? r.stdout.trim().replace(/\s+/g, " ") : undefined;
+  }, WAIT.slurmctld, 500);
+  return !ping || ping === "down" ? `slurmctld not answering: ${down(ctld) ?? tail(ctld.log)}` : { daemon: ctld, ping };
+}
+
+/** Job ids slurmdbd has recorded, in order. */
+async function accountedJobs(ctx: Context): Promise<string[]> {
+  const r = await login(ctx, ["sacct", "-n", "-P", "-X", "-a", "-S", "2000-01-01", "-o", "JobID"], 10000);
+  return r.stdout.trim().split("\n").filter((l) => /^\d+$/.test(l));
+}
+
+/**
+ * The backup drilled: a job held in the queue; the accounting database dumped as the fleet's
+ * mariadb-operator Backup dumps it (one transaction, its databases, its compression) and
+ * slurmctld's state copied as the data volume's snapshot holds it; then the tenant's control
+ * plane destroyed (MariaDB's data and slurmctld's state gone); then MariaDB made anew as the
+ * operator makes it, the dump restored as its Restore does, the state put back, and the
+ * daemons started: every job accounted before is accounted again, and the held job is still
+ * queued.
+ */
+async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { pods, world, supervisor } = ctx;
+  const backup = world.controlPlane.backup;
+  const submittedAt = Date.now();
+  const held = await submit(ctx, ["-N1", "--hold"], "true");
+  // Every job before the held one (ids are sequential) has reached slurmdbd: the history to keep.
+  const earlier = Array.from({ length: Number(held) - 1 }, (_, i) => String(i + 1));
+  const accounted = await waitFor(async () => {
+    const ids = await accountedJobs(ctx);
+    return earlier.every((id) => ids.includes(id)) ? ids : undefined;
+  }, WAIT.job, 500);
+  if (!accounted) return { ok: false, detail: `jobs ${earlier.join(",")} not all in slurmdbd: ${(await accountedJobs(ctx)).join(",")}` };
+  const dir = path.join(ctx.work, "backup");
+  fs.mkdirSync(dir, { recursive: true });
+  const zip = backup.compression === "gzip" ? " | gzip" : backup.compression === "bzip2" ? " | bzip2" : "";
+  const dump = path.join(dir, `${backup.name}.sql${backup.compression === "gzip" ? ".gz" : backup.compression === "bzip2" ? ".bz2" : ""}`);
+  const dumped = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; mariadb-dump --no-defaults -S /run/mysqld.sock -u root --single-transaction --events --routines --databases ${backup.databases.map(quote).join(" ")}${zip} > ${quote(dump)}`]), { timeoutMs: WAIT.mariadb });
+  if (dumped.code !== 0) return { ok: false, detail: `the backup failed: ${dumped.stderr.trim()}` };
+  const state = path.join(pods.slurmctld.root, "spool", "slurmctld");
+  const snapshot = path.join(dir, "slurmctld-state");
+  // The daily snapshot comes long after a submission: here, once slurmctld has saved the held job's state.
+  const saved = await waitFor(async () => (fs.existsSync(path.join(state, "job_state")) && fs.statSync(path.join(state, "job_state")).mtimeMs > submittedAt ? true : undefined), WAIT.slurmctld, 200);
+  if (!saved) return { ok: false, detail: `slurmctld did not save its state after job ${held} within ${seconds(WAIT.slurmctld)}` };
+  fs.cpSync(state, snapshot, { recursive: true });
+  // The tenant's control plane destroyed: its daemons gone with the database's files and slurmctld's state.
+  for (const name of ["slurmctld", "slurmdbd", "mariadb"]) for (const d of supervisor.daemons.filter((x) => x.name === name)) await supervisor.stop(d);
+  fs.rmSync(path.join(pods.mariadb.root, "data"), { recursive: true, force: true });
+  fs.rmSync(state, { recursive: true, force: true });
+  const db = await startMariadb(ctx);
+  if (typeof db === "string") return { ok: false, detail: `recreating MariaDB: ${db}` };
+  const unzip = backup.compression === "gzip" ? "gzip -dc" : backup.compression === "bzip2" ? "bzip2 -dc" : "cat";
+  const restored = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; ${unzip} ${quote(dump)} | mariadb --no-defaults -S /run/mysqld.sock -u root`]), { timeoutMs: WAIT.mariadb });
+  if (restored.code !== 0) return { ok: false, detail: `the restore failed: ${restored.stderr.trim()}` };
+  fs.cpSync(snapshot, state, { recursive: true });
+  const dbd = await startSlurmdbd(ctx);
+  if (typeof dbd === "string") return { ok: false, detail: `after the restore: ${dbd}` };
+  const ctld = await startSlurmctld(ctx, false);
+  if (typeof ctld === "string") return { ok: false, detail: `after the restore: ${ctld}` };
+  const after = await accountedJobs(ctx);
+  const lost = accounted.filter((id) => !after.includes(id));
+  const queued = (await login(ctx, ["squeue", "-h", "-j", held, "-o", "%i %t %r"], 5000)).stdout.trim();
+  await login(ctx, ["scancel", held], 5000);
+  const size = fs.statSync(dump).size;
+  return {
+    ok: lost.length === 0 && queued === `${held} PD JobHeldUser`,
+    detail: `Backup ${backup.name} (${backup.cron}, ${backup.databases.join(",")}, ${backup.compression}): ${(size / 1024).toFixed(0)} KiB; ${accounted.length} jobs accounted before, ${after.length} after the restore${lost.length ? `, LOST ${lost.join(",")}` : ""}; queue: ${queued || `job ${held} gone`}`,
   };
 }
 

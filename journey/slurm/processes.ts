@@ -151,6 +151,15 @@ export class Supervisor {
     return this.children.map((c) => c.daemon);
   }
 
+  /** SIGTERM to one daemon's process group, SIGKILL after `graceMs`; resolves once it has exited. */
+  async stop(daemon: Daemon, graceMs = 5000): Promise<void> {
+    if (daemon.exit) return;
+    killGroup(daemon.pid, "SIGTERM");
+    if (await waitFor(async () => (daemon.exit ? true : undefined), graceMs, 50)) return;
+    killGroup(daemon.pid, "SIGKILL");
+    await waitFor(async () => (daemon.exit ? true : undefined), 2000, 50);
+  }
+
   /** SIGTERM to every daemon's process group, then SIGKILL to what is left after `graceMs`. */
   async stopAll(graceMs = 3000): Promise<void> {
     const live = () => this.children.filter((c) => !c.daemon.exit);

@@ -86,6 +86,8 @@ export interface ControlPlaneValues {
   readonly accounting: { readonly host: string; readonly port: number; readonly database: string; readonly username: string };
   /** MariaDB's my.cnf from the fleet's MariaDB resource. */
   readonly mariadbCnf: string;
+  /** The fleet's mariadb-operator Backup of the accounting database: what it dumps and how it compresses. */
+  readonly backup: { readonly name: string; readonly databases: readonly string[]; readonly compression: string; readonly cron: string };
   readonly slurmctldIdentity: PodIdentity;
   readonly loginIdentity: PodIdentity;
 }
@@ -244,7 +246,9 @@ function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues 
   const fleet = tenantFleetPath(plan.config.environment, plan.config.tenant.id);
   const values = readYaml(root, `${fleet}/control-plane/values/slurm.yaml`)[0] ?? {};
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
-  const mariadb = byKind(readYaml(root, `${fleet}/control-plane/manifests/mariadb.yaml`), "MariaDB");
+  const databaseDocs = readYaml(root, `${fleet}/control-plane/manifests/mariadb.yaml`);
+  const mariadb = byKind(databaseDocs, "MariaDB");
+  const backup = byKind(databaseDocs, "Backup");
   const users = readYaml(root, `${fleet}/control-plane/manifests/users.yaml`);
   const loginSet = must(Object.values((values.loginsets ?? {}) as Record<string, Doc>)[0], "a LoginSet in the central release");
   return {
@@ -260,6 +264,12 @@ function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues 
       username: String(storage.username ?? ACCOUNTING_DATABASE.username),
     },
     mariadbCnf: String(get(mariadb, "spec", "myCnf") ?? ""),
+    backup: {
+      name: String(get(backup, "metadata", "name")),
+      databases: ((get(backup, "spec", "databases") as unknown[] | undefined) ?? []).map(String),
+      compression: String(get(backup, "spec", "compression") ?? "none"),
+      cron: String(must(get(backup, "spec", "schedule", "cron"), "the Backup's schedule")),
+    },
   };
 }
 
