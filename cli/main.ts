@@ -96,6 +96,37 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
       exitCode = await runPolicyCommand(["check", file, ...(opts.json ? ["--json"] : []), ...(opts.tenants ? ["--tenants", opts.tenants] : [])], out, err);
     });
 
+  program
+    .command("tenant")
+    .description("tenant commands")
+    .command("remove")
+    .description("print the order that removes a tenant (its stack, then central's part and its fleet), what is retained and how to delete it for good; runs nothing against AWS")
+    .option("-s, --stack <name>", "the tenant's stack name; required")
+    .action(async (opts: { stack?: string }) => {
+      if (opts.stack === undefined || !STACK_NAME.test(opts.stack)) {
+        err(`clusterra tenant remove: --stack ${opts.stack === undefined ? "<name> is required" : `${JSON.stringify(opts.stack)} is not a stack name`}; valid: the NAME of a tenant's stacks/Pulumi.NAME.yaml, e.g. \`tenant remove --stack tenant-acme-dev\``);
+        exitCode = EXIT.usage;
+        return;
+      }
+      try {
+        const tenant = await planStack({ stack: opts.stack }, undefined);
+        if (tenant.config.kind !== "tenant" || !tenant.central) {
+          err(`clusterra tenant remove: ${opts.stack} is a ${tenant.config.kind} stack; valid: a tenant's stack`);
+          exitCode = EXIT.usage;
+          return;
+        }
+        const { formatRemoval, removalPlan } = await import("./tenant-remove");
+        out(formatRemoval(removalPlan(tenant.config, tenant.deployment, tenant.central)));
+      } catch (e) {
+        if (e instanceof ConfigError) {
+          err(`clusterra tenant remove: invalid configuration (${e.issues.length} ${e.issues.length === 1 ? "problem" : "problems"}):\n${e.message}`);
+          exitCode = EXIT.usage;
+          return;
+        }
+        throw e;
+      }
+    });
+
   const fleet = program.command("fleet").description("fleet commands");
   fleet
     .command("check")

@@ -1,0 +1,35 @@
+/**
+ * Removing a tenant: its side first (central still holds the role it acts through), then
+ * central's part and the fleet; its data retained and listed, each with how it goes for good.
+ */
+import * as assert from "node:assert/strict";
+import { main } from "../cli/main";
+import { removalPlan } from "../cli/tenant-remove";
+import { plan } from "./helpers";
+
+describe("clusterra tenant remove", function () {
+  this.timeout(60000);
+
+  it("destroys the tenant's side before central's, retains exactly its protected resources, and names central's part", async () => {
+    const acme = await plan("tenant-acme-dev");
+    assert.ok(acme.config.kind === "tenant" && acme.central);
+    const r = removalPlan(acme.config, acme.deployment, acme.central);
+    const destroy = r.steps.findIndex((s) => s.startsWith("pulumi destroy -s tenant-acme-dev --exclude-protected"));
+    const centralUp = r.steps.findIndex((s) => s.includes("pulumi up -s central-dev"));
+    assert.ok(destroy >= 0 && centralUp > destroy, "the tenant stack is destroyed while central still holds its access role");
+    assert.match(r.steps[destroy], /through clusterra-dev-tenant-acme, which central still holds/);
+    const protectedOnes = acme.deployment.deployment.resources.filter((x) => x.protect).map((x) => x.urn.split("::").pop());
+    assert.deepEqual(r.retained.map((x) => x.name).sort(), [...protectedOnes].sort());
+    assert.deepEqual(r.retained.filter((x) => x.account === "central").map((x) => x.type), Array(4).fill("aws:secretsmanager/secret:Secret"));
+    assert.match(r.retained.find((x) => x.type === "aws:kms/key:Key")?.forGood ?? "", /KMS waits 30 days/);
+    assert.equal(r.centralSide.length, 11);
+    assert.ok(r.centralSide.every((c) => c.includes("central-dev-tenant-acme")));
+    assert.deepEqual(r.fleetPaths, ["fleet/tenants/dev/acme/", "fleet/central/dev/tenant-acme.yaml"]);
+  });
+
+  it("refuses a stack that is not a tenant's, with what is valid", async () => {
+    const errors: string[] = [];
+    assert.equal(await main(["tenant", "remove", "--stack", "central-dev"], () => undefined, (s) => errors.push(s)), 2);
+    assert.match(errors.join("\n"), /central-dev is a central stack; valid: a tenant's stack/);
+  });
+});
