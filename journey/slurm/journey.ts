@@ -154,6 +154,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed(`srun --pty from central's login, in a pty (${limit})`, () =>
         interactiveSrun(ctx, ["script", "-qec", `srun -N1 -w ${first} --pty sh -c 'tty; hostname'`, "/dev/null"], [PTY_SEEN, first], options.srunTimeoutMs)));
     }
+    if (registered.passed) steps.push(await timed("the Slurm key and the database password rotate while a job runs: it finishes and is accounted", () => rotationDrill(ctx, keyFile)));
     if (registered.passed) steps.push(await timed("the accounting database and the queue survive the control plane's loss: backed up, destroyed, restored", () => restoreDrill(ctx)));
     return steps;
   } finally {
@@ -384,6 +385,57 @@ async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string
     ok: lost.length === 0 && queued === `${held} PD JobHeldUser`,
     detail: `Backup ${backup.name} (${backup.cron}, ${backup.databases.join(",")}, ${backup.compression}): ${(size / 1024).toFixed(0)} KiB; ${accounted.length} jobs accounted before, ${after.length} after the restore${lost.length ? `, LOST ${lost.join(",")}` : ""}; queue: ${queued || `job ${held} gone`}`,
   };
+}
+
+/** A job's state once it has finished, and whether slurmdbd has it. */
+async function finishedAndAccounted(ctx: Context, id: string): Promise<string> {
+  const state = await waitJob(ctx, id);
+  const accounted = await waitFor(async () => {
+    const r = (await login(ctx, ["sacct", "-n", "-P", "-X", "-j", id, "-o", "State"], 5000)).stdout.trim();
+    return /^COMPLETED/.test(r) ? r : undefined;
+  }, WAIT.job, 500);
+  return `job ${id} ${state}, slurmdbd: ${accounted ?? "no COMPLETED record"}`;
+}
+
+/**
+ * The keys rotated while a job runs (README, "Day 2", rotation): the shared Slurm key
+ * (munge's here, slurm.key under Slinky) replaced on every daemon in the runbook's order,
+ * central's side then the tenant's slurmd; then the accounting database's password, changed
+ * in MariaDB as mariadb-operator applies a new secret version, and slurmdbd restarted with
+ * it. The running job finishes and is accounted, and a job after the rotation runs too.
+ */
+async function rotationDrill(ctx: Context, keyFile: string): Promise<{ ok: boolean; detail: string }> {
+  const { pods, world, supervisor } = ctx;
+  const node = ctx.topology.slurmd[0];
+  const running = await submit(ctx, ["-N1", "-w", node.hostname], "sleep 8; echo rotated");
+  await waitFor(async () => (/RUNNING/.test(field((await login(ctx, ["scontrol", "-o", "show", "job", running], 5000)).stdout, "JobState") ?? "") ? true : undefined), WAIT.job, 300);
+  // The Slurm key: a new version, every daemon's copy replaced, central's side first.
+  const started = Date.now();
+  fs.chmodSync(keyFile, 0o600);
+  fs.writeFileSync(keyFile, randomBytes(1024));
+  fs.chmodSync(keyFile, 0o400);
+  const order = [pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd];
+  for (const p of order) {
+    for (const d of supervisor.daemons.filter((x) => x.name === `munged-${p.hostname}` && !x.exit)) await supervisor.stop(d);
+    await startMunge(ctx, p, keyFile);
+  }
+  const keyed = await waitFor(async () => (order.every((p) => fs.existsSync(path.join(p.root, "run/munge/munge.socket.2"))) ? true : undefined), WAIT.munge);
+  const keyMs = Date.now() - started;
+  // The database password: changed in MariaDB (the operator's part), then slurmdbd restarted with it.
+  const password = randomBytes(12).toString("hex");
+  const altered = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", "/run/mysqld.sock", "-u", "root", "-e", `ALTER USER '${world.controlPlane.accounting.username}'@'%' IDENTIFIED BY '${password}'`]), { timeoutMs: WAIT.command });
+  if (altered.code !== 0) return { ok: false, detail: `changing the database password: ${altered.stderr.trim()}` };
+  // The secret's new version is what a MariaDB made anew (a restore) starts from, too.
+  fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  for (const d of supervisor.daemons.filter((x) => x.name === "slurmdbd" && !x.exit)) await supervisor.stop(d);
+  fs.writeFileSync(path.join(pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf"), slurmdbdConf({ tenant: world.tenant, controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  const dbd = await startSlurmdbd(ctx);
+  if (typeof dbd === "string") return { ok: false, detail: `slurmdbd with the new password: ${dbd}` };
+  const during = await finishedAndAccounted(ctx, running);
+  const after = await submit(ctx, ["-N1", "-w", node.hostname], "echo after");
+  const later = await finishedAndAccounted(ctx, after);
+  const ok = keyed === true && /COMPLETED ExitCode=0:0/.test(during) && /slurmdbd: COMPLETED/.test(during) && /COMPLETED ExitCode=0:0/.test(later) && /slurmdbd: COMPLETED/.test(later);
+  return { ok, detail: `Slurm key replaced on ${order.length} daemons' hosts in ${seconds(keyMs)} (central first) and the database password changed while ${during.split(",")[0]} ran: ${during}; after: ${later}` };
 }
 
 async function nodeLine(ctx: Context, name: string): Promise<string> {
