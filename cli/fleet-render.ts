@@ -84,6 +84,25 @@ export function kubernetesVersion(k3sVersion: string): string {
 }
 
 /** The Kubernetes version of each environment's central cluster, from its stack file. */
+/** Each tenant's Kubernetes version, by `<environment>/<tenant id>` (its stack file's k3sVersion, else the default). */
+export function tenantVersions(root: string): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const f of readAllStackFiles(root)) {
+    const tenant = f.values["clusterra:tenant"] as { id?: unknown } | undefined;
+    const own = f.values["clusterra:k3sVersion"];
+    if (f.values["clusterra:kind"] === "tenant" && typeof tenant?.id === "string") {
+      versions.set(`${String(f.values["clusterra:environment"])}/${tenant.id}`, kubernetesVersion(typeof own === "string" ? own : TENANT_K3S_VERSION));
+    }
+  }
+  return versions;
+}
+
+/** The Kubernetes version a tenant's fleet file is rendered for (from its path), or the default. */
+export function tenantVersionOf(file: string, versions: ReadonlyMap<string, string>): string {
+  const m = /^fleet\/tenants\/([^/]+)\/([^/]+)\//.exec(file);
+  return (m && versions.get(`${m[1]}/${m[2]}`)) ?? kubernetesVersion(TENANT_K3S_VERSION);
+}
+
 function centralVersions(root: string): Map<string, string> {
   const versions = new Map<string, string>();
   for (const f of readAllStackFiles(root)) {
@@ -108,6 +127,7 @@ export function helmRenders(root: string, chartsDir: string): { renders: HelmRen
   const renders: HelmRender[] = [];
   const problems: FleetProblem[] = [];
   const versions = centralVersions(root);
+  const tenants = tenantVersions(root);
   const repos = fleetRepos(root);
   for (const file of fleetFiles(root)) {
     parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).forEach((doc, index) => {
@@ -118,7 +138,7 @@ export function helmRenders(root: string, chartsDir: string): { renders: HelmRen
       const refs = new Map(sources.filter((s) => s.ref).map((s) => [s.ref as string, s.repoURL ?? ""]));
       const server = app.spec.destination?.server ?? "";
       const environment = /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1] ?? "";
-      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(environment) : kubernetesVersion(TENANT_K3S_VERSION);
+      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(environment) : tenantVersionOf(file, tenants);
       sources.forEach((source, i) => {
         const at = `document ${index} Application/${name}/spec/sources/${i}`;
         const problem = (reason: string): void => void problems.push({ file, at, reason });

@@ -16,7 +16,7 @@ import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
 import { fleetFiles, type FleetProblem } from "./fleet-files";
-import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, type HelmRender, type RenderedObject } from "./fleet-render";
+import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, tenantVersionOf, tenantVersions, type HelmRender, type RenderedObject } from "./fleet-render";
 
 const run = promisify(execFile);
 
@@ -132,8 +132,8 @@ interface Checked {
 }
 
 /** The version of the cluster a plain fleet file goes to: a tenant's own cluster, else central. */
-function plainFileVersion(file: string, renders: readonly HelmRender[], tenantVersion: string): string | undefined {
-  if (/^fleet\/tenants\/[^/]+\/[^/]+\/cluster\//.test(file)) return tenantVersion;
+function plainFileVersion(file: string, renders: readonly HelmRender[], tenants: ReadonlyMap<string, string>): string | undefined {
+  if (/^fleet\/tenants\/[^/]+\/[^/]+\/cluster\//.test(file)) return tenantVersionOf(file, tenants);
   return renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion;
 }
 
@@ -143,13 +143,13 @@ function plainFileVersion(file: string, renders: readonly HelmRender[], tenantVe
  */
 export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
   const started = Date.now();
-  const tenantVersion = kubernetesVersion(TENANT_K3S_VERSION);
+  const tenants = tenantVersions(root);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-charts-"));
   try {
     const { renders, problems } = helmRenders(root, chartsDir);
     problems.push(...missingPinnedCharts(chartsDir), ...ignoredValueProblems(root, renders));
     const renderedDir = path.join(work, "rendered");
-    const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? tenantVersion;
+    const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? kubernetesVersion(TENANT_K3S_VERSION);
     const argo = argoCdRender(chartsDir, central);
     const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
     problems.push(...fleet.problems, ...argoCd.problems);
@@ -166,7 +166,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     }
     let plainDocuments = 0;
     for (const file of fleetFiles(root)) {
-      const version = plainFileVersion(file, renders, tenantVersion);
+      const version = plainFileVersion(file, renders, tenants);
       if (!version) continue;
       const docs = parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).map((d) => d.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string } } | null);
       // Values files are Helm's input, not objects: the renders above checked them.

@@ -234,7 +234,7 @@ export function createMocks(ctx: MockContext): pulumi.runtime.Mocks {
           const id = String(args.inputs.id);
           const subnet = ctx.existingSubnets?.get(id);
           if (subnet === undefined) throw new Error(`the offline plan knows no subnet ${id}`);
-          return { id, ...subnet, arn: arn("ec2", `subnet/${id}`), ownerId: account };
+          return { id, availabilityZone: `${ctx.region}a`, ...subnet, arn: arn("ec2", `subnet/${id}`), ownerId: account };
         }
         case "aws:ec2/getRouteTable:getRouteTable":
           // Each adopted subnet stands for a subnet with a route table of its own.

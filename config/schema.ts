@@ -72,6 +72,8 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
       ["stack", "accountId", "vpcCidr"],
     ),
     network: tenantNetwork,
+    // The tenant cluster's K3s release (optional: facts/tenant-cluster.ts TENANT_K3S_VERSION); never ahead of central's, at most one minor behind.
+    k3sVersion: SEMVER_K3S,
     shapes: {
       type: "array",
       minItems: 1,

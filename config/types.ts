@@ -78,6 +78,8 @@ export interface TenantConfig extends BaseConfig {
   readonly shapes: readonly ShapeConfig[];
   /** The tenant's Linux users (`clusterra:users`, gid defaulting to the uid); empty when none are configured. */
   readonly users: readonly TenantUser[];
+  /** The K3s release of the tenant's server and workers. */
+  readonly k3sVersion: string;
 }
 
 export interface ConnectorConfig extends BaseConfig {

@@ -7,6 +7,7 @@ import Ajv, { ErrorObject } from "ajv";
 import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
+import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
 import { instanceTypeProblem } from "./catalog";
 import { nearest } from "./validate-text";
@@ -187,6 +188,10 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     if (typeof theirRegion === "string" && central.region !== undefined && central.region !== theirRegion) {
       add(`${ns}:central.region`, central.region, `differs from ${centralFile.file}'s aws:region`, `${theirRegion} (or leave it out: it defaults to the central stack's region)`);
     }
+    const theirK3s = (centralFile.values[`${ns}:controlPlane`] as { k3sVersion?: unknown } | undefined)?.k3sVersion;
+    const ownK3s = typeof own.k3sVersion === "string" ? own.k3sVersion : TENANT_K3S_VERSION;
+    const skew = typeof theirK3s === "string" ? k3sSkewProblem(ownK3s, theirK3s) : undefined;
+    if (skew) add(`${ns}:k3sVersion`, ownK3s, `${skew} (${centralFile.file}'s controlPlane.k3sVersion is ${theirK3s})`, `a release of Kubernetes ${minorOf(theirK3s as string) - 1} or ${minorOf(theirK3s as string)}: upgrade central first, then its tenants, one minor at a time`);
     const theirEnvironment = centralFile.values[`${ns}:environment`];
     if (typeof theirEnvironment === "string" && typeof own.environment === "string" && theirEnvironment !== own.environment) {
       add(`${ns}:environment`, own.environment, `differs from ${centralFile.file}'s environment`, theirEnvironment);
@@ -316,6 +321,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       const central = own.central as TenantConfig["central"];
       return {
         ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never, users: typedUsers(own.users).map((u) => u.user),
+        k3sVersion: typeof own.k3sVersion === "string" ? own.k3sVersion : TENANT_K3S_VERSION,
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }
@@ -442,4 +448,21 @@ function echo(value: unknown): string {
 /** One line per issue: file, key, value, problem, what is valid. */
 export function formatIssues(issues: readonly ConfigIssue[]): string {
   return issues.map((i) => `${i.file}: ${i.key}${i.value === undefined ? "" : ` = ${echo(i.value)}`}: ${i.problem}; valid: ${i.valid}`).join("\n");
+}
+
+/** The Kubernetes minor of a K3s release (v1.35.3+k3s1: 35). */
+function minorOf(k3sVersion: string): number {
+  return Number(/^v1\.(\d+)\./.exec(k3sVersion)?.[1] ?? NaN);
+}
+
+/**
+ * A tenant's K3s against its central's: never ahead (central's ArgoCD and the fleet's checks
+ * know its version), and at most one minor behind (Kubernetes upgrades one minor at a time).
+ */
+export function k3sSkewProblem(tenant: string, central: string): string | undefined {
+  const [t, c] = [minorOf(tenant), minorOf(central)];
+  if (Number.isNaN(t) || Number.isNaN(c)) return undefined;
+  if (t > c) return `runs Kubernetes 1.${t}, ahead of central's 1.${c}`;
+  if (t < c - 1) return `runs Kubernetes 1.${t}, more than one minor behind central's 1.${c}`;
+  return undefined;
 }

@@ -39,10 +39,11 @@ export function tenantProject(tenantId: string): string {
 export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent" } as const;
 
 /**
- * Sync waves: CRDs, then operators, then what uses them. ArgoCD applies a lower wave
- * first and waits for it to be healthy.
+ * Sync waves: CRDs, then operators, then what uses them; a tenant's slurmd after its control
+ * plane, as Slurm upgrades must go (slurmdbd and slurmctld first, never a slurmd newer than
+ * its controller). ArgoCD applies a lower wave first and waits for it to be healthy.
  */
-export const SYNC_WAVES = { crds: "-30", operators: "-20", secrets: "-10", workloads: "0", platform: "10" } as const;
+export const SYNC_WAVES = { crds: "-30", operators: "-20", secrets: "-10", workloads: "0", slurmd: "5", platform: "10" } as const;
 
 /**
  * How ArgoCD retries a failed automated sync. Without it a failed sync of a revision is

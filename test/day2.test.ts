@@ -108,3 +108,40 @@ describe("accounting backups", function () {
     assert.match(issues, /clusterra:backups\.retentionDays: .*from 1 to 365/);
   });
 });
+
+describe("upgrades", function () {
+  this.timeout(60000);
+
+  it("keep the tenant cluster's state on a protected volume of its own, mounted before K3s starts, so a new version keeps the cluster", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const volume = named(acme, "aws:ebs/volume:Volume", "tenant-acme-k3s-state");
+    assert.equal(volume.protect, true);
+    assert.equal(volume.inputs?.encrypted, true);
+    assert.equal(volume.inputs?.size, 2);
+    const server = acme.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance");
+    const userData = String(server?.inputs?.userData);
+    assert.ok(userData.includes(`nvme-Amazon_Elastic_Block_Store_${String(volume.outputs?.id).replace("-", "")}`));
+    const boot = (parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] }).write_files.find((f) => f.path === "/usr/local/sbin/clusterra-boot")?.content ?? "";
+    assert.ok(boot.indexOf("/usr/local/sbin/clusterra-mount-state") < boot.indexOf("k3s-install.sh"), "the state is mounted before K3s is installed and started");
+    // Another K3s release: the server's user data changes, the state volume does not.
+    const other = await plan("tenant-acme-dev", { "clusterra:k3sVersion": "v1.34.6+k3s1" });
+    const otherVolume = named(other, "aws:ebs/volume:Volume", "tenant-acme-k3s-state");
+    assert.deepEqual(otherVolume.inputs, volume.inputs);
+    assert.notEqual(String(other.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance")?.inputs?.userData), userData);
+  });
+
+  it("keep each tenant at central's Kubernetes minor or one behind", () => {
+    for (const [version, ok] of [["v1.35.1+k3s1", true], ["v1.34.6+k3s1", true], ["v1.36.0+k3s1", false], ["v1.33.9+k3s1", false]] as const) {
+      const r = validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:k3sVersion": version }), exampleFiles());
+      assert.equal(r.ok, ok, version);
+      if (!r.ok) assert.match(r.issues.map((i) => `${i.key}: ${i.problem}; valid: ${i.valid}`).join("\n"), /clusterra:k3sVersion: runs Kubernetes 1\.3[36], .*central's 1\.35.*valid: a release of Kubernetes 34 or 35/);
+    }
+  });
+
+  it("sync a tenant's slurmd after its control plane (slurmdbd and slurmctld first)", async () => {
+    const { parse: parseYaml } = await import("yaml");
+    const fs = await import("fs");
+    const wave = (f: string) => Number(parseYaml(fs.readFileSync(`fleet/tenants/dev/acme/applications/${f}.yaml`, "utf8")).metadata.annotations["argocd.argoproj.io/sync-wave"]);
+    assert.ok(wave("slurm") > wave("control-plane"));
+  });
+});

@@ -4,7 +4,9 @@ import { readAllStackFiles } from "../config";
 import type { StackFile } from "../config/types";
 import type { DeploymentResource } from "../cli/deployment";
 import { planStack, type PlanResult } from "../cli/plan";
+import * as fs from "fs";
 import * as os from "os";
+import { stringify } from "yaml";
 
 export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo", "connector-offline"] as const;
 
@@ -32,14 +34,24 @@ export function withValues(file: StackFile, changes: Record<string, unknown>, st
 const plans = new Map<string, Promise<PlanResult>>();
 let chain: Promise<unknown> = Promise.resolve();
 
-/** Plans a stack once per process; runs are serialized (the Pulumi runtime is global). */
-export function plan(stack: string): Promise<PlanResult> {
-  let p = plans.get(stack);
+/**
+ * Plans a stack once per process (with `changes` to its stack file's values, once per set of
+ * changes); runs are serialized (the Pulumi runtime is global).
+ */
+export function plan(stack: string, changes?: Record<string, unknown>): Promise<PlanResult> {
+  const key = changes ? `${stack} ${JSON.stringify(changes)}` : stack;
+  let p = plans.get(key);
   if (!p) {
-    const fleetRoot = path.join(os.tmpdir(), `clusterra-test-${process.pid}`, stack);
-    p = chain.then(() => planStack({ stack }, fleetRoot));
+    const dir = path.join(os.tmpdir(), `clusterra-test-${process.pid}`, changes ? `${stack}-${plans.size}` : stack);
+    let configFile: string | undefined;
+    if (changes) {
+      fs.mkdirSync(dir, { recursive: true });
+      configFile = path.join(dir, `Pulumi.${stack}.yaml`);
+      fs.writeFileSync(configFile, stringify({ config: withValues(exampleFile(stack), changes).values }));
+    }
+    p = chain.then(() => planStack({ stack, configFile }, path.join(dir, "fleet")));
     chain = p.catch(() => undefined);
-    plans.set(stack, p);
+    plans.set(key, p);
   }
   return p;
 }

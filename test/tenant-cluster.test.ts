@@ -472,7 +472,7 @@ describe("the customer side of a tenant stack", function () {
   it("costs the customer at most $30 a month idle, line by line; central's share is the operator's", () => {
     const cost = idleCost(acme.deployment);
     const customer = Object.fromEntries(cost.lines.filter((l) => l.payer === "customer").map((l) => [l.item, l.monthlyUsd]));
-    assert.deepEqual(customer, { "EC2 t4g.medium": 24.53, "EBS gp3 root 10 GiB": 0.8, "public IPv4 address": 3.65, "KMS key": 1 });
+    assert.deepEqual(customer, { "EC2 t4g.medium": 24.53, "EBS gp3 root 8 GiB": 0.64, "EBS gp3 2 GiB": 0.16, "public IPv4 address": 3.65, "KMS key": 1 });
     assert.ok(cost.byPayer.customer <= 30, String(cost.byPayer.customer));
     // Two Slurm keys, the database password and ArgoCD's cluster credential (central owns the NLB).
     assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), Array<string>(4).fill("Secrets Manager secret"));

@@ -107,26 +107,38 @@ export function publishKubeconfigScript(init: K3sServerInit): string {
   ].join("\n");
 }
 
+/** Where a host keeps what must outlive its instance, on an EBS volume of its own. */
+export interface DataVolumeMount {
+  readonly mountPoint: string;
+  /** XFS label (fstab mounts by it). */
+  readonly label: string;
+}
+
+/** Central's: all of /var/lib/rancher (datastore, images, every local volume). */
+export const CENTRAL_DATA_MOUNT: DataVolumeMount = { mountPoint: "/var/lib/rancher", label: "k3s-data" };
+
 /**
- * Mounts the data volume at /var/lib/rancher, formatting it only when it is blank, and keeps
- * the node's identity (/etc/rancher/node) on it, so a replacement host is the same node.
+ * Mounts a data volume, formatting it only when it is blank, grows its file system to the
+ * volume (EBS grows volumes in place), and keeps the node's identity (/etc/rancher/node) on
+ * it, so a replacement host is the same node.
  */
-export function mountDataVolumeScript(volumeId: string): string {
+export function mountDataVolumeScript(volumeId: string, mount: DataVolumeMount = CENTRAL_DATA_MOUNT): string {
   const device = `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${volumeId.replace("-", "")}`;
+  const at = mount.mountPoint;
   return [
     "#!/bin/bash",
     "set -euo pipefail",
     `DEV=${device}`,
     "for _ in $(seq 1 120); do [ -e \"$DEV\" ] && break; sleep 5; done",
     "[ -e \"$DEV\" ] || { echo \"data volume $DEV never attached\" >&2; exit 1; }",
-    "blkid \"$DEV\" >/dev/null || mkfs.xfs -L k3s-data \"$DEV\"",
-    "mkdir -p /var/lib/rancher",
-    "grep -q ' /var/lib/rancher ' /etc/fstab || echo \"LABEL=k3s-data /var/lib/rancher xfs defaults,nofail 0 2\" >> /etc/fstab",
-    "mountpoint -q /var/lib/rancher || mount /var/lib/rancher",
+    `blkid "$DEV" >/dev/null || mkfs.xfs -L ${mount.label} "$DEV"`,
+    `mkdir -p ${at}`,
+    `grep -q ' ${at} ' /etc/fstab || echo "LABEL=${mount.label} ${at} xfs defaults,nofail 0 2" >> /etc/fstab`,
+    `mountpoint -q ${at} || mount ${at}`,
     // A volume EBS grew since (more tenants): the file system takes the new size, online.
-    "xfs_growfs /var/lib/rancher >/dev/null",
-    "mkdir -p /var/lib/rancher/node-identity /etc/rancher",
-    "[ -L /etc/rancher/node ] || { rm -rf /etc/rancher/node; ln -s /var/lib/rancher/node-identity /etc/rancher/node; }",
+    `xfs_growfs ${at} >/dev/null`,
+    `mkdir -p ${at}/node-identity /etc/rancher`,
+    `[ -L /etc/rancher/node ] || { rm -rf /etc/rancher/node; ln -s ${at}/node-identity /etc/rancher/node; }`,
     "",
   ].join("\n");
 }

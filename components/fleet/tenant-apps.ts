@@ -147,7 +147,8 @@ export function tenantApplications(f: TenantAppsFacts): AppArgs[] {
       releaseName: SLURM_RELEASE,
       source: { kind: "chart", chart: "slurm", valuesPath: `${cl}/values/slurm.yaml` },
       destination: onCluster(TENANT_NAMESPACES.slurm),
-      wave: "workloads",
+      // After the control plane on central: a Slurm upgrade reaches slurmd last.
+      wave: "slurmd",
       // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync
       // may take them back.
       ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],

@@ -7,7 +7,7 @@
 import { ConfigError, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig, type TenantConfig } from "../../config";
 import { coveringCidr } from "../../config/cidr";
 import { srunPortBlock } from "../../facts/contract";
-import { TENANT_K3S_VERSION, tenantClusterName, tenantNodeLabels } from "../../facts/tenant-cluster";
+import { tenantClusterName, tenantNodeLabels } from "../../facts/tenant-cluster";
 import { agentUserData } from "../tenant/cloud-init";
 import { clusterParameterNames } from "../tenant/k3s-server";
 import { nodeSetPlans } from "../tenant/sizing";
@@ -43,7 +43,7 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
       nativeRoutingCidr: coveringCidr([config.network.vpcCidr, config.central.vpcCidr]),
       karpenter: { interruptionQueueName: facts.interruptionQueueName, instanceProfileName: facts.instanceProfileName },
       workerUserData: agentUserData({
-        k3sVersion: TENANT_K3S_VERSION,
+        k3sVersion: config.k3sVersion,
         region: config.region,
         kmsKeyArn: facts.kmsKeyArn,
         efs: { fileSystemId: facts.fileSystemId, accessPointId: facts.accessPointId },

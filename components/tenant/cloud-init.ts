@@ -4,6 +4,7 @@
  * used as is with `amiFamily: Custom`). Both are #cloud-config documents whose scripts
  * read the K3s join secret from SSM at boot: no secret is ever in user data.
  */
+import { mountDataVolumeScript, type DataVolumeMount } from "../central/cloud-init";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { EFS_MOUNT_PATH, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
@@ -30,6 +31,8 @@ export interface ServerInit extends NodeInitCommon {
   readonly kubeconfigParameter: string;
   /** Max pods Cilium's ENI mode can address on the server's instance type. */
   readonly maxPods: number;
+  /** The EBS volume that holds the cluster's state (mounted at K3s's server directory). */
+  readonly stateVolumeId: string;
   /** NAT for these sources (the VPC), except towards these destinations (VPC, central). */
   readonly nat: { readonly sourceCidr: string; readonly keepCidrs: readonly string[] };
   /** Central ArgoCD's access to this cluster (push): its account, and where the server publishes its credential. */
@@ -219,6 +222,8 @@ export function serverBootScript(init: ServerInit): string {
     "systemctl enable --now clusterra-nat.service",
     ...efsMountLines(init.efs),
     ...readParameterLines(init.region, init.agentTokenParameter, "/etc/rancher/k3s/agent-token", "^[A-Za-z0-9]{32,}$"),
+    // The cluster's state first: K3s never starts a new cluster on an empty root disk.
+    "/usr/local/sbin/clusterra-mount-state",
     ...nodeIdentityLines(tenantServerKubeletArgs(init.maxPods)),
     ...installK3sLines(init.k3sVersion, "server"),
     // The timer first: a first publish that fails (IAM or the network still settling) must
@@ -300,6 +305,9 @@ function oneshotUnit(description: string, exec: string, after: string): string {
   ].join("\n");
 }
 
+/** The tenant server's state volume: K3s's server directory (datastore, CA, tokens) and the node's identity. */
+export const TENANT_STATE_MOUNT: DataVolumeMount = { mountPoint: "/var/lib/rancher/k3s/server", label: "k3s-state" };
+
 /** The K3s server's whole #cloud-config document. */
 export function tenantServerUserData(init: ServerInit): string {
   const doc = {
@@ -312,6 +320,13 @@ export function tenantServerUserData(init: ServerInit): string {
         permissions: "0644",
         content: ["[Unit]", "Description=NAT for the private subnets", "After=network-online.target", "Wants=network-online.target", "",
           "[Service]", "Type=oneshot", "ExecStart=/usr/sbin/nft -f /etc/clusterra/nat.nft", "RemainAfterExit=yes", "", "[Install]", "WantedBy=multi-user.target", ""].join("\n"),
+      },
+      { path: "/usr/local/sbin/clusterra-mount-state", permissions: "0700", content: mountDataVolumeScript(init.stateVolumeId, TENANT_STATE_MOUNT) },
+      {
+        // After a reboot too, K3s starts only on its state volume.
+        path: "/etc/systemd/system/k3s.service.d/10-state-volume.conf",
+        permissions: "0644",
+        content: `[Unit]\nRequiresMountsFor=${TENANT_STATE_MOUNT.mountPoint}\n`,
       },
       { path: "/usr/local/sbin/clusterra-boot", permissions: "0700", content: serverBootScript(init) },
       { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },

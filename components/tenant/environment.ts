@@ -8,7 +8,7 @@ import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
 import { clusterApiRoleName, tenantServerRoleName } from "../../facts/project";
 import { tenantServerAddress } from "../../config/subnet-layout";
-import { KARPENTER_DISCOVERY_TAG, TENANT_K3S_VERSION, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
+import { KARPENTER_DISCOVERY_TAG, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
 import { tenantStackFleetFiles } from "../fleet/tenant";
@@ -30,6 +30,8 @@ export interface TenantEnvironmentArgs {
   readonly accountId: pulumi.Output<string>;
   /** With an existing VPC: its subnets' distinct route tables, read at deploy. */
   readonly existingRouteTableIds?: readonly string[];
+  /** With an existing VPC: the zone of its first subnet (the server's), read at deploy. */
+  readonly existingServerZone?: string;
   /** Provider acting in the central account through its tenant-attachment role. */
   readonly centralProvider: pulumi.ProviderResource;
   /** What the central stack publishes. */
@@ -63,7 +65,8 @@ function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironme
       { parent },
     );
     // The customer's VPC keeps its own egress: the server is a plain node in the first subnet, which it shares.
-    return { network, routeTableIds: network.routeTableIds, serverSubnetId: network.privateSubnetIds[0], natRouteTableIds: undefined, sharedServerSubnet: true };
+    if (args.existingServerZone === undefined) throw new Error(`${config.file}: the zone of clusterra:network.subnetIds[0] was not read`);
+    return { network, routeTableIds: network.routeTableIds, serverSubnetId: network.privateSubnetIds[0], serverZone: pulumi.output(args.existingServerZone), natRouteTableIds: undefined, sharedServerSubnet: true };
   }
   const network = new PrivateNetwork(
     `${name}`,
@@ -75,6 +78,8 @@ function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironme
     // The server (in the NAT subnet) talks to central too: both route tables get the route.
     routeTableIds: [network.privateRouteTableId, network.publicRouteTableId],
     serverSubnetId: network.publicSubnetId,
+    // The NAT subnet is in the first zone.
+    serverZone: network.zones.apply((z) => z[0]),
     natRouteTableIds: [network.privateRouteTableId],
     sharedServerSubnet: false,
   };
@@ -183,8 +188,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         environment: config.environment,
         tenantId: config.tenant.id,
         clusterName,
-        k3sVersion: TENANT_K3S_VERSION,
+        k3sVersion: config.k3sVersion,
         subnetId: net.serverSubnetId,
+        zone: net.serverZone,
         privateIp: tenantServerAddress(config.network),
         reserveAddress: net.sharedServerSubnet,
         securityGroupId: groups.serverSecurityGroupId,

@@ -11,7 +11,7 @@ import { getVpc } from "@pulumi/aws/ec2/getVpc";
 import { hostAddressProblem } from "../../config/cidr";
 import type { ExistingNetworkConfig } from "../../config/types";
 
-export async function resolveExistingNetwork(file: string, network: ExistingNetworkConfig, provider: pulumi.ProviderResource): Promise<{ routeTableIds: string[] }> {
+export async function resolveExistingNetwork(file: string, network: ExistingNetworkConfig, provider: pulumi.ProviderResource): Promise<{ routeTableIds: string[]; serverZone: string }> {
   const vpc = await getVpc({ id: network.vpcId }, { provider });
   if (vpc.cidrBlock !== network.vpcCidr) {
     throw new pulumi.RunError(`${file}: clusterra:network.vpcCidr = "${network.vpcCidr}": ${network.vpcId}'s CIDR is ${vpc.cidrBlock}; valid: the VPC's own primary CIDR`);
@@ -29,7 +29,7 @@ export async function resolveExistingNetwork(file: string, network: ExistingNetw
     );
   }
   const tables = await Promise.all(network.subnetIds.map((subnetId) => getRouteTable({ subnetId, vpcId: network.vpcId }, { provider })));
-  return { routeTableIds: [...new Set(tables.map((t) => t.routeTableId))].sort() };
+  return { routeTableIds: [...new Set(tables.map((t) => t.routeTableId))].sort(), serverZone: serverSubnet.availabilityZone };
 }
 
 /** Whether a tenant adopts an existing VPC. */

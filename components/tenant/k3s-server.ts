@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import * as ebs from "@pulumi/aws/ebs";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as iam from "@pulumi/aws/iam";
 import * as ssm from "@pulumi/aws/ssm";
@@ -29,6 +30,8 @@ export interface TenantK3sServerArgs extends AccountScope {
   readonly k3sVersion: string;
   /** The subnet the server lives in: the NAT subnet when it is the NAT, else a private one. */
   readonly subnetId: pulumi.Input<string>;
+  /** That subnet's zone: the state volume lives there. */
+  readonly zone: pulumi.Input<string>;
   /** The server's fixed private address (tenantServerAddress): central names it in its host rules. */
   readonly privateIp: string;
   /**
@@ -109,8 +112,15 @@ export class TenantK3sServer extends pulumi.ComponentResource {
 
     const instanceType = TENANT_SERVER.instanceType;
     const ami = getParameterOutput({ name: al2023AmiParameter("arm64") }, child).value;
-    const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn]).apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn]) =>
+    // The cluster's state outlives the instance: encrypted, protected, never deleted with it.
+    const stateVolume = new ebs.Volume(
+      `${name}-state`,
+      { availabilityZone: args.zone, size: TENANT_SERVER.stateVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${args.clusterName}-k3s-state` } },
+      { parent: this, protect: true },
+    );
+    const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn, stateVolume.id]).apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn, stateVolumeId]) =>
       tenantServerUserData({
+        stateVolumeId,
         k3sVersion: args.k3sVersion,
         region: args.region,
         kmsKeyArn,
@@ -150,6 +160,8 @@ export class TenantK3sServer extends pulumi.ComponentResource {
       // The fixed address is free again only once the old server is gone.
       { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [...attachments, ...reservation] },
     );
+
+    new ec2.VolumeAttachment(`${name}-state`, { instanceId: instance.id, volumeId: stateVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
 
     if (args.nat) {
       // Outbound only: no rule on the server's group admits the internet.

@@ -44,6 +44,7 @@ export async function tenantStack(config: TenantConfig): Promise<Record<string, 
       config,
       accountId,
       existingRouteTableIds: existing?.routeTableIds,
+      existingServerZone: existing?.serverZone,
       centralProvider,
       central: {
         vpcId: out("vpcId"),
