@@ -113,7 +113,8 @@ const RULES: Readonly<Record<string, Rule>> = {
     const volume = ebs(i.type ?? "gp3", Number(i.size));
     if (typeof volume === "string") return volume;
     const snapshotted = Object.entries((i.tags ?? {}) as Record<string, string>).some(([k, v]) => c.snapshotTags.has(`${k}=${v}`));
-    return [volume, ...(snapshotted ? [stored("EBS snapshots (daily, incremental)", U.snapshotGb, PRICES.ebsSnapshotGbMonth, "usage")] : [])];
+    // A month of incremental snapshots keeps the changed blocks, never more than the volume holds.
+    return [volume, ...(snapshotted ? [stored("EBS snapshots (daily, incremental)", Math.min(U.snapshotGb, Number(i.size)), PRICES.ebsSnapshotGbMonth, "usage")] : [])];
   },
   "aws:ec2/natGateway:NatGateway": () => [hourly("NAT gateway", PRICES.natGatewayHour), used("NAT gateway data", U.natGb, "GB", PRICES.natGatewayPerGb)],
   "aws:ec2/eip:Eip": () => [hourly("public IPv4 address", PRICES.publicIpv4Hour)],

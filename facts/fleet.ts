@@ -104,7 +104,7 @@ export const MARIADB_OPERATOR_POD_LABELS = { "app.kubernetes.io/name": "mariadb-
 /**
  * Each tenant's accounting database backed up by mariadb-operator (a `Backup` of its
  * `MariaDB`) to a volume of its own on central's data volume, which DLM snapshots daily to
- * the region (facts: components/central/data-snapshots.ts): a restore needs only the
+ * the region (facts: components/storage/data-snapshots.ts): a restore needs only the
  * cluster, and a lost zone has the snapshot. Defaults of the central stack's `clusterra:backups`.
  */
 export const ACCOUNTING_BACKUP = {

@@ -21,6 +21,9 @@ export const LABEL_KEYS = { tenant: "clusterra.io/tenant", role: "clusterra.io/r
 /** Kubernetes annotations the platform puts on pod templates: a digest of what the pods read at start, so a change rolls them. */
 export const ANNOTATION_KEYS = { users: "clusterra.io/users-digest" } as const;
 
+/** Daily snapshots of a stateful volume kept (DLM): central's data volume, each tenant server's state. */
+export const SNAPSHOT_RETAIN_DAYS = 14;
+
 /** Tag keys every taggable resource carries (set through the provider's defaultTags). */
 export const TAG_KEYS = {
   managedBy: "managed-by",

@@ -32,6 +32,6 @@ export const USAGE_ASSUMPTIONS = {
   /** VPC flow-log volume per flow log, and what a log group keeps. */
   flowLogGb: 1,
   logGroupStoredGb: 1,
-  /** Changed blocks a month of daily snapshots keeps, per snapshotted volume. */
+  /** Changed blocks a month of daily snapshots keeps, per snapshotted volume (at most its size). */
   snapshotGb: 20,
 } as const;

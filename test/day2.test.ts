@@ -145,3 +145,16 @@ describe("upgrades", function () {
     assert.ok(wave("slurm") > wave("control-plane"));
   });
 });
+
+describe("the tenant server's state snapshots", function () {
+  this.timeout(60000);
+
+  it("snapshot the state volume daily (DLM, 14 kept), priced by what a 2 GiB volume can hold", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const policy = acme.deployment.deployment.resources.find((r) => r.type === "aws:dlm/lifecyclePolicy:LifecyclePolicy");
+    const volume = named(acme, "aws:ebs/volume:Volume", "tenant-acme-k3s-state");
+    const target = (policy?.inputs?.policyDetails as { targetTags: Record<string, string> }).targetTags;
+    assert.ok(Object.entries(target).every(([k, v]) => (volume.inputs?.tags as Record<string, string>)[k] === v), "the policy targets the state volume");
+    assert.equal((policy?.inputs?.policyDetails as { schedules: { retainRule: { count: number } }[] }).schedules[0].retainRule.count, 14);
+  });
+});

@@ -723,7 +723,7 @@ describe("what the scoped shapes allow, evaluated with @cloud-copilot/iam-simula
   });
 
   it("the snapshot role tags snapshots only as it creates them (the component fix), so it cannot mark others for deletion", async () => {
-    const { snapshotPolicy } = await import("../components/central/data-snapshots");
+    const { snapshotPolicy } = await import("../components/storage/data-snapshots");
     const statements = (JSON.parse(snapshotPolicy({ partition: "aws", region: REGION, accountId: CENTRAL, targetTag: { key: "clusterra:backup", value: "dev-central-data" } })) as { Statement: Record<string, unknown>[] }).Statement;
     const dlm = `arn:aws:iam::${CENTRAL}:role/clusterra-dev-dlm`;
     const tag = (context: Record<string, string>) => decide(statements, { principal: dlm, action: "ec2:CreateTags", resource: `arn:aws:ec2:${REGION}::snapshot/snap-0123456789abcdef0`, account: CENTRAL, context });

@@ -3,6 +3,7 @@ import type { CentralConfig } from "../../config/types";
 import { dataVolumeGiB } from "../../facts/central-host";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { alarmTopicName } from "../../facts/alarms";
+import { SNAPSHOT_RETAIN_DAYS } from "../../facts/project";
 import { Alarms } from "../observability/alarms";
 import { ARGOCD_CLUSTER_SECRET, platformName, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
 import { centralFleetPath, centralStackFleetFiles } from "../fleet/central";
@@ -13,7 +14,7 @@ import { StackKey } from "../security/stack-key";
 import { ArgoCd } from "./argocd";
 import { ClusterApiAccess } from "./cluster-api-access";
 import { ClusterApiTls } from "./cluster-api-tls";
-import { DataSnapshots } from "./data-snapshots";
+import { DataSnapshots } from "../storage/data-snapshots";
 import { K3sHost } from "./k3s-host";
 import { PlatformSecrets } from "./platform-secrets";
 import { ConnectorServiceNetwork } from "./service-network";
@@ -29,8 +30,6 @@ export interface CentralEnvironmentArgs {
   readonly accountId: pulumi.Output<string>;
 }
 
-/** Daily snapshots of the data volume kept. */
-const SNAPSHOT_RETAIN_DAYS = 14;
 
 /**
  * Everything one environment's central side runs: network, key, K3s host, state tables,
@@ -92,7 +91,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    new DataSnapshots(`${name}-snapshots`, { ...common, environment: config.environment, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
+    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `the central ${config.environment} data volume`, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
     const tables = new StateTables(`${name}-state`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const secrets = new PlatformSecrets(`${name}-secrets`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const clusterApiTls = new ClusterApiTls(`${name}-cluster-api-tls`, { environment: config.environment, hostAddress: host.privateIp, kmsKeyArn: key.keyArn }, child);

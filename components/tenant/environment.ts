@@ -6,7 +6,8 @@ import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { clusterApiRoleName, tenantServerRoleName } from "../../facts/project";
+import { clusterApiRoleName, SNAPSHOT_RETAIN_DAYS, TAG_KEYS, tenantServerRoleName } from "../../facts/project";
+import { DataSnapshots } from "../storage/data-snapshots";
 import { tenantServerAddress } from "../../config/subnet-layout";
 import { KARPENTER_DISCOVERY_TAG, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
@@ -181,6 +182,9 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const edgeAgent = new EdgeAgentAccess(`${name}-edge-agent`, { ...common, clusterName, serverRoleArn }, child);
 
     const scope = pulumi.output(args.accountId).apply((accountId) => ({ partition: config.partition, region: config.region, accountId, clusterName }));
+    // The cluster's state volume, snapshotted daily to the region: a lost zone keeps the cluster.
+    const stateSnapshots = { key: TAG_KEYS.backup, value: `${config.environment}-${config.tenant.id}-k3s-state` };
+    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `tenant ${config.tenant.id}'s cluster state`, targetTag: stateSnapshots, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
     const server = new TenantK3sServer(
       `${name}-k3s`,
       {
@@ -191,6 +195,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         k3sVersion: config.k3sVersion,
         subnetId: net.serverSubnetId,
         zone: net.serverZone,
+        stateVolumeTags: { [stateSnapshots.key]: stateSnapshots.value },
         privateIp: tenantServerAddress(config.network),
         reserveAddress: net.sharedServerSubnet,
         securityGroupId: groups.serverSecurityGroupId,

@@ -32,6 +32,8 @@ export interface TenantK3sServerArgs extends AccountScope {
   readonly subnetId: pulumi.Input<string>;
   /** That subnet's zone: the state volume lives there. */
   readonly zone: pulumi.Input<string>;
+  /** Tags that mark the state volume for its daily snapshots. */
+  readonly stateVolumeTags: Readonly<Record<string, string>>;
   /** The server's fixed private address (tenantServerAddress): central names it in its host rules. */
   readonly privateIp: string;
   /**
@@ -115,7 +117,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
     // The cluster's state outlives the instance: encrypted, protected, never deleted with it.
     const stateVolume = new ebs.Volume(
       `${name}-state`,
-      { availabilityZone: args.zone, size: TENANT_SERVER.stateVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${args.clusterName}-k3s-state` } },
+      { availabilityZone: args.zone, size: TENANT_SERVER.stateVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${args.clusterName}-k3s-state`, ...args.stateVolumeTags } },
       { parent: this, protect: true },
     );
     const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn, stateVolume.id]).apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn, stateVolumeId]) =>

@@ -8,8 +8,8 @@ import type { AccountScope } from "../security/scope";
 export const DLM_SERVICE = "dlm.amazonaws.com";
 
 export interface DataSnapshotsArgs extends AccountScope {
-  /** Environment name: descriptions. */
-  readonly environment: string;
+  /** What the volume is (central's data volume, a tenant server's state): descriptions. */
+  readonly purpose: string;
   /** Tag key and value that mark the volumes to snapshot. */
   readonly targetTag: { readonly key: string; readonly value: string };
   /** Daily snapshots kept. */
@@ -51,17 +51,18 @@ export function snapshotPolicy(p: { partition: string; region: string; accountId
 }
 
 /**
- * Daily snapshots of the central host's data volume (K3s datastore, every tenant's MariaDB
- * and slurmctld state) by Data Lifecycle Manager, kept for `retainDays`.
+ * Daily snapshots of a stateful volume (central's data volume: K3s, every tenant's MariaDB
+ * and slurmctld state; a tenant server's cluster state) by Data Lifecycle Manager, kept for
+ * `retainDays`, in the region: a lost zone still has them.
  */
 export class DataSnapshots extends pulumi.ComponentResource {
   constructor(name: string, args: DataSnapshotsArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("clusterra:central:DataSnapshots", name, {}, opts);
+    super("clusterra:storage:DataSnapshots", name, {}, opts);
     const child = { parent: this };
     const role = new iam.Role(
       `${name}-role`,
       {
-        description: `EBS snapshots of the central ${args.environment} data volume`,
+        description: `EBS snapshots of ${args.purpose}`,
         // AWS documents DLM's trust without a source condition (AWSDataLifecycleManagerDefaultRole).
         assumeRolePolicy: toJson(documentedServiceTrust(DLM_SERVICE)),
       },
@@ -75,7 +76,7 @@ export class DataSnapshots extends pulumi.ComponentResource {
     new dlm.LifecyclePolicy(
       `${name}`,
       {
-        description: `clusterra ${args.environment} central data volume, daily`,
+        description: `clusterra: ${args.purpose}, daily`,
         executionRoleArn: role.arn,
         state: "ENABLED",
         policyDetails: {
