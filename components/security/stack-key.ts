@@ -69,6 +69,11 @@ export function secretReaderStatements(partition: string, region: string, reader
 }
 
 /** The EC2 Spot service-linked role of an account. */
+/** A service that writes into this account's encrypted queues or topics, for this account only. */
+function deliveringServiceStatement(sid: string, service: string, actions: readonly string[], account: string): Statement {
+  return { Sid: sid, Effect: "Allow", Principal: { Service: service }, Action: [...actions], Resource: "*", Condition: { StringEquals: { "aws:SourceAccount": account } } };
+}
+
 export function spotServiceLinkedRoleArn(partition: string, account: string): string {
   return `arn:${partition}:iam::${account}:role/aws-service-role/spot.amazonaws.com/AWSServiceRoleForEC2Spot`;
 }
@@ -118,30 +123,8 @@ export class StackKey extends pulumi.ComponentResource {
                 },
               ]
             : []),
-          ...(args.eventsService
-            ? [
-                {
-                  Sid: "EventBridgeDeliversToEncryptedQueues",
-                  Effect: "Allow" as const,
-                  Principal: { Service: "events.amazonaws.com" },
-                  Action: ["kms:GenerateDataKey", "kms:Decrypt"],
-                  Resource: "*",
-                  Condition: { StringEquals: { "aws:SourceAccount": account } },
-                },
-              ]
-            : []),
-          ...(args.alarmsService
-            ? [
-                {
-                  Sid: "CloudWatchAlarmsPublishToEncryptedTopics",
-                  Effect: "Allow" as const,
-                  Principal: { Service: "cloudwatch.amazonaws.com" },
-                  Action: ["kms:GenerateDataKey*", "kms:Decrypt"],
-                  Resource: "*",
-                  Condition: { StringEquals: { "aws:SourceAccount": account } },
-                },
-              ]
-            : []),
+          ...(args.eventsService ? [deliveringServiceStatement("EventBridgeDeliversToEncryptedQueues", "events.amazonaws.com", ["kms:GenerateDataKey", "kms:Decrypt"], account)] : []),
+          ...(args.alarmsService ? [deliveringServiceStatement("CloudWatchAlarmsPublishToEncryptedTopics", "cloudwatch.amazonaws.com", ["kms:GenerateDataKey*", "kms:Decrypt"], account)] : []),
           ...(args.spotVolumes ? spotVolumeStatements(args.partition, account) : []),
           ...secretReaderStatements(args.partition, args.region, readers as readonly SecretReader[]),
         ),
