@@ -4,7 +4,7 @@
  * found, each naming the file, the key, the value and what would be valid.
  */
 import Ajv, { ErrorObject } from "ajv";
-import { CONFIG_NAMESPACE, ELB_NAME_MAX, platformName, StackKind } from "../facts/project";
+import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
@@ -15,7 +15,7 @@ import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcC
 import { tenantServerAddress } from "./subnet-layout";
 import { ownPortConflict, portConflicts } from "./tenant-ports";
 import { userProblems, type TenantUser } from "./users";
-import { collidesWithPlatformWords } from "./vocabulary";
+import { maxTenantIdLength, tenantNameProblems } from "./tenant-names";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
 import type { CentralConfig, CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
 
@@ -151,13 +151,11 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   if (Array.isArray(aws.allowedAccountIds) && typeof tenant.accountId === "string" && !aws.allowedAccountIds.includes(tenant.accountId)) {
     add("aws:allowedAccountIds", aws.allowedAccountIds, `does not include the tenant account ${tenant.accountId}`, "a list that includes clusterra:tenant.accountId");
   }
-  if (typeof tenant.id === "string" && /^[a-z]([a-z0-9-]*[a-z0-9])?$/.test(tenant.id) && collidesWithPlatformWords(tenant.id)) {
-    add(`${ns}:tenant.id`, tenant.id, "is made only of words the platform writes into names and ARNs (it would read as this tenant in every other tenant's resources)", "a distinctive id such as the customer's name");
-  }
-  // ELB names (clusterra-<env>-<tenant>) have at most 32 characters.
-  const lbName = typeof tenant.id === "string" && typeof own.environment === "string" ? platformName(own.environment, tenant.id) : undefined;
-  if (lbName && lbName.length > ELB_NAME_MAX) {
-    add(`${ns}:tenant.id`, tenant.id, `makes the load balancer name ${lbName} longer than ELB's ${ELB_NAME_MAX} characters`, `an id of at most ${ELB_NAME_MAX - platformName(String(own.environment), "").length} characters in environment ${own.environment}`);
+  // The names the id goes into bind its length (S3, IAM, Kubernetes); nothing else does.
+  if (typeof tenant.id === "string" && typeof own.environment === "string") {
+    const problems = tenantNameProblems(own.environment, tenant.id);
+    const max = maxTenantIdLength(own.environment);
+    if (problems.length > 0) add(`${ns}:tenant.id`, tenant.id, problems.join("; "), `an id of at most ${max.length} characters in environment ${own.environment} (${max.what} binds it)`);
   }
   const users = typedUsers(own.users);
   for (const p of userProblems(users.map((u) => u.user), (i) => users[i].at)) add(`${ns}:users[${p.index}].${p.field}`, p.value, p.problem, p.valid);

@@ -4,6 +4,7 @@
  * Secrets delivers. Components, `fleet check` and the tests derive from this table.
  */
 import type { ChartKey } from "./charts";
+import { platformName, tenantAccessRoleName, tenantDeployerRoleName, tenantSecretPrefix } from "./project";
 
 /** Folder of an environment's central fleet: what the root Application syncs (not recursive). */
 export function centralFleetPath(environment: string): string {
@@ -28,6 +29,24 @@ export function tenantEntryPath(environment: string, tenantId: string): string {
 /** The namespace on central holding one tenant's Slurm control plane. */
 export function tenantNamespace(tenantId: string): string {
   return `tenant-${tenantId}`;
+}
+
+/**
+ * The text the platform writes before a tenant's id in every name it derives for that
+ * tenant (resource names, roles, secrets and parameters, namespaces), longest first: where a
+ * name says whose it is. The tenant-isolation policy reads ownership from these, never from
+ * words.
+ */
+export function tenantNameStems(environment: string): string[] {
+  const marker = "\u0000";
+  const forms = [
+    platformName(environment, marker),
+    tenantAccessRoleName(environment, marker),
+    tenantDeployerRoleName(environment, marker),
+    tenantSecretPrefix(environment, marker),
+    tenantNamespace(marker),
+  ];
+  return [...new Set(forms.map((f) => f.slice(0, f.indexOf(marker))))].sort((a, b) => b.length - a.length);
 }
 
 /** The tenant's AppProject: only its namespace on central and its own cluster. */

@@ -6,9 +6,6 @@ export function platformName(environment: string, ...parts: string[]): string {
   return [PROJECT, environment, ...parts].join("-");
 }
 
-/** ELB load balancer and target group names stop at 32 characters. */
-export const ELB_NAME_MAX = 32;
-
 /** Config namespace of the project's own keys (`clusterra:<key>`). */
 export const CONFIG_NAMESPACE = PROJECT;
 

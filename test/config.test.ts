@@ -107,13 +107,17 @@ describe("configuration", () => {
   it("rejects a tenant of another environment than its central, and ids too long for ELB names", () => {
     const env = issuesOf(withValues(acme(), { "clusterra:environment": "prod" }));
     assert.match(issueAt(env, "clusterra:environment").problem, /differs from stacks\/Pulumi.central-dev.yaml's environment/);
-    const long = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "a-very-long-tenant-name-x", accountId: "444455556666" } }));
-    assert.match(issueAt(long, "clusterra:tenant.id").problem, /longer than ELB's 32 characters/);
-    assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 18 characters/);
+    // The names the id goes into bind it: S3's 63 characters for the files bucket first.
+    assert.deepEqual(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "a-very-long-tenant-name-x", accountId: "444455556666" } })), []);
+    const long = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "a".repeat(31), accountId: "444455556666" } }));
+    assert.match(issueAt(long, "clusterra:tenant.id").problem, /makes the files bucket's name \(S3: 63\) 64 characters/);
+    assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 30 characters in environment dev \(the files bucket's name \(S3: 63\) binds it\)/);
   });
 
-  it("rejects ids made only of platform words, a central region other than central's, and ids reused in an environment", () => {
-    assert.match(issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "east", accountId: "444455556666" } })), "clusterra:tenant.id").problem, /words the platform writes/);
+  it("takes any DNS label unique in its environment as an id (English words too), and rejects a central region other than central's and ids reused in an environment", () => {
+    for (const id of ["data", "cloud", "security", "health-data", "genomics", "east", "tenant"]) {
+      assert.deepEqual(issuesOf(withValues(acme(), { "clusterra:tenant": { id, accountId: "444455556666" } })).filter((i) => i.key === "clusterra:tenant.id"), [], id);
+    }
     const region = issuesOf(withValues(acme(), { "clusterra:central": { stack: "central-dev", accountId: "111122223333", vpcCidr: "10.0.0.0/16", region: "eu-west-1" } }));
     assert.match(issueAt(region, "clusterra:central.region").problem, /differs from stacks\/Pulumi.central-dev.yaml's aws:region/);
     const elsewhere = validateStack(withValues(acme(), { "aws:region": "us-west-2", "clusterra:network": { vpcCidr: "10.16.0.0/20", availabilityZones: 2 } }), exampleFiles());

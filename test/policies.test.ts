@@ -659,19 +659,26 @@ const CASES: Record<PolicyName, Case> = {
   },
   "tenant-isolation": {
     pass: () => {
-      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "acme-files", { bucket: "clusterra-acme-files" })], TENANT_PROVIDER, ["acme", "globex"]);
+      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "acme-files", { bucket: "clusterra-dev-acme-files" })], TENANT_PROVIDER, ["acme", "globex"]);
       // "globex" inside another word is not a reference
-      assertPasses("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-acme-globexample" })], TENANT_PROVIDER, ["acme", "globex"]);
+      assertPasses("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { name: "clusterra-dev-acme-globexample" })], TENANT_PROVIDER, ["acme", "globex"]);
       // a tenant id inside the stack's own, longer id is not a reference
-      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-acme-eu-files" })], { tags: stackTags("dev", "tenant", "acme-eu") }, ["acme", "acme-eu"]);
+      assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-dev-acme-eu-files" })], { tags: stackTags("dev", "tenant", "acme-eu") }, ["acme", "acme-eu"]);
+      // ownership is read from the platform's names, never from words: a tenant called "data" is not in "k3s-data"
+      assertPasses("tenant-isolation", [res("aws:ebs/volume:Volume", "data", { availabilityZone: "us-east-1a", size: 2, tags: { Name: "globex-data", purpose: "k3s-data" } })], TENANT_PROVIDER, ["acme", "data", "globex"]);
+      // AWS's own public parameters are no tenant's, whatever a wildcard in them could spell
+      assertPasses("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "ami", { role: "r", policy: doc({ Effect: "Allow", Action: "ssm:GetParameter", Resource: "arn:aws:ssm:us-east-1::parameter/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-*" }) })], TENANT_PROVIDER, ["acme", "globex"]);
+      // the stack's own access role in central, even with a tenant called "tenant"
+      assertPasses("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "assume", { role: "r", policy: doc({ Effect: "Allow", Action: "sts:AssumeRole", Resource: "arn:aws:iam::111122223333:role/clusterra-dev-tenant-acme" }) })], TENANT_PROVIDER, ["acme", "tenant"]);
       // central stacks name every tenant
       assertPasses("tenant-isolation", [res("aws:s3/bucket:Bucket", "globex", { bucket: "clusterra-globex-files" })], {}, ["acme", "globex"]);
     },
     fail: () => {
-      const policy = doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-globex-files/*" });
+      const policy = doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files/*" });
       assertFails("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy })], TENANT_PROVIDER, ["acme", "globex"]);
-      assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "globex-files", { bucket: "x" })], TENANT_PROVIDER, ["acme", "globex"]);
-      assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-acme-eu-files" })], TENANT_PROVIDER, ["acme", "acme-eu"]);
+      assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-dev-globex-files-777788889999" })], TENANT_PROVIDER, ["acme", "globex"]);
+      assertFails("tenant-isolation", [res("aws:s3/bucket:Bucket", "files", { bucket: "clusterra-dev-acme-eu-files" })], TENANT_PROVIDER, ["acme", "acme-eu"]);
+      assertFails("tenant-isolation", [res("aws:ssm/parameter:Parameter", "p", { name: "/clusterra/dev/globex/k3s/agent-token", type: "SecureString", value: "x" })], TENANT_PROVIDER, ["acme", "globex"]);
       assertFails("tenant-isolation", [res("aws:sqs/queue:Queue", "q", { tags: { "clusterra:tenant": "globex" } })], TENANT_PROVIDER, ["acme", "globex"]);
     },
   },
@@ -794,7 +801,7 @@ describe("clusterra policy check", () => {
     const tenants = tenantsFromStackFiles();
     assert.ok(tenants.includes("acme") && tenants.includes("globex"), tenants.join(","));
     const file = path.join(dir, "tenant.json");
-    const leak = res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-globex-files/*" }) });
+    const leak = res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files/*" }) });
     fs.writeFileSync(file, JSON.stringify(deployment([leak], TENANT_PROVIDER)));
     const r = await run(["check", file]);
     assert.equal(r.code, 1);
@@ -917,7 +924,7 @@ describe("review findings: tenant isolation", () => {
 
     const fn = res("aws:lambda/function:Function", "f", { role: "arn:aws:iam::444455556666:role/x", environment: { variables: { BUCKET: "clusterra-dev-globex-files" } } });
     assertFails("tenant-isolation", [fn], TENANT_PROVIDER, TENANTS);
-    assertFails("tenant-isolation", [res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1", tags: { Name: "globex-shared" } })], TENANT_PROVIDER, TENANTS);
+    assertFails("tenant-isolation", [res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1", tags: { Name: "clusterra-dev-globex-shared" } })], TENANT_PROVIDER, TENANTS);
 
     const wild = (name: string, resource: string, tenants = TENANTS) =>
       isolation([res("aws:iam/rolePolicy:RolePolicy", name, { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: resource }) })], { tenants, tenantAccounts: accounts });

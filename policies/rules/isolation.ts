@@ -7,8 +7,10 @@
  * checked all the same.
  */
 import type { PolicyResource } from "@pulumi/policy";
+import { tenantNameStems } from "../../facts/fleet";
 import { TAG_KEYS } from "../../facts/project";
 import { ipv4Contains, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
+import { userDataTexts } from "./compute";
 import { documentsOf, isAnyResource, statementsOf } from "./iam-docs";
 import { stackIdentity, tagMap } from "./provider";
 import { asRecord, known, stackPolicy, type PackStackPolicy } from "./util";
@@ -22,32 +24,101 @@ export interface TenantIsolationConfig {
   tenantCidrs?: Record<string, string>;
 }
 
-const patterns = new Map<string, RegExp>();
 /**
- * Matches any of the tenant ids as a whole word of a name or ARN (`acme` in
- * `clusterra-acme-files`, not in `acmecorp`); group 2 is the tenant found.
+ * How names say whose they are: the stems the platform writes before a tenant's id
+ * (facts/fleet.ts tenantNameStems, longest first), and every tenant's id (the stack's own
+ * included, longest first, so that "acme" inside "acme-eu" reads right).
  */
-function tenantsPattern(tenants: readonly string[]): RegExp {
-  const key = tenants.join("\n");
-  let re = patterns.get(key);
-  if (!re) {
-    const alternatives = [...tenants].sort((a, b) => b.length - a.length).map((t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-    re = new RegExp(`(^|[^a-z0-9])(${alternatives.join("|")})(?=[^a-z0-9]|$)`, "gi");
-    if (patterns.size > 100) patterns.clear();
-    patterns.set(key, re);
-  }
-  return re;
+interface Naming {
+  readonly stems: readonly string[];
+  readonly tenants: readonly string[];
 }
 
-/** Tenant ids found in a text as whole words, with where each starts. */
-function tenantTokens(text: string, re: RegExp): { id: string; at: number }[] {
+const NAME_CHAR = /[a-z0-9]/i;
+/** Where a name may end: the end of the text, or a character no id holds but "-" (which ids hold, so the longest id wins). */
+const endsName = (text: string, at: number): boolean => at >= text.length || !NAME_CHAR.test(text[at]);
+
+/**
+ * The tenants a text names, structurally: at every place a stem starts a name (the text's
+ * start, or after a character that is not a letter or digit), the stem followed by a
+ * tenant's id that ends there. The longest stem that is followed by an id decides, so the
+ * own tenant's `clusterra-dev-tenant-acme` is acme's, whatever other ids exist.
+ */
+export function tenantsNamed(text: string, naming: Naming): { id: string; at: number }[] {
   const out: { id: string; at: number }[] = [];
-  re.lastIndex = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    out.push({ id: m[2].toLowerCase(), at: m.index + m[1].length });
-    if (m[0].length === 0) re.lastIndex++;
+  const lower = text.toLowerCase();
+  for (let i = 0; i < lower.length; i++) {
+    if (i > 0 && NAME_CHAR.test(lower[i - 1])) continue;
+    for (const stem of naming.stems) {
+      if (!lower.startsWith(stem, i)) continue;
+      const from = i + stem.length;
+      const id = naming.tenants.find((t) => lower.startsWith(t.toLowerCase(), from) && endsName(lower, from + t.length));
+      if (id === undefined) continue;
+      out.push({ id: id.toLowerCase(), at: i });
+      i = from + id.length - 1;
+      break;
+    }
   }
   return out;
+}
+
+/**
+ * Whether two IAM-style patterns (`*` any run, `?` one character) can match one string.
+ * Memoized over the two positions: a `*` on either side may take the other's next character
+ * (or `*`), or nothing.
+ */
+export function globsMeet(a: string, b: string): boolean {
+  const memo = new Map<number, boolean>();
+  const go = (i: number, j: number): boolean => {
+    const key = i * (b.length + 1) + j;
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    let r: boolean;
+    if (i === a.length && j === b.length) r = true;
+    else if (i < a.length && a[i] === "*") r = go(i + 1, j) || (j < b.length && go(i, j + 1));
+    else if (j < b.length && b[j] === "*") r = go(i, j + 1) || (i < a.length && go(i + 1, j));
+    else r = i < a.length && j < b.length && (a[i] === "?" || b[j] === "?" || a[i].toLowerCase() === b[j].toLowerCase()) && go(i + 1, j + 1);
+    memo.set(key, r);
+    return r;
+  };
+  return go(0, 0);
+}
+
+/** Where an ARN's resource name starts (after `role/`, `secret:`, `parameter/`...; an S3 ARN's is its bucket), or the whole text. */
+function resourceName(pattern: string): { name: string; aws: boolean } {
+  const m = /^arn:[^:]*:([^:]*):[^:]*:([^:]*):(.*)$/.exec(pattern);
+  if (!m) return { name: pattern, aws: /^\/aws\//.test(pattern) };
+  const [, service, account, resource] = m;
+  // AWS's own resources (public parameters, AWS-managed policies) are no tenant's.
+  const aws = account === "aws" || (service === "ssm" && /^parameter\/aws\//.test(resource));
+  if (service === "s3") return { name: resource, aws };
+  const typed = /^[A-Za-z-]+[/:]/.exec(resource);
+  return { name: typed ? resource.slice(typed[0].length) : resource, aws };
+}
+
+/**
+ * The other tenant an IAM wildcard can reach: one whose names (a stem, its id, then the end
+ * of a name) the pattern's resource name can match, e.g. `arn:aws:s3:::clusterra-dev-*-files/*`
+ * in any tenant stack, or `clusterra-dev-acme-*` when tenant `acme-eu` exists. An ARN pinned
+ * to one of the stack's own accounts, or naming AWS's own resources, reaches no other tenant.
+ */
+export function wildcardReachesTenant(pattern: string, own: string, others: readonly string[], ownAccounts: ReadonlySet<string>, stems: readonly string[]): string | undefined {
+  // "*" and its ARN spellings are about any resource, not names: the IAM policies judge those.
+  if (!pattern.includes("*") || isAnyResource(pattern)) return undefined;
+  const account = /^arn:[^:]*:[^:]*:[^:]*:([^:]*):/.exec(pattern)?.[1];
+  if (account !== undefined && /^\d{12}$/.test(account) && ownAccounts.has(account)) return undefined;
+  const { name, aws } = resourceName(pattern);
+  // A name that is only wildcards (`image/*`, a role `*`) is about any resource: the IAM policies judge it.
+  if (aws || !name.includes("*") || /^[*?/]+$/.test(name)) return undefined;
+  const body = name.replace(/^\/+/, "");
+  for (const t of others) {
+    if (t.toLowerCase() === own.toLowerCase()) continue;
+    for (const stem of stems) {
+      const theirs = `${stem}${t}`;
+      if ([theirs, `${theirs}-*`, `${theirs}/*`, `${theirs}:*`, `${theirs}.*`].some((n) => globsMeet(body, n))) return t;
+    }
+  }
+  return undefined;
 }
 
 /** Every string in a value, with its path (nested objects and lists: env vars, tags, blocks). */
@@ -82,54 +153,16 @@ function documentPatterns(raw: unknown): string[] {
   return out;
 }
 
-/**
- * The other tenant an IAM wildcard can reach: a `*` that could stand for (or complete)
- * another tenant's id where no tenant id comes first, e.g.
- * `arn:aws:s3:::clusterra-dev-*-files/*` in any tenant stack, or `clusterra-dev-acme-*`
- * when tenant `acme-eu` exists. A wildcard that is a whole segment (`bucket/*`) is not
- * about names; an ARN pinned to one of the stack's own accounts cannot reach another
- * tenant's account and is left alone.
- */
-export function wildcardReachesTenant(pattern: string, own: string, others: readonly string[], ownAccounts: ReadonlySet<string>): string | undefined {
-  // "*" and its ARN spellings are about any resource, not names: the IAM policies judge those.
-  if (!pattern.includes("*") || isAnyResource(pattern)) return undefined;
-  const account = /^arn:[^:]*:[^:]*:[^:]*:([^:]*):/.exec(pattern)?.[1];
-  if (account !== undefined && /^\d{12}$/.test(account) && ownAccounts.has(account)) return undefined;
-  const re = tenantsPattern([own, ...others]);
-  const literal = (s: string): string => s.replace(/\*/g, "").replace(/\?/g, "x");
-  for (let i = pattern.indexOf("*"); i >= 0; i = pattern.indexOf("*", i + 1)) {
-    // A wildcard that is a whole segment ("bucket/*", an account "*") means any child of a
-    // parent named elsewhere, or any account: the names and the IAM policies judge those.
-    const segStart = Math.max(pattern.lastIndexOf("/", i - 1), pattern.lastIndexOf(":", i - 1)) + 1;
-    const segEnd = /[/:]/.exec(pattern.slice(i + 1))?.index;
-    const segment = pattern.slice(segStart, segEnd === undefined ? pattern.length : i + 1 + segEnd);
-    if (/^[*?]+$/.test(segment)) continue;
-    const before = literal(pattern.slice(0, i));
-    const after = literal(pattern.slice(i + 1));
-    for (const t of others) {
-      for (let k = 0; k < t.length; k++) {
-        // The wildcard may complete an id already begun before it ("acme-" + "eu").
-        if (!before.toLowerCase().endsWith(t.slice(0, k).toLowerCase())) continue;
-        const start = before.length - k;
-        const tokens = tenantTokens(before + t.slice(k) + after, re);
-        // A tenant id written before the wildcard already scopes it (and is judged as a name).
-        if (tokens.some((x) => x.at < start)) continue;
-        if (tokens.some((x) => x.at === start && x.id === t.toLowerCase())) return t;
-      }
-    }
-  }
-  return undefined;
-}
-
 function isTenantIsolationConfig(v: unknown): TenantIsolationConfig {
   return (asRecord(v) ?? {}) as TenantIsolationConfig;
 }
 
 export const tenantIsolation = stackPolicy("tenant-isolation", {
   description:
-    "In a tenant stack (kind and tenant from any AWS provider's default tags), no resource name, input or output (nested values such as " +
-    "environment variables and tags included; AWS providers too), or IAM document refers to another tenant: by id (tenants from the policy " +
-    "config), by account id (tenantAccounts), by an address or block inside its VPC (tenantCidrs), or through a wildcard that would match another tenant's names; no resource is tagged as another tenant's. " +
+    "In a tenant stack (kind, tenant and environment from any AWS provider's default tags), no resource name, input or output (nested values such as " +
+    "environment variables and tags included; AWS providers too), or IAM document refers to another tenant: by a name the platform derives for it " +
+    "(clusterra-<env>-<id>..., clusterra/<env>/<id>/..., tenant-<id>; tenants from the policy config), by account id (tenantAccounts), by an address or block inside its VPC (tenantCidrs), " +
+    "or through a wildcard that could match such a name (AWS's own resources aside); no resource is tagged as another tenant's. " +
     "With no tenant list configured a tenant stack fails, rather than passing unchecked.",
   remediation: "derive names and ARNs from this stack's own tenant id and account only; cross-tenant access goes through central, never tenant to tenant",
   configSchema: {
@@ -155,16 +188,18 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
     }
     const others = tenants.filter((t) => t.toLowerCase() !== own.toLowerCase());
     const accountsConfig = asRecord(config.tenantAccounts) ?? {};
-    const ownAccounts = new Set(identity.accounts);
+    // Another tenant's account is never this stack's, even when one of its providers acts there
+    // (a provider pointed at another tenant's account is exactly what this catches).
     const ownConfigured = accountsConfig[own];
-    if (typeof ownConfigured === "string") ownAccounts.add(ownConfigured);
     const foreignAccounts = new Map<string, string>();
     for (const t of others) {
       const a = accountsConfig[t];
-      if (typeof a === "string" && /^\d{12}$/.test(a) && !ownAccounts.has(a)) foreignAccounts.set(a, t);
+      if (typeof a === "string" && /^\d{12}$/.test(a) && a !== ownConfigured) foreignAccounts.set(a, t);
     }
+    const ownAccounts = new Set(identity.accounts.filter((a) => !foreignAccounts.has(a)));
+    if (typeof ownConfigured === "string") ownAccounts.add(ownConfigured);
     if (others.length === 0 && foreignAccounts.size === 0) return;
-    const re = tenantsPattern([own, ...others]);
+    const naming: Naming = { stems: tenantNameStems(identity.environment ?? "*"), tenants: [own, ...others].sort((a, b) => b.length - a.length) };
     const cidrsConfig = asRecord(config.tenantCidrs) ?? {};
     const foreignCidrs: ForeignCidr[] = [];
     for (const t of others) {
@@ -177,7 +212,7 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
     for (const r of args.resources) {
       // Providers too: a provider assuming another tenant's role reaches that tenant.
       if (!r.type.startsWith("aws:") && !r.type.startsWith("pulumi:providers:aws")) continue;
-      checkResource(r, own, foreign, re, report);
+      checkResource(r, own, foreign, naming, report);
     }
   },
 });
@@ -198,11 +233,13 @@ interface Foreign {
 
 const IPV4 = /(?<![\d.])(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?:\/\d{1,2})?)(?![\d.])/g;
 
-function checkResource(r: PolicyResource, own: string, foreign: Foreign, re: RegExp, report: (problem: string, urn?: string) => void): void {
+function checkResource(r: PolicyResource, own: string, foreign: Foreign, naming: Naming, report: (problem: string, urn?: string) => void): void {
   const { others, ownAccounts, accounts: foreignAccounts } = foreign;
   const texts: [string, string][] = [["resource name", r.name]];
   // Values still unknown during preview are skipped, not allowed to abort the whole check.
   for (const key of Object.keys(r.props)) collectStrings(known<unknown>(() => r.props[key], undefined), key, texts);
+  // User data as the instance reads it: base64, gzip and multipart decoded.
+  for (const [field, text] of [...texts]) if (/(^|\.)userData$/i.test(field)) for (const decoded of userDataTexts(text)) if (decoded !== text) texts.push([`${field} (decoded)`, decoded]);
 
   const hits = new Map<string, string[]>(); // what -> fields
   const hit = (what: string, field: string): void => {
@@ -211,9 +248,8 @@ function checkResource(r: PolicyResource, own: string, foreign: Foreign, re: Reg
     hits.set(what, fields);
   };
   for (const [field, text] of texts) {
-    // One pass over every tenant id, the stack's own included and longest first, so that
-    // "acme" inside the own id "acme-eu" (or "acme-eu" when acme is the stack) reads right.
-    for (const { id } of tenantTokens(text, re)) {
+    // Names the platform derives for another tenant; the stack's own read as its own.
+    for (const { id } of tenantsNamed(text, naming)) {
       const tenant = others.find((t) => t.toLowerCase() === id);
       if (tenant !== undefined) hit(`tenant "${tenant}"`, field);
     }
@@ -234,7 +270,7 @@ function checkResource(r: PolicyResource, own: string, foreign: Foreign, re: Reg
   }
   for (const doc of known(() => documentsOf(r.type, r.props), [])) {
     for (const p of documentPatterns(doc.raw)) {
-      const tenant = wildcardReachesTenant(p, own, others, ownAccounts);
+      const tenant = wildcardReachesTenant(p, own, others, ownAccounts, naming.stems);
       if (tenant !== undefined) hit(`tenant "${tenant}" through the wildcard ${p}`, doc.field);
     }
   }

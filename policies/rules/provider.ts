@@ -81,6 +81,8 @@ export interface StackIdentity {
   readonly kind?: string;
   /** `clusterra:tenant` of the providers' default tags (the first found). */
   readonly tenant?: string;
+  /** `clusterra:environment` of the providers' default tags (the first found). */
+  readonly environment?: string;
   /** Every account an AWS provider of the stack acts in. */
   readonly accounts: readonly string[];
 }
@@ -105,12 +107,14 @@ export function stackIdentity(resources: readonly { type: string; props: Record<
   }
   let kind: string | undefined;
   let tenant: string | undefined;
+  let environment: string | undefined;
   const accounts: string[] = [];
   for (const p of providers) {
     const tags = providerDefaultTags(p);
     kind ??= tags[TAG_KEYS.stackKind];
     tenant ??= tags[TAG_KEYS.tenant];
+    environment ??= tags[TAG_KEYS.environment];
     for (const a of providerAccounts(p)) if (!accounts.includes(a)) accounts.push(a);
   }
-  return { ...(kind !== undefined ? { kind } : {}), ...(tenant !== undefined ? { tenant } : {}), accounts };
+  return { ...(kind !== undefined ? { kind } : {}), ...(tenant !== undefined ? { tenant } : {}), ...(environment !== undefined ? { environment } : {}), accounts };
 }
