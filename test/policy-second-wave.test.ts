@@ -516,6 +516,23 @@ function tenantScenario(): Scenario {
       userData: Buffer.from("#!/bin/bash\naws s3 cp s3://clusterra-dev-globex-files/slurm.conf /etc/slurm/\n").toString("base64"),
     }),
   ]);
+  // 3. The third wave's corpus: a trust open to any role of an account through a wildcard
+  // aws:PrincipalArn, a Lambda permission for any S3 bucket with no source account, a deprecated
+  // broad managed policy.
+  s.fail("trust-any-role-of-an-account", "iam-cross-account-trust-condition", [
+    s.res("trust-any-role", "aws:iam/role:Role", "role", {
+      assumeRolePolicy: doc({ Effect: "Allow", Principal: { AWS: "arn:aws:iam::999988887777:root" }, Action: "sts:AssumeRole", Condition: { ArnLike: { "aws:PrincipalArn": "arn:aws:iam::999988887777:role/*" } } }),
+    }),
+  ]);
+  s.fail("lambda-any-bucket-no-account", "lambda-permission-restricted", [
+    s.res("lambda-any-bucket", "aws:lambda/permission:Permission", "from-s3", { action: "lambda:InvokeFunction", function: "f", principal: "s3.amazonaws.com", sourceArn: "arn:aws:s3:::*" }),
+  ]);
+  s.fail("lambda-bucket-without-account", "lambda-permission-restricted", [
+    s.res("lambda-bucket-no-account", "aws:lambda/permission:Permission", "from-s3", { action: "lambda:InvokeFunction", function: "f", principal: "s3.amazonaws.com", sourceArn: "arn:aws:s3:::clusterra-dev-acme-files" }),
+  ]);
+  s.fail("deprecated-ec2-role-for-ssm", "iam-no-broad-managed-policy", [
+    s.res("ec2-role-for-ssm", "aws:iam/rolePolicyAttachment:RolePolicyAttachment", "ssm", { role: "node", policyArn: "arn:aws:iam::aws:policy/service-role/AmazonEC2RoleforSSM" }),
+  ]);
   s.fail("provider-into-globex", "tenant-isolation", [
     {
       urn: "urn:pulumi:tenant-wave::clusterra::pulumi:providers:aws::globex",

@@ -351,7 +351,9 @@ export const iamCrossAccountTrustCondition = resourcePolicy("iam-cross-account-t
         const key = oidcSubjectKey(p.value);
         if (!oidcSubjectPinned(st, key)) report(`${where(doc, st, n)} trusts the OIDC provider ${p.value} with no ${key} condition naming the subject (a GitHub subject names its repository in full)`);
       }
-      const conditioned = hasPinningCondition(st, ...CROSS_ACCOUNT_KEYS);
+      // aws:PrincipalArn pins only when it names roles exactly: `role/*` is every role of the account.
+      const exactArns = pinnedValues(st, "aws:PrincipalArn")?.every((v) => !/[*?]/.test(v)) === true;
+      const conditioned = hasPinningCondition(st, ...CROSS_ACCOUNT_KEYS.filter((k) => k !== "aws:PrincipalArn")) || exactArns;
       if (st.principals.some(isAnyone)) {
         const pinned = pinnedAccounts(st);
         if (pinned === undefined) {
@@ -359,7 +361,7 @@ export const iamCrossAccountTrustCondition = resourcePolicy("iam-cross-account-t
         } else if (own.size > 0) {
           const foreign = [...new Set(pinned.filter((a) => !own.has(a)))];
           // aws:PrincipalArn naming the exact foreign role is enough; aws:PrincipalAccount alone is not.
-          if (foreign.length > 0 && !hasPinningCondition(st, "sts:ExternalId", "aws:PrincipalArn")) {
+          if (foreign.length > 0 && !hasPinningCondition(st, "sts:ExternalId") && !exactArns) {
             report(`${where(doc, st, n)} trusts Principal "*" from account ${foreign.join(", ")} with no sts:ExternalId or aws:PrincipalArn condition`);
           }
         }
@@ -404,6 +406,7 @@ export const BROAD_MANAGED_POLICIES: readonly { readonly name: string | RegExp; 
   { name: "SystemAdministrator", why: "job function: broad administration" },
   { name: "NetworkAdministrator", why: "job function: every network resource" },
   { name: "DatabaseAdministrator", why: "job function: every database" },
+  { name: "AmazonEC2RoleforSSM", why: "deprecated: s3:GetObject and PutObject on every bucket, and more, for Session Manager (AmazonSSMManagedInstanceCore replaces it)" },
 ];
 
 /** Whether an ARN names an AWS-managed policy that grants far more than one stack needs. */

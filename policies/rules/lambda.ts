@@ -38,7 +38,7 @@ export const lambdaReservedConcurrency = resourcePolicy("lambda-reserved-concurr
 export const lambdaPermissionRestricted = resourcePolicy("lambda-permission-restricted", {
   description:
     'No Lambda permission lets anyone invoke a function or use a layer: no Principal "*" unless limited to an organisation (principalOrgId, ' +
-    "organizationId for layers), no unauthenticated function-URL grant, and a service principal only with sourceArn or sourceAccount.",
+    "organizationId for layers), no unauthenticated function-URL grant, and a service principal only with sourceAccount, or a sourceArn that names one resource in one account (no wildcard; S3's ARNs name no account).",
   remediation: "name the invoking service or account as principal and set sourceArn (the rule, queue or bucket) or sourceAccount, or limit \"*\" to principalOrgId",
   types: ["aws:lambda/permission:Permission", LAYER_VERSION_PERMISSION],
   validate: (args, report) => {
@@ -49,8 +49,14 @@ export const lambdaPermissionRestricted = resourcePolicy("lambda-permission-rest
     const { principal, sourceArn, sourceAccount, functionUrlAuthType, principalOrgId } = args.props;
     if (principal === "*") {
       if (!isNonEmptyString(principalOrgId)) report('principal is "*" with no principalOrgId: anyone may invoke the function');
-    } else if (typeof principal === "string" && /\.amazonaws\.com(\.cn)?$/.test(principal) && !isNonEmptyString(sourceArn) && !isNonEmptyString(sourceAccount)) {
-      report(`service principal ${principal} is not limited by sourceArn or sourceAccount: any ${principal} resource in any account may invoke the function`);
+    } else if (typeof principal === "string" && /\.amazonaws\.com(\.cn)?$/.test(principal) && !isNonEmptyString(sourceAccount)) {
+      // A sourceArn limits only when it names one resource, and an ARN with no account (S3's)
+      // names one in any account: the bucket may be deleted and its name taken elsewhere.
+      const arnText = isNonEmptyString(sourceArn) ? sourceArn : "";
+      const noAccount = /^arn:[^:]*:[^:]*:[^:]*::/.test(arnText);
+      if (!arnText) report(`service principal ${principal} is not limited by sourceArn or sourceAccount: any ${principal} resource in any account may invoke the function`);
+      else if (/[*?]/.test(arnText)) report(`service principal ${principal} is limited by the wildcard sourceArn ${arnText} and no sourceAccount: any matching resource in any account may invoke the function`);
+      else if (noAccount) report(`service principal ${principal} is limited by ${arnText}, an ARN with no account, and no sourceAccount: a resource of that name in another account may invoke the function`);
     }
     if (functionUrlAuthType === "NONE") report('functionUrlAuthType is "NONE": the function URL needs no authentication');
   },
