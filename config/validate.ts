@@ -5,7 +5,7 @@
  */
 import Ajv, { ErrorObject } from "ajv";
 import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
-import { ACCOUNTING_BACKUP } from "../facts/fleet";
+import { ACCOUNTING_BACKUP, platformNameSlots } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
@@ -150,6 +150,10 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   }
   if (Array.isArray(aws.allowedAccountIds) && typeof tenant.accountId === "string" && !aws.allowedAccountIds.includes(tenant.accountId)) {
     add("aws:allowedAccountIds", aws.allowedAccountIds, `does not include the tenant account ${tenant.accountId}`, "a list that includes clusterra:tenant.accountId");
+  }
+  // One of the platform's own name slots (clusterra-<env>-cluster-api, -alarms, -connector-*, -tenant-*) would read as this tenant's.
+  if (typeof tenant.id === "string" && typeof own.environment === "string" && platformNameSlots(own.environment).includes(tenant.id)) {
+    add(`${ns}:tenant.id`, tenant.id, `would make the platform's own names (clusterra-${own.environment}-${tenant.id}-...) read as this tenant's`, `any other DNS label (not ${platformNameSlots(own.environment).join(", ")})`);
   }
   // The names the id goes into bind its length (S3, IAM, Kubernetes); nothing else does.
   if (typeof tenant.id === "string" && typeof own.environment === "string") {

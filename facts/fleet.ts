@@ -4,7 +4,9 @@
  * Secrets delivers. Components, `fleet check` and the tests derive from this table.
  */
 import type { ChartKey } from "./charts";
-import { platformName, tenantAccessRoleName, tenantDeployerRoleName, tenantSecretPrefix } from "./project";
+import { clusterApiRoleName, platformName, PROJECT, tenantAccessRoleName, tenantDeployerRoleName, tenantKeyAliasName, tenantSecretPrefix } from "./project";
+import { alarmTopicName } from "./alarms";
+import { connectorBridgeRoleName, connectorExternalId } from "./connector-network";
 
 /** Folder of an environment's central fleet: what the root Application syncs (not recursive). */
 export function centralFleetPath(environment: string): string {
@@ -32,6 +34,25 @@ export function tenantNamespace(tenantId: string): string {
 }
 
 /**
+ * Ids that would make one of the platform's own names read as a tenant's: the name slots the
+ * platform writes right after `clusterra-<env>-` for what belongs to no tenant (cluster-api,
+ * the alarm topic, the connectors' names, the tenants' access roles), each hyphen-prefix of
+ * them. Derived from the name functions, so a new platform name extends it by itself.
+ */
+export function platformNameSlots(environment: string): string[] {
+  const stem = platformName(environment, "");
+  const names = [clusterApiRoleName(environment), alarmTopicName(platformName(environment)), connectorBridgeRoleName(environment), connectorExternalId(environment, "x"), tenantAccessRoleName(environment, "x")];
+  const slots = new Set<string>();
+  for (const n of names) {
+    const rest = n.startsWith(stem) ? n.slice(stem.length) : "";
+    const parts = rest.split("-");
+    // Every hyphen-prefix but the whole name's tail after a tenant or cluster placeholder.
+    for (let i = 1; i <= parts.length; i++) if (!parts.slice(0, i).includes("x")) slots.add(parts.slice(0, i).join("-"));
+  }
+  return [...slots].filter(Boolean).sort();
+}
+
+/**
  * The text the platform writes before a tenant's id in every name it derives for that
  * tenant (resource names, roles, secrets and parameters, namespaces), longest first: where a
  * name says whose it is. The tenant-isolation policy reads ownership from these, never from
@@ -44,6 +65,7 @@ export function tenantNameStems(environment: string): string[] {
     tenantAccessRoleName(environment, marker),
     tenantDeployerRoleName(environment, marker),
     tenantSecretPrefix(environment, marker),
+    `${PROJECT}/${tenantKeyAliasName(environment, marker)}`,
     tenantNamespace(marker),
   ];
   return [...new Set(forms.map((f) => f.slice(0, f.indexOf(marker))))].sort((a, b) => b.length - a.length);

@@ -116,6 +116,11 @@ export const FILES_SESSION_SECONDS = 3600;
 /** The secret (under the tenant's prefix) that holds central ArgoCD's credential for the tenant cluster. */
 export const ARGOCD_CLUSTER_SECRET = "argocd-cluster";
 
+/** A tenant stack key's alias suffix (alias/clusterra/<it>). */
+export function tenantKeyAliasName(environment: string, tenantId: string): string {
+  return `${environment}/tenant-${tenantId}`;
+}
+
 /** Prefix of the Secrets Manager names a tenant stack owns in the central account. */
 export function tenantSecretPrefix(environment: string, tenantId: string): string {
   return `${PROJECT}/${environment}/${tenantId}/`;

@@ -115,9 +115,13 @@ describe("configuration", () => {
   });
 
   it("takes any DNS label unique in its environment as an id (English words too), and rejects a central region other than central's and ids reused in an environment", () => {
-    for (const id of ["data", "cloud", "security", "health-data", "genomics", "east", "tenant"]) {
+    for (const id of ["data", "cloud", "security", "health-data", "genomics", "east", "central"]) {
       assert.deepEqual(issuesOf(withValues(acme(), { "clusterra:tenant": { id, accountId: "444455556666" } })).filter((i) => i.key === "clusterra:tenant.id"), [], id);
     }
+    // Only the platform's own name slots are taken (clusterra-dev-cluster-api, -tenant-<id>, ...): structure, not words.
+    const slot = issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "cluster", accountId: "444455556666" } })), "clusterra:tenant.id");
+    assert.match(slot.problem, /would make the platform's own names \(clusterra-dev-cluster-\.\.\.\) read as this tenant's/);
+    assert.match(slot.valid, /not alarms, cluster, cluster-api, connector, connector-bridge, tenant/);
     const region = issuesOf(withValues(acme(), { "clusterra:central": { stack: "central-dev", accountId: "111122223333", vpcCidr: "10.0.0.0/16", region: "eu-west-1" } }));
     assert.match(issueAt(region, "clusterra:central.region").problem, /differs from stacks\/Pulumi.central-dev.yaml's aws:region/);
     const elsewhere = validateStack(withValues(acme(), { "aws:region": "us-west-2", "clusterra:network": { vpcCidr: "10.16.0.0/20", availabilityZones: 2 } }), exampleFiles());

@@ -942,6 +942,43 @@ describe("review findings: tenant isolation", () => {
   });
 });
 
+describe("tenant isolation, third wave: an attacker's spellings", () => {
+  const TENANTS = ["acme", "globex"];
+  const accounts = { acme: ACME_ACCOUNT, globex: "777788889999" };
+  const check = (resources: DeploymentResource[], provider: typeof TENANT_PROVIDER = TENANT_PROVIDER) =>
+    checkDeployment(deployment(resources, provider), { tenants: TENANTS, tenantAccounts: accounts }).violations.filter((v) => v.policy === "tenant-isolation").map((v) => v.message);
+  const read = (resource: string, condition?: Record<string, unknown>) => res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: resource, ...(condition ? { Condition: condition } : {}) }) });
+
+  it("keeps checking when another provider claims the stack is central's, or names another tenant", () => {
+    const central = res("pulumi:providers:aws", "central-claim", { region: "us-east-1", defaultTags: JSON.stringify({ tags: stackTags("dev", "central") }) });
+    assert.ok(check([central, read("arn:aws:s3:::clusterra-dev-globex-files-777788889999/*")]).length > 0);
+    const theirs = res("pulumi:providers:aws", "globex-claim", { region: "us-east-1", defaultTags: JSON.stringify({ tags: stackTags("dev", "tenant", "globex") }) });
+    assert.ok(check([theirs]).some((m) => /name several tenants/.test(m)));
+  });
+
+  it("reads JSON as its reader does, policy variables and account wildcards as wildcards, and the tenant tag anywhere", () => {
+    const escaped = res("aws:iam/rolePolicy:RolePolicy", "escaped", { role: "r", policy: '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::clusterra-dev-\\u0067lobex-files-777788889999/x"}]}' });
+    assert.ok(check([escaped]).length > 0, "\\u escapes");
+    assert.ok(check([read("arn:aws:s3:::clusterra-dev-${aws:PrincipalTag/t}-files-${aws:PrincipalTag/a}/*")]).length > 0, "policy variables");
+    assert.ok(check([read("arn:aws:sqs:us-east-1:7777888899??:*")]).length > 0, "an account wildcard that spells globex's");
+    assert.ok(check([read("arn:aws:s3:::*/*", { StringEquals: { "aws:ResourceTag/clusterra:tenant": "globex" } })]).length > 0, "a condition on globex's tag");
+    assert.ok(check([res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { tagSpecifications: [{ resourceType: "instance", tags: { "clusterra:tenant": "globex" } }] })]).length > 0, "a nested tenant tag");
+    assert.ok(check([res("aws:lambda/permission:Permission", "p", { action: "lambda:InvokeFunction", function: "f", principal: "s3.amazonaws.com", sourceArn: "arn:aws:s3:::clusterra-dev-g*", sourceAccount: ACME_ACCOUNT })]).length > 0, "a wildcard ARN outside a policy");
+    assert.ok(check([res("aws:ec2/instance:Instance", "i", { ami: "ami-1", instanceType: "t4g.small", userDataBase64: Buffer.from("aws s3 cp s3://clusterra-dev-globex-files-777788889999/x .").toString("base64") })]).length > 0, "userDataBase64");
+    assert.ok(check([res("aws-native:iam:RolePolicy", "native", { roleName: "r", policyDocument: { Statement: [{ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files-777788889999/*" }] } })]).length > 0, "another provider's types");
+  });
+
+  it("judges a wildcard into central's account by its names, even when a provider acts there", () => {
+    const inCentral = res("pulumi:providers:aws", "central", { region: "us-east-1", allowedAccountIds: JSON.stringify(["111122223333"]), defaultTags: JSON.stringify({ tags: stackTags("dev", "tenant", "acme") }) });
+    assert.ok(check([inCentral, read("arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/g*")]).length > 0);
+    assert.deepEqual(check([inCentral, read("arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/acme/*")]), []);
+  });
+
+  it("reads the own tag case-blind", () => {
+    assert.deepEqual(check([res("aws:sqs/queue:Queue", "q", { tags: { "clusterra:tenant": "Acme" } })]), []);
+  });
+});
+
 describe("review findings: IAM and Lambda", () => {
   const OTHER = "999988887777";
   const queuePolicy = (name: string, statement: Record<string, unknown>) =>

@@ -6,7 +6,7 @@ import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { clusterApiRoleName, SNAPSHOT_RETAIN_DAYS, TAG_KEYS, tenantServerRoleName } from "../../facts/project";
+import { clusterApiRoleName, SNAPSHOT_RETAIN_DAYS, TAG_KEYS, tenantKeyAliasName, tenantServerRoleName } from "../../facts/project";
 import { DataSnapshots } from "../storage/data-snapshots";
 import { tenantServerAddress } from "../../config/subnet-layout";
 import { KARPENTER_DISCOVERY_TAG, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
@@ -103,7 +103,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const common = { region: config.region, partition: config.partition, accountId: args.accountId };
     const clusterName = tenantClusterName(config.environment, config.tenant.id);
 
-    const key = new StackKey(`${name}`, { ...common, aliasName: `${config.environment}/tenant-${config.tenant.id}`, purpose: `tenant ${config.tenant.id}: volumes, files, queues, logs`, logsService: true, eventsService: true, spotVolumes: config.shapes.some((sh) => sh.capacityType === "spot") }, child);
+    const key = new StackKey(`${name}`, { ...common, aliasName: tenantKeyAliasName(config.environment, config.tenant.id), purpose: `tenant ${config.tenant.id}: volumes, files, queues, logs`, logsService: true, eventsService: true, spotVolumes: config.shapes.some((sh) => sh.capacityType === "spot") }, child);
     const discovery = { [KARPENTER_DISCOVERY_TAG]: clusterName };
     const net = tenantNetwork(name, config, args, key.keyArn, discovery, this);
     const network = net.network;

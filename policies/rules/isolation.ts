@@ -102,14 +102,21 @@ function resourceName(pattern: string): { name: string; aws: boolean } {
  * in any tenant stack, or `clusterra-dev-acme-*` when tenant `acme-eu` exists. An ARN pinned
  * to one of the stack's own accounts, or naming AWS's own resources, reaches no other tenant.
  */
-export function wildcardReachesTenant(pattern: string, own: string, others: readonly string[], ownAccounts: ReadonlySet<string>, stems: readonly string[]): string | undefined {
+export function wildcardReachesTenant(raw: string, own: string, others: readonly string[], ownAccounts: ReadonlySet<string>, stems: readonly string[], foreignAccounts: ReadonlyMap<string, string> = new Map()): string | undefined {
+  // IAM policy variables (${aws:PrincipalTag/x}) stand for any text, as a wildcard does.
+  const pattern = raw.replace(/\$\{[^}]*\}/g, "*");
   // "*" and its ARN spellings are about any resource, not names: the IAM policies judge those.
-  if (!pattern.includes("*") || isAnyResource(pattern)) return undefined;
+  if (!/[*?]/.test(pattern) || isAnyResource(pattern)) return undefined;
   const account = /^arn:[^:]*:[^:]*:[^:]*:([^:]*):/.exec(pattern)?.[1];
   if (account !== undefined && /^\d{12}$/.test(account) && ownAccounts.has(account)) return undefined;
+  // A wildcard in the account that can spell another tenant's account reaches it.
+  if (account !== undefined && /[*?]/.test(account) && account !== "*") {
+    for (const [a, t] of foreignAccounts) if (globsMeet(account, a)) return t;
+  }
   const { name, aws } = resourceName(pattern);
+  if (!/[*?]/.test(name)) return undefined;
   // A name that is only wildcards (`image/*`, a role `*`) is about any resource: the IAM policies judge it.
-  if (aws || !name.includes("*") || /^[*?/]+$/.test(name)) return undefined;
+  if (aws || /^[*?/]+$/.test(name)) return undefined;
   const body = name.replace(/^\/+/, "");
   for (const t of others) {
     if (t.toLowerCase() === own.toLowerCase()) continue;
@@ -186,6 +193,11 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
       report(`no tenants are configured (tenant-isolation's "tenants"), so references to other tenants cannot be checked in tenant "${own}"`);
       return;
     }
+    if (identity.tenants.length > 1) report(`the AWS providers' default tags name several tenants (${identity.tenants.join(", ")}): a tenant stack is one tenant's`);
+    if (identity.environment === undefined) {
+      report(`this is a tenant stack but no AWS provider's default tags name its environment (${TAG_KEYS.environment}), so the names it derives for other tenants cannot be read`);
+      return;
+    }
     const others = tenants.filter((t) => t.toLowerCase() !== own.toLowerCase());
     const accountsConfig = asRecord(config.tenantAccounts) ?? {};
     // Another tenant's account is never this stack's, even when one of its providers acts there
@@ -196,10 +208,11 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
       const a = accountsConfig[t];
       if (typeof a === "string" && /^\d{12}$/.test(a) && a !== ownConfigured) foreignAccounts.set(a, t);
     }
-    const ownAccounts = new Set(identity.accounts.filter((a) => !foreignAccounts.has(a)));
-    if (typeof ownConfigured === "string") ownAccounts.add(ownConfigured);
+    // The tenant's own account when the config names it: a second provider acting elsewhere
+    // (central's account, where every tenant's secrets are) does not make that account "own".
+    const ownAccounts = new Set(typeof ownConfigured === "string" ? [ownConfigured] : identity.accounts.filter((a) => !foreignAccounts.has(a)));
     if (others.length === 0 && foreignAccounts.size === 0) return;
-    const naming: Naming = { stems: tenantNameStems(identity.environment ?? "*"), tenants: [own, ...others].sort((a, b) => b.length - a.length) };
+    const naming: Naming = { stems: tenantNameStems(identity.environment), tenants: [own, ...others].sort((a, b) => b.length - a.length) };
     const cidrsConfig = asRecord(config.tenantCidrs) ?? {};
     const foreignCidrs: ForeignCidr[] = [];
     for (const t of others) {
@@ -210,8 +223,9 @@ export const tenantIsolation = stackPolicy("tenant-isolation", {
     const foreign = { others, ownAccounts, accounts: foreignAccounts, cidrs: foreignCidrs };
 
     for (const r of args.resources) {
-      // Providers too: a provider assuming another tenant's role reaches that tenant.
-      if (!r.type.startsWith("aws:") && !r.type.startsWith("pulumi:providers:aws")) continue;
+      // Every resource with inputs (any provider's: aws-native, command, kubernetes too) and every
+      // provider; not the stack, nor the reference to central's outputs (which list every tenant; the stack reads its own).
+      if (r.type === "pulumi:pulumi:Stack" || r.type === "pulumi:pulumi:StackReference") continue;
       checkResource(r, own, foreign, naming, report);
     }
   },
@@ -238,8 +252,18 @@ function checkResource(r: PolicyResource, own: string, foreign: Foreign, naming:
   const texts: [string, string][] = [["resource name", r.name]];
   // Values still unknown during preview are skipped, not allowed to abort the whole check.
   for (const key of Object.keys(r.props)) collectStrings(known<unknown>(() => r.props[key], undefined), key, texts);
-  // User data as the instance reads it: base64, gzip and multipart decoded.
-  for (const [field, text] of [...texts]) if (/(^|\.)userData$/i.test(field)) for (const decoded of userDataTexts(text)) if (decoded !== text) texts.push([`${field} (decoded)`, decoded]);
+  for (const [field, text] of [...texts]) {
+    // User data as the instance reads it: base64, gzip and multipart decoded.
+    if (/(^|\.)userData(Base64)?$/i.test(field)) for (const decoded of userDataTexts(text)) if (decoded !== text) texts.push([`${field} (decoded)`, decoded]);
+    // JSON text (policies, container definitions) as its reader reads it: \u escapes decoded.
+    if (/^\s*[[{]/.test(text)) {
+      try {
+        collectStrings(JSON.parse(text), `${field} (parsed)`, texts);
+      } catch {
+        // not JSON
+      }
+    }
+  }
 
   const hits = new Map<string, string[]>(); // what -> fields
   const hit = (what: string, field: string): void => {
@@ -252,6 +276,16 @@ function checkResource(r: PolicyResource, own: string, foreign: Foreign, naming:
     for (const { id } of tenantsNamed(text, naming)) {
       const tenant = others.find((t) => t.toLowerCase() === id);
       if (tenant !== undefined) hit(`tenant "${tenant}"`, field);
+    }
+    // The platform's tenant tag, wherever it sits (tags, tagsAll, tagSpecifications, a condition on it).
+    if (/(^|[./])clusterra:tenant$/i.test(field) || /\/clusterra:tenant(\)|$)/i.test(field)) {
+      const tenant = others.find((t) => globsMeet(text, t));
+      if (tenant !== undefined) hit(`tenant "${tenant}" by its ${TAG_KEYS.tenant} tag`, field);
+    }
+    // An ARN anywhere (a permission's sourceArn, an output) with wildcards: judged like a policy's.
+    if (/^arn:/.test(text) && /[*?]|\$\{/.test(text)) {
+      const tenant = wildcardReachesTenant(text, own, others, foreign.ownAccounts, naming.stems, foreign.accounts);
+      if (tenant !== undefined) hit(`tenant "${tenant}" through the wildcard ${text}`, field);
     }
     if (foreignAccounts.size > 0) {
       for (const m of text.matchAll(/(?<!\d)(\d{12})(?!\d)/g)) {
@@ -270,13 +304,13 @@ function checkResource(r: PolicyResource, own: string, foreign: Foreign, naming:
   }
   for (const doc of known(() => documentsOf(r.type, r.props), [])) {
     for (const p of documentPatterns(doc.raw)) {
-      const tenant = wildcardReachesTenant(p, own, others, ownAccounts, naming.stems);
+      const tenant = wildcardReachesTenant(p, own, others, ownAccounts, naming.stems, foreignAccounts);
       if (tenant !== undefined) hit(`tenant "${tenant}" through the wildcard ${p}`, doc.field);
     }
   }
   for (const [what, fields] of hits) report(`refers to ${what} (this stack is tenant "${own}") in ${fields.join(", ")}`, r.urn);
   const tagged = known(() => tagMap(r.props.tags)[TAG_KEYS.tenant], undefined);
-  if (tagged !== undefined && tagged !== own) report(`tags.${TAG_KEYS.tenant} is "${tagged}" but this stack is tenant "${own}"`, r.urn);
+  if (tagged !== undefined && tagged.toLowerCase() !== own.toLowerCase()) report(`tags.${TAG_KEYS.tenant} is "${tagged}" but this stack is tenant "${own}"`, r.urn);
 }
 
 export const ISOLATION_POLICIES: readonly PackStackPolicy[] = [tenantIsolation];

@@ -83,6 +83,8 @@ export interface StackIdentity {
   readonly tenant?: string;
   /** `clusterra:environment` of the providers' default tags (the first found). */
   readonly environment?: string;
+  /** Every tenant the providers' default tags name (more than one is itself a finding). */
+  readonly tenants: readonly string[];
   /** Every account an AWS provider of the stack acts in. */
   readonly accounts: readonly string[];
 }
@@ -109,12 +111,18 @@ export function stackIdentity(resources: readonly { type: string; props: Record<
   let tenant: string | undefined;
   let environment: string | undefined;
   const accounts: string[] = [];
+  const tenants: string[] = [];
   for (const p of providers) {
     const tags = providerDefaultTags(p);
+    // Any provider tagged as a tenant's makes this a tenant stack: another provider cannot
+    // declare the stack central and switch the tenant checks off.
+    if (tags[TAG_KEYS.stackKind] === "tenant") kind = "tenant";
     kind ??= tags[TAG_KEYS.stackKind];
-    tenant ??= tags[TAG_KEYS.tenant];
+    const t = tags[TAG_KEYS.tenant];
+    if (t !== undefined && !tenants.includes(t)) tenants.push(t);
     environment ??= tags[TAG_KEYS.environment];
     for (const a of providerAccounts(p)) if (!accounts.includes(a)) accounts.push(a);
   }
-  return { ...(kind !== undefined ? { kind } : {}), ...(tenant !== undefined ? { tenant } : {}), ...(environment !== undefined ? { environment } : {}), accounts };
+  tenant = tenants[0];
+  return { ...(kind !== undefined ? { kind } : {}), ...(tenant !== undefined ? { tenant } : {}), ...(environment !== undefined ? { environment } : {}), tenants, accounts };
 }
