@@ -461,7 +461,7 @@ function minorOf(k3sVersion: string): number {
  * A tenant's K3s against its central's: never ahead (central's ArgoCD and the fleet's checks
  * know its version), and at most one minor behind (Kubernetes upgrades one minor at a time).
  */
-export function k3sSkewProblem(tenant: string, central: string): string | undefined {
+function k3sSkewProblem(tenant: string, central: string): string | undefined {
   const [t, c] = [minorOf(tenant), minorOf(central)];
   if (Number.isNaN(t) || Number.isNaN(c)) return undefined;
   if (t > c) return `runs Kubernetes 1.${t}, ahead of central's 1.${c}`;

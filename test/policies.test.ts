@@ -1214,3 +1214,25 @@ describe("review findings: data and safety", () => {
     assertPasses("required-tags", asg(all));
   });
 });
+
+describe("tenant isolation's small readers", () => {
+  it("globsMeet: two IAM patterns meet when one string matches both", async () => {
+    const { globsMeet } = await import("../policies/rules/isolation");
+    assert.equal(globsMeet("clusterra-dev-*-files", "clusterra-dev-globex"), false);
+    assert.equal(globsMeet("clusterra-dev-*-files*", "clusterra-dev-globex-*"), true);
+    assert.equal(globsMeet("clusterra-dev-acme-*", "clusterra-dev-globex-*"), false);
+    assert.equal(globsMeet("clusterra-dev-acme-*", "clusterra-dev-acme-eu-*"), true);
+    assert.equal(globsMeet("7777888899??", "777788889999"), true);
+    assert.equal(globsMeet("a?c", "abd"), false);
+  });
+
+  it("tenantsNamed: the longest stem followed by an id decides, and the longest id", async () => {
+    const { tenantsNamed } = await import("../policies/rules/isolation");
+    const { tenantNameStems } = await import("../facts/fleet");
+    const naming = { stems: tenantNameStems("dev"), tenants: ["acme-eu", "globex", "acme", "tenant"] };
+    assert.deepEqual(tenantsNamed("arn:aws:iam::1:role/clusterra-dev-tenant-acme", naming).map((t) => t.id), ["acme"]);
+    assert.deepEqual(tenantsNamed("s3://clusterra-dev-acme-eu-files/x", naming).map((t) => t.id), ["acme-eu"]);
+    assert.deepEqual(tenantsNamed("clusterra/dev/globex/slurm-key and tenant-globex", naming).map((t) => t.id), ["globex", "globex"]);
+    assert.deepEqual(tenantsNamed("k3s-data xclusterra-dev-globex clusterra-dev-globexample", naming), []);
+  });
+});

@@ -92,7 +92,7 @@ export function controlPlaneExtraConf(f: Pick<ControlPlaneFacts, "nodeSets" | "s
 const keyRef = (id: "slurm" | "jwt") => ({ create: false, secretRef: { name: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key } });
 
 /** The tenant's users in its namespace on central (the controller and the login read them). */
-export function controlPlaneUsers(f: ControlPlaneFacts) {
+function controlPlaneUsers(f: ControlPlaneFacts) {
   return usersConfigMap(tenantNamespace(f.tenantId), f.users, EFS_MOUNT_PATH);
 }
 
@@ -176,7 +176,7 @@ export interface MariaDbBackup {
  * volume of its own, kept `retentionDays`: on central's data volume, which DLM snapshots to
  * the region daily. A restore is a `Restore` naming it (README, "Day 2").
  */
-export function accountingBackup(f: ControlPlaneFacts): MariaDbBackup {
+function accountingBackup(f: ControlPlaneFacts): MariaDbBackup {
   return {
     apiVersion: "k8s.mariadb.com/v1alpha1",
     kind: "Backup",

@@ -60,7 +60,7 @@ const NAME = str("^[A-Za-z0-9_.:/+=@-]{1,256}$", "a resource name or id");
 const PORT = { type: "integer", minimum: 1, maximum: 65535, description: "a port from 1 to 65535" };
 
 /** Each kind's facts file, as JSON Schema (structure and shape of each value). */
-export const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
+const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
   tenant: obj({
     serverAddress: IPV4,
     kmsKeyArn: ARN("kms"),

@@ -179,7 +179,7 @@ export function workerNodePools(f: TenantClusterFacts): Record<string, unknown>[
 }
 
 /** The tenant's users beside its NodeSets (each slurmd pod reads them at start). */
-export function tenantUsers(f: TenantClusterFacts) {
+function tenantUsers(f: TenantClusterFacts) {
   return usersConfigMap(TENANT_NAMESPACES.slurm, f.users, EFS_MOUNT_PATH);
 }
 

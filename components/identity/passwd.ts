@@ -39,7 +39,7 @@ export function groupLines(users: readonly TenantUser[]): string[] {
  * Arguments: the ConfigMap's directory, the output directory. (`FILENAME == ARGV[1]`, not
  * `NR == FNR`: an empty users file must not swallow the image's.)
  */
-export const MERGE_SCRIPT = `set -eu
+const MERGE_SCRIPT = `set -eu
 src=$1 out=$2
 for f in ${USER_IDENTITY.files.join(" ")}; do
   awk -F: 'FILENAME == ARGV[1] { name[$1] = 1; id[$3] = 1; next } !($1 in name) && !($3 in id)' "$src/$f" "/etc/$f" > "$out/$f.new"

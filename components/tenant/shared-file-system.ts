@@ -12,7 +12,7 @@ export const NFS_PORT = 2049;
  * their own directories and the shared one, which the Slurm Prolog makes as root on the node
  * (components/identity/user-directories.ts).
  */
-export const EFS_ROOT_DIRECTORY = { path: "/clusterra", ownerUid: 0, ownerGid: 0, permissions: "0755" } as const;
+const EFS_ROOT_DIRECTORY = { path: "/clusterra", ownerUid: 0, ownerGid: 0, permissions: "0755" } as const;
 
 export interface SharedFileSystemArgs {
   /** Tenant id: names. */
