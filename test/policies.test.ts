@@ -1233,6 +1233,6 @@ describe("tenant isolation's small readers", () => {
     assert.deepEqual(tenantsNamed("arn:aws:iam::1:role/clusterra-dev-tenant-acme", naming).map((t) => t.id), ["acme"]);
     assert.deepEqual(tenantsNamed("s3://clusterra-dev-acme-eu-files/x", naming).map((t) => t.id), ["acme-eu"]);
     assert.deepEqual(tenantsNamed("clusterra/dev/globex/slurm-key and tenant-globex", naming).map((t) => t.id), ["globex", "globex"]);
-    assert.deepEqual(tenantsNamed("k3s-data xclusterra-dev-globex clusterra-dev-globexample", naming), []);
+    assert.deepEqual(tenantsNamed("k3s-data xclusterra-dev-globex clusterra-dev-globexample acme-tenant-globex", naming), []);
   });
 });

@@ -40,7 +40,7 @@ const endsName = (text: string, at: number): boolean => at >= text.length || !NA
 
 /**
  * The tenants a text names, structurally: at every place a stem starts a name (the text's
- * start, or after a character that is not a letter or digit), the stem followed by a
+ * start, or after a separator that no name holds), the stem followed by a
  * tenant's id that ends there. The longest stem that is followed by an id decides, so the
  * own tenant's `clusterra-dev-tenant-acme` is acme's, whatever other ids exist.
  */
@@ -48,7 +48,8 @@ export function tenantsNamed(text: string, naming: Naming): { id: string; at: nu
   const out: { id: string; at: number }[] = [];
   const lower = text.toLowerCase();
   for (let i = 0; i < lower.length; i++) {
-    if (i > 0 && NAME_CHAR.test(lower[i - 1])) continue;
+    // A name starts at the text's start or after a separator (/ : = space quote...), never inside a word or after "-", "_" or ".".
+    if (i > 0 && /[a-z0-9._-]/i.test(lower[i - 1])) continue;
     for (const stem of naming.stems) {
       if (!lower.startsWith(stem, i)) continue;
       const from = i + stem.length;
