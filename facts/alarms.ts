@@ -1,3 +1,5 @@
+import { platformName } from "./project";
+
 /**
  * When the platform pages its operator (components/observability/alarms.ts): EC2's status
  * checks, reported each minute, and dead-letter queues, which SQS reports every five.
@@ -15,4 +17,12 @@ export const ALARMS = {
 /** The alarm topic of a stack: `<prefix>-alarms`. */
 export function alarmTopicName(prefix: string): string {
   return `${prefix}-alarms`;
+}
+
+/** What a tenant account shares with central's monitoring sink: the EC2 metrics its server's alarms read, nothing else. */
+export const SHARED_METRICS = { resourceType: "AWS::CloudWatch::Metric", filter: "Namespace IN ('AWS/EC2')" } as const;
+
+/** Names of the alarms central keeps on one tenant's server: the tenant's access role may manage these only. */
+export function tenantAlarmPrefix(environment: string, tenantId: string): string {
+  return `${platformName(environment, tenantId)}-server-`;
 }

@@ -124,13 +124,13 @@ describe("cost estimate", function () {
   it("charges the operator what a tenant stack creates in central, and says what one more tenant adds", async () => {
     const acme = await plan("tenant-acme-dev");
     const cost = estimateCost(acme.deployment);
-    // The tenant's keys are in central; central builds nothing priced for it (rules, roles and a route are free).
-    assert.equal(cost.idle.byPayer.operator, 1.6);
+    // The tenant's keys and its server's alarms are in central; central builds nothing priced for it (rules, roles and a route are free).
+    assert.equal(cost.idle.byPayer.operator, 1.8);
     const forAcme = centralLinesFor(acme.central!, "acme");
     assert.deepEqual(forAcme.map((l) => l.item), []);
     assert.equal(
       formatOperatorMarginal(cost, exampleFile("central-dev"), forAcme),
-      "operator's marginal cost of this tenant: $1.60 a month idle (Secrets Manager secret x4 $1.60); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $26.13",
+      "operator's marginal cost of this tenant: $1.80 a month idle (Secrets Manager secret x4 $1.60, CloudWatch alarm x2 $0.20); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $26.33",
     );
     assert.equal(formatGrowth((await plan("connector-demo")).config, estimateCost((await plan("connector-demo")).deployment), exampleFiles()), undefined);
   });

@@ -4,6 +4,7 @@
  */
 import * as assert from "node:assert/strict";
 import { parse } from "yaml";
+import { estimateCost } from "../cli/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
 import { validateStack } from "../config";
 import { exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
@@ -52,8 +53,32 @@ describe("alarms", function () {
     }
   });
 
-  it("cost a tenant's customer nothing: its server is not watched from its own account (the operator would pay through cross-account observability)", async () => {
-    assert.deepEqual(alarmsOf(await plan("tenant-acme-dev")), []);
+  it("watch each tenant server from central's account, on the metrics the tenant shares with central's sink, at the operator's cost", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const central = await plan("central-dev");
+    const alarms = alarmsOf(acme);
+    assert.deepEqual(alarms.map((a) => a.name).sort(), ["clusterra-dev-acme-server-k3s-instance-check", "clusterra-dev-acme-server-k3s-system-check"]);
+    const server = acme.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance");
+    for (const a of alarms) {
+      assert.equal(a.metricQueries[0].accountId, "444455556666", "the tenant's own metric, read across accounts");
+      assert.equal(a.metricQueries[0].metric.dimensions.InstanceId, server?.outputs?.id);
+      assert.deepEqual(a.alarmActions, [central.outputs.alarmTopicArn], "central's topic; no recover action across accounts");
+    }
+    const link = acme.deployment.deployment.resources.find((r) => r.type === "aws:oam/link:Link");
+    assert.equal(link?.inputs?.sinkIdentifier, central.outputs.monitoringSinkArn);
+    assert.deepEqual(link?.inputs?.resourceTypes, ["AWS::CloudWatch::Metric"]);
+    const customer = estimateCost(acme.deployment).lines.filter((l) => l.payer === "customer" && l.basis === "idle").reduce((s, l) => s + l.monthlyUsd, 0);
+    assert.ok(Math.abs(customer - 29.98) < 0.001, String(customer));
+  });
+
+  it("let a tenant's access role in central manage only its own server's alarms (simulated)", async () => {
+    const central = await plan("central-dev");
+    const policy = named(central, "aws:iam/rolePolicy:RolePolicy", "central-dev-tenant-acme-access-policy").inputs?.policy;
+    const role = "arn:aws:sts::111122223333:assumed-role/clusterra-dev-tenant-acme/s";
+    const ask = (alarm: string) => simulate({ principal: role, action: "cloudwatch:PutMetricAlarm", resource: `arn:aws:cloudwatch:us-east-1:111122223333:alarm:${alarm}`, resourceAccount: "111122223333", identity: [policy] });
+    assert.equal(await ask("clusterra-dev-acme-server-k3s-system-check"), "Allowed");
+    assert.equal(await ask("clusterra-dev-globex-server-k3s-system-check"), "ImplicitlyDenied");
+    assert.equal(await ask("clusterra-dev-alarms-host-system-check"), "ImplicitlyDenied");
   });
 
   it("page on any message in the connector's dead-letter queue", async () => {

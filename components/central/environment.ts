@@ -5,6 +5,7 @@ import { CLUSTER_API_PORT } from "../../facts/contract";
 import { alarmTopicName } from "../../facts/alarms";
 import { SNAPSHOT_RETAIN_DAYS } from "../../facts/project";
 import { Alarms } from "../observability/alarms";
+import { MonitoringSink } from "../observability/metrics-sharing";
 import { ARGOCD_CLUSTER_SECRET, platformName, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
 import { centralFleetPath, centralStackFleetFiles } from "../fleet/central";
 import { orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
@@ -151,9 +152,16 @@ export class CentralEnvironment extends pulumi.ComponentResource {
 
     const alarms = new Alarms(
       `${name}`,
-      { ...common, topicName: alarmTopicName(platformName(config.environment)), kmsKeyArn: key.keyArn, instances: { host: { instanceId: host.instanceId, recover: true } } },
+      {
+        ...common,
+        topic: { name: alarmTopicName(platformName(config.environment)), kmsKeyArn: key.keyArn },
+        alarmPrefix: `${alarmTopicName(platformName(config.environment))}-`,
+        instances: { host: { instanceId: host.instanceId, recover: true } },
+      },
       child,
     );
+    // Tenant accounts share their EC2 metrics here, so the operator's alarms watch each tenant's server.
+    const sink = new MonitoringSink(`${name}-monitoring`, { name: platformName(config.environment, "monitoring"), sourceAccountIds: config.tenants.map((t) => t.accountId) }, child);
 
     this.outputs = {
       accountId,
@@ -172,6 +180,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       clusterApiCaPem: clusterApiTls.caCertPem,
       kmsKeyArn: key.keyArn,
       alarmTopicArn: alarms.topicArn,
+      monitoringSinkArn: sink.sinkArn,
     };
     this.registerOutputs(this.outputs);
   }

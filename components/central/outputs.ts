@@ -25,6 +25,8 @@ export interface CentralOutputs {
   /** The CA that signs cluster-api's listener certificate: the edge-agents verify with it. */
   readonly clusterApiCaPem: string;
   readonly kmsKeyArn: string;
-  /** The operator subscribes to it: the host's status checks. */
+  /** The operator subscribes to it: the host's and every tenant server's status checks. */
   readonly alarmTopicArn: string;
+  /** Where tenant accounts share their EC2 metrics (cross-account observability). */
+  readonly monitoringSinkArn: string;
 }

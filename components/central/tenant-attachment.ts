@@ -1,3 +1,4 @@
+import { tenantAlarmPrefix } from "../../facts/alarms";
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
 import { TAG_KEYS, tenantAccessRoleName, tenantDeployerRoleName, tenantSecretPrefix } from "../../facts/project";
@@ -42,7 +43,7 @@ export function tenantAccessTrust(partition: string, centralAccountId: string, e
  * What one tenant's stack does in the central account, and only that: accept its own peering
  * (requested from its own account) into the central VPC and tag it, and manage its own
  * secrets under `clusterra/<env>/<tenant>/`, encrypted with central's key through Secrets
- * Manager. Routes, security-group rules and the slurmctld endpoint are central's own
+ * Manager, and keep the alarms on its own server (named by tenantAlarmPrefix). Routes, security-group rules and the slurmctld endpoint are central's own
  * resources (IAM cannot scope them per tenant), built from the tenant stack files.
  */
 export function tenantAccessPolicy(s: TenantAccessScope): string {
@@ -85,6 +86,13 @@ export function tenantAccessPolicy(s: TenantAccessScope): string {
         Action: ["secretsmanager:PutResourcePolicy", "secretsmanager:DeleteResourcePolicy"],
         Resource: secrets,
         Condition: { StringEquals: { [`aws:ResourceTag/${TAG_KEYS.tenant}`]: s.tenantId }, BoolIfExists: { "secretsmanager:BlockPublicPolicy": "true" } },
+      },
+      {
+        // The alarms central keeps on this tenant's server (the tenant stack knows its instance): these names only.
+        Sid: "OwnServerAlarms",
+        Effect: "Allow",
+        Action: ["cloudwatch:PutMetricAlarm", "cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms", "cloudwatch:TagResource", "cloudwatch:UntagResource", "cloudwatch:ListTagsForResource"],
+        Resource: arn(s.partition, "cloudwatch", s.region, s.accountId, `alarm:${tenantAlarmPrefix(s.environment, s.tenantId)}*`),
       },
       // Key generation through the central provider (getRandomPassword): no resource, no data.
       { Sid: "GenerateKeyMaterial", Effect: "Allow", Action: "secretsmanager:GetRandomPassword", Resource: "*" },

@@ -77,7 +77,12 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
   // Events the shipper could not deliver land in the dead-letter queue: each one pages.
   const alarms = new Alarms(
     name,
-    { ...scope, topicName: alarmTopicName(`${PROJECT}-${c.clusterName}`), kmsKeyArn: key.keyArn, deadLetterQueues: { events: events.deadLetterQueueArn.apply((a) => a.split(":").pop() as string) } },
+    {
+      ...scope,
+      topic: { name: alarmTopicName(`${PROJECT}-${c.clusterName}`), kmsKeyArn: key.keyArn },
+      alarmPrefix: `${alarmTopicName(`${PROJECT}-${c.clusterName}`)}-`,
+      deadLetterQueues: { events: events.deadLetterQueueArn.apply((a) => a.split(":").pop() as string) },
+    },
     opts,
   );
 

@@ -8,12 +8,16 @@ export interface AlarmsArgs {
   readonly partition: string;
   readonly region: string;
   readonly accountId: pulumi.Input<string>;
-  /** The topic's name (the operator subscribes to it). */
-  readonly topicName: string;
-  /** Stack key: the topic is encrypted with it (its policy lets CloudWatch use it). */
-  readonly kmsKeyArn: pulumi.Input<string>;
-  /** Instances watched by name: EC2's status checks; `recover` moves one to healthy hardware on a system failure. */
-  readonly instances?: Readonly<Record<string, { readonly instanceId: pulumi.Input<string>; readonly recover: boolean }>>;
+  /** A new topic (its name; encrypted with the stack key, whose policy lets CloudWatch use it), or an existing one's ARN. */
+  readonly topic: { readonly name: string; readonly kmsKeyArn: pulumi.Input<string> } | { readonly arn: pulumi.Input<string> };
+  /** Prefix of the alarms' names. */
+  readonly alarmPrefix: string;
+  /**
+   * Instances watched by name: EC2's status checks; `recover` moves one to healthy hardware on
+   * a system failure (its own account only); `accountId` reads another account's metrics
+   * through central's monitoring sink.
+   */
+  readonly instances?: Readonly<Record<string, { readonly instanceId: pulumi.Input<string>; readonly recover: boolean; readonly accountId?: pulumi.Input<string> }>>;
   /** Dead-letter queues watched by name: any message in one is a failure nobody retries. */
   readonly deadLetterQueues?: Readonly<Record<string, pulumi.Input<string>>>;
 }
@@ -30,7 +34,63 @@ export class Alarms extends pulumi.ComponentResource {
   constructor(name: string, args: AlarmsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:observability:Alarms", name, {}, opts);
     const child = { parent: this };
-    const topic = new sns.Topic(`${name}-alarms`, { name: args.topicName, kmsMasterKeyId: args.kmsKeyArn }, child);
+    const topicArn = "arn" in args.topic ? pulumi.output(args.topic.arn) : this.newTopic(name, args.topic, args);
+    const notify = [topicArn];
+    const recover = `arn:${args.partition}:automate:${args.region}:ec2:recover`;
+    for (const [watched, instance] of Object.entries(args.instances ?? {})) {
+      for (const check of ["system", "instance"] as const) {
+        const c = ALARMS.statusCheck[check];
+        const metric = { namespace: "AWS/EC2", metricName: c.metric, dimensions: { InstanceId: instance.instanceId }, period: c.periodSeconds };
+        const recovers = check === "system" && instance.recover && instance.accountId === undefined;
+        new cloudwatch.MetricAlarm(
+          `${name}-${watched}-${check}-check`,
+          {
+            name: `${args.alarmPrefix}${watched}-${check}-check`,
+            alarmDescription: `${watched}: EC2 ${check} status check failed${recovers ? " (recovering the instance)" : ""}`,
+            // Another account's metric is read through the monitoring sink, by account.
+            ...(instance.accountId === undefined
+              ? { ...metric, statistic: "Maximum" }
+              : { metricQueries: [{ id: "status", accountId: instance.accountId, returnData: true, metric: { ...metric, stat: "Maximum" } }] }),
+            evaluationPeriods: c.periods,
+            threshold: 1,
+            comparisonOperator: "GreaterThanOrEqualToThreshold",
+            treatMissingData: "missing",
+            alarmActions: recovers ? [recover, ...notify] : notify,
+            okActions: notify,
+          },
+          child,
+        );
+      }
+    }
+    for (const [watched, queueName] of Object.entries(args.deadLetterQueues ?? {})) {
+      const c = ALARMS.deadLetters;
+      new cloudwatch.MetricAlarm(
+        `${name}-${watched}-dead-letters`,
+        {
+          name: `${args.alarmPrefix}${watched}-dead-letters`,
+          alarmDescription: `${watched}: messages in the dead-letter queue (failed deliveries nobody retries)`,
+          namespace: "AWS/SQS",
+          metricName: "ApproximateNumberOfMessagesVisible",
+          dimensions: { QueueName: queueName },
+          statistic: "Maximum",
+          period: c.periodSeconds,
+          evaluationPeriods: 1,
+          threshold: 1,
+          comparisonOperator: "GreaterThanOrEqualToThreshold",
+          treatMissingData: "notBreaching",
+          alarmActions: notify,
+          okActions: notify,
+        },
+        child,
+      );
+    }
+    this.topicArn = topicArn;
+    this.registerOutputs({ topicArn: this.topicArn });
+  }
+
+  /** The topic: encrypted with the stack key; only this account's CloudWatch alarms may publish. */
+  private newTopic(name: string, t: { readonly name: string; readonly kmsKeyArn: pulumi.Input<string> }, args: AlarmsArgs): pulumi.Output<string> {
+    const topic = new sns.Topic(`${name}-alarms`, { name: t.name, kmsMasterKeyId: t.kmsKeyArn }, { parent: this });
     new sns.TopicPolicy(
       `${name}-alarms`,
       {
@@ -48,57 +108,8 @@ export class Alarms extends pulumi.ComponentResource {
           ),
         ),
       },
-      child,
+      { parent: this },
     );
-    const notify = [topic.arn];
-    const recover = `arn:${args.partition}:automate:${args.region}:ec2:recover`;
-    for (const [watched, instance] of Object.entries(args.instances ?? {})) {
-      for (const check of ["system", "instance"] as const) {
-        const c = ALARMS.statusCheck[check];
-        new cloudwatch.MetricAlarm(
-          `${name}-${watched}-${check}-check`,
-          {
-            name: `${args.topicName}-${watched}-${check}-check`,
-            alarmDescription: `${watched}: EC2 ${check} status check failed${check === "system" && instance.recover ? " (recovering the instance)" : ""}`,
-            namespace: "AWS/EC2",
-            metricName: c.metric,
-            dimensions: { InstanceId: instance.instanceId },
-            statistic: "Maximum",
-            period: c.periodSeconds,
-            evaluationPeriods: c.periods,
-            threshold: 1,
-            comparisonOperator: "GreaterThanOrEqualToThreshold",
-            treatMissingData: "missing",
-            alarmActions: check === "system" && instance.recover ? [recover, ...notify] : notify,
-            okActions: notify,
-          },
-          child,
-        );
-      }
-    }
-    for (const [watched, queueName] of Object.entries(args.deadLetterQueues ?? {})) {
-      const c = ALARMS.deadLetters;
-      new cloudwatch.MetricAlarm(
-        `${name}-${watched}-dead-letters`,
-        {
-          name: `${args.topicName}-${watched}-dead-letters`,
-          alarmDescription: `${watched}: messages in the dead-letter queue (failed deliveries nobody retries)`,
-          namespace: "AWS/SQS",
-          metricName: "ApproximateNumberOfMessagesVisible",
-          dimensions: { QueueName: queueName },
-          statistic: "Maximum",
-          period: c.periodSeconds,
-          evaluationPeriods: 1,
-          threshold: 1,
-          comparisonOperator: "GreaterThanOrEqualToThreshold",
-          treatMissingData: "notBreaching",
-          alarmActions: notify,
-          okActions: notify,
-        },
-        child,
-      );
-    }
-    this.topicArn = topic.arn;
-    this.registerOutputs({ topicArn: this.topicArn });
+    return topic.arn;
   }
 }

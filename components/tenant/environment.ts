@@ -12,6 +12,9 @@ import { tenantServerAddress } from "../../config/subnet-layout";
 import { KARPENTER_DISCOVERY_TAG, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
+import { tenantAlarmPrefix } from "../../facts/alarms";
+import { Alarms } from "../observability/alarms";
+import { MetricsLink } from "../observability/metrics-sharing";
 import { tenantStackFleetFiles } from "../fleet/tenant";
 import { ClusterSecurityGroups } from "./cluster-security-groups";
 import { EdgeAgentAccess } from "./edge-agent-access";
@@ -47,6 +50,10 @@ export interface TenantEnvironmentArgs {
     readonly heartbeatEndpoint: pulumi.Output<string>;
     /** The CA that signs that listener's certificate. */
     readonly clusterApiCaPem: pulumi.Output<string>;
+    /** Central's alarm topic: this tenant's server pages the operator there. */
+    readonly alarmTopicArn: pulumi.Output<string>;
+    /** Central's monitoring sink: this account shares its EC2 metrics with it. */
+    readonly monitoringSinkArn: pulumi.Output<string>;
     /** This tenant's slurmctld endpoint, which central owns. */
     readonly slurmctldEndpoint: pulumi.Output<SlurmctldEndpointOutput>;
   };
@@ -246,6 +253,15 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn, centralHostIp, heartbeatEndpoint, heartbeatCaPem,
           }),
         ),
+    );
+
+    // The server watched from central (the operator pays): this account shares its EC2 metrics
+    // with central's sink, and central's alarms on them page central's topic.
+    new MetricsLink(`${name}-metrics`, { sinkArn: central.monitoringSinkArn, label: `${clusterName} $AccountName` }, child);
+    new Alarms(
+      `${name}-central-alarms`,
+      { ...common, accountId: central.alarmTopicArn.apply((t) => t.split(":")[4]), topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } } },
+      { parent: this, provider: args.centralProvider },
     );
 
     this.outputs = {
