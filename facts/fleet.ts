@@ -197,11 +197,15 @@ export function slinkyLoginPodLabels(): Record<string, string> {
   return { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": `${SLURM_RELEASE}-login-${LOGIN_SET}` };
 }
 
+const SLINKY_REGISTRY = "ghcr.io/slinkyproject";
+/** Slurm 26.05 on Ubuntu 26.04: the tag of every Slinky v1.2.1 image. */
+const SLINKY_IMAGE_TAG = "26.05-ubuntu26.04";
+
 /** Slinky v1.2.1's images (its chart's defaults), set explicitly: the users' init container runs the very image of the container it prepares. */
 export const SLINKY_IMAGES = {
-  slurmctld: { repository: "ghcr.io/slinkyproject/slurmctld", tag: "26.05-ubuntu26.04" },
-  login: { repository: "ghcr.io/slinkyproject/login", tag: "26.05-ubuntu26.04" },
-  slurmd: { repository: "ghcr.io/slinkyproject/slurmd", tag: "26.05-ubuntu26.04" },
+  slurmctld: { repository: `${SLINKY_REGISTRY}/slurmctld`, tag: SLINKY_IMAGE_TAG },
+  login: { repository: `${SLINKY_REGISTRY}/login`, tag: SLINKY_IMAGE_TAG },
+  slurmd: { repository: `${SLINKY_REGISTRY}/slurmd`, tag: SLINKY_IMAGE_TAG },
 } as const;
 
 /**

@@ -160,6 +160,15 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     assert.equal(read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), nodeClass);
   });
 
+  it("names a broken central stack file's keys instead of failing with a stack trace", () => {
+    const stack = path.join(root, "stacks/Pulumi.central-dev.yaml");
+    fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace(/repoUrl: \S+/, "repoUrl: git@example.com:fleet.git"));
+    const errors: string[] = [];
+    assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
+    assert.match(errors.join("\n"), /clusterra:fleet\.repoUrl: tenant-acme-dev reads it/);
+    assert.match(errors.join("\n"), /nothing written/);
+  });
+
   it("says how to get a missing facts file", async () => {
     fs.rmSync(path.join(root, facts));
     assert.match(reasons(await checkFleet(root, { render: true }), facts), /is missing: tenant-acme-dev's cloud facts are written by `pulumi up -s tenant-acme-dev`/);

@@ -4,7 +4,7 @@
  * app-of-apps, the cluster credential). One call from the stack file and the facts, so
  * `pulumi up`, `fleet write` and `fleet check` render the same way.
  */
-import { ConfigError, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig, type TenantConfig } from "../../config";
+import { ConfigError, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig, type TenantConfig } from "../../config";
 import { coveringCidr } from "../../config/cidr";
 import { srunPortBlock } from "../../facts/contract";
 import { tenantClusterName, tenantNodeLabels } from "../../facts/tenant-cluster";
@@ -29,11 +29,11 @@ export function tenantFleetFiles(cluster: TenantClusterFacts, controlPlane: Cont
 }
 
 /** A tenant stack's whole fleet output: its facts file and every file derived from its stack file and those facts. */
-export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFacts): FleetFileSet {
+export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFacts, root = PROJECT_ROOT): FleetFileSet {
   const id = config.tenant.id;
   const clusterName = tenantClusterName(config.environment, id);
   const nodeSets = nodeSetPlans(config.shapes);
-  const central = centralConfigOf(config.central.stack);
+  const central = centralConfigOf(config.central.stack, root);
   const common = { environment: config.environment, tenantId: id, clusterName };
   const derived = tenantFleetFiles(
     {
@@ -86,9 +86,9 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
 }
 
 /** A tenant's central, from its validated stack file (the fleet repository it follows, its backup policy). */
-export function centralConfigOf(centralStack: string): CentralConfig {
+export function centralConfigOf(centralStack: string, root = PROJECT_ROOT): CentralConfig {
   const short = stackShortName(centralStack);
-  const read = readStackFile(stackFilePath(short), short);
+  const read = readStackFile(stackFilePath(short), short, root);
   if (!read.file) throw new ConfigError(read.issues);
-  return resolveConfig(read.file) as CentralConfig;
+  return resolveConfig(read.file, root) as CentralConfig;
 }

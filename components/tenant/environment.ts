@@ -260,7 +260,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     new MetricsLink(`${name}-metrics`, { sinkArn: central.monitoringSinkArn, label: `${clusterName} $AccountName` }, child);
     new Alarms(
       `${name}-central-alarms`,
-      { ...common, accountId: central.alarmTopicArn.apply((t) => t.split(":")[4]), topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } } },
+      { ...common, accountId: config.central.accountId, topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } } },
       { parent: this, provider: args.centralProvider },
     );
 

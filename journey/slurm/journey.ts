@@ -28,6 +28,8 @@ export interface JourneyRunOptions {
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
 const WAIT = { munge: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
+/** MariaDB's socket in its pod: the journey's clients reach it as root there. */
+const MARIADB_SOCKET = "/run/mysqld.sock";
 /** Only the owner may read or enter a user's directory, and jobs create files for the owner only. */
 const PRIVATE = { directory: 0o700, file: 0o600, umask: "077" } as const;
 
@@ -265,7 +267,7 @@ async function startMariadb(ctx: Context): Promise<Daemon | string> {
     if (install.code !== 0) return `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().slice(-300)}`;
   }
   const db = supervisor.start("mariadb", pods.mariadb, [
-    "mariadbd", `--defaults-file=${path.join(pods.mariadb.root, "my.cnf")}`, "--user=root", `--datadir=${data}`, "--socket=/run/mysqld.sock", "--pid-file=/run/mysqld.pid",
+    "mariadbd", `--defaults-file=${path.join(pods.mariadb.root, "my.cnf")}`, "--user=root", `--datadir=${data}`, `--socket=${MARIADB_SOCKET}`, "--pid-file=/run/mysqld.pid",
     `--bind-address=${topology.central.mariadb.address}`, `--port=${world.controlPlane.accounting.port}`, "--skip-name-resolve", `--init-file=${path.join(pods.mariadb.root, "init.sql")}`,
   ]);
   const dbUp = await waitFor(async () => (down(db) ? false : (await tcpProbe(pods.slurmdbd.netns, topology.central.mariadb.address, world.controlPlane.accounting.port, 1000)) || undefined), WAIT.mariadb, 300);
@@ -284,7 +286,7 @@ async function startSlurmdbd(ctx: Context): Promise<Daemon | string> {
 async function accountingTables(ctx: Context): Promise<number | undefined> {
   const { pods, world } = ctx;
   return waitFor(async () => {
-    const q = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", "/run/mysqld.sock", "-u", "root", "-N", "-e", `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='${world.controlPlane.accounting.database}'`]), { timeoutMs: 5000 });
+    const q = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", MARIADB_SOCKET, "-u", "root", "-N", "-e", `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema='${world.controlPlane.accounting.database}'`]), { timeoutMs: 5000 });
     const n = Number(q.stdout.trim());
     return n > 0 ? n : undefined;
   }, WAIT.slurmdbd, 500);
@@ -354,7 +356,7 @@ async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string
   fs.mkdirSync(dir, { recursive: true });
   const zip = backup.compression === "gzip" ? " | gzip" : backup.compression === "bzip2" ? " | bzip2" : "";
   const dump = path.join(dir, `${backup.name}.sql${backup.compression === "gzip" ? ".gz" : backup.compression === "bzip2" ? ".bz2" : ""}`);
-  const dumped = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; mariadb-dump --no-defaults -S /run/mysqld.sock -u root --single-transaction --events --routines --databases ${backup.databases.map(quote).join(" ")}${zip} > ${quote(dump)}`]), { timeoutMs: WAIT.mariadb });
+  const dumped = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; mariadb-dump --no-defaults -S ${MARIADB_SOCKET} -u root --single-transaction --events --routines --databases ${backup.databases.map(quote).join(" ")}${zip} > ${quote(dump)}`]), { timeoutMs: WAIT.mariadb });
   if (dumped.code !== 0) return { ok: false, detail: `the backup failed: ${dumped.stderr.trim()}` };
   const state = path.join(pods.slurmctld.root, "spool", "slurmctld");
   const snapshot = path.join(dir, "slurmctld-state");
@@ -369,7 +371,7 @@ async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string
   const db = await startMariadb(ctx);
   if (typeof db === "string") return { ok: false, detail: `recreating MariaDB: ${db}` };
   const unzip = backup.compression === "gzip" ? "gzip -dc" : backup.compression === "bzip2" ? "bzip2 -dc" : "cat";
-  const restored = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; ${unzip} ${quote(dump)} | mariadb --no-defaults -S /run/mysqld.sock -u root`]), { timeoutMs: WAIT.mariadb });
+  const restored = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; ${unzip} ${quote(dump)} | mariadb --no-defaults -S ${MARIADB_SOCKET} -u root`]), { timeoutMs: WAIT.mariadb });
   if (restored.code !== 0) return { ok: false, detail: `the restore failed: ${restored.stderr.trim()}` };
   fs.cpSync(snapshot, state, { recursive: true });
   const dbd = await startSlurmdbd(ctx);
@@ -423,7 +425,7 @@ async function rotationDrill(ctx: Context, keyFile: string): Promise<{ ok: boole
   const keyMs = Date.now() - started;
   // The database password: changed in MariaDB (the operator's part), then slurmdbd restarted with it.
   const password = randomBytes(12).toString("hex");
-  const altered = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", "/run/mysqld.sock", "-u", "root", "-e", `ALTER USER '${world.controlPlane.accounting.username}'@'%' IDENTIFIED BY '${password}'`]), { timeoutMs: WAIT.command });
+  const altered = await run(inPod(pods.mariadb, ["mariadb", "--no-defaults", "-S", MARIADB_SOCKET, "-u", "root", "-e", `ALTER USER '${world.controlPlane.accounting.username}'@'%' IDENTIFIED BY '${password}'`]), { timeoutMs: WAIT.command });
   if (altered.code !== 0) return { ok: false, detail: `changing the database password: ${altered.stderr.trim()}` };
   // The secret's new version is what a MariaDB made anew (a restore) starts from, too.
   fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
