@@ -56,7 +56,7 @@ function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFa
       secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
       tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets, users: USERS, backups: ACCOUNTING_BACKUP.defaults,
     },
-    { environment: "dev", tenantId: id, clusterName, repo: REPO, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
+    { environment: "dev", tenantId: id, clusterName, rolloutWave: "general", repoUrl: REPO.repoUrl, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
   ];
 }
 

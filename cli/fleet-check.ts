@@ -17,7 +17,8 @@ import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
 import { fleetFromFacts } from "./fleet-write";
-import { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
+import { LABEL_KEYS } from "../facts/project";
 
 // The shared base, for callers of the check (tests, the CLI).
 export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
@@ -37,6 +38,7 @@ const CRD_FILES: Readonly<Record<string, string>> = {
   "external-secrets.io/SecretStore": "external-secrets-chart-2.9.0/external-secrets.io_secretstores.yaml",
   "argoproj.io/Application": "charts/argo-cd-10.1.1/templates/crds/crd-application.yaml",
   "argoproj.io/AppProject": "charts/argo-cd-10.1.1/templates/crds/crd-appproject.yaml",
+  "argoproj.io/ApplicationSet": "charts/argo-cd-10.1.1/templates/crds/crd-applicationset.yaml",
 };
 
 /**
@@ -120,6 +122,8 @@ interface FleetDoc {
   readonly file: string;
   readonly index: number;
   readonly object: Record<string, unknown>;
+  /** Made by an ApplicationSet in that file (see cli/fleet-files.ts). */
+  readonly generated?: { readonly by: string; readonly step: number };
 }
 
 const SECRET_VALUE = /BEGIN [A-Z ]*PRIVATE KEY|AKIA[0-9A-Z]{16}|(password|secretString|jwt_hs256|bearerToken|token)\s*:\s*["']?[A-Za-z0-9+/=_-]{16,}/i;
@@ -143,6 +147,10 @@ export async function checkFleet(root: string, options: { reference?: string; re
       if (object && typeof object === "object" && !file.includes("/values/") && path.basename(file) !== FACTS_FILE) docs.push({ file, index, object: object as Record<string, unknown> });
     });
   }
+  // The Applications each ApplicationSet generates, checked as if they were written.
+  const generated = fleetDocuments(root, (f) => f.includes("/values/") || path.basename(f) === FACTS_FILE);
+  problems.push(...generated.problems);
+  docs.push(...generated.documents.filter((d) => d.generated));
   problems.push(...(await schemaProblems(docs, options.reference)));
   problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs));
   if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root)));
@@ -261,11 +269,17 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     const expected = `:role/${controlPlaneSecretsRoleName(owner[1], owner[2])}`;
     if (!role.endsWith(expected)) problems.push({ file: d.file, at: `document ${d.index} SecretStore/${String(get(d.object, "metadata", "name"))}/spec/provider/aws/role`, reason: `${role || "no role"} is not tenant ${owner[2]}'s secrets role (…${expected})` });
   }
+  // A tenant's cluster Secret says whose cluster it is (the generated Applications' project follows): its own entry's tenant only.
+  for (const d of docs.filter((x) => x.object.kind === "ExternalSecret" && get(x.object, "spec", "target", "template", "metadata", "labels", "argocd.argoproj.io/secret-type") === "cluster")) {
+    const owner = /^fleet\/central\/[^/]+\/tenant-([^/]+)\.yaml$/.exec(d.file)?.[1];
+    const label = get(d.object, "spec", "target", "template", "metadata", "labels", LABEL_KEYS.tenant);
+    if (label !== owner) problems.push({ file: d.file, at: `document ${d.index} ExternalSecret/${String(get(d.object, "metadata", "name"))}/spec/target/template/metadata/labels`, reason: `labels a cluster Secret ${LABEL_KEYS.tenant}=${String(label)}; only tenant ${owner ?? "(none: not a tenant's entry file)"}'s entry may name its cluster, and only as ${owner ?? "its own"}` });
+  }
   for (const d of docs.filter((x) => x.object.kind === "Application")) {
-    const tenant = /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];
+    const tenant = d.generated ? (get(d.object, "metadata", "labels", LABEL_KEYS.tenant) as string | undefined) : /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];
     if (!tenant) continue;
     const project = String(get(d.object, "spec", "project"));
-    const at = `document ${d.index} Application/${String(get(d.object, "metadata", "name"))}`;
+    const at = `${d.generated ? `ApplicationSet/${d.generated.by} generates` : `document ${d.index}`} Application/${String(get(d.object, "metadata", "name"))}`;
     if (project !== `tenant-${tenant}` && project !== `tenant-${tenant}-cluster`) {
       problems.push({ file: d.file, at: `${at}/spec/project`, reason: `uses project ${project}; tenant ${tenant}'s Applications use tenant-${tenant} or tenant-${tenant}-cluster only` });
       continue;

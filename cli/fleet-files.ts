@@ -5,7 +5,10 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../config";
+import { clusterParams, expandApplicationSet, type ClusterParams } from "../components/fleet/application-set";
+import { GoTemplateError } from "../components/fleet/go-template";
 
 export interface FleetProblem {
   readonly file: string;
@@ -37,4 +40,59 @@ export function fleetFiles(root: string): string[] {
     .map((f) => path.relative(root, f).split(path.sep).join("/"))
     .filter((f) => !NOT_KUBERNETES.some((dir) => f.startsWith(dir)) && f.endsWith(".yaml"))
     .sort();
+}
+
+/** One document of a fleet file; `generated` when an ApplicationSet in that file makes it. */
+export interface FleetDocument {
+  readonly file: string;
+  readonly index: number;
+  readonly object: Record<string, unknown>;
+  /** The ApplicationSet that generates it, and its RollingSync step (0-based; -1: none). */
+  readonly generated?: { readonly by: string; readonly step: number };
+}
+
+interface ClusterExternalSecret {
+  kind?: string;
+  spec?: { target?: { template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } } };
+}
+
+/**
+ * The ArgoCD cluster Secrets the fleet's ExternalSecrets write (their templates' labels,
+ * annotations and name/server/project): what the cluster generator reads on central.
+ */
+export function fleetClusterSecrets(documents: readonly FleetDocument[]): ClusterParams[] {
+  return documents
+    .map((d) => d.object as ClusterExternalSecret)
+    .filter((o) => o.kind === "ExternalSecret" && o.spec?.target?.template?.metadata?.labels?.["argocd.argoproj.io/secret-type"] === "cluster")
+    .map((o) => {
+      const t = o.spec?.target?.template ?? {};
+      return clusterParams({ metadata: { labels: t.metadata?.labels, annotations: t.metadata?.annotations }, stringData: t.data ?? {} });
+    });
+}
+
+/**
+ * Every document of every fleet file ArgoCD syncs, then the Applications each ApplicationSet
+ * generates from the fleet's cluster Secrets (filed under the ApplicationSet's file); a
+ * template the expansion cannot render is a problem naming it.
+ */
+export function fleetDocuments(root: string, skip: (file: string) => boolean = () => false): { documents: FleetDocument[]; problems: FleetProblem[] } {
+  const documents: FleetDocument[] = [];
+  const problems: FleetProblem[] = [];
+  for (const file of fleetFiles(root).filter((f) => !skip(f))) {
+    parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).forEach((d, index) => {
+      const object = d.toJS() as unknown;
+      if (object && typeof object === "object") documents.push({ file, index, object: object as Record<string, unknown> });
+    });
+  }
+  const clusters = fleetClusterSecrets(documents);
+  for (const d of documents.filter((x) => x.object.kind === "ApplicationSet")) {
+    const name = String((d.object.metadata as { name?: string } | undefined)?.name);
+    try {
+      for (const g of expandApplicationSet(d.object, clusters)) documents.push({ file: d.file, index: d.index, object: g.application, generated: { by: name, step: g.step } });
+    } catch (e) {
+      if (!(e instanceof GoTemplateError)) throw e;
+      problems.push({ file: d.file, at: `document ${d.index} ApplicationSet/${name}`, reason: `ArgoCD could not generate its Applications: ${e.message}` });
+    }
+  }
+  return { documents, problems };
 }

@@ -15,7 +15,10 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { readAllStackFiles } from "../config";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
-import { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, referenceDir, type FleetProblem } from "./fleet-files";
+import { FACTS_FILE } from "../components/fleet/facts";
+import { LABEL_KEYS } from "../facts/project";
+import { tenantFleetPath } from "../facts/fleet";
 
 const run = promisify(execFile);
 
@@ -129,16 +132,20 @@ export function helmRenders(root: string, chartsDir: string): { renders: HelmRen
   const versions = centralVersions(root);
   const tenants = tenantVersions(root);
   const repos = fleetRepos(root);
-  for (const file of fleetFiles(root)) {
-    parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).forEach((doc, index) => {
-      const app = doc.toJS() as { kind?: string; metadata?: { name?: string }; spec?: { source?: AppSourceDoc; sources?: AppSourceDoc[]; destination?: { server?: string; namespace?: string } } } | null;
-      if (app?.kind !== "Application" || !app.spec) return;
+  const fleet = fleetDocuments(root, (f) => f.includes("/values/") || path.basename(f) === FACTS_FILE);
+  problems.push(...fleet.problems);
+  for (const { file, index, object } of fleet.documents) {
+    {
+      const app = object as { kind?: string; metadata?: { name?: string; labels?: Record<string, string> }; spec?: { source?: AppSourceDoc; sources?: AppSourceDoc[]; destination?: { server?: string; namespace?: string } } };
+      if (app.kind !== "Application" || !app.spec) continue;
       const name = String(app.metadata?.name);
       const sources = app.spec.sources ?? (app.spec.source ? [app.spec.source] : []);
       const refs = new Map(sources.filter((s) => s.ref).map((s) => [s.ref as string, s.repoURL ?? ""]));
       const server = app.spec.destination?.server ?? "";
       const environment = /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1] ?? "";
-      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(environment) : tenantVersionOf(file, tenants);
+      // A generated Application's tenant is its label; a written one's, its folder.
+      const tenant = app.metadata?.labels?.[LABEL_KEYS.tenant];
+      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(environment) : tenant ? tenantVersionOf(`${tenantFleetPath(environment, tenant)}/`, tenants) : tenantVersionOf(file, tenants);
       sources.forEach((source, i) => {
         const at = `document ${index} Application/${name}/spec/sources/${i}`;
         const problem = (reason: string): void => void problems.push({ file, at, reason });
@@ -173,7 +180,7 @@ export function helmRenders(root: string, chartsDir: string): { renders: HelmRen
           skipTests: !!helm.skipTests, skipSchemaValidation: !!helm.skipSchemaValidation,
         });
       });
-    });
+    }
   }
   return { renders, problems };
 }

@@ -15,7 +15,7 @@ import { CHARTS } from "../facts/charts";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
-import { fleetFiles, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, fleetFiles, type FleetProblem } from "./fleet-files";
 import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, tenantVersionOf, tenantVersions, type HelmRender, type RenderedObject } from "./fleet-render";
 
 const run = promisify(execFile);
@@ -173,6 +173,15 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
       if (!docs.every((d) => d?.apiVersion && d.kind)) continue;
       plainDocuments += docs.length;
       add(version, { file: path.join(root, file), object: (i) => ({ kind: docs[i]?.kind, name: docs[i]?.metadata?.name }), name: (i) => ({ file, at: `document ${i} ${docs[i]?.kind}/${docs[i]?.metadata?.name}` }) });
+    }
+    // The Applications the ApplicationSets generate, as the API server on central gets them.
+    const generated = fleetDocuments(root).documents.filter((d) => d.generated);
+    const centralVersion = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion;
+    if (generated.length && centralVersion) {
+      const file = path.join(work, "generated-applications.yaml");
+      fs.writeFileSync(file, generated.map((d) => stringify(d.object)).join("---\n"));
+      plainDocuments += generated.length;
+      add(centralVersion, { file, object: (i) => ({ kind: "Application", name: String((generated[i].object.metadata as { name?: string }).name) }), name: (i) => ({ file: generated[i].file, at: `ApplicationSet/${generated[i].generated?.by} generates Application/${String((generated[i].object.metadata as { name?: string }).name)}` }) });
     }
     for (const [version, entries] of byVersion) {
       const verdicts = await kubectlValidate(tools.kubectlValidate, version, crdDir, entries.map((e) => e.file), work);

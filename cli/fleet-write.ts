@@ -8,11 +8,11 @@ import * as fs from "fs";
 import * as path from "path";
 import { ConfigError, scanStackFiles, validateStack, type StackConfig } from "../config";
 import { centralStackFleetFiles } from "../components/fleet/central";
-import { centralFactsPath, parseFacts, tenantFactsPath, type FactsKind } from "../components/fleet/facts";
+import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind } from "../components/fleet/facts";
 import { tenantStackFleetFiles } from "../components/fleet/tenant";
 import { writeFleetFiles, type FleetFileSet } from "../components/fleet/writer";
 import { connectorFactsPath, connectorStackFiles } from "../components/connector/cluster-files";
-import type { FleetProblem } from "./fleet-files";
+import { fleetFiles, type FleetProblem } from "./fleet-files";
 
 /** Where a stack's facts file is, by its kind. */
 function factsPathOf(config: StackConfig): string {
@@ -95,8 +95,12 @@ export function runFleetWrite(root: string, out: (s: string) => void, err: (s: s
   const derived = Object.fromEntries(Object.entries(fleet.files).filter(([rel]) => !fleet.factsFiles.has(rel)));
   const before = new Map(Object.keys(derived).map((rel) => [rel, fs.existsSync(path.join(root, rel)) ? fs.readFileSync(path.join(root, rel), "utf8") : undefined]));
   writeFleetFiles(root, derived);
+  // Derived files no stack renders any more (a layout change, a removed add-on) go; a facts file never does.
+  const stale = fleetFiles(root).filter((rel) => !(rel in fleet.files) && path.basename(rel) !== FACTS_FILE);
+  for (const rel of stale) fs.rmSync(path.join(root, rel));
   const changed = [...before.entries()].filter(([rel, text]) => text !== derived[rel]).map(([rel]) => rel).sort();
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  out(`fleet write: ${Object.keys(derived).length} files from ${fleet.factsFiles.size} stacks' facts in ${ms.toFixed(0)} ms; ${changed.length} changed${changed.length ? `:\n${changed.map((c) => `  ${c}`).join("\n")}` : ""}`);
+  const lines = [...changed.map((c) => `  ${c}`), ...stale.map((c) => `  ${c} (removed)`)];
+  out(`fleet write: ${Object.keys(derived).length} files from ${fleet.factsFiles.size} stacks' facts in ${ms.toFixed(0)} ms; ${changed.length} changed, ${stale.length} removed${lines.length ? `:\n${lines.join("\n")}` : ""}`);
   return 0;
 }

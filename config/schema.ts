@@ -5,6 +5,7 @@
  * messages quote it.
  */
 import { STACK_KINDS } from "../facts/project";
+import { ROLLOUT_WAVES } from "../facts/fleet";
 import { CAPACITY_TYPES, MEMORY_PER_CPU_GIB, SHAPE_SIZES } from "../facts/shapes";
 
 type Schema = Record<string, unknown>;
@@ -74,6 +75,8 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
     network: tenantNetwork,
     // The tenant cluster's K3s release (optional: facts/tenant-cluster.ts TENANT_K3S_VERSION); never ahead of central's, at most one minor behind.
     k3sVersion: SEMVER_K3S,
+    // When a fleet-wide change reaches this tenant (optional: facts/fleet.ts DEFAULT_ROLLOUT_WAVE).
+    rolloutWave: { enum: [...ROLLOUT_WAVES], description: `one of ${ROLLOUT_WAVES.join(", ")}` },
     shapes: {
       type: "array",
       minItems: 1,

@@ -1,6 +1,7 @@
 import type { TenantUser } from "./users";
 /** Typed, validated configuration: what components receive. */
 import type { Partition } from "../facts/regions";
+import type { RolloutWave } from "../facts/fleet";
 
 /** Zones: a count resolved against the region's available zones, or explicit names. */
 export type ZoneSelection = { readonly count: number } | { readonly names: readonly string[] };
@@ -80,6 +81,8 @@ export interface TenantConfig extends BaseConfig {
   readonly users: readonly TenantUser[];
   /** The K3s release of the tenant's server and workers. */
   readonly k3sVersion: string;
+  /** When a fleet-wide change reaches this tenant's Applications (RollingSync). */
+  readonly rolloutWave: RolloutWave;
 }
 
 export interface ConnectorConfig extends BaseConfig {

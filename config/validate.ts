@@ -5,7 +5,7 @@
  */
 import Ajv, { ErrorObject } from "ajv";
 import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
-import { ACCOUNTING_BACKUP, platformNameSlots } from "../facts/fleet";
+import { ACCOUNTING_BACKUP, DEFAULT_ROLLOUT_WAVE, platformNameSlots, type RolloutWave } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
@@ -324,6 +324,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       return {
         ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never, users: typedUsers(own.users).map((u) => u.user),
         k3sVersion: typeof own.k3sVersion === "string" ? own.k3sVersion : TENANT_K3S_VERSION,
+        rolloutWave: typeof own.rolloutWave === "string" ? (own.rolloutWave as RolloutWave) : DEFAULT_ROLLOUT_WAVE,
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }

@@ -18,12 +18,12 @@ export function tenantsFleetPath(environment: string): string {
   return `fleet/tenants/${environment}`;
 }
 
-/** A tenant's folder: applications/, control-plane/ (on central) and cluster/ (its own). */
+/** A tenant's folder: control-plane/ (on central) and cluster/ (its own), and its facts. */
 export function tenantFleetPath(environment: string, tenantId: string): string {
   return `${tenantsFleetPath(environment)}/${tenantId}`;
 }
 
-/** Central's file for one tenant (its AppProject, its app-of-apps, its cluster's credentials). */
+/** Central's file for one tenant (its namespace, its AppProjects, its cluster's credentials). */
 export function tenantEntryPath(environment: string, tenantId: string): string {
   return `${centralFleetPath(environment)}/tenant-${tenantId}.yaml`;
 }
@@ -85,6 +85,26 @@ export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent:
  * its controller). ArgoCD applies a lower wave first and waits for it to be healthy.
  */
 export const SYNC_WAVES = { crds: "-30", operators: "-20", secrets: "-10", workloads: "0", slurmd: "5", platform: "10" } as const;
+
+/**
+ * The stages of a tenant's Applications, in sync order (the sync waves a tenant uses): one
+ * RollingSync step each, per rollout wave.
+ */
+export const ROLLOUT_STAGES = ["crds", "operators", "secrets", "workloads", "slurmd"] as const satisfies readonly (keyof typeof SYNC_WAVES)[];
+
+/**
+ * Rollout waves (`clusterra:rolloutWave`), in the order a fleet-wide change reaches them:
+ * canary tenants first, general last; a wave starts once every earlier one is healthy.
+ */
+export const ROLLOUT_WAVES = ["canary", "early", "general"] as const;
+export type RolloutWave = (typeof ROLLOUT_WAVES)[number];
+export const DEFAULT_ROLLOUT_WAVE: RolloutWave = "general";
+
+/** The ApplicationSet that makes every tenant's Applications of an environment, and its file. */
+export const TENANTS_APPLICATION_SET = "tenants";
+export function tenantsApplicationSetPath(environment: string): string {
+  return `${centralFleetPath(environment)}/${TENANTS_APPLICATION_SET}.yaml`;
+}
 
 /**
  * How ArgoCD retries a failed automated sync. Without it a failed sync of a revision is

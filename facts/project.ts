@@ -13,7 +13,14 @@ export const CONFIG_NAMESPACE = PROJECT;
 export const STACK_CONFIG_DIR = "stacks";
 
 /** Kubernetes labels the platform puts on nodes, namespaces and ArgoCD cluster Secrets. */
-export const LABEL_KEYS = { tenant: "clusterra.io/tenant", role: "clusterra.io/role" } as const;
+export const LABEL_KEYS = {
+  tenant: "clusterra.io/tenant",
+  role: "clusterra.io/role",
+  /** On a tenant's ArgoCD cluster Secret and the Applications generated from it. */
+  environment: "clusterra.io/environment",
+  wave: "clusterra.io/wave",
+  stage: "clusterra.io/stage",
+} as const;
 
 /** Kubernetes annotations the platform puts on pod templates: a digest of what the pods read at start, so a change rolls them. */
 export const ANNOTATION_KEYS = { users: "clusterra.io/users-digest" } as const;

@@ -1,7 +1,8 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { centralFleetPath } from "../../facts/fleet";
+import { centralFleetPath, tenantsApplicationSetPath } from "../../facts/fleet";
+import { tenantsApplicationSet } from "./application-set";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
@@ -111,5 +112,6 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
       tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.environment, t)])),
     }),
     ...centralAddOnFiles(config.environment, config.fleet),
+    [tenantsApplicationSetPath(config.environment)]: yamlFile(`pulumi up -s central-${config.environment}`, tenantsApplicationSet(config.environment, { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision })),
   };
 }

@@ -1,27 +1,26 @@
 /**
- * How ArgoCD reaches one tenant: central's entry for it (its namespace, its two
- * AppProjects, its app-of-apps, the credentials of its cluster through External Secrets)
- * and the Applications in the tenant's folder, every one confined to its project.
+ * How ArgoCD reaches one tenant: central's entry for it (its namespace, its two AppProjects,
+ * the credentials of its cluster through External Secrets, as ArgoCD's cluster Secret whose
+ * labels say whose cluster it is and its rollout wave: what the environment's ApplicationSet
+ * generates the tenant's Applications from, each confined to one of its projects).
  */
 import { LABEL_KEYS } from "../../facts/project";
 import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
-import {
-  LOCAL_CHARTS, SLURM_RELEASE, tenantEntryPath, tenantFleetPath, tenantNamespace, tenantProject,
-} from "../../facts/fleet";
-import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
-import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { application, appProject, helmRepoUrl, type AppArgs, type FleetRepo } from "./argo";
-import { controlPlanePath } from "./control-plane";
+import { tenantEntryPath, tenantNamespace, tenantProject, type RolloutWave } from "../../facts/fleet";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
+import { appProject, helmRepoUrl } from "./argo";
 import { externalSecret, secretStore } from "./external-secrets";
-import { tenantClusterFleetPath } from "./tenant-cluster";
 
 export interface TenantAppsFacts {
   readonly environment: string;
   readonly tenantId: string;
   readonly clusterName: string;
-  readonly repo: FleetRepo;
+  /** When a fleet-wide change reaches the tenant (the cluster Secret's wave label). */
+  readonly rolloutWave: RolloutWave;
+  /** Fleet repository the tenant's Applications read (its AppProjects allow it). */
+  readonly repoUrl: string;
   /** The tenant's K3s API across the peering (push: central ArgoCD syncs it). */
   readonly serverAddress: string;
   /** Central's region (the cluster credential's secret). */
@@ -58,8 +57,6 @@ export const TENANT_CLUSTER_RESOURCES = [
   { group: "karpenter.k8s.aws", kind: "EC2NodeClass" },
 ] as const;
 
-const applicationsPath = (environment: string, tenantId: string) => `${tenantFleetPath(environment, tenantId)}/applications`;
-
 /** Central's file for the tenant: namespace, projects, app-of-apps, cluster credential. */
 export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
   const namespace = tenantNamespace(f.tenantId);
@@ -69,24 +66,16 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
   const controlPlane = appProject({
     name: tenantProject(f.tenantId),
     description: `Tenant ${f.tenantId}: its Slurm control plane, in namespace ${namespace} on central only`,
-    sourceRepos: [f.repo.repoUrl, ...chartRepos("slurm")],
+    sourceRepos: [f.repoUrl, ...chartRepos("slurm")],
     destinations: [{ server: ARGOCD_IN_CLUSTER, namespace }],
     clusterResources: [],
   });
   const cluster = appProject({
     name: tenantClusterProject(f.tenantId),
     description: `Tenant ${f.tenantId}: the add-ons of its own cluster ${f.clusterName}, and nothing on central`,
-    sourceRepos: [f.repo.repoUrl, ...chartRepos("cilium", "karpenter", "externalSecrets", "slurmOperatorCrds", "slurmOperator", "slurm")],
+    sourceRepos: [f.repoUrl, ...chartRepos("cilium", "karpenter", "externalSecrets", "slurmOperatorCrds", "slurmOperator", "slurm")],
     destinations: [{ server, namespace: "*" }],
     clusterResources: TENANT_CLUSTER_RESOURCES,
-  });
-  const root = application({
-    name: tenantProject(f.tenantId),
-    project: PLATFORM_PROJECT,
-    repo: f.repo,
-    source: { kind: "directory", path: applicationsPath(f.environment, f.tenantId) },
-    destination: { server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace },
-    wave: "workloads",
   });
   // The cluster's credential, as ArgoCD's cluster Secret, from Secrets Manager: never in git.
   const store = { name: tenantProject(f.tenantId), namespace: ARGOCD_CHART.namespace, region: f.centralRegion, roleArn: f.secretsRoleArn };
@@ -96,7 +85,7 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
     key: "config",
     remoteKey: f.clusterCredentialSecret,
     template: {
-      labels: { "argocd.argoproj.io/secret-type": "cluster", [LABEL_KEYS.tenant]: f.tenantId },
+      labels: { "argocd.argoproj.io/secret-type": "cluster", [LABEL_KEYS.tenant]: f.tenantId, [LABEL_KEYS.environment]: f.environment, [LABEL_KEYS.wave]: f.rolloutWave },
       data: {
         name: f.clusterName,
         server,
@@ -106,62 +95,10 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
       properties: ["bearerToken", "caData"],
     },
   });
-  return [ns, controlPlane, cluster, secretStore(store), credential, root];
+  return [ns, controlPlane, cluster, secretStore(store), credential];
 }
 
-/** The tenant's Applications: two on central (its namespace), the rest on its own cluster. */
-export function tenantApplications(f: TenantAppsFacts): AppArgs[] {
-  const cp = controlPlanePath(f.environment, f.tenantId);
-  const cl = tenantClusterFleetPath(f.environment, f.tenantId);
-  const onCentral = { server: ARGOCD_IN_CLUSTER, namespace: tenantNamespace(f.tenantId) };
-  const onCluster = (namespace: string) => ({ server: tenantClusterServer(f.serverAddress), namespace });
-  const base = { repo: f.repo };
-  const id = f.tenantId;
-  const central = { ...base, project: tenantProject(id) };
-  const own = { ...base, project: tenantClusterProject(id) };
-  return [
-    { ...central, name: `${id}-control-plane-manifests`, source: { kind: "directory", path: `${cp}/manifests` }, destination: onCentral, wave: "secrets" },
-    { ...central, name: `${id}-control-plane`, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", valuesPath: `${cp}/values/slurm.yaml` }, destination: onCentral, wave: "workloads" },
-    { ...own, name: `${id}-cilium`, releaseName: "cilium", source: { kind: "chart", chart: "cilium", valuesPath: `${cl}/values/cilium.yaml` }, destination: onCluster(TENANT_NAMESPACES.cilium), wave: "crds" },
-    { ...own, name: `${id}-external-secrets`, releaseName: "external-secrets", source: { kind: "chart", chart: "externalSecrets", valuesPath: `${cl}/values/external-secrets.yaml` }, destination: onCluster(TENANT_NAMESPACES.externalSecrets), wave: "crds" },
-    { ...own, name: `${id}-slurm-operator-crds`, releaseName: "slurm-operator-crds", source: { kind: "chart", chart: "slurmOperatorCrds", valuesPath: `${cl}/values/slurm-operator-crds.yaml` }, destination: onCluster(TENANT_NAMESPACES.slurmOperator), wave: "crds" },
-    { ...own, name: `${id}-karpenter`, releaseName: "karpenter", source: { kind: "chart", chart: "karpenter", valuesPath: `${cl}/values/karpenter.yaml` }, destination: onCluster(TENANT_NAMESPACES.karpenter), wave: "operators" },
-    {
-      ...own,
-      name: `${id}-slurm-operator`,
-      releaseName: "slurm-operator",
-      source: { kind: "chart", chart: "slurmOperator", valuesPath: `${cl}/values/slurm-operator.yaml` },
-      destination: onCluster(TENANT_NAMESPACES.slurmOperator),
-      wave: "operators",
-      // Without cert-manager (no room on a 4 GiB server) the chart makes a new webhook CA on every render.
-      ignoreDifferences: [
-        { group: "", kind: "Secret", name: "slurm-operator-webhook-ca", jsonPointers: ["/data"] },
-        { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
-        { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
-      ],
-    },
-    { ...own, name: `${id}-cluster-manifests`, source: { kind: "directory", path: `${cl}/manifests` }, destination: onCluster(TENANT_NAMESPACES.slurm), wave: "secrets" },
-    {
-      ...own,
-      name: `${id}-slurm`,
-      releaseName: SLURM_RELEASE,
-      source: { kind: "chart", chart: "slurm", valuesPath: `${cl}/values/slurm.yaml` },
-      destination: onCluster(TENANT_NAMESPACES.slurm),
-      // After the control plane on central: a Slurm upgrade reaches slurmd last.
-      wave: "slurmd",
-      // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync
-      // may take them back.
-      ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
-    },
-    { ...own, name: `${id}-edge-agent`, releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, valuesPath: `${cl}/values/edge-agent.yaml` }, destination: onCluster(TENANT_NAMESPACES.edgeAgent), wave: "workloads" },
-  ];
-}
-
-/** Central's entry and the Applications, by path. */
+/** Central's entry for the tenant, by path (its Applications come from the environment's ApplicationSet). */
 export function tenantAppDocuments(f: TenantAppsFacts): Record<string, unknown[]> {
-  const dir = applicationsPath(f.environment, f.tenantId);
-  return {
-    [tenantEntryPath(f.environment, f.tenantId)]: tenantEntryDocuments(f),
-    ...Object.fromEntries(tenantApplications(f).map((a) => [`${dir}/${a.name.slice(f.tenantId.length + 1)}.yaml`, [application(a)]])),
-  };
+  return { [tenantEntryPath(f.environment, f.tenantId)]: tenantEntryDocuments(f) };
 }

@@ -1,7 +1,7 @@
 /**
- * Everything one tenant stack writes into fleet/: its cloud facts, its cluster's add-ons, its
- * control plane on central, its Applications, and central's entry for it (projects,
- * app-of-apps, the cluster credential). One call from the stack file and the facts, so
+ * Everything one tenant stack writes into fleet/: its cloud facts, its cluster's add-ons' values
+ * and manifests, its control plane on central, and central's entry for it (projects, the
+ * cluster credential its Applications are generated from). One call from the stack file and the facts, so
  * `pulumi up`, `fleet write` and `fleet check` render the same way.
  */
 import { ConfigError, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig, type TenantConfig } from "../../config";
@@ -75,7 +75,8 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
     },
     {
       ...common,
-      repo: { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision },
+      rolloutWave: config.rolloutWave,
+      repoUrl: central.fleet.repoUrl,
       serverAddress: facts.serverAddress,
       centralRegion: config.central.region,
       secretsRoleArn: facts.secretsRoleArn,

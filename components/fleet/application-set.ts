@@ -1,0 +1,298 @@
+/**
+ * One ApplicationSet per environment makes every tenant's Applications: ArgoCD's cluster
+ * generator over the tenants' cluster Secrets (GitOps Bridge's way: the Secret's labels say
+ * whose cluster it is and which rollout wave it is in) crossed with the add-on table below.
+ * A tenant's folder holds only what really differs (its facts, its values, its manifests);
+ * the Applications themselves are written once.
+ *
+ * Order: RollingSync steps are wave x stage (canary's CRDs, operators, secrets, control
+ * plane, slurmd; then early's; then general's), so a fleet-wide change reaches canary
+ * tenants first, each tenant's Slurm daemons in Slurm's upgrade order (the control plane's
+ * slurmdbd and slurmctld, then slurmd), and stops at the first step that does not become
+ * healthy. ArgoCD runs it with progressive syncs on (components/central/argocd-values.ts).
+ *
+ * `expandApplicationSet` is what ArgoCD's controller does with it (matrix, cluster and list
+ * generators, goTemplate, templatePatch, RollingSync's autosync off), for `fleet check` and
+ * the journey.
+ */
+import { parse } from "yaml";
+import { CHARTS, type ChartKey } from "../../facts/charts";
+import { LABEL_KEYS } from "../../facts/project";
+import {
+  LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, tenantsFleetPath, tenantProject, TENANTS_APPLICATION_SET,
+} from "../../facts/fleet";
+import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
+import { helmRepoUrl, type FleetRepo } from "./argo";
+import { GoTemplateError, renderGoTemplate } from "./go-template";
+
+/** Where an add-on runs: the tenant's namespace on central, or the tenant's own cluster. */
+type Side = "central" | "cluster";
+
+/** One of a tenant's Applications, as a row of the list generator. */
+export interface TenantAddOn {
+  /** Application name after `<tenant>-`. */
+  readonly addon: string;
+  readonly side: Side;
+  /** Namespace on the tenant's cluster (central's side uses the tenant's namespace). */
+  readonly namespace: string;
+  readonly stage: (typeof ROLLOUT_STAGES)[number];
+  readonly source:
+    | { readonly kind: "chart"; readonly chart: ChartKey; readonly values: string }
+    | { readonly kind: "local-chart"; readonly path: string; readonly values: string }
+    | { readonly kind: "directory"; readonly path: string };
+  readonly releaseName?: string;
+  /** Fields ArgoCD must not compare (a value the cluster sets, never git). */
+  readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers: string[] }[];
+}
+
+/** Paths below are relative to the tenant's folder (facts/fleet.ts tenantFleetPath). */
+export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
+  { addon: "control-plane-manifests", side: "central", namespace: "", stage: "secrets", source: { kind: "directory", path: "control-plane/manifests" } },
+  { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", values: "control-plane/values/slurm.yaml" } },
+  { addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", values: "cluster/values/cilium.yaml" } },
+  { addon: "external-secrets", side: "cluster", namespace: TENANT_NAMESPACES.externalSecrets, stage: "crds", releaseName: "external-secrets", source: { kind: "chart", chart: "externalSecrets", values: "cluster/values/external-secrets.yaml" } },
+  { addon: "slurm-operator-crds", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "crds", releaseName: "slurm-operator-crds", source: { kind: "chart", chart: "slurmOperatorCrds", values: "cluster/values/slurm-operator-crds.yaml" } },
+  { addon: "karpenter", side: "cluster", namespace: TENANT_NAMESPACES.karpenter, stage: "operators", releaseName: "karpenter", source: { kind: "chart", chart: "karpenter", values: "cluster/values/karpenter.yaml" } },
+  {
+    addon: "slurm-operator", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "operators", releaseName: "slurm-operator",
+    source: { kind: "chart", chart: "slurmOperator", values: "cluster/values/slurm-operator.yaml" },
+    // Without cert-manager (no room on a 4 GiB server) the chart makes a new webhook CA on every render.
+    ignoreDifferences: [
+      { group: "", kind: "Secret", name: "slurm-operator-webhook-ca", jsonPointers: ["/data"] },
+      { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
+      { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
+    ],
+  },
+  { addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets", source: { kind: "directory", path: "cluster/manifests" } },
+  {
+    addon: "slurm", side: "cluster", namespace: TENANT_NAMESPACES.slurm, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", values: "cluster/values/slurm.yaml" },
+    // After the control plane on central: a Slurm upgrade reaches slurmd last.
+    stage: "slurmd",
+    // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync may take them back.
+    ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
+  },
+  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, values: "cluster/values/edge-agent.yaml" } },
+];
+
+const TENANT = `{{ index .metadata.labels "${LABEL_KEYS.tenant}" }}`;
+
+/** The list generator's row for an add-on: strings the template reads (none named like a cluster parameter). */
+function element(a: TenantAddOn, charts: typeof CHARTS): Record<string, unknown> {
+  const s = a.source;
+  const pin = s.kind === "chart" ? charts[s.chart] : undefined;
+  return {
+    addon: a.addon,
+    stage: a.stage,
+    side: a.side,
+    projectSuffix: a.side === "cluster" ? "-cluster" : "",
+    namespace: a.namespace,
+    kind: s.kind,
+    repoURL: pin ? helmRepoUrl(pin.repo) : "",
+    chart: pin ? pin.chart : "",
+    version: pin ? pin.version : "",
+    path: s.kind === "chart" ? "" : s.path,
+    values: s.kind === "directory" ? "" : s.values,
+    releaseName: a.releaseName ?? a.addon,
+    syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
+    ignoreDifferences: a.ignoreDifferences ?? [],
+  };
+}
+
+/**
+ * What a row cannot say in the template's plain fields (sources and destination by kind
+ * and side, ignoreDifferences): a patch ArgoCD renders per Application, YAML with JSON
+ * lists. It cannot change the project (ArgoCD keeps the template's).
+ */
+function templatePatch(environment: string, repo: FleetRepo): string {
+  const folder = `${tenantsFleetPath(environment)}/${TENANT}`;
+  return [
+    "spec:",
+    "  destination:",
+    '  {{- if eq .side "central" }}',
+    `    server: ${ARGOCD_IN_CLUSTER}`,
+    `    namespace: ${tenantProject(TENANT)}`,
+    "  {{- else }}",
+    "    server: {{ .server }}",
+    "    namespace: {{ .namespace }}",
+    "  {{- end }}",
+    "  sources:",
+    '  {{- if eq .kind "directory" }}',
+    `    - repoURL: ${repo.repoUrl}`,
+    `      targetRevision: ${repo.revision}`,
+    `      path: ${folder}/{{ .path }}`,
+    "      directory:",
+    "        recurse: false",
+    "  {{- else }}",
+    `    - repoURL: ${repo.repoUrl}`,
+    `      targetRevision: ${repo.revision}`,
+    "      ref: values",
+    '  {{- if eq .kind "chart" }}',
+    "    - repoURL: {{ .repoURL }}",
+    "      chart: {{ .chart }}",
+    "      targetRevision: {{ .version }}",
+    "  {{- else }}",
+    `    - repoURL: ${repo.repoUrl}`,
+    `      targetRevision: ${repo.revision}`,
+    "      path: {{ .path }}",
+    "  {{- end }}",
+    "      helm:",
+    "        releaseName: {{ .releaseName }}",
+    "        valueFiles:",
+    `          - $values/${folder}/{{ .values }}`,
+    "  {{- end }}",
+    "  syncPolicy:",
+    "    syncOptions: {{ toJson .syncOptions }}",
+    "  ignoreDifferences: {{ toJson .ignoreDifferences }}",
+    "",
+  ].join("\n");
+}
+
+/** RollingSync's steps: each wave's stages in order, canary first. */
+export function rolloutSteps(): { matchExpressions: { key: string; operator: "In"; values: string[] }[] }[] {
+  return ROLLOUT_WAVES.flatMap((wave) => ROLLOUT_STAGES.map((stage) => ({
+    matchExpressions: [
+      { key: LABEL_KEYS.wave, operator: "In" as const, values: [wave] },
+      { key: LABEL_KEYS.stage, operator: "In" as const, values: [stage] },
+    ],
+  })));
+}
+
+/** The environment's tenants' Applications, as one ApplicationSet (charts: facts/charts.ts unless a test or the journey bumps one). */
+export function tenantsApplicationSet(environment: string, repo: FleetRepo, charts: typeof CHARTS = CHARTS): Record<string, unknown> {
+  return {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "ApplicationSet",
+    metadata: { name: TENANTS_APPLICATION_SET, namespace: ARGOCD_CHART.namespace },
+    spec: {
+      goTemplate: true,
+      goTemplateOptions: ["missingkey=error"],
+      generators: [{
+        matrix: {
+          generators: [
+            { clusters: { selector: { matchLabels: { [LABEL_KEYS.environment]: environment } } } },
+            { list: { elements: TENANT_ADD_ONS.map((a) => element(a, charts)) } },
+          ],
+        },
+      }],
+      // A tenant whose cluster Secret goes missing for a while (a failed refresh) keeps its
+      // Applications; `clusterra tenant remove` deletes them on purpose.
+      syncPolicy: { applicationsSync: "create-update" },
+      strategy: { type: "RollingSync", rollingSync: { steps: rolloutSteps() } },
+      template: {
+        metadata: {
+          name: `${TENANT}-{{ .addon }}`,
+          labels: {
+            [LABEL_KEYS.tenant]: TENANT,
+            [LABEL_KEYS.wave]: `{{ index .metadata.labels "${LABEL_KEYS.wave}" }}`,
+            [LABEL_KEYS.stage]: "{{ .stage }}",
+          },
+          finalizers: ["resources-finalizer.argocd.argoproj.io"],
+        },
+        spec: {
+          project: `${tenantProject(TENANT)}{{ .projectSuffix }}`,
+          destination: { namespace: "{{ .namespace }}" },
+          sources: [],
+          syncPolicy: {
+            // RollingSync turns automation off and triggers each sync itself; prune and
+            // selfHeal apply between rollouts as written.
+            automated: { prune: true, selfHeal: true },
+            retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+          },
+        },
+      },
+      templatePatch: templatePatch(environment, repo),
+    },
+  };
+}
+
+/** A cluster Secret's parameters, as the cluster generator gives them with goTemplate. */
+export interface ClusterParams {
+  readonly name: string;
+  readonly server: string;
+  readonly project: string;
+  readonly metadata: { readonly labels?: Readonly<Record<string, string>>; readonly annotations?: Readonly<Record<string, string>> };
+}
+
+/** A cluster Secret (string data or base64 data) as the generator reads it. */
+export function clusterParams(secret: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string>; stringData?: Record<string, string> }): ClusterParams {
+  const field = (k: string) => secret.stringData?.[k] ?? (secret.data?.[k] !== undefined ? Buffer.from(secret.data[k], "base64").toString("utf8") : "");
+  const labels = secret.metadata.labels ?? {};
+  const annotations = secret.metadata.annotations ?? {};
+  return {
+    name: field("name"), server: field("server"), project: field("project"),
+    metadata: { ...(Object.keys(annotations).length ? { annotations } : {}), ...(Object.keys(labels).length ? { labels } : {}) },
+  };
+}
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+
+function renderStrings(v: Json, params: unknown): Json {
+  if (typeof v === "string") return renderGoTemplate(v, params);
+  if (Array.isArray(v)) return v.map((x) => renderStrings(x, params));
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [renderGoTemplate(k, params), renderStrings(x, params)]));
+  return v;
+}
+
+/** A strategic merge patch on Application (no merge keys there): maps merge, lists and scalars replace, null deletes. */
+function mergePatch(target: Json, patch: Json): Json {
+  if (!patch || typeof patch !== "object" || Array.isArray(patch) || !target || typeof target !== "object" || Array.isArray(target)) return patch;
+  const out: Record<string, Json> = { ...target };
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k] ?? {}, v);
+  }
+  return out;
+}
+
+function matches(selector: { matchLabels?: Record<string, string> } | undefined, labels: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+type Generator = { clusters?: { selector?: { matchLabels?: Record<string, string> } }; list?: { elements: Record<string, unknown>[] }; matrix?: { generators: Generator[] } };
+
+function generate(g: Generator, clusters: readonly ClusterParams[]): Record<string, unknown>[] {
+  if (g.clusters) return clusters.filter((c) => matches(g.clusters?.selector, { ...(c.metadata.labels ?? {}) })).map((c) => ({ ...c }));
+  if (g.list) return g.list.elements.map((e) => ({ ...e }));
+  if (g.matrix) {
+    const [a, b] = g.matrix.generators;
+    if (!a || !b || g.matrix.generators.length !== 2) throw new GoTemplateError("a matrix takes exactly two generators");
+    return generate(a, clusters).flatMap((x) => generate(b, clusters).map((y) => ({ ...x, ...y })));
+  }
+  throw new GoTemplateError(`generator ${Object.keys(g).join(", ") || "(empty)"} is not one the fleet writes (clusters, list, matrix)`);
+}
+
+/** An Application the ApplicationSet generates, and the step RollingSync puts it in (0-based; -1 none). */
+export interface GeneratedApplication {
+  readonly application: Record<string, unknown> & { metadata: { name: string; labels?: Record<string, string> } };
+  readonly step: number;
+}
+
+/**
+ * The Applications an ApplicationSet generates for these cluster Secrets, as ArgoCD's
+ * controller makes them; a GoTemplateError names the first template it cannot render.
+ */
+export function expandApplicationSet(appset: Record<string, unknown>, clusters: readonly ClusterParams[]): GeneratedApplication[] {
+  const spec = appset.spec as { goTemplate?: boolean; generators: Generator[]; template: Json; templatePatch?: string; strategy?: { type?: string; rollingSync?: { steps?: { matchExpressions: { key: string; operator: string; values: string[] }[] }[] } } };
+  if (!spec.goTemplate) throw new GoTemplateError("the fleet's ApplicationSets use goTemplate");
+  const steps = spec.strategy?.type === "RollingSync" ? spec.strategy.rollingSync?.steps ?? [] : [];
+  const out: GeneratedApplication[] = [];
+  for (const params of spec.generators.flatMap((g) => generate(g, clusters))) {
+    let app = renderStrings(spec.template, params) as Record<string, Json>;
+    if (spec.templatePatch) {
+      const patch = parse(renderGoTemplate(spec.templatePatch, params)) as Json;
+      const project = (app.spec as Record<string, Json>).project;
+      app = mergePatch(app, patch) as Record<string, Json>;
+      (app.spec as Record<string, Json>).project = project;
+    }
+    const application = { apiVersion: "argoproj.io/v1alpha1", kind: "Application", ...app, metadata: { ...(app.metadata as Record<string, Json>), namespace: (appset.metadata as { namespace: string }).namespace } } as unknown as GeneratedApplication["application"];
+    if (steps.length) {
+      const automated = ((application.spec as Record<string, Record<string, Record<string, unknown>>>).syncPolicy ?? {}).automated;
+      if (automated) automated.enabled = false;
+    }
+    const labels = application.metadata.labels ?? {};
+    const step = steps.findIndex((s) => s.matchExpressions.every((m) => (m.operator === "In" ? m.values.includes(labels[m.key] ?? "\u0000") : !m.values.includes(labels[m.key] ?? "\u0000"))));
+    out.push({ application, step });
+  }
+  return out;
+}
