@@ -152,7 +152,7 @@ export async function checkFleet(root: string, options: { reference?: string; re
   problems.push(...generated.problems);
   docs.push(...generated.documents.filter((d) => d.generated));
   problems.push(...(await schemaProblems(docs, options.reference)));
-  problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs));
+  problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs), ...unstepped(docs));
   if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root)));
   return problems;
 }
@@ -194,6 +194,14 @@ async function schemaProblems(docs: readonly FleetDoc[], reference: string | und
   return problems;
 }
 
+/** A generated Application no RollingSync step selects is never synced: RollingSync turned its automation off. */
+function unstepped(docs: readonly FleetDoc[]): FleetProblem[] {
+  return docs.filter((d) => d.generated && d.generated.step < 0).map((d) => {
+    const labels = (get(d.object, "metadata", "labels") ?? {}) as Record<string, string>;
+    return { file: d.file, at: `ApplicationSet/${d.generated?.by} generates Application/${String(get(d.object, "metadata", "name"))}`, reason: `no RollingSync step selects it (${LABEL_KEYS.wave}=${labels[LABEL_KEYS.wave]}, ${LABEL_KEYS.stage}=${labels[LABEL_KEYS.stage]}): it would never sync` };
+  });
+}
+
 function secretObjects(docs: readonly FleetDoc[]): FleetProblem[] {
   return docs
     .filter((d) => d.object.kind === "Secret")
@@ -207,7 +215,7 @@ function chartPins(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   for (const d of docs.filter((x) => x.object.kind === "Application")) {
     const sources = (get(d.object, "spec", "sources") ?? [get(d.object, "spec", "source")]) as Record<string, unknown>[];
     sources.forEach((s, i) => {
-      const at = `document ${d.index} Application/${String(get(d.object, "metadata", "name"))}/spec/sources/${i}`;
+      const at = `${d.generated ? `ApplicationSet/${d.generated.by} generates` : `document ${d.index}`} Application/${String(get(d.object, "metadata", "name"))}/spec/sources/${i}`;
       if (!s) return;
       if (typeof s.chart === "string") {
         const pin = pins.find((p) => p.chart === s.chart && p.repoURL === s.repoURL);

@@ -127,14 +127,19 @@ function fleetRepos(root: string): Set<string> {
  * folder; problems name the Application file, the Application and the source.
  */
 export function helmRenders(root: string, chartsDir: string): { renders: HelmRender[]; problems: FleetProblem[] } {
+  const fleet = fleetDocuments(root, (f) => f.includes("/values/") || path.basename(f) === FACTS_FILE);
+  const result = applicationRenders(root, chartsDir, fleet.documents);
+  return { renders: result.renders, problems: [...fleet.problems, ...result.problems] };
+}
+
+/** The Helm sources of these documents' Applications (the fleet's, or ones an ApplicationSet generates), resolved as helmRenders does. */
+export function applicationRenders(root: string, chartsDir: string, documents: readonly { file: string; index: number; object: Record<string, unknown> }[]): { renders: HelmRender[]; problems: FleetProblem[] } {
   const renders: HelmRender[] = [];
   const problems: FleetProblem[] = [];
   const versions = centralVersions(root);
   const tenants = tenantVersions(root);
   const repos = fleetRepos(root);
-  const fleet = fleetDocuments(root, (f) => f.includes("/values/") || path.basename(f) === FACTS_FILE);
-  problems.push(...fleet.problems);
-  for (const { file, index, object } of fleet.documents) {
+  for (const { file, index, object } of documents) {
     {
       const app = object as { kind?: string; metadata?: { name?: string; labels?: Record<string, string> }; spec?: { source?: AppSourceDoc; sources?: AppSourceDoc[]; destination?: { server?: string; namespace?: string } } };
       if (app.kind !== "Application" || !app.spec) continue;

@@ -9,7 +9,12 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { helmRenders, renderFleetCharts, argoCdRender, type HelmRender } from "../cli/fleet-render";
+import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, type HelmRender } from "../cli/fleet-render";
+import { clusterParams, expandApplicationSet, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
+import { CHARTS } from "../facts/charts";
+import { ROLLOUT_WAVES, TENANTS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
+import { runApplicationSet, type RolloutResult } from "./argo/application-set";
 import type { PlanResult } from "../cli/plan";
 import type { CentralConfig, TenantConfig } from "../config/types";
 import { ARGOCD_CHART } from "../facts/versions";
@@ -156,8 +161,10 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     openWebhooks.push(`${m.object.kind}/${m.object.metadata.name}`);
     return { ...m, object: o, text: JSON.stringify(o) };
   };
+  // The renders ArgoCD's repo server would produce now; a chart change replaces an Application's.
+  const renderList: HelmRender[] = [...renders];
   const renderer = (app: Application, file: string | undefined, i: number): Manifest[] | string => {
-    const r = renders.find((x) => x.application === app.metadata.name && x.source === i && (!file || x.file === file));
+    const r = renderList.find((x) => x.application === app.metadata.name && x.source === i && (!file || x.file === file));
     if (!r) return `no render for Application ${app.metadata.name} source ${i}`;
     return (byRender.get(r) ?? []).map(failOpen);
   };
@@ -253,6 +260,31 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     if (!again.length) break;
     for (const x of again) await attempt(x.app, x.file, x.depth);
   }
+  // 6b. The ApplicationSet controller on central: each tenant's Applications generated from
+  // its cluster Secret (now delivered) and rolled out in RollingSync's steps.
+  const params = await c.get<{ data?: Record<string, string> }>(["configmap", "argocd-cmd-params-cm", "-n", ARGOCD_CHART.namespace]);
+  const progressive = params?.data?.[PROGRESSIVE_SYNCS_PARAM] === "true";
+  report(step("ArgoCD's ApplicationSet controller runs progressive syncs", progressive, progressive ? `argocd-cmd-params-cm ${PROGRESSIVE_SYNCS_PARAM}: "true"` : `argocd-cmd-params-cm has no ${PROGRESSIVE_SYNCS_PARAM}: "true"; RollingSync is ignored and every tenant syncs at once`));
+  const waveOf = new Map(tenants.map((t) => [t.config.tenant.id, t.config.rolloutWave]));
+  const generations = new Map<string, Map<string, string>>();
+  const appSets = [...last.values()].flatMap((x) => x.result.appSets.map((a) => ({ ...a, depth: x.depth + 1 })));
+  const syncGenerated = (file: string, depth: number) => async (app: Application): Promise<boolean> => {
+    let r = await argo.sync(app, file);
+    // syncPolicy.retry: tried again (a CRD or a Secret another Application delivers may come later).
+    for (let i = 0; i < 3 && !(r.synced && r.healthy); i++) {
+      await deliverSecrets();
+      r = await argo.sync(app, file, { partial: r.dryRunFailed });
+    }
+    await deliverSecrets();
+    last.set(app.metadata.name, { app, file, depth, result: r });
+    return r.synced && r.healthy;
+  };
+  for (const set of appSets) {
+    const r = await runApplicationSet({ kc: c, appset: set.object, progressive, previous: new Map(), sync: syncGenerated(set.file, set.depth) });
+    generations.set(set.object.metadata.name, r.specs);
+    report(rolloutStep(`ApplicationSet ${set.object.metadata.name} generates every tenant's Applications and rolls them out canary first`, r, waveOf, tenants.length * TENANT_ADD_ONS.length));
+  }
+
   report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", stuck.length === 0, stuck.length ? `a failed first sync with no retry stays failed until a new commit: ${stuck.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
   report(step("app-of-apps waves wait for each child Application's health", settings.applicationHealth, settings.applicationHealth ? "argocd-cm has a health check for argoproj.io/Application" : "argocd-cm has no health check for argoproj.io/Application: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other"));
   for (const x of last.values()) {
@@ -295,6 +327,71 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
       agentNamespace: TENANT_NAMESPACES.edgeAgent, nodeSetNamespace: TENANT_NAMESPACES.slurm,
     });
   }
+
+  // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version in the
+  // ApplicationSet (facts/charts.ts), rolled out canary first, each tenant's control plane
+  // before its slurmd. The new version is the pinned chart repackaged (only its version differs).
+  const set = appSets.find((x) => x.object.metadata.name === TENANTS_APPLICATION_SET);
+  if (set) {
+    const version = `${CHARTS.slurm.version}-journey`;
+    const charts = path.join(input.dir, "charts-bumped");
+    fs.mkdirSync(charts, { recursive: true });
+    for (const e of fs.readdirSync(input.chartsDir)) if (!fs.existsSync(path.join(charts, e))) fs.symlinkSync(path.join(input.chartsDir, e), path.join(charts, e));
+    const bumpedDir = path.join(charts, `${CHARTS.slurm.chart}-${version}`);
+    fs.cpSync(path.join(input.chartsDir, `${CHARTS.slurm.chart}-${CHARTS.slurm.version}`), bumpedDir, { recursive: true });
+    const chartYaml = path.join(bumpedDir, "Chart.yaml");
+    fs.writeFileSync(chartYaml, fs.readFileSync(chartYaml, "utf8").replace(/^version:.*$/m, `version: ${version}`));
+    const bumped = tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }) as unknown as KubeObject;
+    const applied = await c.run(["apply", "--server-side", "--field-manager=argocd-controller", "--force-conflicts", "-f", "-"], { input: JSON.stringify(bumped) });
+    const secrets = await c.get<{ items: { metadata: { labels?: Record<string, string> }; data?: Record<string, string> }[] }>(["secrets", "-n", ARGOCD_CHART.namespace, "-l", "argocd.argoproj.io/secret-type=cluster"]);
+    const apps = expandApplicationSet(bumped as unknown as Record<string, unknown>, (secrets?.items ?? []).map(clusterParams));
+    const fresh = applicationRenders(input.root, charts, apps.map((g) => ({ file: set.file, index: 0, object: g.application })));
+    const freshRendered = await renderFleetCharts(helm, fresh.renders, path.join(input.dir, "render-bumped"));
+    const changedApps = new Set(fresh.renders.filter((r) => r.chartLabel === `${CHARTS.slurm.chart}-${version}`).map((r) => r.application));
+    for (let i = renderList.length - 1; i >= 0; i--) if (changedApps.has(renderList[i].application)) renderList.splice(i, 1);
+    for (const r of fresh.renders.filter((x) => changedApps.has(x.application))) {
+      renderList.push(r);
+      byRender.set(r, freshRendered.objects.filter((o) => o.render === r).flatMap((o) => splitManifests(fs.readFileSync(path.join(input.dir, "render-bumped", o.out), "utf8"), `${r.chartLabel} render`)));
+    }
+    const r = await runApplicationSet({ kc: c, appset: bumped, progressive, previous: generations.get(set.object.metadata.name) ?? new Map(), sync: syncGenerated(set.file, set.depth) });
+    const problems = [...(applied.code ? [applied.stderr.trim()] : []), ...fresh.problems.map((p) => `${p.at}: ${p.reason}`), ...freshRendered.problems.map((p) => `${p.at}: ${p.reason}`)];
+    const changed = r.entries.filter((e) => e.synced).length;
+    const labelled: string[] = [];
+    for (const t of tenants) {
+      const nodeSets = await k(t.config.tenant.id).get<{ items: KubeObject[] }>(["nodesets.slinky.slurm.net", "-n", TENANT_NAMESPACES.slurm]);
+      const controllers = await c.get<{ items: KubeObject[] }>(["controllers.slinky.slurm.net", "-n", tenantNamespace(t.config.tenant.id)]);
+      const all = [...(nodeSets?.items ?? []), ...(controllers?.items ?? [])];
+      const on = all.filter((o) => o.metadata.labels?.["helm.sh/chart"] === `${CHARTS.slurm.chart}-${version}`).length;
+      labelled.push(`${t.config.tenant.id}: ${on}/${all.length} Slurm objects from ${CHARTS.slurm.chart}-${version}`);
+      if (on !== all.length || !all.length) problems.push(`${t.config.tenant.id}: ${all.length - on} Slurm objects not from the new chart`);
+    }
+    const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${version}) rolls out canary first, each control plane before its slurmd`, { ...r, problems: [...r.problems, ...problems] }, waveOf, changed || 1);
+    report({ ...rollout, passed: rollout.passed && changed === tenants.length * 2, detail: `${rollout.detail}; ${labelled.join("; ")}` });
+  }
+}
+
+/**
+ * A rollout as a journey step: every Application synced and healthy, no canary Application
+ * after a later wave's, and each tenant's control plane before its slurmd.
+ */
+function rolloutStep(name: string, r: RolloutResult, waveOf: ReadonlyMap<string, string>, expected: number): JourneyStep {
+  const synced = r.entries.filter((e) => e.synced);
+  const tenantOf = (app: string) => [...waveOf.keys()].find((t) => app.startsWith(`${t}-`)) ?? "";
+  const rank = (app: string) => ROLLOUT_WAVES.indexOf(waveOf.get(tenantOf(app)) as (typeof ROLLOUT_WAVES)[number]);
+  const outOfOrder = synced.filter((e, i) => synced.slice(i + 1).some((later) => rank(later.name) < rank(e.name)));
+  const slurmd = synced.filter((e, i) => e.name.endsWith("-slurm") && synced.slice(i + 1).some((x) => x.name === `${tenantOf(e.name)}-control-plane`));
+  const unhealthy = synced.filter((e) => !e.healthy).map((e) => e.name);
+  const ok = r.progressive && r.problems.length === 0 && r.stoppedAt === undefined && synced.length >= expected && outOfOrder.length === 0 && slurmd.length === 0 && unhealthy.length === 0;
+  const order = [...new Set(synced.map((e) => `${tenantOf(e.name)} (${waveOf.get(tenantOf(e.name))})`))].join(" then ");
+  const detail = [
+    `${synced.length} Applications synced in ${new Set(synced.map((e) => e.step)).size} steps: ${order}`,
+    `order: ${synced.map((e) => e.name).join(", ")}`,
+    r.stoppedAt !== undefined ? `STOPPED at step ${r.stoppedAt + 1}: ${unhealthy.join(", ")} not healthy` : "",
+    outOfOrder.length ? `OUT OF WAVE ORDER: ${outOfOrder.map((e) => e.name).join(", ")}` : "",
+    slurmd.length ? `SLURMD BEFORE ITS CONTROL PLANE: ${slurmd.map((e) => e.name).join(", ")}` : "",
+    ...r.problems.slice(0, 5),
+  ].filter(Boolean).join("; ");
+  return step(name, ok, detail);
 }
 
 interface ExternalSecret {

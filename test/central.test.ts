@@ -185,7 +185,7 @@ describe("central stack (central-dev)", function () {
   it("writes cluster-api's Application and values to the fleet", async () => {
     const p = await plan("central-dev");
     const addOns = ["cert-manager", "cluster-api", "external-secrets", "mariadb-operator-crds", "mariadb-operator", "slurm-operator-crds", "slurm-operator"];
-    assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml"].sort());
+    assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml", "fleet/central/dev/tenants.yaml"].sort());
     const values = parse(fs.readFileSync(path.join(p.fleetRoot!, "fleet/central/dev/values/cluster-api.yaml"), "utf8"));
     assert.deepEqual(values.image, { repository: "ghcr.io/clusterra/cluster-api", tag: "0.9.0" });
     assert.equal(values.tables.events, "clusterra-dev-events");
@@ -264,9 +264,10 @@ describe("ArgoCD's repositories", () => {
   it("declares, with OCI enabled, every registry a fleet Application pulls a chart from", () => {
     const { ociRepositories } = require("../components/central/argocd-values") as typeof import("../components/central/argocd-values");
     const declared = new Set(Object.values(ociRepositories()).map((r) => r.url));
-    const fleetDir = path.join(__dirname, "..", "..", "fleet");
-    const files = (fs.readdirSync(fleetDir, { recursive: true }) as string[]).filter((f) => f.endsWith(".yaml") && !f.startsWith("charts"));
-    const repoUrls = new Set(files.flatMap((f) => [...fs.readFileSync(path.join(fleetDir, f), "utf8").matchAll(/repoURL: (\S+)/g)].map((m) => m[1])));
+    const { fleetDocuments } = require("../cli/fleet-files") as typeof import("../cli/fleet-files");
+    // Every Application ArgoCD syncs: the fleet's own and those the tenants' ApplicationSet generates.
+    const apps = fleetDocuments(path.join(__dirname, "..", "..")).documents.filter((d) => d.object.kind === "Application");
+    const repoUrls = new Set(apps.flatMap((d) => ((d.object.spec as { sources?: { repoURL: string }[] }).sources ?? []).map((s) => s.repoURL)));
     const registries = [...repoUrls].filter((u) => !u.startsWith("https://"));
     assert.ok(registries.length >= 2, registries.join(", "));
     for (const u of registries) assert.ok(declared.has(u), `${u} is not declared to ArgoCD`);

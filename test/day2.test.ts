@@ -6,7 +6,7 @@ import * as assert from "node:assert/strict";
 import { parse } from "yaml";
 import { estimateCost } from "../cli/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
-import { validateStack } from "../config";
+import { PROJECT_ROOT, validateStack } from "../config";
 import { exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
 import { simulate } from "./sim-request";
 
@@ -164,10 +164,12 @@ describe("upgrades", function () {
   });
 
   it("sync a tenant's slurmd after its control plane (slurmdbd and slurmctld first)", async () => {
-    const { parse: parseYaml } = await import("yaml");
-    const fs = await import("fs");
-    const wave = (f: string) => Number(parseYaml(fs.readFileSync(`fleet/tenants/dev/acme/applications/${f}.yaml`, "utf8")).metadata.annotations["argocd.argoproj.io/sync-wave"]);
-    assert.ok(wave("slurm") > wave("control-plane"));
+    const { fleetDocuments } = await import("../cli/fleet-files");
+    const generated = fleetDocuments(PROJECT_ROOT).documents.filter((d) => d.generated);
+    // Each tenant's RollingSync step: slurmd's after its control plane's, every canary step before the general wave's.
+    const step = (name: string) => generated.find((d) => (d.object.metadata as { name: string }).name === name)?.generated?.step ?? -1;
+    for (const t of ["acme", "globex"]) assert.ok(step(`${t}-slurm`) > step(`${t}-control-plane`) && step(`${t}-control-plane`) >= 0, t);
+    assert.ok(step("acme-slurm") < step("globex-cilium"), "canary acme before general globex");
   });
 });
 

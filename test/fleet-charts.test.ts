@@ -12,7 +12,7 @@ import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 
-const SLURM_APP = "fleet/tenants/dev/acme/applications/slurm.yaml";
+const APPSET = "fleet/central/dev/tenants.yaml";
 const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
 
 /** A repository with the stack files and only the given fleet files: one small Application renders fast. */
@@ -25,6 +25,19 @@ function smallRepo(files: readonly string[]): string {
   }
   return root;
 }
+
+/** A small repository whose ApplicationSet makes only these add-ons of acme (its entry, so its cluster Secret), with these files. */
+function appsRepo(addons: readonly string[], files: readonly string[]): string {
+  const root = smallRepo([APPSET, "fleet/central/dev/tenant-acme.yaml", ...files]);
+  edit(root, APPSET, (d) => {
+    const list = d.spec.generators[0].matrix.generators[1].list;
+    list.elements = list.elements.filter((e: { addon: string }) => addons.includes(e.addon));
+  });
+  return root;
+}
+
+/** The list generator's row of one add-on. */
+const row = (d: any, addon: string) => d.spec.generators[0].matrix.generators[1].list.elements.find((e: { addon: string }) => e.addon === addon);
 
 function edit(root: string, rel: string, change: (doc: any) => void): void {
   const doc = parse(fs.readFileSync(path.join(root, rel), "utf8"));
@@ -39,7 +52,7 @@ describe("the fleet against the real charts", function () {
   let root: string;
   beforeEach(function () {
     if (!charts) return this.skip(); // ../shared/reference/charts is absent here (CI has it)
-    root = smallRepo([SLURM_APP, SLURM_VALUES]);
+    root = appsRepo(["slurm"], [SLURM_VALUES]);
   });
   afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
 
@@ -55,10 +68,10 @@ describe("the fleet against the real charts", function () {
   });
 
   it("names the Application whose chart version has no chart", () => {
-    edit(root, SLURM_APP, (d) => { d.spec.sources[1].targetRevision = "1.2.2"; });
+    edit(root, APPSET, (d) => { row(d, "slurm").version = "1.2.2"; });
     const { renders, problems } = helmRenders(root, charts as string);
     assert.equal(renders.length, 0);
-    assert.deepEqual(problems.map((p) => `${p.file}: ${p.at}: ${p.reason.split(";")[0]}`), [`${SLURM_APP}: document 0 Application/acme-slurm/spec/sources/1: chart slurm 1.2.2 is not in ${charts} (no slurm-1.2.2/Chart.yaml)`]);
+    assert.deepEqual(problems.map((p) => `${p.file}: ${p.at}: ${p.reason.split(";")[0]}`), [`${APPSET}: document 0 Application/acme-slurm/spec/sources/1: chart slurm 1.2.2 is not in ${charts} (no slurm-1.2.2/Chart.yaml)`]);
   });
 
   it("finds a folder for every chart pinned in facts/charts.ts, and names the pin without one", () => {
@@ -101,7 +114,7 @@ describe("the fleet against the real charts", function () {
     const nodeSets = objects.filter((o) => o.kind === "NodeSet");
     assert.deepEqual(nodeSets.map((o) => o.name).sort(), Object.keys(values.nodesets).map((n) => `slurm-worker-${n}`).sort());
     for (const o of objects) {
-      assert.ok(o.out.startsWith("tenants/dev/acme/applications/acme-slurm/1/"), o.out);
+      assert.ok(o.out.startsWith("central/dev/acme-slurm/1/"), o.out);
       const [doc] = parseAllDocuments(fs.readFileSync(path.join(out, o.out), "utf8")).map((d) => d.toJS());
       assert.equal(doc.kind, o.kind);
     }
@@ -111,7 +124,7 @@ describe("the fleet against the real charts", function () {
   it("names central's slurmctld as the customer cluster's Service does: <Controller>-controller.<namespace>", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const small = smallRepo(["fleet/tenants/dev/acme/applications/control-plane.yaml", "fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
+    const small = appsRepo(["control-plane"], ["fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
     try {
       const { renders } = helmRenders(small, charts as string);
       const { objects, problems } = await renderCharts(helm, renders, path.join(small, "rendered"));
@@ -130,8 +143,7 @@ describe("the fleet against the real charts", function () {
   it("knows the APIs a cluster serves from the CRDs the fleet installs there, to pass them to Helm as ArgoCD does", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const app = "fleet/tenants/dev/acme/applications/slurm-operator-crds.yaml";
-    const small = smallRepo([app, "fleet/tenants/dev/acme/cluster/values/slurm-operator-crds.yaml"]);
+    const small = appsRepo(["slurm-operator-crds"], ["fleet/tenants/dev/acme/cluster/values/slurm-operator-crds.yaml"]);
     try {
       const { renders } = helmRenders(small, charts as string);
       const { objects } = await renderCharts(helm, renders, path.join(small, "rendered"));
@@ -147,13 +159,12 @@ describe("the fleet against the real charts", function () {
   it("refuses values against a chart's values.schema.json (Helm's own check)", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const app = "fleet/tenants/dev/acme/applications/external-secrets.yaml";
     const valuesFile = "fleet/tenants/dev/acme/cluster/values/external-secrets.yaml";
-    const small = smallRepo([app, valuesFile]);
+    const small = appsRepo(["external-secrets"], [valuesFile]);
     try {
       edit(small, valuesFile, (v) => { v.replicaCount = "two"; });
       const { problems } = await renderCharts(helm, helmRenders(small, charts as string).renders, path.join(small, "rendered"));
-      assert.match(problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n"), /external-secrets\.yaml: Application\/acme-external-secrets\/spec\/sources\/1 \(external-secrets-2\.9\.0\): helm template failed: [\s\S]*replicaCount/);
+      assert.match(problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n"), /tenants\.yaml: Application\/acme-external-secrets\/spec\/sources\/1 \(external-secrets-2\.9\.0\): helm template failed: [\s\S]*replicaCount/);
     } finally {
       fs.rmSync(small, { recursive: true, force: true });
     }
@@ -175,7 +186,7 @@ describe("the fleet against the real charts", function () {
     fs.writeFileSync(path.join(root, SLURM_VALUES), stringify(values));
     const result = await checkAgainstCharts(root, { helm, kubectlValidate }, charts as string, reference);
     const found = result.problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n");
-    assert.match(found, new RegExp(`${SLURM_APP}: Application/acme-slurm NodeSet/slurm/slurm-worker-${nodeSet} \\(slurm-1\\.2\\.1, rendered [^)]+\\): kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.replicas: Invalid value`));
+    assert.match(found, new RegExp(`${APPSET}: Application/acme-slurm NodeSet/slurm/slurm-worker-${nodeSet} \\(slurm-1\\.2\\.1, rendered [^)]+\\): kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.replicas: Invalid value`));
     assert.match(found, new RegExp(`${pools}: document 0 NodePool/${docs[0].metadata.name}: kubectl-validate \\(Kubernetes 1\\.35\\): .*spec\\.weight: Invalid value: "string": spec\\.weight in body must be of type integer`));
     assert.match(found, new RegExp(`${pools}: document 1 NodePool/${docs[1].metadata.name}: kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.template\\.spec\\.expireAfterr: Invalid value: value provided for unknown field`));
   });

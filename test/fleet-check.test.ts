@@ -26,6 +26,9 @@ function corrupt(root: string, rel: string, index: number, change: (doc: any) =>
   fs.writeFileSync(file, docs.map((d) => stringify(d)).join("---\n"));
 }
 
+/** The ApplicationSet's list row of one add-on. */
+const addOn = (d: any, addon: string) => d.spec.generators[0].matrix.generators[1].list.elements.find((e: { addon: string }) => e.addon === addon);
+
 const reasons = (problems: FleetProblem[], rel: string) => problems.filter((p) => p.file === rel).map((p) => `${p.at}: ${p.reason}`).join("\n");
 
 describe("clusterra fleet check", function () {
@@ -56,9 +59,9 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches an unpinned chart", async () => {
-    const rel = "fleet/tenants/dev/acme/applications/slurm.yaml";
-    corrupt(root, rel, 0, (d) => { d.spec.sources[1].targetRevision = "1.*"; });
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /targetRevision: chart slurm must be pinned to 1\.2\.1 \(facts\/charts\.ts\), not "1\.\*"/);
+    const rel = "fleet/central/dev/tenants.yaml";
+    corrupt(root, rel, 0, (d) => { addOn(d, "slurm").version = "1.*"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /Application\/acme-slurm\/spec\/sources\/1\/targetRevision: chart slurm must be pinned to 1\.2\.1 \(facts\/charts\.ts\), not "1\.\*"/);
   });
 
   it("catches a Secret and a secret value", async () => {
@@ -75,14 +78,25 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(await checkFleet(root, { reference }), entry), /AppProject\/tenant-acme\/spec\/destinations\/1: reaches namespace "tenant-globex" on central; tenant acme may reach only tenant-acme there/);
   });
 
-  it("catches a cross-tenant destination or project in an Application", async () => {
-    const app = "fleet/tenants/dev/acme/applications/control-plane.yaml";
-    corrupt(root, app, 0, (d) => { d.spec.destination.namespace = "tenant-globex"; });
-    const cluster = "fleet/tenants/dev/acme/applications/slurm.yaml";
-    corrupt(root, cluster, 0, (d) => { d.spec.project = "tenant-globex-cluster"; });
+  it("catches a generated Application with a cross-tenant destination or project", async () => {
+    const rel = "fleet/central/dev/tenants.yaml";
+    corrupt(root, rel, 0, (d) => {
+      d.spec.templatePatch = d.spec.templatePatch.replace(/namespace: tenant-\{\{[^}]+\}\}/, "namespace: tenant-globex");
+      addOn(d, "slurm").projectSuffix = "x";
+    });
+    const found = reasons(await checkFleet(root, { reference }), rel);
+    assert.match(found, /ApplicationSet\/tenants generates Application\/acme-control-plane\/spec\/destination: https:\/\/kubernetes.default.svc namespace tenant-globex is not a destination of project tenant-acme/);
+    assert.match(found, /ApplicationSet\/tenants generates Application\/acme-slurm\/spec\/project: uses project tenant-acmex; tenant acme's Applications use tenant-acme or tenant-acme-cluster only/);
+  });
+
+  it("catches a tenant's entry that names another tenant's cluster, and an add-on no rollout step selects", async () => {
+    const entry = "fleet/central/dev/tenant-acme.yaml";
+    corrupt(root, entry, 4, (d) => { d.spec.target.template.metadata.labels["clusterra.io/tenant"] = "globex"; });
+    const rel = "fleet/central/dev/tenants.yaml";
+    corrupt(root, rel, 0, (d) => { addOn(d, "edge-agent").stage = "later"; });
     const problems = await checkFleet(root, { reference });
-    assert.match(reasons(problems, app), /namespace tenant-globex is not a destination of project tenant-acme/);
-    assert.match(reasons(problems, cluster), /uses project tenant-globex-cluster; tenant acme's Applications use tenant-acme or tenant-acme-cluster only/);
+    assert.match(reasons(problems, entry), /ExternalSecret\/cluster-clusterra-dev-acme\/spec\/target\/template\/metadata\/labels: labels a cluster Secret clusterra.io\/tenant=globex; only tenant acme's entry may name its cluster/);
+    assert.match(reasons(problems, rel), /Application\/globex-edge-agent: no RollingSync step selects it \(clusterra.io\/wave=general, clusterra.io\/stage=later\): it would never sync/);
   });
 
   it("catches a tenant's store on central assuming another tenant's secrets role", async () => {
@@ -144,7 +158,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
     assert.match(read("fleet/tenants/dev/acme/cluster/manifests/users.yaml"), /carol:x:10003:10003:/);
     // The users on both sides (their ConfigMaps, and the digest that rolls the pods), nothing else.
-    assert.match(said, /4 changed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
+    assert.match(said, /4 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
   });
 
   it("refuses a facts file off its schema, naming every key, and writes nothing", () => {

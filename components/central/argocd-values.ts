@@ -5,6 +5,7 @@
  */
 import { stringify } from "yaml";
 import { CHARTS } from "../../facts/charts";
+import { LABEL_KEYS } from "../../facts/project";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 
 /**
@@ -53,6 +54,9 @@ export const APPLICATION_HEALTH_LUA = [
   "",
 ].join("\n");
 
+/** argocd-cmd-params-cm's key that lets the ApplicationSet controller run RollingSync (beta in 3.x, off by default). */
+export const PROGRESSIVE_SYNCS_PARAM = "applicationsetcontroller.enable.progressive.syncs";
+
 export function argocdValues(environment: string): Record<string, unknown> {
   return {
     global: {
@@ -71,10 +75,12 @@ export function argocdValues(environment: string): Record<string, unknown> {
         "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,
       },
       repositories: ociRepositories(),
+      // The tenants' ApplicationSet rolls a fleet-wide change out wave by wave (RollingSync).
+      params: { [PROGRESSIVE_SYNCS_PARAM]: true },
     },
     // No SSO and no notification channels on this cluster: both controllers would idle.
     dex: { enabled: false },
     notifications: { enabled: false },
-    controller: { podLabels: { "clusterra.io/environment": environment } },
+    controller: { podLabels: { [LABEL_KEYS.environment]: environment } },
   };
 }

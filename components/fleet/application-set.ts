@@ -16,7 +16,7 @@
  * the journey.
  */
 import { parse } from "yaml";
-import { CHARTS, type ChartKey } from "../../facts/charts";
+import { CHARTS, type ChartKey, type ChartPin } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import {
   LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, tenantsFleetPath, tenantProject, TENANTS_APPLICATION_SET,
@@ -78,7 +78,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
 const TENANT = `{{ index .metadata.labels "${LABEL_KEYS.tenant}" }}`;
 
 /** The list generator's row for an add-on: strings the template reads (none named like a cluster parameter). */
-function element(a: TenantAddOn, charts: typeof CHARTS): Record<string, unknown> {
+function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): Record<string, unknown> {
   const s = a.source;
   const pin = s.kind === "chart" ? charts[s.chart] : undefined;
   return {
@@ -159,7 +159,7 @@ export function rolloutSteps(): { matchExpressions: { key: string; operator: "In
 }
 
 /** The environment's tenants' Applications, as one ApplicationSet (charts: facts/charts.ts unless a test or the journey bumps one). */
-export function tenantsApplicationSet(environment: string, repo: FleetRepo, charts: typeof CHARTS = CHARTS): Record<string, unknown> {
+export function tenantsApplicationSet(environment: string, repo: FleetRepo, charts: Readonly<Record<ChartKey, ChartPin>> = CHARTS): Record<string, unknown> {
   return {
     apiVersion: "argoproj.io/v1alpha1",
     kind: "ApplicationSet",

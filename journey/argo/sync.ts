@@ -64,6 +64,8 @@ export interface AppResult {
   readonly excluded: string[];
   /** Applications among its objects (an app-of-apps's children), with the file each came from. */
   readonly children: { app: Application; file: string }[];
+  /** ApplicationSets among its objects, for the journey's ApplicationSet controller. */
+  readonly appSets: { object: KubeObject; file: string }[];
   readonly applied: number;
 }
 
@@ -220,8 +222,9 @@ export class Argo {
     const problems: string[] = [];
     const excluded: string[] = [];
     const children: { app: Application; file: string }[] = [];
+    const appSets: { object: KubeObject; file: string }[] = [];
     let dryRunFailed = false;
-    const result = (synced: boolean, healthy: boolean, applied = 0): AppResult => ({ name, server, synced, healthy, problems, excluded, children, applied, dryRunFailed });
+    const result = (synced: boolean, healthy: boolean, applied = 0): AppResult => ({ name, server, synced, healthy, problems, excluded, children, appSets, applied, dryRunFailed });
 
     const project = await this.project(app.spec.project);
     if (!project) return problems.push(`AppProject ${app.spec.project} does not exist`), result(false, false);
@@ -317,6 +320,7 @@ export class Argo {
           applied++;
           if (m.object.kind === "CustomResourceDefinition") createdCrds.push(m.object.metadata.name);
           if (m.object.kind === "Application" && m.object.apiVersion.startsWith("argoproj.io/")) children.push({ app: m.object as unknown as Application, file: m.origin });
+          if (m.object.kind === "ApplicationSet" && m.object.apiVersion.startsWith("argoproj.io/")) appSets.push({ object: m.object, file: m.origin });
           workloads.push({ ref: `${info?.resource ?? m.object.kind.toLowerCase()}/${m.object.metadata.name}`, kind: m.object.kind, ...(ns ? { ns } : {}) });
         }
       }));

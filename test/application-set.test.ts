@@ -1,0 +1,99 @@
+/**
+ * The tenants' ApplicationSet as ArgoCD's controller reads it: the goTemplate subset, the
+ * matrix of cluster Secrets and add-ons, templatePatch (which may not change the project),
+ * RollingSync's steps, and which Applications a rollout lets sync.
+ */
+import * as assert from "node:assert/strict";
+import { clusterParams, expandApplicationSet, rolloutSteps, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { GoTemplateError, renderGoTemplate } from "../components/fleet/go-template";
+import { appsToSync } from "../journey/argo/application-set";
+import { ROLLOUT_STAGES, ROLLOUT_WAVES } from "../facts/fleet";
+import { CHARTS } from "../facts/charts";
+
+const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
+
+function cluster(id: string, wave: string, environment = "dev") {
+  return clusterParams({
+    metadata: { labels: { "argocd.argoproj.io/secret-type": "cluster", "clusterra.io/tenant": id, "clusterra.io/environment": environment, "clusterra.io/wave": wave } },
+    stringData: { name: `clusterra-${environment}-${id}`, server: `https://10.16.${id.length}.10:6443`, project: `tenant-${id}-cluster` },
+  });
+}
+
+describe("goTemplate, as the ApplicationSet controller renders it", () => {
+  it("reads fields, map entries by key, eq, if/else and toJson, and trims at - markers", () => {
+    const data = { a: { b: "x" }, metadata: { labels: { "clusterra.io/tenant": "acme" } }, kind: "chart", list: ["p", "q"] };
+    assert.equal(renderGoTemplate('{{ .a.b }}-{{ index .metadata.labels "clusterra.io/tenant" }}', data), "x-acme");
+    assert.equal(renderGoTemplate('a\n  {{- if eq .kind "chart" }}\n  C{{ else }}D{{ end }}', data), "a\n  C");
+    assert.equal(renderGoTemplate('{{ if eq .kind "dir" }}C{{ else }}D{{ end }}', data), "D");
+    assert.equal(renderGoTemplate("l: {{ toJson .list }}", data), 'l: ["p","q"]');
+  });
+
+  it("refuses a missing key (missingkey=error) and what the fleet never writes, by name", () => {
+    assert.throws(() => renderGoTemplate("{{ .nope }}", {}), (e: Error) => e instanceof GoTemplateError && /no entry for key "nope"/.test(e.message));
+    assert.throws(() => renderGoTemplate("{{ .a | upper }}", { a: "x" }), /unsupported action/);
+    assert.throws(() => renderGoTemplate("{{ if .a }}x", { a: "x" }), /missing \{\{else\}\} or \{\{end\}\}/);
+  });
+});
+
+describe("the tenants' ApplicationSet", () => {
+  const appset = tenantsApplicationSet("dev", REPO);
+
+  it("generates every add-on for each of the environment's clusters, and none for another environment's", () => {
+    const apps = expandApplicationSet(appset, [cluster("acme", "canary"), cluster("globex", "general"), cluster("other", "canary", "prod")]);
+    assert.equal(apps.length, 2 * TENANT_ADD_ONS.length);
+    const names = apps.map((a) => a.application.metadata.name);
+    for (const t of ["acme", "globex"]) for (const a of TENANT_ADD_ONS) assert.ok(names.includes(`${t}-${a.addon}`), `${t}-${a.addon}`);
+    assert.ok(!names.some((n) => n.startsWith("other-")));
+  });
+
+  it("takes each Application's project and destination from the cluster Secret's tenant, central's side in the tenant's namespace", () => {
+    const apps = expandApplicationSet(appset, [cluster("acme", "canary")]);
+    const get = (n: string) => apps.find((a) => a.application.metadata.name === n)?.application as unknown as { spec: { project: string; destination: { server: string; namespace: string }; sources: { chart?: string; targetRevision?: string; path?: string; helm?: { valueFiles: string[] } }[] } };
+    const cp = get("acme-control-plane");
+    assert.deepEqual([cp.spec.project, cp.spec.destination], ["tenant-acme", { server: "https://kubernetes.default.svc", namespace: "tenant-acme" }]);
+    assert.deepEqual(cp.spec.sources[1].helm?.valueFiles, ["$values/fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
+    const slurm = get("acme-slurm");
+    assert.deepEqual([slurm.spec.project, slurm.spec.destination], ["tenant-acme-cluster", { server: "https://10.16.4.10:6443", namespace: "slurm" }]);
+    assert.deepEqual([slurm.spec.sources[1].chart, slurm.spec.sources[1].targetRevision], ["slurm", CHARTS.slurm.version]);
+    const manifests = get("acme-cluster-manifests");
+    assert.deepEqual(manifests.spec.sources.map((s) => s.path), ["fleet/tenants/dev/acme/cluster/manifests"]);
+  });
+
+  it("keeps the template's project whatever the patch says, as ArgoCD does", () => {
+    const patched = JSON.parse(JSON.stringify(appset));
+    patched.spec.templatePatch = `spec:\n  project: platform\n${patched.spec.templatePatch.replace(/^spec:\n/, "")}`;
+    const apps = expandApplicationSet(patched, [cluster("acme", "canary")]);
+    assert.ok(apps.every((a) => /^tenant-acme(-cluster)?$/.test((a.application.spec as { project: string }).project)));
+  });
+
+  it("turns automation off under RollingSync and puts each Application in its wave's stage", () => {
+    const apps = expandApplicationSet(appset, [cluster("acme", "canary"), cluster("globex", "general")]);
+    assert.equal(rolloutSteps().length, ROLLOUT_WAVES.length * ROLLOUT_STAGES.length);
+    assert.ok(apps.every((a) => (a.application.spec as { syncPolicy: { automated: { enabled: boolean } } }).syncPolicy.automated.enabled === false));
+    const step = (n: string) => apps.find((a) => a.application.metadata.name === n)?.step ?? -1;
+    assert.equal(step("acme-cilium"), 0);
+    assert.equal(step("acme-slurm"), ROLLOUT_STAGES.indexOf("slurmd"));
+    assert.ok(step("acme-slurm") > step("acme-control-plane"));
+    assert.equal(step("globex-cilium"), 2 * ROLLOUT_STAGES.length);
+    // A tenant in no known wave matches no step: fleet check names it.
+    assert.equal(expandApplicationSet(appset, [cluster("odd", "sometime")])[0].step, -1);
+  });
+
+  it("bumps a chart for every tenant through the table alone", () => {
+    const bumped = tenantsApplicationSet("dev", REPO, { ...CHARTS, slurm: { ...CHARTS.slurm, version: "9.9.9" } });
+    const apps = expandApplicationSet(bumped, [cluster("acme", "canary")]);
+    const versions = apps.flatMap((a) => (a.application.spec as { sources: { chart?: string; targetRevision?: string }[] }).sources.filter((s) => s.chart === "slurm").map((s) => s.targetRevision));
+    assert.deepEqual(versions, ["9.9.9", "9.9.9"]);
+  });
+});
+
+describe("RollingSync's gate", () => {
+  it("lets the first step sync, and each next one only when every earlier Application is Healthy", () => {
+    const steps = [["acme-crds"], ["acme-slurm"], ["globex-crds"], ["globex-slurm"]];
+    assert.deepEqual([...appsToSync(steps, new Set())], ["acme-crds"]);
+    assert.deepEqual([...appsToSync(steps, new Set(["acme-crds"]))], ["acme-crds", "acme-slurm"]);
+    assert.deepEqual([...appsToSync(steps, new Set(["acme-crds", "acme-slurm", "globex-crds", "globex-slurm"]))].length, 4);
+    // A canary that does not become healthy stops the rollout before the general wave.
+    assert.ok(!appsToSync(steps, new Set(["acme-crds"])).has("globex-crds"));
+  });
+});
