@@ -25,6 +25,9 @@ describe("clusterra tenant remove", function () {
     assert.equal(r.centralSide.length, 11);
     assert.ok(r.centralSide.every((c) => c.includes("central-dev-tenant-acme")));
     assert.deepEqual(r.fleetPaths, ["fleet/tenants/dev/acme/", "fleet/central/dev/tenant-acme.yaml"]);
+    // The ApplicationSet keeps a tenant's Applications (create-update): the runbook deletes every one of them.
+    for (const a of ["acme-control-plane", "acme-control-plane-manifests", "acme-slurm", "acme-cilium", "acme-edge-agent"]) assert.match(r.steps[centralUp], new RegExp(`\\b${a}\\b`));
+    assert.match(r.steps[centralUp], /kubectl -n argocd delete application acme-control-plane-manifests acme-control-plane`/);
   });
 
   it("refuses a stack that is not a tenant's, with what is valid", async () => {
