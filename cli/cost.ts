@@ -5,6 +5,7 @@
  * requests and data at the stated assumptions (facts/usage.ts). Every resource type has a
  * rule here, is free for a reason (facts/prices.ts NO_CHARGE), or is reported unpriced.
  */
+import { HOST_DISK } from "../facts/alarms";
 import { CENTRAL_PROVIDER_NAME } from "../facts/project";
 import * as fs from "fs";
 import * as path from "path";
@@ -82,6 +83,8 @@ const hourly = (item: string, price: Price, count = 1, what = "h"): Line => ({
   detail: `${count === 1 ? "" : `${count} x `}${HOURS_PER_MONTH} ${what} x ${money(price.usd)}`,
 });
 const perMonth = (item: string, price: Price): Line => ({ item, monthlyUsd: price.usd, basis: "idle", detail: `${money(price.usd)} a month` });
+/** Requests a resource makes on a timer, whatever the load: idle cost. */
+const idleRequests = (item: string, count: number, price: Price): Line => ({ item, monthlyUsd: cents((count / 1e6) * price.usd), basis: "idle", detail: `${count.toLocaleString("en-US")} requests x ${money(price.usd)}/${price.per}` });
 const stored = (item: string, gb: number, price: Price, basis: Basis): Line => ({ item, monthlyUsd: cents(gb * price.usd), basis, detail: `${gb} GB x ${money(price.usd)}/${price.per}` });
 const used = (item: string, quantity: number, unit: string, price: Price, per = 1): Line => ({
   item,
@@ -129,7 +132,12 @@ const RULES: Readonly<Record<string, Rule>> = {
   },
   "aws:vpclattice/service:Service": () => [hourly("VPC Lattice service", PRICES.latticeServiceHour)],
   "aws:kms/key:Key": () => [perMonth("KMS key", PRICES.kmsKeyMonth)],
-  "aws:cloudwatch/metricAlarm:MetricAlarm": () => [perMonth("CloudWatch alarm", PRICES.alarmMonth)],
+  "aws:cloudwatch/metricAlarm:MetricAlarm": (i) => [
+    perMonth("CloudWatch alarm", PRICES.alarmMonth),
+    // A host's disk alarm watches a custom metric the host publishes; its root mount's alarm carries the host's PutMetricData calls.
+    ...(i.metricName === HOST_DISK.metric ? [perMonth("custom metric (disk use of one mount)", PRICES.customMetricMonth)] : []),
+    ...(i.metricName === HOST_DISK.metric && i.dimensions?.Mount === "/" ? [idleRequests("PutMetricData calls (one per host every 5 min)", (30 * 24 * 3600) / HOST_DISK.periodSeconds, PRICES.metricRequestsPerMillion)] : []),
+  ],
   "aws:secretsmanager/secret:Secret": () => [perMonth("Secrets Manager secret", PRICES.secretMonth)],
   "aws:ssm/parameter:Parameter": (i) => (i.tier === "Advanced" ? [perMonth("SSM advanced parameter", PRICES.ssmAdvancedParameterMonth)] : []),
   "aws:efs/fileSystem:FileSystem": () => [stored("EFS Standard storage", U.efsGb, PRICES.efsStandardGbMonth, "usage")],

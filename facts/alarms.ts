@@ -14,6 +14,19 @@ export const ALARMS = {
   deadLetters: { periodSeconds: 300 },
 } as const;
 
+/**
+ * Hosts' disk use (components/observability/host-metrics.ts): published every five minutes,
+ * an alarm past 85 % for two periods in a row, so a file system fills no further unseen;
+ * a host that stops publishing alarms too (missing data breaches: the status checks say
+ * whether the host is down).
+ */
+export const HOST_DISK = { metric: "DiskUsedPercent", periodSeconds: 300, periods: 2, thresholdPercent: 85 } as const;
+
+/** The CloudWatch namespace of a host's disk metrics in central's account: central's host, or one tenant's server. */
+export function hostMetricsNamespace(environment: string, host: { readonly tenantId: string } | "central"): string {
+  return host === "central" ? `Clusterra/${environment}/central` : `Clusterra/${environment}/tenants/${host.tenantId}`;
+}
+
 /** The alarm topic of a stack: `<prefix>-alarms`. */
 export function alarmTopicName(prefix: string): string {
   return `${prefix}-alarms`;

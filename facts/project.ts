@@ -97,6 +97,11 @@ export function tenantServerRoleName(environment: string, tenantId: string): str
   return platformName(environment, tenantId, "k3s-server");
 }
 
+/** The role in the central account a tenant's server publishes its disk metrics through. */
+export function tenantMetricsRoleName(environment: string, tenantId: string): string {
+  return platformName(environment, tenantId, "metrics");
+}
+
 /** cluster-api's role in the central account. */
 export function clusterApiRoleName(environment: string): string {
   return platformName(environment, "cluster-api");

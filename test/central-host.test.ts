@@ -9,7 +9,7 @@ import { waitForParameterScript } from "../components/central/k3s-host";
 import { trustedKubeconfig, UntrustedKubeconfigError } from "../components/central/kubeconfig";
 import { byType, json, named, plan } from "./helpers";
 
-const INIT: K3sServerInit = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" } };
+const INIT: K3sServerInit = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" }, metrics: { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/", "/var/lib/rancher"] } };
 
 /** A kubeconfig as K3s writes it (/etc/rancher/k3s/k3s.yaml), with changes. */
 function k3sKubeconfig(change: (doc: any) => void = () => undefined): string {

@@ -200,18 +200,20 @@ describe("central building blocks", () => {
   });
 
   it("the host policy can only publish its own parameter and encrypt it with the stack key", () => {
-    const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig" })) as Doc;
+    const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", metricsNamespace: "Clusterra/dev/central" })) as Doc;
     const put = doc.Statement.find((s) => s.Sid === "KubeconfigWrite")!;
     assert.equal(put.Resource, "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig");
     assert.deepEqual(doc.Statement.find((s) => s.Sid === "KubeconfigEncrypt")!.Condition, {
       StringEquals: { "kms:EncryptionContext:PARAMETER_ARN": "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig" },
     });
+    // Resource "*" only where the action has no resource type; PutMetricData is scoped by its namespace.
     const wildcard = doc.Statement.filter((s) => s.Resource === "*");
-    assert.deepEqual(wildcard.map((s) => s.Sid), ["SessionManagerChannels"]);
+    assert.deepEqual(wildcard.map((s) => s.Sid), ["SessionManagerChannels", "PublishDiskMetrics"]);
+    assert.deepEqual(doc.Statement.find((s) => s.Sid === "PublishDiskMetrics")!.Condition, { StringEquals: { "cloudwatch:namespace": "Clusterra/dev/central" } });
   });
 
   it("K3s runs with encrypted secrets, no ingress controller or service LB, and publishes its kubeconfig on every boot", () => {
-    const init = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" } };
+    const init = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" }, metrics: { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/"] } };
     const config = k3sServerConfig(init);
     assert.equal(config["secrets-encryption"], true);
     assert.deepEqual(config.disable, ["traefik", "servicelb"]);

@@ -22,7 +22,7 @@ describe("clusterra tenant remove", function () {
     assert.deepEqual(r.retained.map((x) => x.name).sort(), [...protectedOnes].sort());
     assert.deepEqual(r.retained.filter((x) => x.account === "central").map((x) => x.type), Array(4).fill("aws:secretsmanager/secret:Secret"));
     assert.match(r.retained.find((x) => x.type === "aws:kms/key:Key")?.forGood ?? "", /KMS waits 30 days/);
-    assert.equal(r.centralSide.length, 11);
+    assert.equal(r.centralSide.length, 13);
     assert.ok(r.centralSide.every((c) => c.includes("central-dev-tenant-acme")));
     assert.deepEqual(r.fleetPaths, ["fleet/tenants/dev/acme/", "fleet/central/dev/tenant-acme.yaml"]);
     // The ApplicationSet keeps a tenant's Applications (create-update): the runbook deletes every one of them.

@@ -8,6 +8,8 @@ import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 import { CLUSTER_API_NAMESPACE } from "../fleet/central";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../../facts/fleet";
+import { hostMetricsNamespace } from "../../facts/alarms";
+import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
 
 /** What the host writes as the parameter's description: which instance published it. */
 export function publishedByDescription(instanceId: string): string {
@@ -63,6 +65,13 @@ export interface K3sServerInit {
   readonly nodeName: string;
   /** Node labels, e.g. the environment. */
   readonly nodeLabels: Readonly<Record<string, string>>;
+  /** Its disk use, published to its own account. */
+  readonly metrics: HostMetrics;
+}
+
+/** What central's host publishes: the root file system and the data volume. */
+export function centralHostMetrics(environment: string, region: string): HostMetrics {
+  return { region, namespace: hostMetricsNamespace(environment, "central"), mounts: ["/", CENTRAL_DATA_MOUNT.mountPoint] };
 }
 
 /** K3s server flags, as /etc/rancher/k3s/config.yaml. */
@@ -183,6 +192,7 @@ export function k3sServerUserData(init: K3sServerInit): string {
         permissions: "0644",
         content: "[Unit]\nRequiresMountsFor=/var/lib/rancher\n",
       },
+      ...diskMetricsFiles(init.metrics),
     ],
     runcmd: [
       ["sysctl", "--system"],
@@ -197,6 +207,7 @@ export function k3sServerUserData(init: K3sServerInit): string {
       ["systemctl", "daemon-reload"],
       ["systemctl", "enable", "--now", "clusterra-publish-kubeconfig.service"],
       ["systemctl", "enable", "--now", "clusterra-grow-data.timer"],
+      ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"],
     ],
   };
   return `#cloud-config\n${stringify(doc)}`;

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { centralHostMetrics } from "./cloud-init";
 import type { CentralConfig } from "../../config/types";
 import { dataVolumeGiB } from "../../facts/central-host";
 import { CLUSTER_API_PORT } from "../../facts/contract";
@@ -157,6 +158,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         topic: { name: alarmTopicName(platformName(config.environment)), kmsKeyArn: key.keyArn },
         alarmPrefix: `${alarmTopicName(platformName(config.environment))}-`,
         instances: { host: { instanceId: host.instanceId, recover: true } },
+        disks: { host: { namespace: centralHostMetrics(config.environment, config.region).namespace, mounts: centralHostMetrics(config.environment, config.region).mounts } },
       },
       child,
     );

@@ -8,6 +8,10 @@ import { al2023AmiParameter } from "../../facts/versions";
 import { arn, ec2Trust, policyDocument, sessionManagerStatements, toJson, writeSecureParameterStatements, type Statement } from "../security/iam";
 import { addBaselineEgress } from "../network/baseline-egress";
 import { k3sServerUserData, publishedByDescription } from "./cloud-init";
+import { hostMetricsNamespace } from "../../facts/alarms";
+import { LABEL_KEYS } from "../../facts/project";
+import { putMetricsStatement } from "../observability/host-metrics";
+import { centralHostMetrics } from "./cloud-init";
 import { trustedKubeconfig } from "./kubeconfig";
 import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
@@ -63,10 +67,10 @@ export function kubeconfigParameterName(environment: string): string {
   return `/clusterra/${environment}/central/kubeconfig`;
 }
 
-/** The host role's own needs: Session Manager, publishing its kubeconfig, nothing else. */
-export function hostPolicy(p: { partition: string; region: string; accountId: string; kmsKeyArn: string; kubeconfigParameter: string }): string {
+/** The host role's own needs: Session Manager, publishing its kubeconfig and its disk use, nothing else. */
+export function hostPolicy(p: { partition: string; region: string; accountId: string; kmsKeyArn: string; kubeconfigParameter: string; metricsNamespace: string }): string {
   const parameterArn = arn(p.partition, "ssm", p.region, p.accountId, `parameter${p.kubeconfigParameter}`);
-  const statements: Statement[] = [...sessionManagerStatements(p), ...writeSecureParameterStatements("Kubeconfig", parameterArn, p.kmsKeyArn)];
+  const statements: Statement[] = [...sessionManagerStatements(p), ...writeSecureParameterStatements("Kubeconfig", parameterArn, p.kmsKeyArn), putMetricsStatement(p.metricsNamespace)];
   return toJson(policyDocument(...statements));
 }
 
@@ -98,7 +102,7 @@ export class K3sHost extends pulumi.ComponentResource {
         role: role.name,
         policy: pulumi
           .all([args.accountId, args.kmsKeyArn])
-          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter })),
+          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter, metricsNamespace: hostMetricsNamespace(args.environment, "central") })),
       },
       child,
     );
@@ -122,7 +126,8 @@ export class K3sHost extends pulumi.ComponentResource {
         kmsKeyId,
         dataVolumeId: volumeId,
         nodeName: platformName(args.environment, "central"),
-        nodeLabels: { "clusterra.io/environment": args.environment, "clusterra.io/role": "central" },
+        nodeLabels: { [LABEL_KEYS.environment]: args.environment, [LABEL_KEYS.role]: "central" },
+        metrics: centralHostMetrics(args.environment, args.region),
       }),
     );
     const instance = new ec2.Instance(

@@ -1,4 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
+import { TenantMetricsRole } from "../observability/host-metrics";
+import { hostMetricsNamespace } from "../../facts/alarms";
 import * as ec2 from "@pulumi/aws/ec2";
 import { getVpcPeeringConnectionsOutput } from "@pulumi/aws/ec2/getVpcPeeringConnections";
 import * as vpc from "@pulumi/aws/vpc";
@@ -80,6 +82,7 @@ export class TenantLink extends pulumi.ComponentResource {
 
     const access = new TenantAccessRole(`${name}-access`, { ...args, tenantId: tenant.id, tenantAccountId: tenant.accountId }, child);
     new ControlPlaneSecrets(`${name}-control-plane`, { ...args, tenantId: tenant.id }, child);
+    new TenantMetricsRole(`${name}-metrics`, { partition: args.partition, environment: args.environment, tenantId: tenant.id, tenantAccountId: tenant.accountId, namespace: hostMetricsNamespace(args.environment, { tenantId: tenant.id }) }, child);
     for (const { flow, direction, rule } of hostRulesFor(tenant)) {
       const ruleArgs = { ...rule, securityGroupId: args.hostSecurityGroupId };
       if (direction === "ingress") new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, ruleArgs, child);

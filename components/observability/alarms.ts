@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as sns from "@pulumi/aws/sns";
-import { ALARMS } from "../../facts/alarms";
+import { ALARMS, HOST_DISK } from "../../facts/alarms";
 import { arn, policyDocument, toJson } from "../security/iam";
 
 export interface AlarmsArgs {
@@ -18,6 +18,8 @@ export interface AlarmsArgs {
    * through central's monitoring sink.
    */
   readonly instances?: Readonly<Record<string, { readonly instanceId: pulumi.Input<string>; readonly recover: boolean; readonly accountId?: pulumi.Input<string> }>>;
+  /** Hosts' disk use watched by name: their namespace in this account and the mounts they publish (host-metrics.ts). */
+  readonly disks?: Readonly<Record<string, { readonly namespace: string; readonly mounts: readonly string[] }>>;
   /** Dead-letter queues watched by name: any message in one is a failure nobody retries. */
   readonly deadLetterQueues?: Readonly<Record<string, pulumi.Input<string>>>;
 }
@@ -56,6 +58,30 @@ export class Alarms extends pulumi.ComponentResource {
             comparisonOperator: "GreaterThanOrEqualToThreshold",
             treatMissingData: "missing",
             alarmActions: recovers ? [recover, ...notify] : notify,
+            okActions: notify,
+          },
+          child,
+        );
+      }
+    }
+    for (const [watched, disk] of Object.entries(args.disks ?? {})) {
+      for (const mount of disk.mounts) {
+        const slug = mount === "/" ? "root" : mount.replace(/^\//, "").replace(/\//g, "-");
+        new cloudwatch.MetricAlarm(
+          `${name}-${watched}-disk-${slug}`,
+          {
+            name: `${args.alarmPrefix}${watched}-disk-${slug}`,
+            alarmDescription: `${watched}: ${mount} over ${HOST_DISK.thresholdPercent} % full, or no longer reported`,
+            namespace: disk.namespace,
+            metricName: HOST_DISK.metric,
+            dimensions: { Mount: mount },
+            statistic: "Maximum",
+            period: HOST_DISK.periodSeconds,
+            evaluationPeriods: HOST_DISK.periods,
+            threshold: HOST_DISK.thresholdPercent,
+            comparisonOperator: "GreaterThanThreshold",
+            treatMissingData: "breaching",
+            alarmActions: notify,
             okActions: notify,
           },
           child,

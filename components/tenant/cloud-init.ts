@@ -4,6 +4,7 @@
  * used as is with `amiFamily: Custom`). Both are #cloud-config documents whose scripts
  * read the K3s join secret from SSM at boot: no secret is ever in user data.
  */
+import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
 import { mountDataVolumeScript, type DataVolumeMount } from "../central/cloud-init";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
@@ -35,6 +36,8 @@ export interface ServerInit extends NodeInitCommon {
   readonly stateVolumeId: string;
   /** NAT for these sources (the VPC), except towards these destinations (VPC, central). */
   readonly nat: { readonly sourceCidr: string; readonly keepCidrs: readonly string[] };
+  /** Its disk use: the root file system and the state volume, published through central's role. */
+  readonly metrics: HostMetrics;
   /** Central ArgoCD's access to this cluster (push): its account, and where the server publishes its credential. */
   readonly argocd: {
     /** The ServiceAccount, ClusterRole and binding ArgoCD acts as, as a JSON List (the fleet manages them after). */
@@ -345,8 +348,9 @@ export function tenantServerUserData(init: ServerInit): string {
         content: ["[Unit]", "Description=Refresh central ArgoCD's token for this cluster", "", "[Timer]", "OnBootSec=1min",
           `OnUnitActiveSec=${ARGOCD_TOKEN.refresh}`, "", "[Install]", "WantedBy=timers.target", ""].join("\n"),
       },
+      ...diskMetricsFiles(init.metrics),
     ],
-    runcmd: [["sysctl", "--system"], ["/usr/local/sbin/clusterra-boot"]],
+    runcmd: [["sysctl", "--system"], ["/usr/local/sbin/clusterra-boot"], ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"]],
   };
   return `#cloud-config\n${stringify(doc)}`;
 }

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { TENANT_STATE_MOUNT } from "./cloud-init";
 import type { TenantConfig } from "../../config/types";
 import { PrivateNetwork } from "../network/private-network";
 import { AdoptedNetwork } from "../network/adopted-network";
@@ -6,13 +7,13 @@ import { isExisting } from "./existing-network";
 import { StackKey } from "../security/stack-key";
 import type { SlurmctldEndpointOutput } from "../central/outputs";
 import { CentralPeering } from "./central-peering";
-import { clusterApiRoleName, SNAPSHOT_RETAIN_DAYS, TAG_KEYS, tenantKeyAliasName, tenantServerRoleName } from "../../facts/project";
+import { clusterApiRoleName, SNAPSHOT_RETAIN_DAYS, TAG_KEYS, tenantKeyAliasName, tenantMetricsRoleName, tenantServerRoleName } from "../../facts/project";
 import { DataSnapshots } from "../storage/data-snapshots";
 import { tenantServerAddress } from "../../config/subnet-layout";
 import { KARPENTER_DISCOVERY_TAG, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
-import { tenantAlarmPrefix } from "../../facts/alarms";
+import { hostMetricsNamespace, tenantAlarmPrefix } from "../../facts/alarms";
 import { Alarms } from "../observability/alarms";
 import { MetricsLink } from "../observability/metrics-sharing";
 import { tenantStackFleetFiles } from "../fleet/tenant";
@@ -192,6 +193,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     // The cluster's state volume, snapshotted daily to the region: a lost zone keeps the cluster.
     const stateSnapshots = { key: TAG_KEYS.backup, value: `${config.environment}-${config.tenant.id}-k3s-state` };
     new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `tenant ${config.tenant.id}'s cluster state`, targetTag: stateSnapshots, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
+    const metricsRoleArn = arn(config.partition, "iam", "", config.central.accountId, `role/${tenantMetricsRoleName(config.environment, config.tenant.id)}`);
     const server = new TenantK3sServer(
       `${name}-k3s`,
       {
@@ -216,8 +218,11 @@ export class TenantEnvironment extends pulumi.ComponentResource {
             ),
           "cilium-operator": pulumi.all([scope, network.vpcArn]).apply(([s, vpcArn]) => toJson(policyDocument(...ciliumOperatorStatements(s, { vpcArn })))),
           "pod-roles": pulumi.all([keys.externalSecretsRoleArn, edgeAgent.roleArn]).apply((roles) => toJson(policyDocument(assumePodRolesStatement(roles)))),
+          // Its disk use goes to central's CloudWatch through the role central made for this server.
+          "disk-metrics": toJson(policyDocument({ ...assumePodRolesStatement([metricsRoleArn]), Sid: "PublishDiskMetricsToCentral" })),
           "argocd-credential": pulumi.all([keys.argocdClusterSecretArn, central.kmsKeyArn]).apply(([secretArn, centralKmsKeyArn]) => toJson(argocdCredentialPolicy({ region: config.central.region, secretArn, centralKmsKeyArn }))),
         },
+        metrics: { region: config.central.region, namespace: hostMetricsNamespace(config.environment, { tenantId: config.tenant.id }), mounts: ["/", TENANT_STATE_MOUNT.mountPoint], roleArn: metricsRoleArn },
         argocd: {
           bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }, null, 2),
           credentialSecretArn: keys.argocdClusterSecretArn,
@@ -260,7 +265,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     new MetricsLink(`${name}-metrics`, { sinkArn: central.monitoringSinkArn, label: `${clusterName} $AccountName` }, child);
     new Alarms(
       `${name}-central-alarms`,
-      { ...common, accountId: config.central.accountId, topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } } },
+      { ...common, accountId: config.central.accountId, topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } }, disks: { k3s: { namespace: hostMetricsNamespace(config.environment, { tenantId: config.tenant.id }), mounts: ["/", TENANT_STATE_MOUNT.mountPoint] } } },
       { parent: this, provider: args.centralProvider },
     );
 

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { HostMetrics } from "../observability/host-metrics";
 import * as ebs from "@pulumi/aws/ebs";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as iam from "@pulumi/aws/iam";
@@ -54,6 +55,8 @@ export interface TenantK3sServerArgs extends AccountScope {
    */
   readonly nat?: { readonly vpcCidr: string; readonly keepCidrs: readonly string[]; readonly privateRouteTableIds: pulumi.Input<string>[] };
   /** Central ArgoCD's access (its account's objects as JSON, central's secret for the token). */
+  /** Its disk use, published to central's account through the role central made for it. */
+  readonly metrics: HostMetrics;
   readonly argocd: { readonly bootstrapManifest: string; readonly credentialSecretArn: pulumi.Input<string>; readonly centralRegion: string; readonly serviceAccount: { readonly namespace: string; readonly name: string } };
 }
 
@@ -134,6 +137,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         maxPods: serverPodCapacity(instanceType),
         nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
         argocd: { ...args.argocd, credentialSecretArn },
+        metrics: args.metrics,
       }),
     );
     const reservation = args.reserveAddress

@@ -1,0 +1,87 @@
+/**
+ * Hosts' disk use: the publishing script run against a stand-in `aws` that records its
+ * arguments, and the planned roles evaluated with the IAM simulator: a tenant's server
+ * publishes into central's account through its own role, in its own namespace only.
+ */
+import * as assert from "node:assert/strict";
+import { execFileSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parse } from "yaml";
+import { diskMetricsScript } from "../components/observability/host-metrics";
+import { hostMetricsNamespace, HOST_DISK } from "../facts/alarms";
+import { plan } from "./helpers";
+import { simulate } from "./sim-request";
+
+type Resource = { type: string; name?: string; urn: string; inputs: Record<string, any>; outputs?: Record<string, any> };
+const resources = (p: Awaited<ReturnType<typeof plan>>) => p.deployment.deployment.resources as unknown as Resource[];
+
+/** Runs the script with a stand-in aws on the PATH; returns its arguments, one per line, and its environment's profile. */
+function run(script: string): { args: string[]; profile: string; config: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "disk-metrics-"));
+  try {
+    const out = path.join(dir, "args");
+    fs.writeFileSync(path.join(dir, "aws"), `#!/bin/sh\nprintf '%s\\n' "$@" > ${out}\nprintf '%s %s\\n' "$AWS_PROFILE" "$AWS_CONFIG_FILE" >> ${out}.env\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, "script"), script, { mode: 0o755 });
+    execFileSync("bash", [path.join(dir, "script")], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } });
+    const [profile, config] = fs.readFileSync(`${out}.env`, "utf8").trim().split(" ");
+    return { args: fs.readFileSync(out, "utf8").trim().split("\n"), profile: profile ?? "", config: config ?? "" };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("hosts' disk metrics", function () {
+  this.timeout(60000);
+
+  it("publishes each mounted file system's used percent in one call, and skips one that is not mounted", () => {
+    const r = run(diskMetricsScript({ region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/", "/nonexistent-mount"] }));
+    assert.deepEqual(r.args.slice(0, 6), ["cloudwatch", "put-metric-data", "--region", "us-east-1", "--namespace", "Clusterra/dev/central"]);
+    assert.equal(r.args[6], "--metric-data");
+    const data = r.args.slice(7);
+    assert.equal(data.length, 1, data.join(" "));
+    assert.match(data[0], new RegExp(`^MetricName=${HOST_DISK.metric},Dimensions=\\[\\{Name=Mount,Value=/\\}\\],Value=\\d{1,3},Unit=Percent$`));
+    assert.equal(r.profile, "", "central's host publishes with its own credentials");
+  });
+
+  it("publishes a tenant server's metrics through the role central made for it", () => {
+    const roleArn = "arn:aws:iam::111122223333:role/clusterra-dev-acme-metrics";
+    const r = run(diskMetricsScript({ region: "us-east-1", namespace: "Clusterra/dev/tenants/acme", mounts: ["/"], roleArn }));
+    assert.deepEqual([r.profile, r.config], ["clusterra-metrics", "/etc/clusterra/metrics.aws-config"]);
+  });
+
+  it("lets a tenant's server publish in its own namespace in central, and nobody else, and nowhere else", async () => {
+    const central = await plan("central-dev");
+    const acme = await plan("tenant-acme-dev");
+    const role = resources(central).find((r) => r.type === "aws:iam/role:Role" && r.inputs.name === "clusterra-dev-acme-metrics");
+    assert.ok(role, "central makes acme's metrics role");
+    const policy = resources(central).find((r) => r.type === "aws:iam/rolePolicy:RolePolicy" && r.urn.endsWith("tenant-acme-metrics-publish"));
+    assert.ok(policy);
+    const roleArn = `arn:aws:iam::111122223333:role/${role.inputs.name}`;
+    const server = (tenant: string, account: string) => `arn:aws:iam::${account}:role/clusterra-dev-${tenant}-k3s-server`;
+    const serverPolicy = resources(acme).find((r) => r.type === "aws:iam/policy:Policy" && String(r.inputs.description).endsWith(": disk-metrics"));
+    assert.ok(serverPolicy, "acme's server may assume it");
+    const assume = (principal: string, account: string, identity: unknown[]) =>
+      simulate({ principal, action: "sts:AssumeRole", resource: roleArn, resourceAccount: "111122223333", identity, resourcePolicy: role.inputs.assumeRolePolicy, context: { "aws:PrincipalAccount": account } });
+    assert.equal(await assume(server("acme", "444455556666"), "444455556666", [serverPolicy.inputs.policy]), "Allowed");
+    // globex's server, even with a policy of its own allowing it, is not trusted.
+    assert.notEqual(await assume(server("globex", "777788889999"), "777788889999", [{ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "sts:AssumeRole", Resource: "*" }] }]), "Allowed");
+    const put = (namespace: string) => simulate({ principal: roleArn, action: "cloudwatch:PutMetricData", resource: "*", resourceAccount: "111122223333", identity: [policy.inputs.policy], context: { "cloudwatch:namespace": namespace } });
+    assert.equal(await put(hostMetricsNamespace("dev", { tenantId: "acme" })), "Allowed");
+    assert.notEqual(await put(hostMetricsNamespace("dev", { tenantId: "globex" })), "Allowed");
+    assert.notEqual(await put(hostMetricsNamespace("dev", "central")), "Allowed");
+  });
+
+  it("reaches every host through its user data, with an alarm per mount", async () => {
+    for (const [stack, namespace, mounts] of [["central-dev", "Clusterra/dev/central", ["/", "/var/lib/rancher"]], ["tenant-acme-dev", "Clusterra/dev/tenants/acme", ["/", "/var/lib/rancher/k3s/server"]]] as const) {
+      const p = await plan(stack);
+      const instance = resources(p).find((r) => r.type === "aws:ec2/instance:Instance");
+      const userData = parse(String(instance?.inputs.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[]; runcmd: string[][] };
+      assert.ok(userData.runcmd.some((c) => c.join(" ") === "systemctl enable --now clusterra-disk-metrics.timer"), stack);
+      assert.match(userData.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-disk-metrics")?.content ?? "", new RegExp(`--namespace '${namespace}'`), stack);
+      const alarms = resources(p).filter((r) => r.type === "aws:cloudwatch/metricAlarm:MetricAlarm" && r.inputs.metricName === HOST_DISK.metric);
+      assert.deepEqual(alarms.map((a) => [a.inputs.namespace, a.inputs.dimensions.Mount, a.inputs.threshold, a.inputs.treatMissingData]).sort(), mounts.map((m) => [namespace, m, HOST_DISK.thresholdPercent, "breaching"]).sort(), stack);
+    }
+  });
+});
