@@ -43,7 +43,15 @@ const tenantNetwork = obj({ vpcCidr: CIDR, availabilityZones: ZONES, vpcId: VPC_
 export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
   central: obj({
     network,
-    controlPlane: obj({ instanceType: INSTANCE_TYPE, k3sVersion: SEMVER_K3S }),
+    controlPlane: obj(
+      {
+        instanceType: INSTANCE_TYPE,
+        k3sVersion: SEMVER_K3S,
+        // A replacement data volume made from a snapshot of the lost one (README, Day 2: a lost host or zone).
+        dataSnapshotId: str("^snap-[0-9a-f]{8,17}$", "an EBS snapshot id such as snap-0123456789abcdef0 (one of the data volume's daily snapshots)"),
+      },
+      ["instanceType", "k3sVersion"],
+    ),
     fleet: obj({
       // HTTPS only: the host's egress allows 443, and repository credentials are not wired yet.
       repoUrl: str("^https://[^\\s]+$", "an https:// git URL"),

@@ -40,7 +40,12 @@ interface BaseConfig {
 export interface CentralConfig extends BaseConfig {
   readonly kind: "central";
   readonly network: NetworkConfig;
-  readonly controlPlane: { readonly instanceType: string; readonly k3sVersion: string };
+  readonly controlPlane: {
+    readonly instanceType: string;
+    readonly k3sVersion: string;
+    /** Build the data volume from this snapshot (a restore after a lost volume); absent: a blank volume. */
+    readonly dataSnapshotId?: string;
+  };
   readonly fleet: { readonly repoUrl: string; readonly revision: string };
   /** cluster-api's container image, pinned by tag or digest. */
   readonly clusterApi: { readonly image: string };

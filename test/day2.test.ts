@@ -185,3 +185,20 @@ describe("the tenant server's state snapshots", function () {
     assert.equal((policy?.inputs?.policyDetails as { schedules: { retainRule: { count: number } }[] }).schedules[0].retainRule.count, 14);
   });
 });
+
+describe("a lost central data volume", function () {
+  this.timeout(60000);
+
+  it("is rebuilt from the snapshot the stack file names, still protected, and a bad id is named with what is valid", async () => {
+    const controlPlane = exampleFile("central-dev").values["clusterra:controlPlane"] as Record<string, unknown>;
+    const p = await plan("central-dev", { "clusterra:controlPlane": { ...controlPlane, dataSnapshotId: "snap-0123456789abcdef0" } });
+    const volume = p.deployment.deployment.resources.find((r) => r.type === "aws:ebs/volume:Volume" && r.urn.endsWith("-k3s-data"));
+    assert.equal(volume?.inputs?.snapshotId, "snap-0123456789abcdef0");
+    assert.equal(volume?.protect, true);
+    const blank = (await plan("central-dev")).deployment.deployment.resources.find((r) => r.type === "aws:ebs/volume:Volume" && r.urn.endsWith("-k3s-data"));
+    assert.equal(blank?.inputs?.snapshotId, undefined);
+    const r = validateStack(withValues(exampleFile("central-dev"), { "clusterra:controlPlane": { ...controlPlane, dataSnapshotId: "vol-0123456789abcdef0" } }), exampleFiles());
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.issues.map((i) => `${i.key}: ${i.problem}; valid: ${i.valid}`).join("\n"), /clusterra:controlPlane\.dataSnapshotId.*valid: an EBS snapshot id such as snap-/);
+  });
+});

@@ -88,6 +88,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         kmsKeyArn: key.keyArn,
         // Datastore, images and every tenant's MariaDB and slurmctld state: grows with the tenants.
         dataVolumeGiB: dataVolumeGiB(config.tenants.length),
+        ...(config.controlPlane.dataSnapshotId ? { dataSnapshotId: config.controlPlane.dataSnapshotId } : {}),
         profile: config.profile,
         dataVolumeTags: { [snapshotTag.key]: snapshotTag.value },
       },

@@ -34,6 +34,8 @@ export interface K3sHostArgs extends AccountScope {
   readonly kmsKeyArn: pulumi.Input<string>;
   /** Size of the K3s data volume (/var/lib/rancher): datastore and local volumes. */
   readonly dataVolumeGiB: number;
+  /** A snapshot the data volume is made from (a restore); the volume is otherwise blank. */
+  readonly dataSnapshotId?: string;
   /** AWS CLI profile for reading the kubeconfig back (the provider's, if any). */
   readonly profile?: string;
   /** Extra tags on the data volume (e.g. the snapshot policy's target tag). */
@@ -113,7 +115,7 @@ export class K3sHost extends pulumi.ComponentResource {
 
     const dataVolume = new ebs.Volume(
       `${name}-data`,
-      { availabilityZone: args.zone, size: args.dataVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${name}-data`, ...args.dataVolumeTags } },
+      { availabilityZone: args.zone, size: args.dataVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, ...(args.dataSnapshotId ? { snapshotId: args.dataSnapshotId } : {}), tags: { Name: `${name}-data`, ...args.dataVolumeTags } },
       { parent: this, protect: true },
     );
 
