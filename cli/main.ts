@@ -68,12 +68,16 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         if (growth) out(growth);
         writeCostFile(outDir, cost, result.config.region);
         await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
+        const { buildInventory, writeInventory } = await import("./inventory");
+        const inventory = await buildInventory(result.config, result.deployment, result.central, cost);
+        const inventoryFiles = writeInventory(outDir, inventory);
+        if (inventory) out(`inventory: ${inventory.resourceCount} resources in account ${inventory.account}, ${inventory.roles.length} roles, ${inventory.cannot.length} requests of the platform refused (IAM simulator), ${inventory.can.length} allowed`);
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
         for (const line of formatReport(report).split("\n").slice(0, report.violations.length)) out(`  ${line}`);
         out(`policy pack: ${policySummary(report)}`);
         if (!report.passed) exitCode = EXIT.policy;
         const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file)) || file;
-        out(`wrote ${["resources.json", "outputs.json", "cost.json", "architecture.svg"].map(shown).join(", ")}`);
+        out(`wrote ${["resources.json", "outputs.json", "cost.json", "architecture.svg", ...inventoryFiles].map(shown).join(", ")}`);
       } catch (e) {
         if (e instanceof ConfigError) {
           err(`clusterra plan: invalid configuration (${e.issues.length} ${e.issues.length === 1 ? "problem" : "problems"}); nothing was written:\n${e.message}`);

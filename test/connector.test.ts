@@ -10,7 +10,7 @@ import { EVENT_QUEUE, EVENT_RULES, SHIPPER } from "../facts/connector-events";
 import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName, LATTICE_SERVICE_NAME_MAX, latticeServiceName, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
 import { byType, json, named, plan } from "./helpers";
 import type { DeploymentResource } from "../cli/deployment";
-import { decide } from "./iam-sim";
+import { decide } from "../cli/iam-sim";
 
 const ACCOUNT = "444455556666";
 const CENTRAL = "111122223333";

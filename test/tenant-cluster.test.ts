@@ -22,7 +22,7 @@ import { INTERRUPTION_RULES } from "../facts/karpenter";
 import { WORKER_NODE } from "../facts/tenant-cluster";
 import type { PlanResult } from "../cli/plan";
 import { byType, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
-import { decide } from "./iam-sim";
+import { decide } from "../cli/iam-sim";
 
 const ACME = "444455556666";
 const ACME_SERVER = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-k3s-server`;

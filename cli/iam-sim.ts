@@ -1,4 +1,4 @@
-/** Evaluates IAM documents with an IAM simulator: tests ask AWS's question, not a string's. */
+/** Evaluates IAM documents with an IAM simulator: the tests and the inventory ask AWS's question, not a string's. */
 import { runSimulation } from "@cloud-copilot/iam-simulate";
 
 export interface Ask {
