@@ -332,42 +332,76 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   // ApplicationSet (facts/charts.ts), rolled out canary first, each tenant's control plane
   // before its slurmd. The new version is the pinned chart repackaged (only its version differs).
   const set = appSets.find((x) => x.object.metadata.name === TENANTS_APPLICATION_SET);
-  if (set) {
-    const version = `${CHARTS.slurm.version}-journey`;
-    const charts = path.join(input.dir, "charts-bumped");
-    fs.mkdirSync(charts, { recursive: true });
-    for (const e of fs.readdirSync(input.chartsDir)) if (!fs.existsSync(path.join(charts, e))) fs.symlinkSync(path.join(input.chartsDir, e), path.join(charts, e));
-    const bumpedDir = path.join(charts, `${CHARTS.slurm.chart}-${version}`);
-    fs.cpSync(path.join(input.chartsDir, `${CHARTS.slurm.chart}-${CHARTS.slurm.version}`), bumpedDir, { recursive: true });
-    const chartYaml = path.join(bumpedDir, "Chart.yaml");
-    fs.writeFileSync(chartYaml, fs.readFileSync(chartYaml, "utf8").replace(/^version:.*$/m, `version: ${version}`));
-    const bumped = tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }) as unknown as KubeObject;
-    const applied = await c.run(["apply", "--server-side", "--field-manager=argocd-controller", "--force-conflicts", "-f", "-"], { input: JSON.stringify(bumped) });
-    const secrets = await c.get<{ items: { metadata: { labels?: Record<string, string> }; data?: Record<string, string> }[] }>(["secrets", "-n", ARGOCD_CHART.namespace, "-l", "argocd.argoproj.io/secret-type=cluster"]);
-    const apps = expandApplicationSet(bumped as unknown as Record<string, unknown>, (secrets?.items ?? []).map(clusterParams));
-    const fresh = applicationRenders(input.root, charts, apps.map((g) => ({ file: set.file, index: 0, object: g.application })));
-    const freshRendered = await renderFleetCharts(helm, fresh.renders, path.join(input.dir, "render-bumped"));
-    const changedApps = new Set(fresh.renders.filter((r) => r.chartLabel === `${CHARTS.slurm.chart}-${version}`).map((r) => r.application));
-    for (let i = renderList.length - 1; i >= 0; i--) if (changedApps.has(renderList[i].application)) renderList.splice(i, 1);
-    for (const r of fresh.renders.filter((x) => changedApps.has(x.application))) {
-      renderList.push(r);
-      byRender.set(r, freshRendered.objects.filter((o) => o.render === r).flatMap((o) => splitManifests(fs.readFileSync(path.join(input.dir, "render-bumped", o.out), "utf8"), `${r.chartLabel} render`)));
+  if (!set) return;
+  const charts = path.join(input.dir, "charts-bumped");
+  fs.mkdirSync(charts, { recursive: true });
+  for (const e of fs.readdirSync(input.chartsDir)) if (!fs.existsSync(path.join(charts, e))) fs.symlinkSync(path.join(input.chartsDir, e), path.join(charts, e));
+  let generation = generations.get(set.object.metadata.name) ?? new Map<string, string>();
+  /** Publishes a slurm chart version (the pinned one repackaged, `extra` templates added) and rolls the ApplicationSet that pins it out. */
+  const rollOutSlurm = async (version: string, extra: Record<string, string> = {}) => {
+    const dir = path.join(charts, `${CHARTS.slurm.chart}-${version}`);
+    if (version !== CHARTS.slurm.version && !fs.existsSync(dir)) {
+      fs.cpSync(path.join(input.chartsDir, `${CHARTS.slurm.chart}-${CHARTS.slurm.version}`), dir, { recursive: true });
+      const chartYaml = path.join(dir, "Chart.yaml");
+      fs.writeFileSync(chartYaml, fs.readFileSync(chartYaml, "utf8").replace(/^version:.*$/m, `version: ${version}`));
+      for (const [file, text] of Object.entries(extra)) fs.writeFileSync(path.join(dir, "templates", file), text);
     }
-    const r = await runApplicationSet({ kc: c, appset: bumped, progressive, previous: generations.get(set.object.metadata.name) ?? new Map(), sync: syncGenerated(set.file, set.depth) });
-    const problems = [...(applied.code ? [applied.stderr.trim()] : []), ...fresh.problems.map((p) => `${p.at}: ${p.reason}`), ...freshRendered.problems.map((p) => `${p.at}: ${p.reason}`)];
-    const changed = r.entries.filter((e) => e.synced).length;
-    const labelled: string[] = [];
+    const appset = tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }) as unknown as KubeObject;
+    const applied = await c.run(["apply", "--server-side", "--field-manager=argocd-controller", "--force-conflicts", "-f", "-"], { input: JSON.stringify(appset) });
+    const secrets = await c.get<{ items: { metadata: { labels?: Record<string, string> }; data?: Record<string, string> }[] }>(["secrets", "-n", ARGOCD_CHART.namespace, "-l", "argocd.argoproj.io/secret-type=cluster"]);
+    const apps = expandApplicationSet(appset as unknown as Record<string, unknown>, (secrets?.items ?? []).map(clusterParams));
+    const out = path.join(input.dir, `render-${version}`);
+    const fresh = applicationRenders(input.root, charts, apps.map((g) => ({ file: set.file, index: 0, object: g.application })));
+    const rendered = await renderFleetCharts(helm, fresh.renders, out);
+    const slurmApps = new Set(fresh.renders.filter((r) => r.chartLabel === `${CHARTS.slurm.chart}-${version}`).map((r) => r.application));
+    for (let i = renderList.length - 1; i >= 0; i--) if (slurmApps.has(renderList[i].application)) renderList.splice(i, 1);
+    for (const r of fresh.renders.filter((x) => slurmApps.has(x.application))) {
+      renderList.push(r);
+      byRender.set(r, rendered.objects.filter((o) => o.render === r).flatMap((o) => splitManifests(fs.readFileSync(path.join(out, o.out), "utf8"), `${r.chartLabel} render`)));
+    }
+    const r = await runApplicationSet({ kc: c, appset, progressive, previous: generation, sync: syncGenerated(set.file, set.depth) });
+    generation = r.specs;
+    const problems = [...(applied.code ? [applied.stderr.trim()] : []), ...fresh.problems.map((p) => `${p.at}: ${p.reason}`), ...rendered.problems.map((p) => `${p.at}: ${p.reason}`)];
+    return { r, problems };
+  };
+  /** Per tenant, how many of its Slurm objects (NodeSets on its cluster, its Controller on central) come from this chart version. */
+  const fromChart = async (version: string) => {
+    const counts = new Map<string, { on: number; all: number }>();
     for (const t of tenants) {
       const nodeSets = await k(t.config.tenant.id).get<{ items: KubeObject[] }>(["nodesets.slinky.slurm.net", "-n", TENANT_NAMESPACES.slurm]);
       const controllers = await c.get<{ items: KubeObject[] }>(["controllers.slinky.slurm.net", "-n", tenantNamespace(t.config.tenant.id)]);
       const all = [...(nodeSets?.items ?? []), ...(controllers?.items ?? [])];
-      const on = all.filter((o) => o.metadata.labels?.["helm.sh/chart"] === `${CHARTS.slurm.chart}-${version}`).length;
-      labelled.push(`${t.config.tenant.id}: ${on}/${all.length} Slurm objects from ${CHARTS.slurm.chart}-${version}`);
-      if (on !== all.length || !all.length) problems.push(`${t.config.tenant.id}: ${all.length - on} Slurm objects not from the new chart`);
+      counts.set(t.config.tenant.id, { on: all.filter((o) => o.metadata.labels?.["helm.sh/chart"] === `${CHARTS.slurm.chart}-${version}`).length, all: all.length });
     }
-    const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${version}) rolls out canary first, each control plane before its slurmd`, { ...r, problems: [...r.problems, ...problems] }, waveOf, changed || 1);
-    report({ ...rollout, passed: rollout.passed && changed === tenants.length * 2, detail: `${rollout.detail}; ${labelled.join("; ")}` });
-  }
+    return counts;
+  };
+
+  const good = `${CHARTS.slurm.version}-journey`;
+  const bump = await rollOutSlurm(good);
+  const after = await fromChart(good);
+  const labelled = [...after].map(([t, n]) => `${t}: ${n.on}/${n.all} Slurm objects from ${CHARTS.slurm.chart}-${good}`);
+  for (const [t, n] of after) if (n.on !== n.all || !n.all) bump.problems.push(`${t}: ${n.all - n.on} Slurm objects not from the new chart`);
+  const changed = bump.r.entries.filter((e) => e.synced).length;
+  const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${good}) rolls out canary first, each control plane before its slurmd`, { ...bump.r, problems: [...bump.r.problems, ...bump.problems] }, waveOf, changed || 1);
+  report({ ...rollout, passed: rollout.passed && changed === tenants.length * 2, detail: `${rollout.detail}; ${labelled.join("; ")}` });
+
+  // 11. A chart change that breaks the canary (one object the API server refuses): the rollout
+  // stops there, and no later wave's tenant gets it; rolling back to the good version heals the canary.
+  const broken = `${CHARTS.slurm.version}-journey-broken`;
+  const canaries = tenants.filter((t) => t.config.rolloutWave === ROLLOUT_WAVES[0]).map((t) => t.config.tenant.id);
+  const later = tenants.filter((t) => t.config.rolloutWave !== ROLLOUT_WAVES[0]).map((t) => t.config.tenant.id);
+  const bad = await rollOutSlurm(broken, { "journey-broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\ndata: {}\n" });
+  const untouched = await fromChart(good);
+  const reached = bad.r.entries.filter((e) => e.synced).map((e) => e.name);
+  const stoppedWell = bad.r.stoppedAt !== undefined && reached.length > 0 && reached.every((n) => canaries.some((t) => n.startsWith(`${t}-`))) && later.every((t) => untouched.get(t)?.on === untouched.get(t)?.all);
+  report(step(
+    `a chart change that breaks the canary stops the rollout before ${later.join(", ") || "the later waves"}`,
+    stoppedWell && canaries.length > 0 && later.length > 0,
+    `stopped at step ${bad.r.stoppedAt === undefined ? "none" : bad.r.stoppedAt + 1}; synced: ${reached.join(", ") || "none"} (${bad.r.entries.filter((e) => e.synced && !e.healthy).map((e) => e.name).join(", ") || "none"} not healthy); ${later.map((t) => `${t}: ${untouched.get(t)?.on}/${untouched.get(t)?.all} Slurm objects still from ${good}`).join("; ")}`,
+  ));
+  const back = await rollOutSlurm(good);
+  const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
+  report(step("rolling back to the good version heals the canary and reaches every wave", healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
 }
 
 /**

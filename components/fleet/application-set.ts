@@ -194,8 +194,9 @@ export function tenantsApplicationSet(environment: string, repo: FleetRepo, char
           destination: { namespace: "{{ .namespace }}" },
           sources: [],
           syncPolicy: {
-            // RollingSync turns automation off and triggers each sync itself; prune and
-            // selfHeal apply between rollouts as written.
+            // RollingSync turns automation off and triggers each sync itself, pruning as
+            // `prune` says. Between rollouts nothing self-heals: drift on a cluster shows as
+            // OutOfSync until the next change rolls out (or an operator syncs by hand).
             automated: { prune: true, selfHeal: true },
             retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
           },
