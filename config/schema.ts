@@ -83,6 +83,8 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
     network: tenantNetwork,
     // The tenant cluster's K3s release (optional: facts/tenant-cluster.ts TENANT_K3S_VERSION); never ahead of central's, at most one minor behind.
     k3sVersion: SEMVER_K3S,
+    // A replacement state volume for the tenant's server, made from a snapshot of the lost one (README, Day 2).
+    stateSnapshotId: str("^snap-[0-9a-f]{8,17}$", "an EBS snapshot id such as snap-0123456789abcdef0 (one of the server state volume's daily snapshots)"),
     // When a fleet-wide change reaches this tenant (optional: facts/fleet.ts DEFAULT_ROLLOUT_WAVE).
     rolloutWave: { enum: [...ROLLOUT_WAVES], description: `one of ${ROLLOUT_WAVES.join(", ")}` },
     shapes: {

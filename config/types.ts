@@ -86,6 +86,8 @@ export interface TenantConfig extends BaseConfig {
   readonly users: readonly TenantUser[];
   /** The K3s release of the tenant's server and workers. */
   readonly k3sVersion: string;
+  /** Build the server's state volume from this snapshot (a restore after a lost volume); absent: a blank volume. */
+  readonly stateSnapshotId?: string;
   /** When a fleet-wide change reaches this tenant's Applications (RollingSync). */
   readonly rolloutWave: RolloutWave;
 }

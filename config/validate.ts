@@ -325,6 +325,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
         ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never, users: typedUsers(own.users).map((u) => u.user),
         k3sVersion: typeof own.k3sVersion === "string" ? own.k3sVersion : TENANT_K3S_VERSION,
         rolloutWave: typeof own.rolloutWave === "string" ? (own.rolloutWave as RolloutWave) : DEFAULT_ROLLOUT_WAVE,
+        ...(typeof own.stateSnapshotId === "string" ? { stateSnapshotId: own.stateSnapshotId } : {}),
         central: { ...central, region: central.region ?? centralRegion ?? region },
       };
     }

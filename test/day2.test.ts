@@ -186,7 +186,7 @@ describe("the tenant server's state snapshots", function () {
   });
 });
 
-describe("a lost central data volume", function () {
+describe("a lost data volume", function () {
   this.timeout(60000);
 
   it("is rebuilt from the snapshot the stack file names, still protected, and a bad id is named with what is valid", async () => {
@@ -200,5 +200,15 @@ describe("a lost central data volume", function () {
     const r = validateStack(withValues(exampleFile("central-dev"), { "clusterra:controlPlane": { ...controlPlane, dataSnapshotId: "vol-0123456789abcdef0" } }), exampleFiles());
     assert.equal(r.ok, false);
     if (!r.ok) assert.match(r.issues.map((i) => `${i.key}: ${i.problem}; valid: ${i.valid}`).join("\n"), /clusterra:controlPlane\.dataSnapshotId.*valid: an EBS snapshot id such as snap-/);
+  });
+
+  it("rebuilds a tenant server's state volume from the snapshot its stack file names, still protected", async () => {
+    const p = await plan("tenant-acme-dev", { "clusterra:stateSnapshotId": "snap-0fedcba9876543210" });
+    const volume = p.deployment.deployment.resources.find((r) => r.type === "aws:ebs/volume:Volume" && r.urn.endsWith("-k3s-state"));
+    assert.equal(volume?.inputs?.snapshotId, "snap-0fedcba9876543210");
+    assert.equal(volume?.protect, true);
+    const r = validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:stateSnapshotId": "snapshot-1" }), exampleFiles());
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.issues.map((i) => `${i.key}: ${i.problem}; valid: ${i.valid}`).join("\n"), /clusterra:stateSnapshotId.*valid: an EBS snapshot id/);
   });
 });

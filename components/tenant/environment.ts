@@ -202,6 +202,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         tenantId: config.tenant.id,
         clusterName,
         k3sVersion: config.k3sVersion,
+        ...(config.stateSnapshotId ? { stateSnapshotId: config.stateSnapshotId } : {}),
         subnetId: net.serverSubnetId,
         zone: net.serverZone,
         stateVolumeTags: { [stateSnapshots.key]: stateSnapshots.value },

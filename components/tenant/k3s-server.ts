@@ -35,6 +35,8 @@ export interface TenantK3sServerArgs extends AccountScope {
   readonly zone: pulumi.Input<string>;
   /** Tags that mark the state volume for its daily snapshots. */
   readonly stateVolumeTags: Readonly<Record<string, string>>;
+  /** A snapshot the state volume is made from (a restore); the volume is otherwise blank. */
+  readonly stateSnapshotId?: string;
   /** The server's fixed private address (tenantServerAddress): central names it in its host rules. */
   readonly privateIp: string;
   /**
@@ -120,7 +122,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
     // The cluster's state outlives the instance: encrypted, protected, never deleted with it.
     const stateVolume = new ebs.Volume(
       `${name}-state`,
-      { availabilityZone: args.zone, size: TENANT_SERVER.stateVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, tags: { Name: `${args.clusterName}-k3s-state`, ...args.stateVolumeTags } },
+      { availabilityZone: args.zone, size: TENANT_SERVER.stateVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, ...(args.stateSnapshotId ? { snapshotId: args.stateSnapshotId } : {}), tags: { Name: `${args.clusterName}-k3s-state`, ...args.stateVolumeTags } },
       { parent: this, protect: true },
     );
     const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn, stateVolume.id]).apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn, stateVolumeId]) =>
