@@ -238,7 +238,13 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   const problems: FleetProblem[] = [];
   const allowedRepos = new Set(Object.values(CHARTS).map((c) => helmRepoUrl(c.repo)));
   const projects = new Map<string, FleetDoc>();
-  for (const d of docs.filter((x) => x.object.kind === "AppProject")) projects.set(String(get(d.object, "metadata", "name")), d);
+  for (const d of docs.filter((x) => x.object.kind === "AppProject")) {
+    const name = String(get(d.object, "metadata", "name"));
+    const earlier = projects.get(name);
+    // ArgoCD applies both and one wins: one tenant's Applications would run under the other's rules.
+    if (earlier) problems.push({ file: d.file, at: `document ${d.index} AppProject/${name}`, reason: `is also defined in ${earlier.file}: two tenants would share one project` });
+    projects.set(name, d);
+  }
   const fleetRepos = new Set(readAllStackFiles(root).map((f) => get(f.values["clusterra:fleet"], "repoUrl")).filter((r): r is string => typeof r === "string"));
   const serversOf = new Map<string, string>();
   for (const [name, d] of projects) {
@@ -285,6 +291,10 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   }
   for (const d of docs.filter((x) => x.object.kind === "Application")) {
     const tenant = d.generated ? (get(d.object, "metadata", "labels", LABEL_KEYS.tenant) as string | undefined) : /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];
+    if (d.generated && !tenant) {
+      problems.push({ file: d.file, at: `ApplicationSet/${d.generated.by} generates Application/${String(get(d.object, "metadata", "name"))}`, reason: `has no ${LABEL_KEYS.tenant}: its cluster Secret names no tenant` });
+      continue;
+    }
     if (!tenant) continue;
     const project = String(get(d.object, "spec", "project"));
     const at = `${d.generated ? `ApplicationSet/${d.generated.by} generates` : `document ${d.index}`} Application/${String(get(d.object, "metadata", "name"))}`;

@@ -5,7 +5,7 @@
  */
 import Ajv, { ErrorObject } from "ajv";
 import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
-import { ACCOUNTING_BACKUP, DEFAULT_ROLLOUT_WAVE, platformNameSlots, type RolloutWave } from "../facts/fleet";
+import { ACCOUNTING_BACKUP, DEFAULT_ROLLOUT_WAVE, platformNameSlots, tenantClusterProjectSuffix, type RolloutWave } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
@@ -154,6 +154,11 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   // One of the platform's own name slots (clusterra-<env>-cluster-api, -alarms, -connector-*, -tenant-*) would read as this tenant's.
   if (typeof tenant.id === "string" && typeof own.environment === "string" && platformNameSlots(own.environment).includes(tenant.id)) {
     add(`${ns}:tenant.id`, tenant.id, `would make the platform's own names (clusterra-${own.environment}-${tenant.id}-...) read as this tenant's`, `any other DNS label (not ${platformNameSlots(own.environment).join(", ")})`);
+  }
+  // tenant-<id>-cluster is tenant <id>'s cluster project: an id ending so would name another tenant's project.
+  const clusterSuffix = tenantClusterProjectSuffix();
+  if (typeof tenant.id === "string" && tenant.id.endsWith(clusterSuffix)) {
+    add(`${ns}:tenant.id`, tenant.id, `ends in "${clusterSuffix}": its ArgoCD project would be tenant ${tenant.id.slice(0, -clusterSuffix.length)}'s cluster project`, `a DNS label not ending in "${clusterSuffix}"`);
   }
   // The names the id goes into bind its length (S3, IAM, Kubernetes); nothing else does.
   if (typeof tenant.id === "string" && typeof own.environment === "string") {

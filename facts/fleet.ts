@@ -76,6 +76,11 @@ export function tenantProject(tenantId: string): string {
   return `tenant-${tenantId}`;
 }
 
+/** What names a tenant's second project, for its own cluster: `tenant-<id>-cluster`. */
+export function tenantClusterProjectSuffix(): string {
+  return "-cluster";
+}
+
 /** Local charts in this repository (fleet/charts/<name>). */
 export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent" } as const;
 

@@ -437,7 +437,7 @@ interface ExternalSecret {
   };
 }
 
-/** The Secret External Secrets would write: the template's keys (rendered) or each data key. */
+/** The Secret External Secrets would write: the template's keys (rendered: `{{ .key }}` as is, `{{ .key | toJson }}` as a JSON string) or each data key. */
 export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<string, Record<string, string>>): { apiVersion: string; kind: string; metadata: Record<string, unknown>; stringData: Record<string, string> } {
   const values: Record<string, string> = {};
   for (const d of es.spec.data ?? []) {
@@ -446,7 +446,7 @@ export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<stri
   }
   const template = es.spec.target?.template;
   const stringData = template?.data
-    ? Object.fromEntries(Object.entries(template.data).map(([key, text]) => [key, text.replace(/\{\{\s*\.(\w+)\s*\}\}/g, (_, v: string) => values[v] ?? "")]))
+    ? Object.fromEntries(Object.entries(template.data).map(([key, text]) => [key, text.replace(/\{\{\s*\.(\w+)\s*(\|\s*toJson\s*)?\}\}/g, (_, v: string, json?: string) => (json ? JSON.stringify(values[v] ?? "") : values[v] ?? ""))]))
     : values;
   return {
     apiVersion: "v1", kind: "Secret",

@@ -97,3 +97,22 @@ describe("RollingSync's gate", () => {
     assert.ok(!appsToSync(steps, new Set(["acme-crds"])).has("globex-crds"));
   });
 });
+
+describe("a tenant's cluster Secret", () => {
+  it("keeps what the tenant's server publishes inside its two fields: a token with quotes adds no field to ArgoCD's cluster config", async () => {
+    const { tenantEntryDocuments } = await import("../components/fleet/tenant-apps");
+    const { externalSecretTarget } = await import("../journey/fleet-journey");
+    const docs = tenantEntryDocuments({ environment: "dev", tenantId: "acme", clusterName: "clusterra-dev-acme", rolloutWave: "canary", repoUrl: REPO.repoUrl, serverAddress: "10.16.12.10", centralRegion: "us-east-1", secretsRoleArn: "arn:aws:iam::111122223333:role/r", clusterCredentialSecret: "clusterra/dev/acme/argocd-cluster" });
+    const es = docs.find((d) => (d as { kind?: string }).kind === "ExternalSecret") as Parameters<typeof externalSecretTarget>[0];
+    const hostile = 'x", "execProviderConfig": {"command": "sh", "args": ["-c", "id"], "apiVersion": "client.authentication.k8s.io/v1beta1"}, "bearerToken": "x';
+    const secret = externalSecretTarget(es, new Map([["clusterra/dev/acme/argocd-cluster", { bearerToken: hostile, caData: "Q0E=" }]]));
+    const config = JSON.parse(secret.stringData.config) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(config).sort(), ["bearerToken", "tlsClientConfig"]);
+    assert.equal(config.bearerToken, hostile);
+    assert.deepEqual(config.tlsClientConfig, { caData: "Q0E=" });
+  });
+
+  it("reads a missing label as Go does (empty), so fleet check sees the Application ArgoCD would make", () => {
+    assert.equal(renderGoTemplate('[{{ index .metadata.labels "nope" }}]', { metadata: { labels: {} } }), "[]");
+  });
+});

@@ -122,6 +122,9 @@ describe("configuration", () => {
     const slot = issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "cluster", accountId: "444455556666" } })), "clusterra:tenant.id");
     assert.match(slot.problem, /would make the platform's own names \(clusterra-dev-cluster-\.\.\.\) read as this tenant's/);
     assert.match(slot.valid, /not alarms, cluster, cluster-api, connector, connector-bridge, tenant/);
+    // tenant-<id>-cluster is tenant <id>'s cluster project: an id ending so would name another tenant's.
+    const project = issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "globex-cluster", accountId: "444455556666" } })), "clusterra:tenant.id");
+    assert.match(project.problem, /ends in "-cluster": its ArgoCD project would be tenant globex's cluster project/);
     const region = issuesOf(withValues(acme(), { "clusterra:central": { stack: "central-dev", accountId: "111122223333", vpcCidr: "10.0.0.0/16", region: "eu-west-1" } }));
     assert.match(issueAt(region, "clusterra:central.region").problem, /differs from stacks\/Pulumi.central-dev.yaml's aws:region/);
     const elsewhere = validateStack(withValues(acme(), { "aws:region": "us-west-2", "clusterra:network": { vpcCidr: "10.16.0.0/20", availabilityZones: 2 } }), exampleFiles());

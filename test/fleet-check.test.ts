@@ -99,6 +99,12 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(problems, rel), /Application\/globex-edge-agent: no RollingSync step selects it \(clusterra.io\/wave=general, clusterra.io\/stage=later\): it would never sync/);
   });
 
+  it("catches two tenants' entries defining one AppProject", async () => {
+    const entry = "fleet/central/dev/tenant-globex.yaml";
+    fs.appendFileSync(path.join(root, entry), `---\n${stringify({ apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "tenant-acme-cluster", namespace: "argocd" }, spec: { description: "x", sourceRepos: [], destinations: [{ server: "https://10.20.0.10:6443", namespace: "*" }], clusterResourceWhitelist: [] } })}`);
+    assert.match(reasons(await checkFleet(root, { reference }), entry), /AppProject\/tenant-acme-cluster: is also defined in fleet\/central\/dev\/tenant-acme.yaml: two tenants would share one project/);
+  });
+
   it("catches a tenant's store on central assuming another tenant's secrets role", async () => {
     const rel = "fleet/tenants/dev/acme/control-plane/manifests/secrets.yaml";
     corrupt(root, rel, 0, (d) => { d.spec.provider.aws.role = d.spec.provider.aws.role.replace("acme", "globex"); });

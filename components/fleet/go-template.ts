@@ -5,7 +5,7 @@
  * template is refused by name: the fleet writes nothing this does not read.
  *
  *   {{ .a.b }}                      a field (a missing key is an error, as missingkey=error)
- *   {{ index .a "k" }}              a map entry by a key that is not an identifier
+ *   {{ index .a "k" }}              a map entry by a key that is not an identifier ("" when missing, as Go's)
  *   {{ if X }} … {{ else }} … {{ end }}   X a field, or `eq A B` with fields and "strings"
  *   {{ toJson .a }}                 a value as JSON (sprig's toJson: YAML reads it as a flow value)
  *   {{- … -}}                       trims the spaces on that side
@@ -65,8 +65,9 @@ function evaluate(body: string, data: unknown): unknown {
     if (args.length !== 2) throw new GoTemplateError(`index takes a map and one key: {{${body}}}`);
     const map = operand(args[0], data);
     const key = operand(args[1], data);
-    if (!map || typeof map !== "object" || !(String(key) in (map as Record<string, unknown>))) throw new GoTemplateError(`map has no entry for key ${JSON.stringify(key)} (in {{${body}}})`);
-    return (map as Record<string, unknown>)[String(key)];
+    if (!map || typeof map !== "object") throw new GoTemplateError(`index of a value that is not a map (in {{${body}}})`);
+    // As Go's: index of a missing key is the zero value, whatever missingkey says.
+    return (map as Record<string, unknown>)[String(key)] ?? "";
   }
   if (head === "toJson") {
     if (args.length !== 1) throw new GoTemplateError(`toJson takes one operand: {{${body}}}`);

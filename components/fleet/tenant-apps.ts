@@ -8,7 +8,7 @@ import { LABEL_KEYS } from "../../facts/project";
 import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
-import { tenantEntryPath, tenantNamespace, tenantProject, type RolloutWave } from "../../facts/fleet";
+import { tenantClusterProjectSuffix, tenantEntryPath, tenantNamespace, tenantProject, type RolloutWave } from "../../facts/fleet";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { appProject, helmRepoUrl } from "./argo";
 import { externalSecret, secretStore } from "./external-secrets";
@@ -38,7 +38,7 @@ export function tenantClusterServer(serverAddress: string): string {
 
 /** Project of the customer cluster's Applications (its own cluster, any namespace there). */
 export function tenantClusterProject(tenantId: string): string {
-  return `${tenantProject(tenantId)}-cluster`;
+  return `${tenantProject(tenantId)}${tenantClusterProjectSuffix()}`;
 }
 
 /**
@@ -90,7 +90,10 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
         name: f.clusterName,
         server,
         project: tenantClusterProject(f.tenantId),
-        config: '{"bearerToken": "{{ .bearerToken }}", "tlsClientConfig": {"caData": "{{ .caData }}"}}',
+        // The tenant's server publishes these values: each is encoded as a JSON string
+        // (toJson), so no value can add a field (an execProviderConfig would run a command in
+        // central's ArgoCD) or break out of its own.
+        config: '{"bearerToken": {{ .bearerToken | toJson }}, "tlsClientConfig": {"caData": {{ .caData | toJson }}}}',
       },
       properties: ["bearerToken", "caData"],
     },
