@@ -16,7 +16,7 @@ import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
-import { fleetFromFacts } from "./fleet-write";
+import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
 import { fleetDocuments, fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
 
@@ -362,11 +362,12 @@ export async function checkWithCharts(root: string, charts: string | undefined, 
 }
 
 /** The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems. */
-export async function runFleetCheck(root: string, options: { render: boolean; charts?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function runFleetCheck(root: string, options: { render: boolean; charts?: string; outputs?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const reference = referenceDir(root);
   if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
   const problems = await checkFleet(root, { reference, render: options.render });
   if (options.render) problems.push(...(await checkWithCharts(root, options.charts, reference, out, err)));
+  if (options.outputs) problems.push(...factsAgainstOutputs(root, options.outputs));
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
   out(problems.length ? `fleet check: ${problems.length} problem(s)` : `fleet check: ${fleetFiles(root).length} files good`);
   return problems.length ? 1 : 0;

@@ -104,3 +104,52 @@ export function runFleetWrite(root: string, out: (s: string) => void, err: (s: s
   out(`fleet write: ${Object.keys(derived).length} files from ${fleet.factsFiles.size} stacks' facts in ${ms.toFixed(0)} ms; ${changed.length} changed, ${stale.length} removed${lines.length ? `:\n${lines.join("\n")}` : ""}`);
   return 0;
 }
+
+/** Leaf values of a JSON value by dotted path. */
+function leaves(v: unknown, at = ""): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  if (v && typeof v === "object" && !Array.isArray(v)) for (const [k, x] of Object.entries(v)) for (const [p, y] of leaves(x, at ? `${at}.${k}` : k)) out.set(p, y);
+  else out.set(at || "(top)", v);
+  return out;
+}
+
+/**
+ * Each committed facts file against what its stack says it should hold: the `fleetFacts`
+ * output of `pulumi stack output --json -s <stack> > <dir>/<stack>.json` (the operators' CI
+ * job that has cloud credentials writes them). Every difference, key by key, all at once.
+ */
+export function factsAgainstOutputs(root: string, outputsDir: string): FleetProblem[] {
+  const { files: stackFiles_, broken } = scanStackFiles(root);
+  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: i.key, reason: `${stack}: ${i.problem}` })));
+  for (const source of stackFiles_) {
+    const result = validateStack(source, stackFiles_.filter((f) => f.stack !== source.stack));
+    if (!result.ok) continue; // `fleet write` and `fleet check` name these
+    const rel = factsPathOf(result.config);
+    const outputsFile = path.join(outputsDir, `${source.stack}.json`);
+    if (!fs.existsSync(outputsFile)) {
+      problems.push({ file: path.relative(root, outputsFile) || outputsFile, at: "(file)", reason: `is missing: write it with \`pulumi stack output --json -s ${source.stack} > ${path.join(outputsDir, `${source.stack}.json`)}\`` });
+      continue;
+    }
+    let outputs: { fleetFacts?: unknown };
+    try {
+      outputs = JSON.parse(fs.readFileSync(outputsFile, "utf8")) as { fleetFacts?: unknown };
+    } catch (e) {
+      problems.push({ file: outputsFile, at: "(file)", reason: `is not JSON: ${e instanceof Error ? e.message : String(e)}` });
+      continue;
+    }
+    if (outputs.fleetFacts === undefined) {
+      problems.push({ file: outputsFile, at: "fleetFacts", reason: `is missing: ${source.stack} has not been deployed by a version of the program that publishes its facts (run \`pulumi up -s ${source.stack}\`)` });
+      continue;
+    }
+    const abs = path.join(root, rel);
+    const parsed = fs.existsSync(abs) ? parseFacts(result.config.kind as FactsKind, fs.readFileSync(abs, "utf8")) : undefined;
+    if (!parsed || "problems" in parsed) continue; // fleet check names a missing or malformed facts file
+    const want = leaves(outputs.fleetFacts);
+    const have = leaves(parsed.facts);
+    for (const key of [...new Set([...want.keys(), ...have.keys()])].sort()) {
+      if (JSON.stringify(want.get(key)) === JSON.stringify(have.get(key))) continue;
+      problems.push({ file: rel, at: key, reason: `is ${JSON.stringify(have.get(key) ?? null)} here but ${JSON.stringify(want.get(key) ?? null)} in ${source.stack}'s deployment: commit the facts file \`pulumi up -s ${source.stack}\` writes, then \`clusterra fleet write\`` });
+    }
+  }
+  return problems;
+}

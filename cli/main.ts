@@ -137,9 +137,10 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .description("check fleet/: schemas, tenant isolation, no secrets, pinned charts, and (with --render) equal to a fresh render, every Application rendered with Helm and validated")
     .option("--render", "also plan every stack file and compare what it renders with the committed files, render every Application with Helm and validate every object with kubectl-validate")
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
-    .action(async (opts: { render?: boolean; charts?: string }) => {
+    .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
+    .action(async (opts: { render?: boolean; charts?: string; outputs?: string }) => {
       const { runFleetCheck } = await import("./fleet-check");
-      exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts) }, out, err);
+      exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
     });
   fleet
     .command("write")

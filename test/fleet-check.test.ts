@@ -213,3 +213,30 @@ describe("fleet rendering", () => {
     assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme", "globex"]), []);
   });
 });
+
+describe("facts files against the stacks' outputs (fleet check --outputs)", function () {
+  this.timeout(120000);
+
+  it("passes facts files equal to each stack's fleetFacts output, and names each key that differs or an output file that is missing", async () => {
+    const { factsAgainstOutputs } = await import("../cli/fleet-write");
+    const { EXAMPLE_STACKS, plan } = await import("./helpers");
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stack-outputs-"));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-outputs-"));
+    try {
+      for (const stack of EXAMPLE_STACKS) fs.writeFileSync(path.join(dir, `${stack}.json`), JSON.stringify((await plan(stack)).outputs));
+      assert.deepEqual(factsAgainstOutputs(PROJECT_ROOT, dir), []);
+      for (const d of ["fleet", "stacks"]) fs.cpSync(path.join(PROJECT_ROOT, d), path.join(root, d), { recursive: true });
+      fs.copyFileSync(path.join(PROJECT_ROOT, "Pulumi.yaml"), path.join(root, "Pulumi.yaml"));
+      const facts = path.join(root, "fleet/tenants/dev/acme/facts.yaml");
+      fs.writeFileSync(facts, fs.readFileSync(facts, "utf8").replace(/^fileSystemId: .*$/m, "fileSystemId: fs-0123456789abcdef0"));
+      fs.rmSync(path.join(dir, "connector-demo.json"));
+      const found = factsAgainstOutputs(root, dir).map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n");
+      assert.match(found, /fleet\/tenants\/dev\/acme\/facts.yaml: fileSystemId: is "fs-0123456789abcdef0" here but "fs-[0-9a-f]+" in tenant-acme-dev's deployment/);
+      assert.match(found, /connector-demo.json: \(file\): is missing: write it with `pulumi stack output --json -s connector-demo > /);
+      assert.equal(found.split("\n").length, 2, found);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

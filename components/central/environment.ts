@@ -148,7 +148,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       child,
     );
     // The cloud's facts of this environment: its facts file, from which its other fleet files derive (components/fleet/central.ts).
-    emitFleetFiles(clusterApi.roleArn.apply((clusterApiRoleArn) => centralStackFleetFiles(config, { clusterApiRoleArn })));
+    const facts = clusterApi.roleArn.apply((clusterApiRoleArn) => ({ clusterApiRoleArn }));
+    emitFleetFiles(facts.apply((f) => centralStackFleetFiles(config, f)));
     // Tenants whose stack file is gone are pruned.
     pruneFleet((root) => orphanedTenantPaths(root, config.environment, tenantIdsOf(config.environment)), pruneFleetPaths);
 
@@ -167,6 +168,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const sink = new MonitoringSink(`${name}-monitoring`, { name: platformName(config.environment, "monitoring"), sourceAccountIds: config.tenants.map((t) => t.accountId) }, child);
 
     this.outputs = {
+      // What the facts file must say (`fleet check --outputs`).
+      fleetFacts: facts,
       accountId,
       region: config.region,
       environment: config.environment,

@@ -29,4 +29,6 @@ export interface CentralOutputs {
   readonly alarmTopicArn: string;
   /** Where tenant accounts share their EC2 metrics (cross-account observability). */
   readonly monitoringSinkArn: string;
+  /** What the environment's facts file must say (`clusterra fleet check --outputs`). */
+  readonly fleetFacts: { readonly clusterApiRoleArn: string };
 }

@@ -71,9 +71,8 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
         opts,
       )
     : undefined;
-  emitFleetFiles(
-    events.queueUrl.apply((eventQueueUrl) => connectorStackFiles(config, { eventQueueUrl })),
-  );
+  const facts = events.queueUrl.apply((eventQueueUrl) => ({ eventQueueUrl }));
+  emitFleetFiles(facts.apply((f) => connectorStackFiles(config, f)));
   // Events the shipper could not deliver land in the dead-letter queue: each one pages.
   const alarms = new Alarms(
     name,
@@ -96,6 +95,8 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
   };
   return {
     ...outputs,
+    // What the facts file must say (`fleet check --outputs`).
+    fleetFacts: facts,
     slurmrestdDns: slurmrestd.serviceDns,
     eventQueueArn: events.queueArn,
     eventQueueUrl: events.queueUrl,

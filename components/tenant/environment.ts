@@ -243,23 +243,23 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       child,
     );
 
-    // The cloud's facts of this tenant: its facts file, from which every other fleet file derives (components/fleet/tenant.ts).
-    emitFleetFiles(
-      pulumi
+    // The cloud's facts of this tenant: its facts file, from which every other fleet file derives
+    // (components/fleet/tenant.ts), and the stack output `fleetFacts` that `fleet check --outputs` compares it with.
+    const facts = pulumi
         .all([
           pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
           pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
           pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp, central.clusterApiCaPem]),
         ])
         .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeAgentRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp, heartbeatCaPem]]) =>
-          tenantStackFleetFiles(config, {
+          ({
             serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName,
             slurmctld: { host: slurmctld.host, port: slurmctld.port },
             keySecretArns: { slurm: keySecretArns.slurm, jwt: keySecretArns.jwt },
             externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn, centralHostIp, heartbeatEndpoint, heartbeatCaPem,
           }),
-        ),
-    );
+        );
+    emitFleetFiles(facts.apply((f) => tenantStackFleetFiles(config, f)));
 
     // The server watched from central (the operator pays): this account shares its EC2 metrics
     // with central's sink, and central's alarms on them page central's topic.
@@ -271,6 +271,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     );
 
     this.outputs = {
+      fleetFacts: facts,
       tenantId: config.tenant.id,
       clusterName,
       vpcId: network.vpcId,
