@@ -12,7 +12,7 @@ import { parseAllDocuments } from "yaml";
 import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS } from "../facts/fleet";
-import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
+import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
@@ -284,7 +284,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     if (!role.endsWith(expected)) problems.push({ file: d.file, at: `document ${d.index} SecretStore/${String(get(d.object, "metadata", "name"))}/spec/provider/aws/role`, reason: `${role || "no role"} is not tenant ${owner[2]}'s secrets role (…${expected})` });
   }
   // A tenant's cluster Secret says whose cluster it is (the generated Applications' project follows): its own entry's tenant only.
-  for (const d of docs.filter((x) => x.object.kind === "ExternalSecret" && get(x.object, "spec", "target", "template", "metadata", "labels", "argocd.argoproj.io/secret-type") === "cluster")) {
+  for (const d of docs.filter((x) => x.object.kind === "ExternalSecret" && get(x.object, "spec", "target", "template", "metadata", "labels", ARGOCD_CLUSTER_SECRET.label) === ARGOCD_CLUSTER_SECRET.value)) {
     const owner = /^fleet\/central\/[^/]+\/tenant-([^/]+)\.yaml$/.exec(d.file)?.[1];
     const label = get(d.object, "spec", "target", "template", "metadata", "labels", LABEL_KEYS.tenant);
     if (label !== owner) problems.push({ file: d.file, at: `document ${d.index} ExternalSecret/${String(get(d.object, "metadata", "name"))}/spec/target/template/metadata/labels`, reason: `labels a cluster Secret ${LABEL_KEYS.tenant}=${String(label)}; only tenant ${owner ?? "(none: not a tenant's entry file)"}'s entry may name its cluster, and only as ${owner ?? "its own"}` });

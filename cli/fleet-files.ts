@@ -8,7 +8,7 @@ import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../config";
 import { clusterParams, expandApplicationSet, type ClusterParams } from "../components/fleet/application-set";
-import { GoTemplateError } from "../components/fleet/go-template";
+import { ARGOCD_CLUSTER_SECRET } from "../facts/versions";
 
 export interface FleetProblem {
   readonly file: string;
@@ -63,7 +63,7 @@ interface ClusterExternalSecret {
 export function fleetClusterSecrets(documents: readonly FleetDocument[]): ClusterParams[] {
   return documents
     .map((d) => d.object as ClusterExternalSecret)
-    .filter((o) => o.kind === "ExternalSecret" && o.spec?.target?.template?.metadata?.labels?.["argocd.argoproj.io/secret-type"] === "cluster")
+    .filter((o) => o.kind === "ExternalSecret" && o.spec?.target?.template?.metadata?.labels?.[ARGOCD_CLUSTER_SECRET.label] === ARGOCD_CLUSTER_SECRET.value)
     .map((o) => {
       const t = o.spec?.target?.template ?? {};
       return clusterParams({ metadata: { labels: t.metadata?.labels, annotations: t.metadata?.annotations }, stringData: t.data ?? {} });
@@ -90,8 +90,8 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
     try {
       for (const g of expandApplicationSet(d.object, clusters)) documents.push({ file: d.file, index: d.index, object: g.application, generated: { by: name, step: g.step } });
     } catch (e) {
-      if (!(e instanceof GoTemplateError)) throw e;
-      problems.push({ file: d.file, at: `document ${d.index} ApplicationSet/${name}`, reason: `ArgoCD could not generate its Applications: ${e.message}` });
+      // The expansion is pure: whatever stops it (a template, a patch that is not YAML, a missing field) is this document's problem.
+      problems.push({ file: d.file, at: `document ${d.index} ApplicationSet/${name}`, reason: `ArgoCD could not generate its Applications: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` });
     }
   }
   return { documents, problems };

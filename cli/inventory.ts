@@ -13,7 +13,7 @@ import type { StackConfig } from "../config";
 import { clusterApiRoleName, tenantAccessRoleName, tenantMetricsRoleName } from "../facts/project";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { connectorBridgeRoleName } from "../facts/connector-network";
-import { estimateCost, type CostEstimate } from "./cost";
+import { estimateCost, payerOf, type CostEstimate } from "./cost";
 import { urnName, type Deployment, type DeploymentResource } from "./deployment";
 import { decide } from "./iam-sim";
 
@@ -172,9 +172,19 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   "secretsmanager:GetSecretValue": "read a secret",
 };
 
+/** One request to ask the simulator: an action on a resource, under the resource's own policy if it has one. */
+interface Request {
+  readonly action: string;
+  readonly resource: string;
+  readonly resourcePolicy?: unknown;
+  readonly context?: Record<string, string>;
+  /** The resource, in the document's words. */
+  readonly on: string;
+}
+
 /** The requests worth asking of each resource the customer holds: its resource policy, or none. */
-function requestsOf(resources: readonly DeploymentResource[], scope: { partition: string; region: string; account: string }): { action: string; resource: string; resourcePolicy?: unknown; context?: Record<string, string>; on: string }[] {
-  const out: { action: string; resource: string; resourcePolicy?: unknown; context?: Record<string, string>; on: string }[] = [];
+function requestsOf(resources: readonly DeploymentResource[], scope: { partition: string; region: string; account: string }): Request[] {
+  const out: Request[] = [];
   const ec2 = (resource: string) => `arn:${scope.partition}:ec2:${scope.region}:${scope.account}:${resource}`;
   const arnOf = (r: DeploymentResource) => String(r.outputs?.arn ?? "");
   for (const r of resources) {
@@ -229,7 +239,7 @@ function designedContext(policy: unknown): { context: Record<string, string | st
  * platform could grant itself in its own account (an identity policy allowing everything):
  * what is denied then is denied by the customer's documents alone.
  */
-async function verdicts(principals: readonly PlatformPrincipal[], requests: ReturnType<typeof requestsOf>, account: string): Promise<{ cannot: InventoryVerdict[]; can: InventoryVerdict[] }> {
+async function verdicts(principals: readonly PlatformPrincipal[], requests: readonly Request[], account: string): Promise<{ cannot: InventoryVerdict[]; can: InventoryVerdict[] }> {
   const everything = { Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "*", Resource: "*" }] };
   const cannot: InventoryVerdict[] = [];
   const can: InventoryVerdict[] = [];
@@ -276,9 +286,8 @@ function platformPrincipals(config: StackConfig, central: Deployment | undefined
 export async function buildInventory(config: StackConfig, deployment: Deployment, central?: Deployment, estimate: CostEstimate = estimateCost(deployment)): Promise<Inventory | undefined> {
   if (config.kind !== "tenant" && config.kind !== "connector") return undefined;
   const account = config.kind === "tenant" ? config.tenant.accountId : String(config.allowedAccountIds?.[0] ?? "");
-  const customerUrns = new Set(estimate.lines.filter((l) => l.payer === "operator").map((l) => l.urn));
-  const centralProvider = (r: DeploymentResource) => /::central::/.test(String(r.provider ?? "")) || customerUrns.has(r.urn);
-  const held = deployment.deployment.resources.filter((r) => r.custom && !r.type.startsWith("pulumi:") && !centralProvider(r));
+  // What the customer's account holds is what bills the customer: not what the stack makes in central.
+  const held = deployment.deployment.resources.filter((r) => r.custom && !r.type.startsWith("pulumi:") && payerOf(deployment, r) === "customer");
   const costOf = (urn: string) => Math.round(estimate.lines.filter((l) => l.urn === urn && l.basis === "idle").reduce((a, l) => a + l.monthlyUsd, 0) * 100) / 100;
   const byPurpose = new Map<string, InventoryResource[]>();
   for (const r of held) {
@@ -286,14 +295,13 @@ export async function buildInventory(config: StackConfig, deployment: Deployment
     byPurpose.set(purpose, [...(byPurpose.get(purpose) ?? []), { type: r.type, name: urnName(r.urn), monthlyUsd: costOf(r.urn), encryption: encryptionOf(r, held), retention: retentionOf(r) }]);
   }
   const { cannot, can } = await verdicts(platformPrincipals(config, central), requestsOf(held, { partition: config.partition, region: config.region, account }), account);
-  const customerLines = estimate.lines.filter((l) => l.payer === "customer");
   return {
     stack: config.stack,
     kind: config.kind,
     account,
     resourceCount: held.length,
-    idleUsd: Math.round(customerLines.filter((l) => l.basis === "idle").reduce((a, l) => a + l.monthlyUsd, 0) * 100) / 100,
-    usageUsd: Math.round(customerLines.reduce((a, l) => a + l.monthlyUsd, 0) * 100) / 100,
+    idleUsd: estimate.idle.byPayer.customer,
+    usageUsd: estimate.byPayer.customer,
     groups: [...byPurpose.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([purpose, resources]) => ({ purpose, resources })),
     roles: rolesOf(held),
     cannot,

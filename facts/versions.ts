@@ -2,6 +2,12 @@
 /** ArgoCD's name for the cluster it runs in. */
 export const ARGOCD_IN_CLUSTER = "https://kubernetes.default.svc";
 
+/** The label that makes a Secret in ArgoCD's namespace one of its clusters (what the cluster generator reads). */
+export const ARGOCD_CLUSTER_SECRET = { label: "argocd.argoproj.io/secret-type", value: "cluster" } as const;
+
+/** The same, as a kubectl label selector. */
+export const ARGOCD_CLUSTER_SELECTOR = `${ARGOCD_CLUSTER_SECRET.label}=${ARGOCD_CLUSTER_SECRET.value}`;
+
 /** The AppProject of the central cluster's platform components (the admin project). */
 export const PLATFORM_PROJECT = "platform";
 

@@ -10,11 +10,11 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, type HelmRender } from "../cli/fleet-render";
-import { clusterParams, expandApplicationSet, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { expandApplicationSet, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
 import { ROLLOUT_WAVES, TENANTS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
-import { runApplicationSet, type RolloutResult } from "./argo/application-set";
+import { liveClusterParams, runApplicationSet, type RolloutResult } from "./argo/application-set";
 import type { PlanResult } from "../cli/plan";
 import type { CentralConfig, TenantConfig } from "../config/types";
 import { ARGOCD_CHART } from "../facts/versions";
@@ -348,8 +348,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     }
     const appset = tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }) as unknown as KubeObject;
     const applied = await c.run(["apply", "--server-side", "--field-manager=argocd-controller", "--force-conflicts", "-f", "-"], { input: JSON.stringify(appset) });
-    const secrets = await c.get<{ items: { metadata: { labels?: Record<string, string> }; data?: Record<string, string> }[] }>(["secrets", "-n", ARGOCD_CHART.namespace, "-l", "argocd.argoproj.io/secret-type=cluster"]);
-    const apps = expandApplicationSet(appset as unknown as Record<string, unknown>, (secrets?.items ?? []).map(clusterParams));
+    const apps = expandApplicationSet(appset as unknown as Record<string, unknown>, await liveClusterParams(c, ARGOCD_CHART.namespace));
     const out = path.join(input.dir, `render-${version}`);
     const fresh = applicationRenders(input.root, charts, apps.map((g) => ({ file: set.file, index: 0, object: g.application })));
     const rendered = await renderFleetCharts(helm, fresh.renders, out);

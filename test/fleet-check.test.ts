@@ -99,6 +99,14 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(problems, rel), /Application\/globex-edge-agent: no RollingSync step selects it \(clusterra.io\/wave=general, clusterra.io\/stage=later\): it would never sync/);
   });
 
+  it("names an ApplicationSet ArgoCD could not expand (a patch that is not YAML, no generators) instead of failing", async () => {
+    const rel = "fleet/central/dev/tenants.yaml";
+    corrupt(root, rel, 0, (d) => { d.spec.templatePatch = "spec:\n  sources: [unclosed\n"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /document 0 ApplicationSet\/tenants: ArgoCD could not generate its Applications: /);
+    corrupt(root, rel, 0, (d) => { delete d.spec.generators; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /ApplicationSet\/tenants: ArgoCD could not generate its Applications: /);
+  });
+
   it("catches two tenants' entries defining one AppProject", async () => {
     const entry = "fleet/central/dev/tenant-globex.yaml";
     fs.appendFileSync(path.join(root, entry), `---\n${stringify({ apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "tenant-acme-cluster", namespace: "argocd" }, spec: { description: "x", sourceRepos: [], destinations: [{ server: "https://10.20.0.10:6443", namespace: "*" }], clusterResourceWhitelist: [] } })}`);

@@ -20,7 +20,7 @@ async function inventoryOf(stack: string, changes?: Record<string, unknown>): Pr
   return { inv, p };
 }
 
-/** The plan's resources in the customer's account: every cloud resource not made through the central provider. */
+/** The plan's resources in the customer's account: every cloud resource not made through the central provider (read from the provider, not by the inventory's own rule). */
 function customerResources(p: Awaited<ReturnType<typeof plan>>): DeploymentResource[] {
   return p.deployment.deployment.resources.filter((r) => r.custom && !r.type.startsWith("pulumi:") && !/::central::/.test(String(r.provider ?? "")));
 }

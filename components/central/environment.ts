@@ -74,6 +74,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn },
       child,
     );
+    // The host's disk use: what it publishes and what its alarms watch.
+    const hostMetrics = centralHostMetrics(config.environment, config.region);
     const host = new K3sHost(
       `${name}-k3s`,
       {
@@ -88,6 +90,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         kmsKeyArn: key.keyArn,
         // Datastore, images and every tenant's MariaDB and slurmctld state: grows with the tenants.
         dataVolumeGiB: dataVolumeGiB(config.tenants.length),
+        metrics: hostMetrics,
         ...(config.controlPlane.dataSnapshotId ? { dataSnapshotId: config.controlPlane.dataSnapshotId } : {}),
         profile: config.profile,
         dataVolumeTags: { [snapshotTag.key]: snapshotTag.value },
@@ -160,7 +163,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         topic: { name: alarmTopicName(platformName(config.environment)), kmsKeyArn: key.keyArn },
         alarmPrefix: `${alarmTopicName(platformName(config.environment))}-`,
         instances: { host: { instanceId: host.instanceId, recover: true } },
-        disks: { host: { namespace: centralHostMetrics(config.environment, config.region).namespace, mounts: centralHostMetrics(config.environment, config.region).mounts } },
+        disks: { host: hostMetrics },
       },
       child,
     );

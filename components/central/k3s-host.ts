@@ -8,10 +8,9 @@ import { al2023AmiParameter } from "../../facts/versions";
 import { arn, ec2Trust, policyDocument, sessionManagerStatements, toJson, writeSecureParameterStatements, type Statement } from "../security/iam";
 import { addBaselineEgress } from "../network/baseline-egress";
 import { k3sServerUserData, publishedByDescription } from "./cloud-init";
-import { hostMetricsNamespace } from "../../facts/alarms";
 import { LABEL_KEYS } from "../../facts/project";
-import { putMetricsStatement } from "../observability/host-metrics";
-import { centralHostMetrics } from "./cloud-init";
+import { putMetricsStatement, type HostMetrics } from "../observability/host-metrics";
+
 import { trustedKubeconfig } from "./kubeconfig";
 import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
@@ -34,6 +33,8 @@ export interface K3sHostArgs extends AccountScope {
   readonly kmsKeyArn: pulumi.Input<string>;
   /** Size of the K3s data volume (/var/lib/rancher): datastore and local volumes. */
   readonly dataVolumeGiB: number;
+  /** Its disk use: where it publishes (its policy allows that namespace only). */
+  readonly metrics: HostMetrics;
   /** A snapshot the data volume is made from (a restore); the volume is otherwise blank. */
   readonly dataSnapshotId?: string;
   /** AWS CLI profile for reading the kubeconfig back (the provider's, if any). */
@@ -104,7 +105,7 @@ export class K3sHost extends pulumi.ComponentResource {
         role: role.name,
         policy: pulumi
           .all([args.accountId, args.kmsKeyArn])
-          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter, metricsNamespace: hostMetricsNamespace(args.environment, "central") })),
+          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter, metricsNamespace: args.metrics.namespace })),
       },
       child,
     );
@@ -129,7 +130,7 @@ export class K3sHost extends pulumi.ComponentResource {
         dataVolumeId: volumeId,
         nodeName: platformName(args.environment, "central"),
         nodeLabels: { [LABEL_KEYS.environment]: args.environment, [LABEL_KEYS.role]: "central" },
-        metrics: centralHostMetrics(args.environment, args.region),
+        metrics: args.metrics,
       }),
     );
     const instance = new ec2.Instance(

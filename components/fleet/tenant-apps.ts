@@ -9,7 +9,7 @@ import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
 import { tenantClusterProjectSuffix, tenantEntryPath, tenantNamespace, tenantProject, type RolloutWave } from "../../facts/fleet";
-import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
+import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { appProject, helmRepoUrl } from "./argo";
 import { externalSecret, secretStore } from "./external-secrets";
 
@@ -85,7 +85,7 @@ export function tenantEntryDocuments(f: TenantAppsFacts): unknown[] {
     key: "config",
     remoteKey: f.clusterCredentialSecret,
     template: {
-      labels: { "argocd.argoproj.io/secret-type": "cluster", [LABEL_KEYS.tenant]: f.tenantId, [LABEL_KEYS.environment]: f.environment, [LABEL_KEYS.wave]: f.rolloutWave },
+      labels: { [ARGOCD_CLUSTER_SECRET.label]: ARGOCD_CLUSTER_SECRET.value, [LABEL_KEYS.tenant]: f.tenantId, [LABEL_KEYS.environment]: f.environment, [LABEL_KEYS.wave]: f.rolloutWave },
       data: {
         name: f.clusterName,
         server,

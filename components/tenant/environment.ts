@@ -194,6 +194,8 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const stateSnapshots = { key: TAG_KEYS.backup, value: `${config.environment}-${config.tenant.id}-k3s-state` };
     new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `tenant ${config.tenant.id}'s cluster state`, targetTag: stateSnapshots, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
     const metricsRoleArn = arn(config.partition, "iam", "", config.central.accountId, `role/${tenantMetricsRoleName(config.environment, config.tenant.id)}`);
+    // The server's disk use (its root and its state volume), published into central's CloudWatch through central's role for it; central's alarms watch it.
+    const serverMetrics = { region: config.central.region, namespace: hostMetricsNamespace(config.environment, { tenantId: config.tenant.id }), mounts: ["/", TENANT_STATE_MOUNT.mountPoint], roleArn: metricsRoleArn };
     const server = new TenantK3sServer(
       `${name}-k3s`,
       {
@@ -223,7 +225,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
           "disk-metrics": toJson(policyDocument({ ...assumePodRolesStatement([metricsRoleArn]), Sid: "PublishDiskMetricsToCentral" })),
           "argocd-credential": pulumi.all([keys.argocdClusterSecretArn, central.kmsKeyArn]).apply(([secretArn, centralKmsKeyArn]) => toJson(argocdCredentialPolicy({ region: config.central.region, secretArn, centralKmsKeyArn }))),
         },
-        metrics: { region: config.central.region, namespace: hostMetricsNamespace(config.environment, { tenantId: config.tenant.id }), mounts: ["/", TENANT_STATE_MOUNT.mountPoint], roleArn: metricsRoleArn },
+        metrics: serverMetrics,
         argocd: {
           bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }, null, 2),
           credentialSecretArn: keys.argocdClusterSecretArn,
@@ -266,7 +268,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     new MetricsLink(`${name}-metrics`, { sinkArn: central.monitoringSinkArn, label: `${clusterName} $AccountName` }, child);
     new Alarms(
       `${name}-central-alarms`,
-      { ...common, accountId: config.central.accountId, topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } }, disks: { k3s: { namespace: hostMetricsNamespace(config.environment, { tenantId: config.tenant.id }), mounts: ["/", TENANT_STATE_MOUNT.mountPoint] } } },
+      { ...common, accountId: config.central.accountId, topic: { arn: central.alarmTopicArn }, alarmPrefix: tenantAlarmPrefix(config.environment, config.tenant.id), instances: { k3s: { instanceId: server.instanceId, recover: false, accountId: args.accountId } }, disks: { k3s: serverMetrics } },
       { parent: this, provider: args.centralProvider },
     );
 

@@ -10,7 +10,8 @@
  *   Healthy stays as it is; the first step that does not become healthy stops the rollout;
  * - otherwise all at once, in generation order.
  */
-import { clusterParams, expandApplicationSet, type GeneratedApplication } from "../../components/fleet/application-set";
+import { clusterParams, expandApplicationSet, type ClusterParams, type GeneratedApplication } from "../../components/fleet/application-set";
+import { ARGOCD_CLUSTER_SELECTOR } from "../../facts/versions";
 import type { Kubectl } from "../kube/kubectl";
 import type { KubeObject } from "./manifests";
 import type { Application } from "./sync";
@@ -58,14 +59,20 @@ export interface ApplicationSetControllerArgs {
   readonly sync: (app: Application) => Promise<boolean>;
 }
 
+/** The cluster generator's parameters: every cluster Secret live in ArgoCD's namespace. */
+export async function liveClusterParams(kc: Kubectl, namespace: string): Promise<ClusterParams[]> {
+  const secrets = await kc.get<{ items: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> }[] }>(["secrets", "-n", namespace, "-l", ARGOCD_CLUSTER_SELECTOR]);
+  return (secrets?.items ?? []).map(clusterParams);
+}
+
 /** Generates and rolls out one ApplicationSet; returns what happened to each Application and the specs it created. */
 export async function runApplicationSet(a: ApplicationSetControllerArgs): Promise<RolloutResult & { specs: Map<string, string> }> {
   const problems: string[] = [];
   const ns = String(a.appset.metadata.namespace);
-  const secrets = await a.kc.get<{ items: { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> }[] }>(["secrets", "-n", ns, "-l", "argocd.argoproj.io/secret-type=cluster"]);
+  const clusters = await liveClusterParams(a.kc, ns);
   let generated: GeneratedApplication[];
   try {
-    generated = expandApplicationSet(a.appset as unknown as Record<string, unknown>, (secrets?.items ?? []).map(clusterParams));
+    generated = expandApplicationSet(a.appset as unknown as Record<string, unknown>, clusters);
   } catch (e) {
     return { entries: [], progressive: a.progressive, problems: [`ApplicationSet ${a.appset.metadata.name}: ${(e as Error).message}`], specs: new Map() };
   }

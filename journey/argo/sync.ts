@@ -26,7 +26,7 @@ import { isExcluded, type ArgoSettings } from "./settings";
 import { health, type Health } from "./health";
 
 export { ARGOCD_IN_CLUSTER as IN_CLUSTER } from "../../facts/versions";
-import { ARGOCD_IN_CLUSTER as IN_CLUSTER } from "../../facts/versions";
+import { ARGOCD_CLUSTER_SELECTOR, ARGOCD_IN_CLUSTER as IN_CLUSTER } from "../../facts/versions";
 const FIELD_MANAGER = "argocd-controller";
 
 interface AppSource {
@@ -119,10 +119,10 @@ export class Argo {
     let kubectl: Kubectl;
     if (server === IN_CLUSTER) kubectl = this.central;
     else {
-      const secrets = await this.central.get<{ items: { metadata: { name: string }; data?: Record<string, string> }[] }>(["secrets", "-n", "argocd", "-l", "argocd.argoproj.io/secret-type=cluster"]);
+      const secrets = await this.central.get<{ items: { metadata: { name: string }; data?: Record<string, string> }[] }>(["secrets", "-n", "argocd", "-l", ARGOCD_CLUSTER_SELECTOR]);
       const decode = (v?: string) => (v ? Buffer.from(v, "base64").toString("utf8") : "");
       const secret = secrets?.items.find((s) => decode(s.data?.server) === server);
-      if (!secret) return `no cluster Secret in argocd for ${server} (label argocd.argoproj.io/secret-type=cluster): ArgoCD does not know the cluster`;
+      if (!secret) return `no cluster Secret in argocd for ${server} (label ${ARGOCD_CLUSTER_SELECTOR}): ArgoCD does not know the cluster`;
       const local = this.access.localUrl(server);
       if (!local) return `${server} is not reachable from central`;
       let config: { bearerToken?: string; tlsClientConfig?: { caData?: string } };
