@@ -16,6 +16,8 @@ const SIG_KEY = "4dabf18193072939515e22adb298388d";
 export interface OfflineRun {
   readonly deployment: Deployment;
   readonly outputs: Record<string, unknown>;
+  /** The reads (invokes) the program made, each with the provider it went through ("" for the default one). */
+  readonly invokes: readonly { readonly token: string; readonly provider: string }[];
 }
 
 interface Struct {
@@ -73,8 +75,12 @@ export async function runOffline(
   // Errors inside mock answers surface as never-resolving outputs; collect them and fail loudly.
   const failures: string[] = [];
   const mocks = createMocks(mockContext);
+  const invokes: { token: string; provider: string }[] = [];
   const recording: pulumi.runtime.Mocks = {
-    call: (args) => guard(failures, `invoke ${args.token}`, () => mocks.call(args)),
+    call: (args) => {
+      invokes.push({ token: args.token, provider: String(args.provider ?? "") });
+      return guard(failures, `invoke ${args.token}`, () => mocks.call(args));
+    },
     newResource: (args) => guard(failures, `resource ${args.type} ${args.name}`, () => mocks.newResource(args)),
   };
   await pulumi.runtime.setMocks(recording, PROJECT, stack, false);
@@ -151,6 +157,7 @@ export async function runOffline(
       },
     },
     outputs: outputs as Record<string, unknown>,
+    invokes,
   };
 }
 

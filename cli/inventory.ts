@@ -15,6 +15,7 @@ import { controlPlaneSecretsRoleName } from "../components/central/control-plane
 import { connectorBridgeRoleName } from "../facts/connector-network";
 import { estimateCost, payerOf, type CostEstimate } from "./cost";
 import { urnName, type Deployment, type DeploymentResource } from "./deployment";
+import { buildDeployRole, proveDeployRole, type DeployVerdict } from "./deploy-role";
 import { decide } from "./iam-sim";
 
 type Doc = { Statement?: Stmt[] | Stmt };
@@ -57,6 +58,17 @@ export interface Inventory {
   readonly cannot: readonly InventoryVerdict[];
   /** Requests they allow: the platform's designed access, with its condition. */
   readonly can: readonly InventoryVerdict[];
+  /** The one role the customer creates (deploy-role.yaml), and the simulator's proof of it; absent when the plan's reads were not given. */
+  readonly deployRole?: {
+    readonly name: string;
+    readonly statements: number;
+    readonly policies: number;
+    /** Calls of the planned creates, every one allowed. */
+    readonly allowedCalls: number;
+    readonly deniedCalls: readonly DeployVerdict[];
+    /** The outside sample, each refused. */
+    readonly outside: readonly DeployVerdict[];
+  };
 }
 
 const list = (v: unknown): string[] => (v === undefined ? [] : Array.isArray(v) ? v.map(String) : [String(v)]);
@@ -283,7 +295,7 @@ function platformPrincipals(config: StackConfig, central: Deployment | undefined
 }
 
 /** The inventory of a tenant or connector plan. */
-export async function buildInventory(config: StackConfig, deployment: Deployment, central?: Deployment, estimate: CostEstimate = estimateCost(deployment)): Promise<Inventory | undefined> {
+export async function buildInventory(config: StackConfig, deployment: Deployment, central?: Deployment, estimate: CostEstimate = estimateCost(deployment), invokes?: readonly string[]): Promise<Inventory | undefined> {
   if (config.kind !== "tenant" && config.kind !== "connector") return undefined;
   const account = config.kind === "tenant" ? config.tenant.accountId : String(config.allowedAccountIds?.[0] ?? "");
   // What the customer's account holds is what bills the customer: not what the stack makes in central.
@@ -295,6 +307,8 @@ export async function buildInventory(config: StackConfig, deployment: Deployment
     byPurpose.set(purpose, [...(byPurpose.get(purpose) ?? []), { type: r.type, name: urnName(r.urn), monthlyUsd: costOf(r.urn), encryption: encryptionOf(r, held), retention: retentionOf(r) }]);
   }
   const { cannot, can } = await verdicts(platformPrincipals(config, central), requestsOf(held, { partition: config.partition, region: config.region, account }), account);
+  const role = invokes ? buildDeployRole(config, deployment, invokes) : undefined;
+  const proof = role ? await proveDeployRole(config, deployment, role) : undefined;
   return {
     stack: config.stack,
     kind: config.kind,
@@ -306,6 +320,18 @@ export async function buildInventory(config: StackConfig, deployment: Deployment
     roles: rolesOf(held),
     cannot,
     can,
+    ...(role && proof
+      ? {
+          deployRole: {
+            name: role.roleName,
+            statements: role.statements.length,
+            policies: role.policies.length,
+            allowedCalls: proof.creates.filter((c) => c.verdict === "Allowed").length,
+            deniedCalls: proof.creates.filter((c) => c.verdict !== "Allowed"),
+            outside: proof.outside,
+          },
+        }
+      : {}),
   };
 }
 
@@ -349,6 +375,23 @@ export function inventoryMarkdown(inv: Inventory): string {
     ...inv.can.map((c) => `| ${cell(c.principal)} | ${cell(c.what)} | \`${c.action}\` | ${c.verdict} |`),
     "",
   );
+  const d = inv.deployRole;
+  if (d) {
+    lines.push(
+      "## The one role you create",
+      "",
+      `\`${d.name}\`: \`clusterra plan\` writes it as deploy-role.yaml (CloudFormation) and deploy-role.json (${d.policies} managed policies, ${d.statements} statements). It allows the calls \`pulumi up\` makes for the resources above: by name prefix, by the stack's tags, exactly for what the stack adopts, in the stack's region.`,
+      "",
+      "One grant reaches beyond the stack's resources, because AWS makes a VPC's default security group before the stack can tag it: the role may add the stack's own tags (never clusterra:owner) to a security group, and remove rules from a group carrying them. It can close traffic, never open it: only a group the stack created carries clusterra:owner, and only such a group can gain a rule.",
+      "",
+      `The IAM simulator allows ${d.allowedCalls} of the ${d.allowedCalls + d.deniedCalls.length} calls the planned creates make (with the plan's names, tags and region)${d.deniedCalls.length ? `; it REFUSES ${d.deniedCalls.length}: ${d.deniedCalls.map((c) => `${c.what} (${c.action})`).join("; ")}` : ""}, and refuses everything below:`,
+      "",
+      "| the deploy role cannot | action | verdict |",
+      "|---|---|---|",
+      ...d.outside.map((c) => `| ${cell(c.what)} | \`${c.action}\` | ${c.verdict} |`),
+      "",
+    );
+  }
   return lines.join("\n");
 }
 

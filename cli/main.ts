@@ -69,8 +69,10 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         writeCostFile(outDir, cost, result.config.region);
         await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
         const { buildInventory, writeInventory } = await import("./inventory");
-        const inventory = await buildInventory(result.config, result.deployment, result.central, cost);
-        const inventoryFiles = writeInventory(outDir, inventory);
+        const inventory = await buildInventory(result.config, result.deployment, result.central, cost, result.invokes);
+        const { buildDeployRole, writeDeployRole } = await import("./deploy-role");
+        const inventoryFiles = [...writeInventory(outDir, inventory), ...writeDeployRole(outDir, buildDeployRole(result.config, result.deployment, result.invokes))];
+        if (inventory?.deployRole) out(`deploy role ${inventory.deployRole.name}: ${inventory.deployRole.statements} statements in ${inventory.deployRole.policies} managed policies; the simulator allows ${inventory.deployRole.allowedCalls} calls of the planned creates, refuses ${inventory.deployRole.deniedCalls.length}, and refuses ${inventory.deployRole.outside.filter((o) => o.verdict !== "Allowed").length} of ${inventory.deployRole.outside.length} outside requests`);
         if (inventory) out(`inventory: ${inventory.resourceCount} resources in account ${inventory.account}, ${inventory.roles.length} roles, ${inventory.cannot.length} requests of the platform refused (IAM simulator), ${inventory.can.length} allowed`);
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
         for (const line of formatReport(report).split("\n").slice(0, report.violations.length)) out(`  ${line}`);

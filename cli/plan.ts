@@ -5,6 +5,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { ConfigError, encodeConfigValues, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type StackConfig } from "../config";
+import { CENTRAL_PROVIDER_NAME } from "../facts/project";
 import type { Deployment } from "./deployment";
 import type { MockContext } from "./mocks";
 
@@ -23,6 +24,8 @@ export interface PlanResult {
   readonly fleetFiles: string[];
   /** Where they were written (undefined: not written). */
   readonly fleetRoot: string | undefined;
+  /** The reads the program made through the customer's provider (not the central one): the deploy role allows them. */
+  readonly invokes: readonly string[];
   /** A tenant's central, planned first: what central builds for this tenant is billed there. */
   readonly central?: Deployment;
 }
@@ -72,7 +75,8 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
     clusterraProgram,
   );
   const fleetFiles = await fleet.flushFleetFiles();
-  return { config, deployment: run.deployment, outputs: run.outputs, fleetFiles, fleetRoot, ...(centralDeployment ? { central: centralDeployment } : {}) };
+  const invokes = run.invokes.filter((i) => !new RegExp(`pulumi:providers:aws::${CENTRAL_PROVIDER_NAME}::`).test(i.provider)).map((i) => i.token);
+  return { config, deployment: run.deployment, outputs: run.outputs, invokes: [...new Set(invokes)].sort(), fleetFiles, fleetRoot, ...(centralDeployment ? { central: centralDeployment } : {}) };
 }
 
 /**

@@ -36,6 +36,13 @@ export const TAG_KEYS = {
   stackKind: "clusterra:stack-kind",
   /** On security-group rules that cross the peering: the contract flow they implement. */
   flow: "clusterra:flow",
+  /** A connector stack's resources: the ParallelCluster they attach (its name). */
+  connector: "clusterra:connector",
+  /**
+   * On security groups a stack creates, its name prefix: set only when the group is made, so
+   * the deploy role adds rules to (or deletes) only groups the stack made itself.
+   */
+  owner: "clusterra:owner",
   /** On volumes a snapshot policy targets. */
   backup: "clusterra:backup",
   /**
@@ -46,6 +53,11 @@ export const TAG_KEYS = {
   /** Why the resource carries its policy exception. */
   policyExceptionReason: "clusterra:policy-exception-reason",
 } as const;
+
+/** The tag a security group gets when a stack creates it: the stack's name prefix. */
+export function ownerTag(namePrefix: string): Record<string, string> {
+  return { [TAG_KEYS.owner]: namePrefix };
+}
 
 /** Value of the managed-by tag. */
 export const MANAGED_BY = PROJECT;
@@ -61,13 +73,14 @@ export const STACK_KINDS = ["central", "tenant", "connector"] as const;
 export type StackKind = (typeof STACK_KINDS)[number];
 
 /** Tags for a stack: what the provider's defaultTags carry. */
-export function stackTags(environment: string, kind: StackKind, tenantId?: string): Record<string, string> {
+export function stackTags(environment: string, kind: StackKind, tenantId?: string, connector?: string): Record<string, string> {
   const tags: Record<string, string> = {
     [TAG_KEYS.managedBy]: MANAGED_BY,
     [TAG_KEYS.environment]: environment,
     [TAG_KEYS.stackKind]: kind,
   };
   if (tenantId !== undefined) tags[TAG_KEYS.tenant] = tenantId;
+  if (connector !== undefined) tags[TAG_KEYS.connector] = connector;
   return tags;
 }
 
@@ -133,13 +146,34 @@ export function tenantKeyAliasName(environment: string, tenantId: string): strin
   return `${environment}/tenant-${tenantId}`;
 }
 
+/** A connector stack key's alias suffix (alias/clusterra/<it>). */
+export function connectorKeyAliasName(clusterName: string): string {
+  return `connector/${clusterName}`;
+}
+
 /** Prefix of the Secrets Manager names a tenant stack owns in the central account. */
 export function tenantSecretPrefix(environment: string, tenantId: string): string {
   return `${PROJECT}/${environment}/${tenantId}/`;
 }
 
-/** The role each customer creates once in its account for tenant stacks to deploy through. */
-export const TENANT_DEPLOY_ROLE_NAME = "clusterra-deploy";
+/**
+ * The role a customer creates once in its account for one tenant stack to deploy through
+ * (`clusterra plan` generates it: deploy-role.yaml). One per tenant stack: its policy names
+ * that stack's resources only.
+ */
+export function tenantDeployRoleName(environment: string, tenantId: string): string {
+  return [PROJECT, "deploy", environment, tenantId].join("-");
+}
+
+/** The role whoever runs a connector stack assumes (generated like a tenant's); outside the connector's own name prefix, so it cannot change itself. */
+export function connectorDeployRoleName(clusterName: string): string {
+  return [PROJECT, "deploy", "connector", clusterName].join("-");
+}
+
+/** The SSM parameter path a tenant stack's parameters live under (no trailing slash). */
+export function tenantParameterPath(environment: string, tenantId: string): string {
+  return `/${PROJECT}/${environment}/${tenantId}`;
+}
 
 /**
  * The ExternalId the tenant deploy role requires. Unique per tenant of an environment

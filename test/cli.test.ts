@@ -49,7 +49,7 @@ describe("clusterra CLI, as a new user meets it", function () {
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /^policy pack: PASSED: \d+ policies ran over \d+ resources, none failed$/m);
     assert.doesNotMatch(r.out, /from 0 of/);
-    assert.match(r.out, /^wrote .*resources\.json, .*outputs\.json, .*cost\.json, .*architecture\.svg, .*inventory\.md, .*inventory\.json$/m);
+    assert.match(r.out, /^wrote .*resources\.json, .*outputs\.json, .*cost\.json, .*architecture\.svg, .*inventory\.md, .*inventory\.json, .*deploy-role\.yaml, .*deploy-role\.json$/m);
   });
 
   it("rejects an instance type AWS does not list, suggesting the nearest", () => {

@@ -84,7 +84,7 @@ describe("tenant stacks", function () {
   it("deploy through the customer's deploy role, with the tenant's ExternalId", async () => {
     const acme = await plan("tenant-acme-dev");
     const own = byType(acme, "pulumi:providers:aws").find((p) => p.urn.endsWith("::aws"))!;
-    assert.deepEqual(json(own.inputs?.assumeRoles), [{ roleArn: "arn:aws:iam::444455556666:role/clusterra-deploy", sessionName: "clusterra-tenant-acme-dev", externalId: "clusterra-dev-acme" }]);
+    assert.deepEqual(json(own.inputs?.assumeRoles), [{ roleArn: "arn:aws:iam::444455556666:role/clusterra-deploy-dev-acme", sessionName: "clusterra-tenant-acme-dev", externalId: "clusterra-dev-acme" }]);
   });
 
   it("publish the slurmctld endpoint central made for this tenant: the central host on the tenant's own port", async () => {

@@ -71,7 +71,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
     const network = new PrivateNetwork(
       `${name}`,
-      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn },
+      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, namePrefix: platformName(config.environment) },
       child,
     );
     // The host's disk use: what it publishes and what its alarms watch.
@@ -97,7 +97,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `the central ${config.environment} data volume`, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
+    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `the central ${config.environment} data volume`, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS, namePrefix: platformName(config.environment) }, child);
     const tables = new StateTables(`${name}-state`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const secrets = new PlatformSecrets(`${name}-secrets`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
     const clusterApiTls = new ClusterApiTls(`${name}-cluster-api-tls`, { environment: config.environment, hostAddress: host.privateIp, kmsKeyArn: key.keyArn }, child);

@@ -147,6 +147,7 @@ export class EventPipeline extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-shipper`,
       {
+        name: `${base}-shipper`,
         description: `${args.clusterName} event shipper`,
         assumeRolePolicy: pulumi
           .output(args.accountId)

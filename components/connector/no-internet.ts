@@ -4,6 +4,7 @@
  * cluster's own groups on 443. Gateway endpoints (S3, DynamoDB) go on the subnets' route
  * tables and cost nothing; interface endpoints are billed per zone-hour.
  */
+import { ownerTag, PROJECT } from "../../facts/project";
 import * as pulumi from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
@@ -39,7 +40,7 @@ export class NoInternetEndpoints extends pulumi.ComponentResource {
   constructor(name: string, args: NoInternetEndpointsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:connector:NoInternetEndpoints", name, {}, opts);
     const child = { parent: this };
-    const group = new ec2.SecurityGroup(`${name}-endpoints`, { name: `clusterra-${args.clusterName}-endpoints`, description: `${args.clusterName}: AWS API endpoints, HTTPS from the cluster only`, vpcId: args.vpcId }, child);
+    const group = new ec2.SecurityGroup(`${name}-endpoints`, { name: `clusterra-${args.clusterName}-endpoints`, description: `${args.clusterName}: AWS API endpoints, HTTPS from the cluster only`, vpcId: args.vpcId, tags: ownerTag(`${PROJECT}-${args.clusterName}`) }, child);
     args.clusterSecurityGroupIds.forEach((source, i) => {
       new vpc.SecurityGroupIngressRule(
         `${name}-https-from-cluster-${i}`,

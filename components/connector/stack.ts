@@ -9,7 +9,7 @@ import { stackProvider } from "../security/provider";
 import { ConnectorAccess } from "./access";
 import { connectorStackFiles } from "./cluster-files";
 import { alarmTopicName } from "../../facts/alarms";
-import { PROJECT } from "../../facts/project";
+import { connectorKeyAliasName, PROJECT } from "../../facts/project";
 import { Alarms } from "../observability/alarms";
 import { EventPipeline } from "./event-pipeline";
 import { NoInternetEndpoints } from "./no-internet";
@@ -35,7 +35,7 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
   const bridgeRoleArn = `arn:${config.partition}:iam::${config.central.accountId}:role/${connectorBridgeRoleName(config.environment)}`;
   const externalId = connectorExternalId(config.environment, c.clusterName);
 
-  const key = new StackKey(name, { ...scope, aliasName: `connector/${c.clusterName}`, purpose: `connector ${c.clusterName}: event queues, API token, logs, alarms`, logsService: true, eventsService: true, alarmsService: true }, { provider });
+  const key = new StackKey(name, { ...scope, aliasName: connectorKeyAliasName(c.clusterName), purpose: `connector ${c.clusterName}: event queues, API token, logs, alarms`, logsService: true, eventsService: true, alarmsService: true }, { provider });
   const events = new EventPipeline(
     name,
     { ...scope, clusterName: c.clusterName, headNodeInstanceId: c.headNodeInstanceId, headNodeRoleName: c.headNodeRoleName, apiUrl: c.apiUrl, kmsKeyArn: key.keyArn },

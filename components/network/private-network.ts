@@ -5,6 +5,7 @@ import * as ec2 from "@pulumi/aws/ec2";
 import * as iam from "@pulumi/aws/iam";
 import type { ZoneSelection } from "../../config/types";
 import { servicePrefix } from "../../facts/regions";
+import { PROJECT } from "../../facts/project";
 import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
 import { subnetLayout, zoneCount } from "../../config/subnet-layout";
 import type { AccountScope } from "../security/scope";
@@ -27,6 +28,8 @@ export interface PrivateNetworkArgs extends AccountScope {
    * caller places in the public subnet and routes 0.0.0.0/0 to (`instance`).
    */
   readonly egress?: "nat-gateway" | "instance";
+  /** Prefix of the physical names (flow-log role and group): the stack's name prefix, so a deploy role scoped to it can make them. */
+  readonly namePrefix: string;
 }
 
 /**
@@ -130,12 +133,13 @@ export class PrivateNetwork extends pulumi.ComponentResource {
 
     const logGroup = new cloudwatch.LogGroup(
       `${name}-flow-logs`,
-      { name: `/clusterra/vpc/${name}/flow-logs`, retentionInDays: args.flowLogRetentionDays ?? DEFAULT_FLOW_LOG_RETENTION_DAYS, kmsKeyId: args.logKeyArn },
+      { name: `/${PROJECT}/vpc/${args.namePrefix}/flow-logs`, retentionInDays: args.flowLogRetentionDays ?? DEFAULT_FLOW_LOG_RETENTION_DAYS, kmsKeyId: args.logKeyArn },
       child,
     );
     const flowLogRole = new iam.Role(
       `${name}-flow-logs`,
       {
+        name: `${args.namePrefix}-flow-logs`,
         description: `VPC flow logs of ${name} write to their log group`,
         assumeRolePolicy: pulumi
           .output(args.accountId)

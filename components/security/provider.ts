@@ -27,7 +27,7 @@ export function stackProvider(name: string, config: StackConfig, options: Provid
     ...(config.profile ? { profile: config.profile } : {}),
     ...(allowed ? { allowedAccountIds: [...allowed] } : {}),
     ...(options.assumeRoleArn ? { assumeRoles: [{ roleArn: options.assumeRoleArn, sessionName: `clusterra-${config.stack}`, ...(options.externalId ? { externalId: options.externalId } : {}), ...(options.sessionTags ? { tags: { ...options.sessionTags } } : {}) }] } : {}),
-    defaultTags: { tags: stackTags(config.environment, config.kind, tenantId) },
+    defaultTags: { tags: stackTags(config.environment, config.kind, tenantId, config.kind === "connector" ? config.connector.clusterName : undefined) },
   });
 }
 

@@ -14,6 +14,8 @@ export interface DataSnapshotsArgs extends AccountScope {
   readonly targetTag: { readonly key: string; readonly value: string };
   /** Daily snapshots kept. */
   readonly retainDays: number;
+  /** Prefix of the DLM role's name: the stack's name prefix, so a deploy role scoped to it can make it. */
+  readonly namePrefix: string;
 }
 
 /** DLM's permissions: snapshot only the tagged volumes, delete only its own snapshots. */
@@ -62,6 +64,7 @@ export class DataSnapshots extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-role`,
       {
+        name: `${args.namePrefix}-snapshots`,
         description: `EBS snapshots of ${args.purpose}`,
         // AWS documents DLM's trust without a source condition (AWSDataLifecycleManagerDefaultRole).
         assumeRolePolicy: toJson(documentedServiceTrust(DLM_SERVICE)),

@@ -1,3 +1,4 @@
+import { ownerTag } from "../../facts/project";
 import * as pulumi from "@pulumi/pulumi";
 import type { ProviderResource } from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
@@ -7,6 +8,8 @@ import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { addBaselineEgress } from "../network/baseline-egress";
 
 export interface CentralPeeringArgs {
+  /** The stack's name prefix: the clusterra:owner tag its security groups carry (set at creation only; the deploy role changes only such groups). */
+  readonly owner: string;
   /** The tenant: names and tags. */
   readonly tenantId: string;
   /** The tenant VPC (requester). */
@@ -80,7 +83,7 @@ export class CentralPeering extends pulumi.ComponentResource {
 
     const workers = new ec2.SecurityGroup(
       `${name}-workers`,
-      { vpcId: args.tenantVpcId, description: `slurmd nodes of ${args.tenantId}: central reaches them only as the contract says`, tags: { Name: `clusterra-${args.tenantId}-workers`, ...args.workersSecurityGroupTags } },
+      { vpcId: args.tenantVpcId, description: `slurmd nodes of ${args.tenantId}: central reaches them only as the contract says`, tags: { Name: `clusterra-${args.tenantId}-workers`, ...args.workersSecurityGroupTags, ...ownerTag(args.owner) } },
       child,
     );
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;

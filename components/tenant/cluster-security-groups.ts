@@ -1,3 +1,4 @@
+import { ownerTag } from "../../facts/project";
 import * as pulumi from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as vpc from "@pulumi/aws/vpc";
@@ -7,6 +8,8 @@ import { PEERING_FLOWS } from "../../facts/contract";
 import { addBaselineEgress } from "../network/baseline-egress";
 
 export interface ClusterSecurityGroupsArgs {
+  /** The stack's name prefix: the clusterra:owner tag its security groups carry (set at creation only; the deploy role changes only such groups). */
+  readonly owner: string;
   /** Tenant id: names and descriptions. */
   readonly tenantId: string;
   /** The tenant VPC. */
@@ -42,7 +45,7 @@ export class ClusterSecurityGroups extends pulumi.ComponentResource {
     const child = { parent: this };
     const server = new ec2.SecurityGroup(
       `${name}-server`,
-      { vpcId: args.vpcId, description: `K3s server of ${args.tenantId}: cluster nodes and the contract flows with central only`, tags: { Name: `clusterra-${args.tenantId}-k3s-server`, ...args.tags } },
+      { vpcId: args.vpcId, description: `K3s server of ${args.tenantId}: cluster nodes and the contract flows with central only`, tags: { Name: `clusterra-${args.tenantId}-k3s-server`, ...args.tags, ...ownerTag(args.owner) } },
       child,
     );
     const groups = { server: server.id, workers: pulumi.output(args.workersSecurityGroupId) };

@@ -79,7 +79,7 @@ function tenantNetwork(name: string, config: TenantConfig, args: TenantEnvironme
   }
   const network = new PrivateNetwork(
     `${name}`,
-    { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn, privateSubnetTags: discovery, egress: "instance" },
+    { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn, privateSubnetTags: discovery, egress: "instance", namePrefix: tenantClusterName(config.environment, config.tenant.id) },
     { parent },
   );
   return {
@@ -119,6 +119,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       `${name}-peering`,
       {
         tenantId: config.tenant.id,
+        owner: clusterName,
         tenantVpcId: network.vpcId,
         tenantCidr: network.cidr,
         tenantRouteTableIds: net.routeTableIds,
@@ -135,7 +136,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     );
     const groups = new ClusterSecurityGroups(
       `${name}-nodes`,
-      { tenantId: config.tenant.id, vpcId: network.vpcId, vpcCidr: network.cidr, workersSecurityGroupId: peering.workersSecurityGroupId, centralHostIp: central.hostPrivateIp },
+      { tenantId: config.tenant.id, owner: clusterName, vpcId: network.vpcId, vpcCidr: network.cidr, workersSecurityGroupId: peering.workersSecurityGroupId, centralHostIp: central.hostPrivateIp },
       child,
     );
 
@@ -148,6 +149,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       `${name}-efs`,
       {
         tenantId: config.tenant.id,
+        owner: clusterName,
         vpcId: network.vpcId,
         subnetIds: network.privateSubnetIds,
         clientSecurityGroupIds: { server: groups.serverSecurityGroupId, workers: peering.workersSecurityGroupId },
@@ -192,7 +194,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const scope = pulumi.output(args.accountId).apply((accountId) => ({ partition: config.partition, region: config.region, accountId, clusterName }));
     // The cluster's state volume, snapshotted daily to the region: a lost zone keeps the cluster.
     const stateSnapshots = { key: TAG_KEYS.backup, value: `${config.environment}-${config.tenant.id}-k3s-state` };
-    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `tenant ${config.tenant.id}'s cluster state`, targetTag: stateSnapshots, retainDays: SNAPSHOT_RETAIN_DAYS }, child);
+    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `tenant ${config.tenant.id}'s cluster state`, targetTag: stateSnapshots, retainDays: SNAPSHOT_RETAIN_DAYS, namePrefix: clusterName }, child);
     const metricsRoleArn = arn(config.partition, "iam", "", config.central.accountId, `role/${tenantMetricsRoleName(config.environment, config.tenant.id)}`);
     // The server's disk use (its root and its state volume), published into central's CloudWatch through central's role for it; central's alarms watch it.
     const serverMetrics = { region: config.central.region, namespace: hostMetricsNamespace(config.environment, { tenantId: config.tenant.id }), mounts: ["/", TENANT_STATE_MOUNT.mountPoint], roleArn: metricsRoleArn };

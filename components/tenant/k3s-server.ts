@@ -6,7 +6,7 @@ import * as iam from "@pulumi/aws/iam";
 import * as ssm from "@pulumi/aws/ssm";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
-import { TAG_KEYS, tenantServerRoleName } from "../../facts/project";
+import { TAG_KEYS, tenantParameterPath, tenantServerRoleName } from "../../facts/project";
 import { clusterOwnedTag, serverPodCapacity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
 import { al2023AmiParameter } from "../../facts/versions";
 import { ec2Trust, policyDocument, toJson } from "../security/iam";
@@ -16,7 +16,7 @@ import { efsClientStatements, readSecureParameterStatements, sessionManagerState
 
 /** SSM parameters of a tenant cluster: the join secret, the full join token, the kubeconfig. */
 export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string } {
-  const base = `/clusterra/${environment}/${tenantId}/k3s`;
+  const base = `${tenantParameterPath(environment, tenantId)}/k3s`;
   return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig` };
 }
 
@@ -96,6 +96,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
     const nodePolicy = new iam.Policy(
       `${name}-node`,
       {
+        name: `${args.clusterName}-node`,
         description: `K3s server of ${args.clusterName}: Session Manager, its parameters, EFS`,
         policy: pulumi
           .all([args.accountId, args.kmsKeyArn, agentToken.arn, agentJoin.arn, kubeconfig.arn, args.efs.fileSystemArn, args.efs.accessPointArn])
@@ -113,7 +114,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
       },
       child,
     );
-    const attached = [["node", nodePolicy.arn] as const, ...Object.entries(args.policies).map(([id, doc]) => [id, new iam.Policy(`${name}-${id}`, { description: `K3s server of ${args.clusterName}: ${id}`, policy: doc }, child).arn] as const)];
+    const attached = [["node", nodePolicy.arn] as const, ...Object.entries(args.policies).map(([id, doc]) => [id, new iam.Policy(`${name}-${id}`, { name: `${args.clusterName}-${id}`, description: `K3s server of ${args.clusterName}: ${id}`, policy: doc }, child).arn] as const)];
     const attachments = attached.map(([id, policyArn]) => new iam.RolePolicyAttachment(`${name}-${id}`, { role: role.name, policyArn }, child));
     const profile = new iam.InstanceProfile(`${name}-profile`, { name: tenantServerRoleName(args.environment, args.tenantId), role: role.name }, child);
 

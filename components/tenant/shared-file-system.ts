@@ -1,3 +1,4 @@
+import { ownerTag } from "../../facts/project";
 import * as pulumi from "@pulumi/pulumi";
 import * as ec2 from "@pulumi/aws/ec2";
 import * as efs from "@pulumi/aws/efs";
@@ -15,6 +16,8 @@ export const NFS_PORT = 2049;
 const EFS_ROOT_DIRECTORY = { path: "/clusterra", ownerUid: 0, ownerGid: 0, permissions: "0755" } as const;
 
 export interface SharedFileSystemArgs {
+  /** The stack's name prefix: the clusterra:owner tag its security groups carry (set at creation only; the deploy role changes only such groups). */
+  readonly owner: string;
   /** Tenant id: names. */
   readonly tenantId: string;
   readonly vpcId: pulumi.Input<string>;
@@ -63,7 +66,7 @@ export class SharedFileSystem extends pulumi.ComponentResource {
 
     const sg = new ec2.SecurityGroup(
       `${name}-sg`,
-      { vpcId: args.vpcId, description: `EFS of ${args.tenantId}: NFS from the cluster nodes only`, tags: { Name: `clusterra-${args.tenantId}-efs` } },
+      { vpcId: args.vpcId, description: `EFS of ${args.tenantId}: NFS from the cluster nodes only`, tags: { Name: `clusterra-${args.tenantId}-efs`, ...ownerTag(args.owner) } },
       child,
     );
     for (const [client, groupId] of Object.entries(args.clientSecurityGroupIds)) {

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { TenantConfig } from "../../config/types";
 import type { CentralOutputs } from "../central/outputs";
-import { TENANT_DEPLOY_ROLE_NAME, tenantExternalId, CENTRAL_PROVIDER_NAME } from "../../facts/project";
+import { tenantDeployRoleName, tenantExternalId, CENTRAL_PROVIDER_NAME } from "../../facts/project";
 import { stackProvider } from "../security/provider";
 import { TenantEnvironment } from "./environment";
 import { isExisting, resolveExistingNetwork } from "./existing-network";
@@ -16,7 +16,7 @@ import { isExisting, resolveExistingNetwork } from "./existing-network";
  */
 export async function tenantStack(config: TenantConfig): Promise<Record<string, unknown>> {
   const provider = stackProvider("aws", config, {
-    assumeRoleArn: `arn:${config.partition}:iam::${config.tenant.accountId}:role/${TENANT_DEPLOY_ROLE_NAME}`,
+    assumeRoleArn: `arn:${config.partition}:iam::${config.tenant.accountId}:role/${tenantDeployRoleName(config.environment, config.tenant.id)}`,
     externalId: tenantExternalId(config.environment, config.tenant.id),
   });
   const central = new pulumi.StackReference(CENTRAL_PROVIDER_NAME, { name: config.central.stack });

@@ -244,3 +244,24 @@ export function optionalResourceConditionKeys(action: string): readonly string[]
   if (!data || data.resourceTypes.length === 0 || data.resourceTypes.some((t) => t.required)) return undefined;
   return data.conditionKeys ?? [];
 }
+
+/** The catalog's resource types of an action (name, whether required, their condition keys); empty when it takes only "*". */
+export function catalogResourceTypes(action: string): ActionData["resourceTypes"] {
+  const [service, name] = splitAction(action);
+  if (name === undefined) return [];
+  return serviceActions(service)?.[name.toLowerCase()]?.resourceTypes ?? [];
+}
+
+/** The action's own condition keys (those of the request, not of a resource type). */
+export function actionConditionKeys(action: string): readonly string[] {
+  const [service, name] = splitAction(action);
+  if (name === undefined) return [];
+  return serviceActions(service)?.[name.toLowerCase()]?.conditionKeys ?? [];
+}
+
+/** A resource type's ARN format (`service:type`, as the action files name it), with ${Partition}, ${Region}, ${Account} and name variables. */
+export function catalogArnFormat(type: string): string | undefined {
+  const [service, name] = splitAction(type);
+  const types = name === undefined ? null : serviceFile(resourceTypes, "resourceTypes", service);
+  return types && name !== undefined ? typeFormat(types, name) : undefined;
+}
