@@ -174,6 +174,21 @@ function plannedBy(held: readonly DeploymentResource[], value: string): Deployme
   return held.find((r) => r.id === value || r.outputs?.arn === value || r.inputs?.name === value || r.outputs?.keyId === value || r.outputs?.url === value || r.inputs?.bucket === value);
 }
 
+/** The resources of one catalog type a planned resource's inputs name: each value, its account, and the planned resource when the stack makes it. */
+function parentsOf(ctx: Context, r: DeploymentResource, row: DeployActions, type: string): { input: string; value: string; account: string; planned?: DeploymentResource }[] {
+  const found: { input: string; value: string; account: string; planned?: DeploymentResource }[] = [];
+  for (const [input, ref] of Object.entries(row.parents ?? {})) {
+    const { type: parentType, accountInput } = typeof ref === "string" ? ({ type: ref } as ParentRef) : ref;
+    if (parentType !== type) continue;
+    for (const value of list(parseJson(inputAt(r, input)))) {
+      const account = accountInput ? String(inputAt(r, accountInput)) : ctx.scope.account;
+      const planned = account === ctx.scope.account ? plannedBy(ctx.held, value) : undefined;
+      found.push({ input, value, account, ...(planned ? { planned } : {}) });
+    }
+  }
+  return found;
+}
+
 interface Context {
   readonly scope: DeployScope;
   readonly deployment: Deployment;
@@ -186,7 +201,7 @@ function grantsFor(ctx: Context, r: DeploymentResource, row: DeployActions, op: 
   const { scope } = ctx;
   const service = action.split(":")[0];
   const types = catalogResourceTypes(action).map((t) => `${service}:${t.name}`);
-  if ((action === "ec2:CreateTags" || action === "ec2:DeleteTags") && row.resource !== undefined) return tagGrants(ctx, r, row, op, action);
+  if ((action === "ec2:CreateTags" || action === "ec2:DeleteTags") && row.resource !== undefined) return tagGrants(ctx, r, row, action);
   if (types.length === 0) {
     if (hasAccessLevel(action, "List") || hasAccessLevel(action, "Read")) return [{ kind: "DescribeInRegion", action, resources: ["*"], condition: regional(scope) }];
     if (op === "create" && actionConditionKeys(action).includes("aws:RequestTag/${TagKey}")) return [{ kind: "CreateWithStackTags", action, resources: ["*"], condition: { StringEquals: { ...requested(scope), "aws:RequestedRegion": scope.region } } }];
@@ -206,23 +221,17 @@ function grantsFor(ctx: Context, r: DeploymentResource, row: DeployActions, op: 
       grants.push({ kind: "NewResourcesInRegion", action, resources: [arnFor(scope, type, "*")] });
       continue;
     }
-    for (const [input, ref] of Object.entries(row.parents ?? {})) {
-      const { type: parentType, accountInput } = typeof ref === "string" ? ({ type: ref } as ParentRef) : ref;
-      if (parentType !== type) continue;
-      for (const value of list(parseJson(inputAt(r, input)))) {
-        const account = accountInput ? String(inputAt(r, accountInput)) : scope.account;
-        const planned = account === scope.account ? plannedBy(ctx.held, value) : undefined;
-        if (planned) grants.push(ownership(scope, type, action, ctx.securityGroupOwner));
-        else if (type === "ec2:image") grants.push({ kind: "AmazonImages", action, resources: [arnFor(scope, type, "*", "")], condition: { StringEquals: { "ec2:Owner": "amazon" } } });
-        else grants.push({ kind: "NamedExisting", action, resources: [arnFor(scope, type, value, account)] });
-      }
+    for (const { value, account, planned } of parentsOf(ctx, r, row, type)) {
+      if (planned) grants.push(ownership(scope, type, action, ctx.securityGroupOwner));
+      else if (type === "ec2:image") grants.push({ kind: "AmazonImages", action, resources: [arnFor(scope, type, "*", "")], condition: { StringEquals: { "ec2:Owner": "amazon" } } });
+      else grants.push({ kind: "NamedExisting", action, resources: [arnFor(scope, type, value, account)] });
     }
   }
   return grants;
 }
 
 /** ec2:CreateTags on create (ec2:CreateAction), on the stack's own resources, and the default group's adoption. */
-function tagGrants(ctx: Context, r: DeploymentResource, row: DeployActions, op: string, action: string): Grant[] {
+function tagGrants(ctx: Context, r: DeploymentResource, row: DeployActions, action: string): Grant[] {
   const { scope } = ctx;
   if (row.resource === undefined) return [];
   const protectedKeys = [...Object.keys(scope.ownerTags), TAG_KEYS.owner];
@@ -236,7 +245,6 @@ function tagGrants(ctx: Context, r: DeploymentResource, row: DeployActions, op: 
       },
     ];
   }
-  void op;
   return [{ kind: "RetagOwnEc2", action, resources: [arnFor(scope, row.resource, "*")], condition: { StringEquals: owned(scope), "ForAllValues:StringNotEquals": { "aws:TagKeys": protectedKeys } } }];
 }
 
@@ -488,17 +496,11 @@ function createAsks(ctx: Context, r: DeploymentResource): Ask[] {
       } else if (row.made?.includes(type)) {
         asks.push({ what: `${name}: ${action} makes a ${type}`, action, resource: arnFor(scope, type, "new"), context: region });
       }
-      for (const [input, ref] of Object.entries(row.parents ?? {})) {
-        const { type: parentType, accountInput } = typeof ref === "string" ? ({ type: ref } as ParentRef) : ref;
-        if (parentType !== type) continue;
-        for (const value of list(parseJson(inputAt(r, input)))) {
-          const account = accountInput ? String(inputAt(r, accountInput)) : scope.account;
-          const planned = account === scope.account ? plannedBy(ctx.held, value) : undefined;
-          const parentArn = planned ? arnFor(scope, type, resourceName(planned, DEPLOY_ACTIONS[planned.type])) : type === "ec2:image" ? arnFor(scope, type, value, "") : arnFor(scope, type, value, account);
-          const context: Record<string, string | string[]> = { ...region, ...(planned ? tagContext("aws:ResourceTag", tagsOf(deployment, planned)) : {}), ...(type === "ec2:image" ? { "ec2:Owner": "amazon" } : {}) };
-          if (action === "iam:AttachRolePolicy") context["iam:PolicyARN"] = String(r.inputs?.policyArn);
-          asks.push({ what: `${name}: ${action} on ${input} ${value}`, action, resource: parentArn, context });
-        }
+      for (const { input, value, account, planned } of parentsOf(ctx, r, row, type)) {
+        const parentArn = planned ? arnFor(scope, type, resourceName(planned, DEPLOY_ACTIONS[planned.type])) : type === "ec2:image" ? arnFor(scope, type, value, "") : arnFor(scope, type, value, account);
+        const context: Record<string, string | string[]> = { ...region, ...(planned ? tagContext("aws:ResourceTag", tagsOf(deployment, planned)) : {}), ...(type === "ec2:image" ? { "ec2:Owner": "amazon" } : {}) };
+        if (action === "iam:AttachRolePolicy") context["iam:PolicyARN"] = String(r.inputs?.policyArn);
+        asks.push({ what: `${name}: ${action} on ${input} ${value}`, action, resource: parentArn, context });
       }
     }
   }
