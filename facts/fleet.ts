@@ -18,6 +18,15 @@ export function tenantsFleetPath(environment: string): string {
   return `fleet/tenants/${environment}`;
 }
 
+/**
+ * What every tenant of an environment shares (each add-on's common values, manifests no
+ * tenant changes): beside the ApplicationSet that reads it, written by the central stack.
+ * Not a tenant's folder, and not synced by central's root Application (it is not recursive).
+ */
+export function tenantsSharedPath(environment: string): string {
+  return `${centralFleetPath(environment)}/${TENANTS_APPLICATION_SET}`;
+}
+
 /** A tenant's folder: control-plane/ (on central) and cluster/ (its own), and its facts. */
 export function tenantFleetPath(environment: string, tenantId: string): string {
   return `${tenantsFleetPath(environment)}/${tenantId}`;

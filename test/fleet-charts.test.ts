@@ -14,6 +14,8 @@ import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 
 const APPSET = "fleet/central/dev/tenants.yaml";
 const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
+/** Every tenant's shared values of an add-on, beside the ApplicationSet. */
+const shared = (addon: string) => `fleet/central/dev/tenants/values/${addon}.yaml`;
 
 /** A repository with the stack files and only the given fleet files: one small Application renders fast. */
 function smallRepo(files: readonly string[]): string {
@@ -52,7 +54,7 @@ describe("the fleet against the real charts", function () {
   let root: string;
   beforeEach(function () {
     if (!charts) return this.skip(); // ../shared/reference/charts is absent here (CI has it)
-    root = appsRepo(["slurm"], [SLURM_VALUES]);
+    root = appsRepo(["slurm"], [shared("slurm"), SLURM_VALUES]);
   });
   afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
 
@@ -63,7 +65,7 @@ describe("the fleet against the real charts", function () {
     const [r] = renders;
     assert.deepEqual(
       { application: r.application, source: r.source, chart: r.chartLabel, release: r.release, namespace: r.namespace, kubeVersion: r.kubeVersion, valueFiles: r.valueFiles },
-      { application: "acme-slurm", source: 1, chart: `slurm-${CHARTS.slurm.version}`, release: "slurm", namespace: "slurm", kubeVersion: TENANT_K3S_VERSION.replace(/\+.*/, ""), valueFiles: [path.join(root, SLURM_VALUES)] },
+      { application: "acme-slurm", source: 1, chart: `slurm-${CHARTS.slurm.version}`, release: "slurm", namespace: "slurm", kubeVersion: TENANT_K3S_VERSION.replace(/\+.*/, ""), valueFiles: [path.join(root, shared("slurm")), path.join(root, SLURM_VALUES)] },
     );
   });
 
@@ -124,7 +126,7 @@ describe("the fleet against the real charts", function () {
   it("names central's slurmctld as the customer cluster's Service does: <Controller>-controller.<namespace>", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const small = appsRepo(["control-plane"], ["fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
+    const small = appsRepo(["control-plane"], [shared("control-plane"), "fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
     try {
       const { renders } = helmRenders(small, charts as string);
       const { objects, problems } = await renderCharts(helm, renders, path.join(small, "rendered"));
@@ -143,7 +145,7 @@ describe("the fleet against the real charts", function () {
   it("knows the APIs a cluster serves from the CRDs the fleet installs there, to pass them to Helm as ArgoCD does", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const small = appsRepo(["slurm-operator-crds"], ["fleet/tenants/dev/acme/cluster/values/slurm-operator-crds.yaml"]);
+    const small = appsRepo(["slurm-operator-crds"], [shared("slurm-operator-crds")]);
     try {
       const { renders } = helmRenders(small, charts as string);
       const { objects } = await renderCharts(helm, renders, path.join(small, "rendered"));
@@ -159,7 +161,7 @@ describe("the fleet against the real charts", function () {
   it("refuses values against a chart's values.schema.json (Helm's own check)", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const valuesFile = "fleet/tenants/dev/acme/cluster/values/external-secrets.yaml";
+    const valuesFile = shared("external-secrets");
     const small = appsRepo(["external-secrets"], [valuesFile]);
     try {
       edit(small, valuesFile, (v) => { v.replicaCount = "two"; });

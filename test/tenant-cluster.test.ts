@@ -12,7 +12,7 @@ import { Provider } from "@pulumi/aws/provider";
 import { resolveExistingNetwork } from "../components/tenant/existing-network";
 import type { ExistingNetworkConfig } from "../config/types";
 import { checkDeployment } from "../cli/policy";
-import { tenantsFromStackFiles } from "../config";
+import { PROJECT_ROOT, tenantsFromStackFiles } from "../config";
 import { filesAccessPolicy } from "../components/tenant/files-bucket";
 import { nodeSetPlans, slurmdRequest } from "../components/tenant/sizing";
 import { idleCost } from "../cli/cost";
@@ -23,6 +23,7 @@ import { WORKER_NODE } from "../facts/tenant-cluster";
 import type { PlanResult } from "../cli/plan";
 import { byType, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
 import { decide } from "../cli/iam-sim";
+import { mergeHelmValues, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
 const ACME = "444455556666";
 const ACME_SERVER = `arn:aws:iam::${ACME}:role/clusterra-dev-acme-k3s-server`;
@@ -36,6 +37,12 @@ const ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy";
 
 function fleetFile(p: PlanResult, rel: string): string {
   return fs.readFileSync(path.join(p.fleetRoot!, rel), "utf8");
+}
+
+/** A tenant add-on's values as its chart gets them: the environment's shared file (committed, central writes it), then the tenant's own from the plan. */
+function chartValues(p: PlanResult, addon: string): any {
+  const [shared, own] = tenantAddOnValueFiles("dev", "acme", addon);
+  return mergeHelmValues(parse(fs.readFileSync(path.join(PROJECT_ROOT, shared), "utf8")), own ? parse(fleetFile(p, own)) : {});
 }
 
 /** The #cloud-config document, validated against cloud-init's schema (skipped without ../shared). */
@@ -316,7 +323,8 @@ describe("the customer side of a tenant stack", function () {
       assert.match(credential, /create token argocd-manager --duration=24h/);
       assert.match(credential, /aws secretsmanager put-secret-value --region us-east-1 --secret-id 'arn:aws:secretsmanager:us-east-1:\d{12}:secret:clusterra\/dev\/acme\/argocd-cluster-\S+'/);
       const bootstrap = JSON.parse(writtenFile(doc, "/etc/clusterra/argocd-manager.json")) as { items: unknown[] };
-      assert.deepEqual(bootstrap.items, parseAllDocuments(fleetFile(acme, "fleet/tenants/dev/acme/cluster/manifests/argocd-manager.yaml")).map((d) => d.toJS()));
+      // The account every tenant's cluster gets alike: one shared file central's ApplicationSet reads.
+      assert.deepEqual(bootstrap.items, parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml"), "utf8")).map((d) => d.toJS()));
       assert.match(writtenFile(doc, "/etc/systemd/system/clusterra-argocd-credential.timer"), /OnUnitActiveSec=12h/);
       assert.match(boot, /systemctl enable --now clusterra-argocd-credential\.timer/);
     });
@@ -356,7 +364,7 @@ describe("the customer side of a tenant stack", function () {
       assert.deepEqual(pools[0].spec.template.spec.startupTaints, [{ key: "node.cilium.io/agent-not-ready", value: "true", effect: "NoExecute" }]);
       assert.deepEqual(pools[0].spec.template.spec.taints, [{ key: "nodeset.slinky.slurm.net/worker", value: "true", effect: "NoExecute" }]);
 
-      const slurm = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/slurm.yaml"));
+      const slurm = chartValues(acme, "slurm");
       // slurmd dial slurmctld by the name central's slurm.conf gives it; here that name is a
       // Service whose one endpoint is the central host on acme's own NodePort.
       assert.deepEqual(slurm.controller, { external: true, externalConfig: { host: "slurm-controller.tenant-acme", port: 6817 } });
@@ -371,7 +379,8 @@ describe("the customer side of a tenant stack", function () {
       assert.deepEqual(slurm.slurmKey, { create: false, secretRef: { name: "slurm-auth-slurm", key: "slurm.key" } });
       assert.deepEqual(slurm.jwtKey, { create: false, secretRef: { name: "slurm-auth-jwt", key: "jwt.key" } });
       assert.deepEqual(Object.keys(slurm.nodesets), ["cpu-4", "cpu-16", "himem-8"]);
-      const cpu4 = slurm.nodesets["cpu-4"];
+      // As the chart reads each NodeSet: over nodesetDefaults.
+      const cpu4 = mergeHelmValues(slurm.nodesetDefaults, slurm.nodesets["cpu-4"]) as any;
       assert.equal(cpu4.replicas, 0);
       assert.deepEqual(cpu4.slurmd.resources.requests, { cpu: "3700m", memory: "13760Mi" });
       assert.deepEqual(cpu4.slurmd.resources.limits, cpu4.slurmd.resources.requests);
@@ -395,13 +404,13 @@ describe("the customer side of a tenant stack", function () {
     });
 
     it("route pod traffic to central natively (no SNAT), over one range covering both VPCs", () => {
-      const cilium = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/cilium.yaml"));
+      const cilium = chartValues(acme, "cilium");
       assert.equal(cilium.ipv4NativeRoutingCIDR, "10.0.0.0/11");
       assert.deepEqual([cilium.eni.enabled, cilium.ipam.mode, cilium.routingMode, cilium.kubeProxyReplacement, cilium.operator.replicas, cilium.cluster.name], [true, "eni", "native", true, 1, "clusterra-dev-acme"]);
       assert.equal(coveringCidr(["10.16.0.0/20", "10.0.0.0/16"]), "10.0.0.0/11");
       assert.equal(coveringCidr(["172.16.0.0/16", "172.17.0.0/16"]), "172.16.0.0/15");
       assert.equal(coveringCidr(["10.0.0.0/16", "192.168.0.0/16"]), "0.0.0.0/0");
-      const karpenter = parse(fleetFile(acme, "fleet/tenants/dev/acme/cluster/values/karpenter.yaml"));
+      const karpenter = chartValues(acme, "karpenter");
       assert.equal(karpenter.settings.clusterEndpoint, `https://${acme.outputs.serverPrivateIp}:6443`);
       assert.equal(karpenter.settings.interruptionQueue, acme.outputs.karpenterQueueName);
       assert.equal(karpenter.replicas, 1);

@@ -19,12 +19,18 @@ import { parse } from "yaml";
 import { CHARTS, type ChartKey, type ChartPin } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import {
-  LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, tenantsFleetPath, tenantProject, TENANTS_APPLICATION_SET,
+  ARGOCD_MANAGER, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET,
 } from "../../facts/fleet";
 import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { helmRepoUrl, type FleetRepo } from "./argo";
 import { GoTemplateError, renderGoTemplate } from "./go-template";
+import { controlPlaneSharedValues } from "./control-plane";
+import {
+  argocdManagerObjects, ciliumSharedValues, edgeAgentSharedValues, externalSecretsValues, karpenterSharedValues, slurmOperatorValues, slurmSharedValues,
+} from "./tenant-cluster";
+import type { FleetFileSet } from "./writer";
+import { yamlFile } from "./yaml-file";
 
 /** Where an add-on runs: the tenant's namespace on central, or the tenant's own cluster. */
 type Side = "central" | "cluster";
@@ -38,25 +44,41 @@ export interface TenantAddOn {
   readonly namespace: string;
   readonly stage: (typeof ROLLOUT_STAGES)[number];
   readonly source:
-    | { readonly kind: "chart"; readonly chart: ChartKey; readonly values: string }
-    | { readonly kind: "local-chart"; readonly path: string; readonly values: string }
-    | { readonly kind: "directory"; readonly path: string };
+    | ({ readonly kind: "chart"; readonly chart: ChartKey } & HelmValues)
+    | ({ readonly kind: "local-chart"; readonly path: string } & HelmValues)
+    /** The tenant's own manifests, a folder of its fleet folder. */
+    | { readonly kind: "directory"; readonly path: string }
+    /** Manifests every tenant gets alike: written once, beside the ApplicationSet. */
+    | { readonly kind: "shared-directory"; readonly objects: () => unknown[] };
   readonly releaseName?: string;
   /** Fields ArgoCD must not compare (a value the cluster sets, never git). */
   readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers: string[] }[];
 }
 
+type Values = Record<string, unknown>;
+
+/**
+ * A Helm add-on's values in two files: what every tenant shares (written once, beside the
+ * ApplicationSet), then what is the tenant's own (in its folder), read in that order. Maps
+ * merge across Helm value files, so the tenant's file holds only its own keys.
+ */
+interface HelmValues {
+  readonly shared: () => Values;
+  /** The tenant's values file, relative to its folder; none when nothing differs. */
+  readonly values?: string;
+}
+
 /** Paths below are relative to the tenant's folder (facts/fleet.ts tenantFleetPath). */
 export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   { addon: "control-plane-manifests", side: "central", namespace: "", stage: "secrets", source: { kind: "directory", path: "control-plane/manifests" } },
-  { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", values: "control-plane/values/slurm.yaml" } },
-  { addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", values: "cluster/values/cilium.yaml" } },
-  { addon: "external-secrets", side: "cluster", namespace: TENANT_NAMESPACES.externalSecrets, stage: "crds", releaseName: "external-secrets", source: { kind: "chart", chart: "externalSecrets", values: "cluster/values/external-secrets.yaml" } },
-  { addon: "slurm-operator-crds", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "crds", releaseName: "slurm-operator-crds", source: { kind: "chart", chart: "slurmOperatorCrds", values: "cluster/values/slurm-operator-crds.yaml" } },
-  { addon: "karpenter", side: "cluster", namespace: TENANT_NAMESPACES.karpenter, stage: "operators", releaseName: "karpenter", source: { kind: "chart", chart: "karpenter", values: "cluster/values/karpenter.yaml" } },
+  { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: controlPlaneSharedValues, values: "control-plane/values/slurm.yaml" } },
+  { addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", shared: ciliumSharedValues, values: "cluster/values/cilium.yaml" } },
+  { addon: "external-secrets", side: "cluster", namespace: TENANT_NAMESPACES.externalSecrets, stage: "crds", releaseName: "external-secrets", source: { kind: "chart", chart: "externalSecrets", shared: externalSecretsValues } },
+  { addon: "slurm-operator-crds", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "crds", releaseName: "slurm-operator-crds", source: { kind: "chart", chart: "slurmOperatorCrds", shared: () => ({}) } },
+  { addon: "karpenter", side: "cluster", namespace: TENANT_NAMESPACES.karpenter, stage: "operators", releaseName: "karpenter", source: { kind: "chart", chart: "karpenter", shared: karpenterSharedValues, values: "cluster/values/karpenter.yaml" } },
   {
     addon: "slurm-operator", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "operators", releaseName: "slurm-operator",
-    source: { kind: "chart", chart: "slurmOperator", values: "cluster/values/slurm-operator.yaml" },
+    source: { kind: "chart", chart: "slurmOperator", shared: slurmOperatorValues },
     // Without cert-manager (no room on a 4 GiB server) the chart makes a new webhook CA on every render.
     ignoreDifferences: [
       { group: "", kind: "Secret", name: "slurm-operator-webhook-ca", jsonPointers: ["/data"] },
@@ -64,18 +86,58 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
       { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
     ],
   },
+  // ArgoCD's own account there (the server's bootstrap makes it first; this keeps it as git says).
+  { addon: "argocd-manager", side: "cluster", namespace: ARGOCD_MANAGER.namespace, stage: "crds", source: { kind: "shared-directory", objects: argocdManagerObjects } },
   { addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets", source: { kind: "directory", path: "cluster/manifests" } },
   {
-    addon: "slurm", side: "cluster", namespace: TENANT_NAMESPACES.slurm, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", values: "cluster/values/slurm.yaml" },
+    addon: "slurm", side: "cluster", namespace: TENANT_NAMESPACES.slurm, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: slurmSharedValues, values: "cluster/values/slurm.yaml" },
     // After the control plane on central: a Slurm upgrade reaches slurmd last.
     stage: "slurmd",
     // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync may take them back.
     ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
   },
-  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, values: "cluster/values/edge-agent.yaml" } },
+  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, values: "cluster/values/edge-agent.yaml" } },
 ];
 
 const TENANT = `{{ index .metadata.labels "${LABEL_KEYS.tenant}" }}`;
+
+/** An add-on's shared values file, relative to the environment's shared folder. */
+function sharedValuesFile(addon: string): string {
+  return `values/${addon}.yaml`;
+}
+
+/** Helm's merge of value files: maps merge key by key; anything else the later file replaces. */
+export function mergeHelmValues(base: unknown, over: unknown): unknown {
+  const isMap = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+  if (!isMap(base) || !isMap(over)) return over === undefined ? base : over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = mergeHelmValues(base[k], v);
+  return out;
+}
+
+/** The value files one tenant's Helm add-on reads, in Helm's order (shared, then its own), as the template names them. */
+export function tenantAddOnValueFiles(environment: string, tenantId: string, addon: string): string[] {
+  const row = TENANT_ADD_ONS.find((a) => a.addon === addon);
+  const s = row?.source;
+  if (!s || (s.kind !== "chart" && s.kind !== "local-chart")) throw new Error(`${addon} is not a Helm add-on of TENANT_ADD_ONS`);
+  return [`${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`, ...(s.values ? [`${tenantsFleetPath(environment)}/${tenantId}/${s.values}`] : [])];
+}
+
+/**
+ * What every tenant of the environment reads alike: each Helm add-on's shared values and
+ * each shared directory's manifests, in `central/<env>/tenants/`. The central stack writes
+ * them with the ApplicationSet (a change to them is a fleet-wide change, rolled out in waves).
+ */
+export function tenantsSharedFiles(environment: string): FleetFileSet {
+  const dir = tenantsSharedPath(environment);
+  const source = `pulumi up -s central-${environment}`;
+  return Object.fromEntries(TENANT_ADD_ONS.flatMap((a) => {
+    const s = a.source;
+    if (s.kind === "shared-directory") return [[`${dir}/${a.addon}/${a.addon}.yaml`, yamlFile(source, ...s.objects())]];
+    if (s.kind === "chart" || s.kind === "local-chart") return [[`${dir}/${sharedValuesFile(a.addon)}`, yamlFile(source, s.shared())]];
+    return [];
+  }));
+}
 
 /** The list generator's row for an add-on: strings the template reads (none named like a cluster parameter). */
 function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): Record<string, unknown> {
@@ -91,8 +153,10 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
     repoURL: pin ? helmRepoUrl(pin.repo) : "",
     chart: pin ? pin.chart : "",
     version: pin ? pin.version : "",
-    path: s.kind === "chart" ? "" : s.path,
-    values: s.kind === "directory" ? "" : s.values,
+    path: s.kind === "directory" || s.kind === "local-chart" ? s.path : s.kind === "shared-directory" ? a.addon : "",
+    shared: s.kind === "shared-directory",
+    sharedValues: s.kind === "chart" || s.kind === "local-chart" ? sharedValuesFile(a.addon) : "",
+    values: s.kind === "chart" || s.kind === "local-chart" ? s.values ?? "" : "",
     releaseName: a.releaseName ?? a.addon,
     syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
     ignoreDifferences: a.ignoreDifferences ?? [],
@@ -106,6 +170,7 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
  */
 function templatePatch(environment: string, repo: FleetRepo): string {
   const folder = `${tenantsFleetPath(environment)}/${TENANT}`;
+  const shared = tenantsSharedPath(environment);
   return [
     "spec:",
     "  destination:",
@@ -117,6 +182,13 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     "    namespace: {{ .namespace }}",
     "  {{- end }}",
     "  sources:",
+    '  {{- if .shared }}',
+    `    - repoURL: ${repo.repoUrl}`,
+    `      targetRevision: ${repo.revision}`,
+    `      path: ${shared}/{{ .path }}`,
+    "      directory:",
+    "        recurse: false",
+    '  {{- else }}',
     '  {{- if eq .kind "directory" }}',
     `    - repoURL: ${repo.repoUrl}`,
     `      targetRevision: ${repo.revision}`,
@@ -139,7 +211,11 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     "      helm:",
     "        releaseName: {{ .releaseName }}",
     "        valueFiles:",
+    `          - $values/${shared}/{{ .sharedValues }}`,
+    "  {{- if .values }}",
     `          - $values/${folder}/{{ .values }}`,
+    "  {{- end }}",
+    "  {{- end }}",
     "  {{- end }}",
     "  syncPolicy:",
     "    syncOptions: {{ toJson .syncOptions }}",

@@ -2,7 +2,7 @@
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { centralFleetPath, tenantsApplicationSetPath } from "../../facts/fleet";
-import { tenantsApplicationSet } from "./application-set";
+import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
@@ -112,6 +112,7 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
       tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.environment, t)])),
     }),
     ...centralAddOnFiles(config.environment, config.fleet),
+    ...tenantsSharedFiles(config.environment),
     [tenantsApplicationSetPath(config.environment)]: yamlFile(`pulumi up -s central-${config.environment}`, tenantsApplicationSet(config.environment, { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision })),
   };
 }

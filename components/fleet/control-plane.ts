@@ -96,12 +96,15 @@ function controlPlaneUsers(f: ControlPlaneFacts) {
   return usersConfigMap(tenantNamespace(f.tenantId), f.users, EFS_MOUNT_PATH);
 }
 
-export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, unknown> {
-  const digest = usersDigest(controlPlaneUsers(f));
-  const ctld = identityPodParts(SLINKY_IMAGES.slurmctld, digest);
-  const login = identityPodParts(SLINKY_IMAGES.login, digest);
+/**
+ * The Slinky release every tenant's control plane runs on central: images, requests, state,
+ * accounting to its MariaDB, one login set, the users' init containers, the user-directory
+ * prolog. The tenant's own values (controlPlaneSlurmValues) go over it.
+ */
+export function controlPlaneSharedValues(): Record<string, unknown> {
+  const ctld = identityPodParts(SLINKY_IMAGES.slurmctld, "");
+  const login = identityPodParts(SLINKY_IMAGES.login, "");
   return {
-    clusterName: f.clusterName,
     // Each user's directory on the tenant's EFS before their first job (slurmd runs it on the node).
     prologScripts: { [USER_DIRECTORIES_PROLOG]: userDirectoriesProlog(EFS_MOUNT_PATH) },
     // The tenant's own keys, delivered by External Secrets: never created by the chart.
@@ -109,10 +112,8 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
     jwtKey: keyRef("jwt"),
     controller: {
       slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts },
-      metadata: { annotations: ctld.annotations },
       podSpec: { initContainers: [ctld.initContainer], volumes: ctld.volumes },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
-      extraConf: controlPlaneExtraConf(f),
     },
     restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd") } },
     accounting: {
@@ -131,12 +132,22 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
         enabled: true,
         replicas: 1,
         login: { image: { ...SLINKY_IMAGES.login }, resources: componentResources("login"), volumeMounts: login.volumeMounts },
-        metadata: { annotations: login.annotations },
         podSpec: { initContainers: [login.initContainer], volumes: login.volumes },
         // The chart's default is a LoadBalancer: on K3s that would publish sshd on the host.
         service: { spec: { type: "ClusterIP" } },
       },
     },
+  };
+}
+
+/** The tenant's own control-plane values: its Slurm cluster name, its NodeSets and srun block, its users' digest. */
+export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, unknown> {
+  // A new user list restarts slurmctld and the login (they read passwd at start).
+  const annotations = identityPodParts(SLINKY_IMAGES.slurmctld, usersDigest(controlPlaneUsers(f))).annotations;
+  return {
+    clusterName: f.clusterName,
+    controller: { metadata: { annotations }, extraConf: controlPlaneExtraConf(f) },
+    loginsets: { [LOGIN_SET]: { metadata: { annotations } } },
   };
 }
 

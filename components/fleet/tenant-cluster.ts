@@ -65,29 +65,35 @@ const ON_SERVER = { "node-role.kubernetes.io/control-plane": "true" };
 const asTaint = (t: { key: string; value: string; effect: string }) => ({ key: t.key, value: t.value, effect: t.effect });
 const toleration = (t: { key: string; effect: string }) => ({ key: t.key, operator: "Exists", effect: t.effect });
 
-export function ciliumValues(f: TenantClusterFacts): Record<string, unknown> {
+/** Cilium as every tenant runs it: ENI IPAM, native routing, no kube-proxy. */
+export function ciliumSharedValues(): Record<string, unknown> {
   return {
-    cluster: { name: f.clusterName },
-    eni: {
-      enabled: true,
-      // ENIs for pods come from the private subnets only (the server sits in the NAT subnet).
-      subnetTagsFilter: [`${KARPENTER_DISCOVERY_TAG}=${f.clusterName}`],
-    },
+    eni: { enabled: true },
     ipam: { mode: "eni" },
     routingMode: "native",
-    // Covers the tenant and central VPCs: slurmd registers with its pod address, not a SNATed one.
-    ipv4NativeRoutingCIDR: f.nativeRoutingCidr,
     enableIPv4Masquerade: true,
     bpf: { masquerade: true },
     kubeProxyReplacement: true,
-    k8sServiceHost: f.serverAddress,
     k8sServicePort: K3S_API_PORT,
     operator: { replicas: 1, nodeSelector: ON_SERVER },
     resources: { requests: { cpu: `${WORKER_NODE.daemonSetRequests.cpuMillis}m`, memory: `${WORKER_NODE.daemonSetRequests.memoryMiB}Mi` } },
   };
 }
 
-export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> {
+/** The tenant's own Cilium values: its cluster, its subnets, its address ranges. */
+export function ciliumValues(f: TenantClusterFacts): Record<string, unknown> {
+  return {
+    cluster: { name: f.clusterName },
+    // ENIs for pods come from the private subnets only (the server sits in the NAT subnet).
+    eni: { subnetTagsFilter: [`${KARPENTER_DISCOVERY_TAG}=${f.clusterName}`] },
+    // Covers the tenant and central VPCs: slurmd registers with its pod address, not a SNATed one.
+    ipv4NativeRoutingCIDR: f.nativeRoutingCidr,
+    k8sServiceHost: f.serverAddress,
+  };
+}
+
+/** Karpenter as every tenant runs it: one replica on the server, on its host network. */
+export function karpenterSharedValues(): Record<string, unknown> {
   return {
     replicas: 1,
     // IMDS hop limit 1 on the server: only host-network pods reach the node role.
@@ -97,13 +103,19 @@ export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> 
     // The chart spreads its replicas over topology.kubernetes.io/zone (DoNotSchedule), a label
     // K3s's server node does not carry: with one replica on one node there is nothing to spread.
     topologySpreadConstraints: [],
+    controller: { resources: { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } } },
+  };
+}
+
+/** The tenant's own Karpenter settings. */
+export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> {
+  return {
     settings: {
       clusterName: f.clusterName,
       // Off EKS: without it Karpenter calls eks:DescribeCluster at start-up and exits.
       clusterEndpoint: `https://${f.serverAddress}:${K3S_API_PORT}`,
       interruptionQueue: f.karpenter.interruptionQueueName,
     },
-    controller: { resources: { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } } },
   };
 }
 
@@ -183,6 +195,39 @@ function tenantUsers(f: TenantClusterFacts) {
   return usersConfigMap(TENANT_NAMESPACES.slurm, f.users, EFS_MOUNT_PATH);
 }
 
+/**
+ * The Slinky release every tenant's cluster runs: hybrid (slurmctld on central), central's
+ * keys, and what every NodeSet has alike (`nodesetDefaults`, which the chart merges under
+ * each NodeSet): the slurmd image, EFS, the users' init container, the slurmd-only toleration.
+ */
+export function slurmSharedValues(): Record<string, unknown> {
+  const identity = identityPodParts(SLINKY_IMAGES.slurmd, "");
+  return {
+    // Hybrid: slurmctld runs on central; these slurmd pull their configuration from it,
+    // by the name central's slurm.conf gives it (slurmctldObjects make it resolve here).
+    controller: { external: true, externalConfig: { port: SLURM_PORTS.slurmctld } },
+    // Never created here: central's keys, delivered by External Secrets.
+    slurmKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.slurm } },
+    jwtKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.jwt } },
+    restapi: { replicas: 1 },
+    accounting: { enabled: false },
+    nodesetDefaults: {
+      enabled: true,
+      // At rest: the scaling loop sets replicas; Karpenter then makes the node.
+      replicas: 0,
+      slurmd: { image: { ...SLINKY_IMAGES.slurmd }, volumeMounts: [{ name: "efs", mountPath: EFS_MOUNT_PATH }, ...identity.volumeMounts] },
+      logfile: { image: { repository: "docker.io/library/alpine", tag: "3.22" } },
+      partition: { enabled: false },
+      podSpec: {
+        tolerations: [toleration(TAINTS.slurmdOnly)],
+        initContainers: [identity.initContainer],
+        volumes: [{ name: "efs", hostPath: { path: EFS_MOUNT_PATH, type: "Directory" } }, ...identity.volumes],
+      },
+    },
+  };
+}
+
+/** The tenant's own Slinky values: slurmctld's name, its users' digest, one NodeSet per shape x size. */
 export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
   const identity = identityPodParts(SLINKY_IMAGES.slurmd, usersDigest(tenantUsers(f)));
   const nodesets = Object.fromEntries(
@@ -191,38 +236,18 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
       return [
         n.name,
         {
-          enabled: true,
-          // At rest: the scaling loop sets replicas; Karpenter then makes the node.
-          replicas: 0,
-          slurmd: {
-            // Requests = limits: one pod fills one worker, and slurmd reports them as its CPUs and memory.
-            resources: { requests: resources, limits: resources },
-            image: { ...SLINKY_IMAGES.slurmd },
-            volumeMounts: [{ name: "efs", mountPath: EFS_MOUNT_PATH }, ...identity.volumeMounts],
-          },
-          metadata: { annotations: identity.annotations },
-          logfile: { image: { repository: "docker.io/library/alpine", tag: "3.22" } },
+          // Requests = limits: one pod fills one worker, and slurmd reports them as its CPUs and memory.
+          slurmd: { resources: { requests: resources, limits: resources } },
           extraConfMap: { Features: [n.shape.name, n.name] },
-          partition: { enabled: false },
-          podSpec: {
-            nodeSelector: { [SHAPE_LABEL]: n.shape.name, "karpenter.k8s.aws/instance-cpu": String(n.vcpus) },
-            tolerations: [toleration(TAINTS.slurmdOnly)],
-            initContainers: [identity.initContainer],
-            volumes: [{ name: "efs", hostPath: { path: EFS_MOUNT_PATH, type: "Directory" } }, ...identity.volumes],
-          },
+          podSpec: { nodeSelector: { [SHAPE_LABEL]: n.shape.name, "karpenter.k8s.aws/instance-cpu": String(n.vcpus) } },
         },
       ];
     }),
   );
   return {
-    // Hybrid: slurmctld runs on central; these slurmd pull their configuration from it,
-    // by the name central's slurm.conf gives it (slurmctldObjects make it resolve here).
-    controller: { external: true, externalConfig: { host: slurmctldServiceAddress(f.tenantId).host, port: SLURM_PORTS.slurmctld } },
-    // Never created here: central's keys, delivered by External Secrets.
-    slurmKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.slurm } },
-    jwtKey: { create: false, secretRef: { ...SLURM_KEY_SECRETS.jwt } },
-    restapi: { replicas: 1 },
-    accounting: { enabled: false },
+    controller: { externalConfig: { host: slurmctldServiceAddress(f.tenantId).host } },
+    // A new user list restarts every slurmd pod (their passwd is read at start).
+    nodesetDefaults: { metadata: { annotations: identity.annotations } },
     nodesets,
   };
 }
@@ -320,18 +345,21 @@ export function argocdManagerObjects(): unknown[] {
   return [account, role, binding];
 }
 
+/** The edge-agent as every tenant runs it: on the server's host network, scaling NodeSets of the slurm namespace. */
+export function edgeAgentSharedValues(): Record<string, unknown> {
+  return { image: { ...EDGE_AGENT_IMAGE }, hostNetwork: true, nodeSelector: ON_SERVER, nodeSets: { namespace: TENANT_NAMESPACES.slurm } };
+}
+
+/** The tenant's own edge-agent values: who it is, whom it reports to, which NodeSets it may scale. */
 export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> {
   return {
-    image: { ...EDGE_AGENT_IMAGE },
-    hostNetwork: true,
-    nodeSelector: ON_SERVER,
     clusterName: f.clusterName,
     tenantId: f.tenantId,
     heartbeatEndpoint: f.edgeAgent.heartbeatEndpoint,
     heartbeatCaPem: f.edgeAgent.heartbeatCaPem,
     aws: { region: f.region, roleArn: f.edgeAgent.roleArn },
     // What the scaling loop may change, and nothing else: these NodeSets' scale.
-    nodeSets: { namespace: TENANT_NAMESPACES.slurm, names: f.nodeSets.map((n) => nodeSetObjectName(n.name)).sort() },
+    nodeSets: { names: f.nodeSets.map((n) => nodeSetObjectName(n.name)).sort() },
   };
 }
 
@@ -342,16 +370,12 @@ export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
     [`${dir}/values/cilium.yaml`]: yamlFile(source, ciliumValues(f)),
     [`${dir}/values/karpenter.yaml`]: yamlFile(source, karpenterValues(f)),
     [`${dir}/values/slurm.yaml`]: yamlFile(source, slurmValues(f)),
-    [`${dir}/values/external-secrets.yaml`]: yamlFile(source, externalSecretsValues()),
-    [`${dir}/values/slurm-operator-crds.yaml`]: yamlFile(source, {}),
-    [`${dir}/values/slurm-operator.yaml`]: yamlFile(source, slurmOperatorValues()),
     [`${dir}/values/edge-agent.yaml`]: yamlFile(source, edgeAgentValues(f)),
     [`${dir}/manifests/karpenter-nodeclass.yaml`]: yamlFile(source, workerNodeClass(f)),
     [`${dir}/manifests/karpenter-nodepools.yaml`]: yamlFile(source, ...workerNodePools(f)),
     [`${dir}/manifests/slurm-keys.yaml`]: yamlFile(source, ...slurmKeyObjects(f)),
     [`${dir}/manifests/users.yaml`]: yamlFile(source, tenantUsers(f)),
     [`${dir}/manifests/slurmctld.yaml`]: yamlFile(source, ...slurmctldObjects(f)),
-    [`${dir}/manifests/argocd-manager.yaml`]: yamlFile(source, ...argocdManagerObjects()),
   };
 }
 

@@ -12,6 +12,7 @@ import type { PlanResult } from "../../cli/plan";
 import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
 import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
+import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
 
 export interface CentralSide {
@@ -116,6 +117,11 @@ function readYaml(root: string, file: string): Doc[] {
   return parseAllDocuments(text).map((d) => d.toJS() as Doc).filter((d) => d !== null && typeof d === "object");
 }
 
+/** A tenant's Helm add-on's values as its Application hands them to the chart (shared file, then the tenant's). */
+function addOnValues(root: string, environment: string, tenantId: string, addon: string): Doc {
+  return tenantAddOnValueFiles(environment, tenantId, addon).reduce<Doc>((v, f) => mergeHelmValues(v, readYaml(root, f)[0] ?? {}) as Doc, {});
+}
+
 function get(doc: unknown, ...keys: (string | number)[]): unknown {
   let v: unknown = doc;
   for (const k of keys) v = v === null || typeof v !== "object" ? undefined : (v as Record<string | number, unknown>)[k];
@@ -198,13 +204,16 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
   const srunPorts = ((get(srunService, "spec", "ports") as Doc[] | undefined) ?? []).map((p) => ({ port: Number(p.port), nodePort: Number(p.nodePort), targetPort: Number(p.targetPort) }));
   if (srunPorts.length === 0) throw new Error(`journey: ${id}'s srun Service has no ports`);
   const nodePorts = srunPorts.map((p) => p.nodePort);
-  const cilium = readYaml(root, `${fleet}/cluster/values/cilium.yaml`)[0] ?? {};
+  const cilium = addOnValues(root, config.environment, id, "cilium");
   const cluster = readYaml(root, `${fleet}/cluster/manifests/slurmctld.yaml`);
   const address = slurmctldServiceAddress(id);
   const service = byKind(cluster, "Service", address.name);
   const slice = byKind(cluster, "EndpointSlice");
-  const slurmValues = readYaml(root, `${fleet}/cluster/values/slurm.yaml`)[0] ?? {};
-  const enabled = Object.entries((slurmValues.nodesets ?? {}) as Record<string, Doc>).filter(([, v]) => v.enabled !== false);
+  const slurmValues = addOnValues(root, config.environment, id, "slurm");
+  // As the chart does: each NodeSet over nodesetDefaults.
+  const enabled = Object.entries((slurmValues.nodesets ?? {}) as Record<string, Doc>)
+    .map(([name, v]) => [name, mergeHelmValues(slurmValues.nodesetDefaults ?? {}, v) as Doc] as const)
+    .filter(([, v]) => v.enabled !== false);
   const nodeSets = enabled.map(([name, v]) => ({ name, features: ((get(v, "extraConfMap", "Features") as string[] | undefined) ?? []).map(String) }));
   const first = must(enabled[0], `a NodeSet in ${id}'s slurm values`);
   const slurmdIdentity = podIdentity(`${id}'s slurmd (NodeSet ${first[0]})`, first[1], "slurmd", readYaml(root, `${fleet}/cluster/manifests/users.yaml`));
@@ -244,7 +253,7 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
 function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues {
   if (plan.config.kind !== "tenant") throw new Error("journey: control-plane values belong to a tenant");
   const fleet = tenantFleetPath(plan.config.environment, plan.config.tenant.id);
-  const values = readYaml(root, `${fleet}/control-plane/values/slurm.yaml`)[0] ?? {};
+  const values = addOnValues(root, plan.config.environment, plan.config.tenant.id, "control-plane");
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
   const databaseDocs = readYaml(root, `${fleet}/control-plane/manifests/mariadb.yaml`);
   const mariadb = byKind(databaseDocs, "MariaDB");
