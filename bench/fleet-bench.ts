@@ -20,7 +20,9 @@ import { controlPlaneDocuments, type ControlPlaneFacts } from "../components/fle
 import { tenantAppDocuments, type TenantAppsFacts } from "../components/fleet/tenant-apps";
 import { tenantFleetFiles } from "../components/fleet/tenant";
 import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
+import { factsFile, type TenantCloudFacts } from "../components/fleet/facts";
 import { nodeSetPlans } from "../components/tenant/sizing";
+import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
 
@@ -32,36 +34,52 @@ const TARGET_MS = 1000;
 const TARGET_MB = 5;
 const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
 
-/** One synthetic tenant, `i` making every name, address and ARN unique. */
-function tenant(i: number): [TenantClusterFacts, ControlPlaneFacts, TenantAppsFacts] {
+/** One synthetic tenant, `i` making every name, address and ARN unique: its cloud facts and what its derived files are rendered from. */
+function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [TenantClusterFacts, ControlPlaneFacts, TenantAppsFacts] } {
   const id = `t${i}`;
   const clusterName = `clusterra-dev-${id}`;
   const account = String(100000000000 + i);
   const serverAddress = `10.${16 + Math.floor(i / 256)}.${i % 256}.10`;
   const roleArn = (name: string) => `arn:aws:iam::${account}:role/${clusterName}-${name}`;
+  const hex = (n: number) => n.toString(16).padStart(17, "0");
   const nodeSets = nodeSetPlans([
     { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 20, capacityType: "spot" },
     { name: "himem", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 4, capacityType: "on-demand" },
   ]);
-  const secretsRoleArn = `arn:aws:iam::111122223333:role/${clusterName}-control-plane`;
-  return [
-    {
-      environment: "dev", tenantId: id, clusterName, region: "us-east-1", serverAddress, nativeRoutingCidr: "10.0.0.0/8",
-      karpenter: { interruptionQueueName: `${clusterName}-karpenter`, instanceProfileName: `${clusterName}-worker` },
-      workerUserData: `#cloud-config\n# worker of ${clusterName}\n`, kmsKeyArn: `arn:aws:kms:us-east-1:${account}:key/${i}`, nodeSets,
-      slurmctld: { host: `${clusterName}-${i}.elb.us-east-1.amazonaws.com`, port: 6817 },
-      keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
-      centralRegion: "us-east-1", externalSecretsRoleArn: roleArn("external-secrets"),
-      edgeAgent: { roleArn: roleArn("edge-agent"), heartbeatEndpoint: "https://10.0.0.10:8443", heartbeatCaPem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" },
-      users: USERS,
-    },
-    {
-      environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn,
-      secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
-      tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: "10.0.0.10", slurmctldNodePort: slurmctldNodePort(id), srunPortBlock: srunPortBlock(id), nodeSets, users: USERS, backups: ACCOUNTING_BACKUP.defaults,
-    },
-    { environment: "dev", tenantId: id, clusterName, rolloutWave: "general", repoUrl: REPO.repoUrl, serverAddress, centralRegion: "us-east-1", secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
-  ];
+  const cloud: TenantCloudFacts = {
+    serverAddress,
+    kmsKeyArn: `arn:aws:kms:us-east-1:${account}:key/${hex(i)}`,
+    fileSystemId: `fs-${hex(i)}`,
+    accessPointId: `fsap-${hex(i)}`,
+    interruptionQueueName: `${clusterName}-interruption`,
+    instanceProfileName: `${clusterName}-worker`,
+    slurmctld: { host: "10.0.0.10", port: slurmctldNodePort(id) },
+    keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
+    externalSecretsRoleArn: roleArn("external-secrets"),
+    edgeAgentRoleArn: roleArn("edge-agent"),
+    secretsRoleArn: `arn:aws:iam::111122223333:role/${clusterName}-control-plane`,
+    centralHostIp: "10.0.0.10",
+    heartbeatEndpoint: "https://10.0.0.10:8443",
+    heartbeatCaPem: "-----BEGIN CERTIFICATE-----\nMIIBkTCB+wIJAKHBfpegPjMCMA0GCSqGSIb3DQEBCwUAMBExDzANBgNVBAMMBmNsdXN0ZXJyYTAeFw0yNjExMjQwMDAwMDBa\n-----END CERTIFICATE-----\n",
+  };
+  return {
+    stack: `tenant-${id}-dev`,
+    cloud,
+    parts: [
+      {
+        environment: "dev", tenantId: id, clusterName, region: "us-east-1", serverAddress, nativeRoutingCidr: "10.0.0.0/8",
+        karpenter: { interruptionQueueName: cloud.interruptionQueueName }, k3sVersion: TENANT_K3S_VERSION, nodeSets, centralRegion: "us-east-1",
+        edgeAgent: { roleArn: cloud.edgeAgentRoleArn, heartbeatEndpoint: cloud.heartbeatEndpoint, heartbeatCaPem: cloud.heartbeatCaPem },
+        users: USERS,
+      },
+      {
+        environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1", secretsRoleArn: cloud.secretsRoleArn,
+        secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
+        tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, centralHostIp: cloud.centralHostIp, slurmctldNodePort: cloud.slurmctld.port, srunPortBlock: srunPortBlock(id), nodeSets, users: USERS, backups: ACCOUNTING_BACKUP.defaults,
+      },
+      { environment: "dev", tenantId: id, clusterName, rolloutWave: "general", repoUrl: REPO.repoUrl, serverAddress, centralRegion: "us-east-1", secretsRoleArn: cloud.secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
+    ],
+  };
 }
 
 /** The whole fleet of `n` tenants: its bytes and files. */
@@ -74,7 +92,8 @@ function render(facts: readonly ReturnType<typeof tenant>[]): { bytes: number; f
   };
   count(centralAddOnFiles("dev", REPO));
   count(tenantsSharedFiles("dev"));
-  for (const [cluster, controlPlane, apps] of facts) count(tenantFleetFiles(cluster, controlPlane, apps));
+  // Each tenant's facts file too: it is in git like the rest.
+  for (const t of facts) count({ facts: factsFile(t.stack, t.cloud), ...tenantFleetFiles(...t.parts) });
   return { bytes, files };
 }
 
@@ -91,7 +110,7 @@ function median(fn: () => void): number {
 function main(): void {
   const largest = Array.from({ length: Math.max(...SIZES) }, (_, i) => tenant(i));
   // Baseline: the same documents, already built, only serialized.
-  const documents = largest.flatMap(([, controlPlane, apps]) => [...Object.values(controlPlaneDocuments(controlPlane)), ...Object.values(tenantAppDocuments(apps))].flat());
+  const documents = largest.flatMap(({ parts: [, controlPlane, apps] }) => [...Object.values(controlPlaneDocuments(controlPlane)), ...Object.values(tenantAppDocuments(apps))].flat());
   const baseline = median(() => documents.forEach((d) => stringify(d)));
   console.log(`fleet render, median of ${RUNS} runs; baseline: yaml.stringify of ${documents.length} prebuilt documents (1,000 tenants' control planes and Applications) ${baseline.toFixed(0)} ms`);
   let thousand = { ms: 0, mb: 0 };

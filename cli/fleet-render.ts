@@ -6,7 +6,7 @@
  * local charts in fleet/charts. Each rendered object goes to its own file, so a validator's
  * verdict names the Application and the object.
  */
-import { execFile } from "child_process";
+import { execFile, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -18,7 +18,8 @@ import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { fleetDocuments, referenceDir, type FleetProblem } from "./fleet-files";
 import { FACTS_FILE } from "../components/fleet/facts";
 import { LABEL_KEYS } from "../facts/project";
-import { tenantFleetPath } from "../facts/fleet";
+import { tenantFleetPath, tenantNamespace } from "../facts/fleet";
+import { TENANT_ADD_ONS, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
 const run = promisify(execFile);
 
@@ -353,4 +354,20 @@ export async function runFleetRender(root: string, options: { charts: string; ou
   for (const [app, n] of counts) out(`  ${String(n).padStart(4)}  ${app}`);
   out(`fleet render: ${renders.length} Helm sources, ${result.objects.length} objects in ${path.relative(process.cwd(), options.out) || "."} (${((Date.now() - started) / 1000).toFixed(1)} s)${problems.length ? `, ${problems.length} problem(s)` : ""}`);
   return problems.length ? 1 : 0;
+}
+
+/**
+ * One of a tenant's local-chart add-ons rendered now, as its generated Application renders
+ * it (the chart in this checkout, its release and namespace, its value files in the
+ * ApplicationSet's order): the objects. For readers of the rendered fleet that run without
+ * ArgoCD (the journey's Slurm world, tests); a Helm failure is an error naming the add-on.
+ */
+export function renderTenantAddOn(root: string, helm: string, environment: string, tenantId: string, addon: string): Record<string, unknown>[] {
+  const row = TENANT_ADD_ONS.find((a) => a.addon === addon);
+  if (!row || row.source.kind !== "local-chart") throw new Error(`${addon} is not a local-chart add-on of TENANT_ADD_ONS`);
+  const args = ["template", row.releaseName ?? row.addon, path.join(root, row.source.path), "--namespace", row.namespace || tenantNamespace(tenantId)];
+  for (const f of tenantAddOnValueFiles(environment, tenantId, addon)) args.push("--values", path.join(root, f));
+  const run = spawnSync(helm, args, { encoding: "utf8" });
+  if (run.status !== 0) throw new Error(`helm template of ${tenantId}'s ${addon} failed: ${run.stderr.trim() || run.error?.message}`);
+  return parseAllDocuments(run.stdout).map((d) => d.toJS() as Record<string, unknown>).filter((o) => o !== null && typeof o === "object");
 }

@@ -9,6 +9,7 @@ import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { FACTS_FILE } from "../components/fleet/facts";
 import { promisify } from "util";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { CHARTS } from "../facts/charts";
@@ -38,7 +39,8 @@ export function ignoredValueProblems(root: string, renders: readonly HelmRender[
   for (const r of renders) {
     const model = chartModel(r.chartDir);
     const at = `Application/${r.application}/spec/sources/${r.source} (${r.chartLabel})`;
-    const sets: [string, unknown][] = r.valueFiles.map((f) => [path.relative(root, f), parse(fs.readFileSync(f, "utf8"))]);
+    // A facts file is every tenant Application's to read: each chart takes the facts it needs.
+    const sets: [string, unknown][] = r.valueFiles.filter((f) => path.basename(f) !== FACTS_FILE).map((f) => [path.relative(root, f), parse(fs.readFileSync(f, "utf8"))]);
     if (r.inlineValues) sets.push(["helm.values", r.inlineValues]);
     for (const [where, values] of sets) {
       if (!values || typeof values !== "object") continue;

@@ -9,7 +9,7 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, type HelmRender } from "../cli/fleet-render";
+import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../cli/fleet-render";
 import { expandApplicationSet, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
@@ -105,8 +105,8 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     nodeLines.push(`${s.name}: ${node.name} (${s.instance.inputs.instanceType}, ${node.pods} pods)`);
   }
   for (const t of tenants) {
-    const pools = splitManifests(fs.readFileSync(path.join(input.root, "fleet", "tenants", t.config.environment, t.config.tenant.id, "cluster", "manifests", "karpenter-nodepools.yaml"), "utf8"), "nodepools")
-      .map((m) => m.object as unknown as NodePoolDoc);
+    const pools = renderTenantAddOn(input.root, tools.helm, t.config.environment, t.config.tenant.id, "cluster-manifests")
+      .filter((o) => o.kind === "NodePool") as unknown as NodePoolDoc[];
     const zone = String((resources(t.plan).find((r) => r.type === "aws:ec2/subnet:Subnet")?.inputs.availabilityZone) ?? `${t.config.region}a`);
     for (const pool of pools) {
       const shape = t.config.shapes.find((s) => s.name === pool.metadata.name);

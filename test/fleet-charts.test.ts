@@ -11,6 +11,7 @@ import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal 
 import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { clusterObjects } from "./helpers";
 
 const APPSET = "fleet/central/dev/tenants.yaml";
 const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
@@ -135,8 +136,8 @@ describe("the fleet against the real charts", function () {
       // namespace, and central's slurm.conf names slurmctld by it: the name the customer's slurmd dial.
       const controllers = objects.filter((o) => o.kind === "Controller");
       assert.deepEqual(controllers.map((o) => `${o.name}-controller.${o.namespace}`), [slurmctldServiceAddress("acme").host]);
-      const mirror = parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, "fleet/tenants/dev/acme/cluster/manifests/slurmctld.yaml"), "utf8")).map((d) => d.toJS());
-      assert.equal(`${mirror[1].metadata.name}.${mirror[1].metadata.namespace}`, slurmctldServiceAddress("acme").host);
+      const mirror = (clusterObjects("acme") ?? []).find((o) => o.kind === "Service");
+      assert.equal(`${mirror.metadata.name}.${mirror.metadata.namespace}`, slurmctldServiceAddress("acme").host);
     } finally {
       fs.rmSync(small, { recursive: true, force: true });
     }
@@ -176,12 +177,15 @@ describe("the fleet against the real charts", function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     const kubectlValidate = toolPath(PROJECT_ROOT, "kubectl-validate");
     if (!helm || !kubectlValidate) return this.skip(); // run `bash scripts/install-tools` (CI does)
-    const pools = "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml";
-    fs.mkdirSync(path.dirname(path.join(root, pools)), { recursive: true });
-    const docs = parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, pools), "utf8")).map((d) => d.toJS());
-    docs[0].spec.weight = "heavy"; // an integer in the CRD
-    docs[1].spec.template.spec.expireAfterr = "720h";
-    fs.writeFileSync(path.join(root, pools), docs.map((d) => stringify(d)).join("---\n"));
+    // The tenant cluster's own objects, from its local chart: a wrong type in what every NodeClass has, an unknown field in what every NodePool has.
+    const local = appsRepo(["slurm", "cluster-manifests"], [shared("slurm"), SLURM_VALUES, shared("cluster-manifests"), "fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"]);
+    fs.rmSync(root, { recursive: true, force: true });
+    root = local;
+    fs.cpSync(path.join(PROJECT_ROOT, "fleet/charts"), path.join(root, "fleet/charts"), { recursive: true });
+    edit(root, shared("cluster-manifests"), (v) => {
+      v.nodeClass.spec.metadataOptions.httpPutResponseHopLimit = "one"; // an integer in the CRD
+      v.nodePool.template.expireAfterr = "720h";
+    });
     const values = parse(fs.readFileSync(path.join(root, SLURM_VALUES), "utf8"));
     const nodeSet = Object.keys(values.nodesets)[0];
     values.nodesets[nodeSet].replicas = "many"; // the chart writes it into NodeSet spec.replicas, an integer
@@ -189,8 +193,8 @@ describe("the fleet against the real charts", function () {
     const result = await checkAgainstCharts(root, { helm, kubectlValidate }, charts as string, reference);
     const found = result.problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n");
     assert.match(found, new RegExp(`${APPSET}: Application/acme-slurm NodeSet/slurm/slurm-worker-${nodeSet} \\(slurm-1\\.2\\.1, rendered [^)]+\\): kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.replicas: Invalid value`));
-    assert.match(found, new RegExp(`${pools}: document 0 NodePool/${docs[0].metadata.name}: kubectl-validate \\(Kubernetes 1\\.35\\): .*spec\\.weight: Invalid value: "string": spec\\.weight in body must be of type integer`));
-    assert.match(found, new RegExp(`${pools}: document 1 NodePool/${docs[1].metadata.name}: kubectl-validate \\(Kubernetes 1\\.35\\): spec\\.template\\.spec\\.expireAfterr: Invalid value: value provided for unknown field`));
+    assert.match(found, new RegExp(`${APPSET}: Application/acme-cluster-manifests EC2NodeClass/slurm-workers \\(fleet/charts/tenant-cluster, rendered [^)]+\\): kubectl-validate \\(Kubernetes 1\\.35\\): .*spec\\.metadataOptions\\.httpPutResponseHopLimit: Invalid value: "string"`));
+    assert.match(found, new RegExp(`${APPSET}: Application/acme-cluster-manifests NodePool/cpu \\(fleet/charts/tenant-cluster, rendered [^)]+\\): kubectl-validate \\(Kubernetes 1\\.35\\): .*spec\\.template\\.spec\\.expireAfterr: Invalid value: value provided for unknown field`));
   });
 });
 

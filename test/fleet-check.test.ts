@@ -9,6 +9,7 @@ import { runFleetWrite } from "../cli/fleet-write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../components/tenant/sizing";
+import { clusterObjects } from "./helpers";
 
 /** A copy of the committed fleet/ and stacks/ to corrupt. */
 function copyRepo(): string {
@@ -44,18 +45,18 @@ describe("clusterra fleet check", function () {
     assert.deepEqual(await checkFleet(PROJECT_ROOT, { reference, rendered }), []);
   });
 
-  it("catches a misspelled field in a NodePool against Karpenter's CRD", async function () {
+  it("catches a misspelled field in a Backup against mariadb-operator's CRD", async function () {
     if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
-    const rel = "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml";
-    corrupt(root, rel, 0, (d) => ({ ...d, spec: { ...d.spec, disruptions: d.spec.disruption } }));
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /NodePool\/cpu\/spec: must NOT have additional properties \(unknown field "disruptions"\)/);
+    const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
+    corrupt(root, rel, 1, (d) => ({ ...d, spec: { ...d.spec, schedules: d.spec.schedule } }));
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /Backup\/mariadb-daily\/spec: must NOT have additional properties \(unknown field "schedules"\)/);
   });
 
-  it("catches a NodePool with an invalid value", async function () {
+  it("catches a Backup with an invalid value", async function () {
     if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
-    const rel = "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodepools.yaml";
-    corrupt(root, rel, 0, (d) => { d.spec.disruption.consolidationPolicy = "Sometimes"; });
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /spec\/disruption\/consolidationPolicy: must be equal to one of the allowed values/);
+    const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
+    corrupt(root, rel, 1, (d) => { d.spec.compression = "zip"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /spec\/compression: must be equal to one of the allowed values/);
   });
 
   it("catches an unpinned chart", async () => {
@@ -152,11 +153,14 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
   it("passes a real deployment's fleet: other ids in the facts file, the derived files written from them", async () => {
     const text = read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: fs-0a1b2c3d4e5f60718").replace(/serverAddress: [0-9.]+/, "serverAddress: 10.16.12.11");
     fs.writeFileSync(path.join(root, facts), text);
-    assert.match(reasons(await checkFleet(root, { render: true }), "fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), /differs from its render/);
+    // Cilium's values name the server address: derived, so stale until fleet write.
+    assert.match(reasons(await checkFleet(root, { render: true }), "fleet/tenants/dev/acme/cluster/values/cilium.yaml"), /differs from its render/);
     assert.equal(runFleetWrite(root, quiet.out, quiet.err), 0);
     assert.equal(read(facts), text, "fleet write never touches a facts file");
-    assert.match(read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), /fs-0a1b2c3d4e5f60718/);
     assert.match(read("fleet/tenants/dev/acme/cluster/values/cilium.yaml"), /k8sServiceHost: 10\.16\.12\.11/);
+    // The workers' user data takes the file system from the facts file at sync time: no derived file holds it.
+    const nodeClass = clusterObjects("acme", root)?.find((o) => o.kind === "EC2NodeClass");
+    if (nodeClass) assert.match(nodeClass.spec.userData, /fs-0a1b2c3d4e5f60718 \/mnt\/efs efs/);
     assert.deepEqual(await checkFleet(root, { render: true }), []);
     // A hand edit to a derived file still fails.
     fs.appendFileSync(path.join(root, "fleet/tenants/dev/acme/cluster/values/karpenter.yaml"), "# hand edit\n");
@@ -170,22 +174,22 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     let said = "";
     assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
     for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
-    assert.match(read("fleet/tenants/dev/acme/cluster/manifests/users.yaml"), /carol:x:10003:10003:/);
+    assert.match(read("fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"), /carol:x:10003:10003:/);
     // The users on both sides (their ConfigMaps, and the digest that rolls the pods), nothing else.
-    assert.match(said, /4 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
+    assert.match(said, /4 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/cluster-manifests.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
   });
 
   it("refuses a facts file off its schema, naming every key, and writes nothing", () => {
     fs.writeFileSync(path.join(root, facts), read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: vol-123").replace(/^centralHostIp: .*\n/m, "").replace(/^kmsKeyArn: /m, "kmsKeyArm: "));
     const errors: string[] = [];
-    const nodeClass = read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml");
+    const cilium = read("fleet/tenants/dev/acme/cluster/values/cilium.yaml");
     assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
     const text = errors.join("\n");
     assert.match(text, /fleet\/tenants\/dev\/acme\/facts.yaml: fileSystemId: "vol-123" must be an EFS file system id \(fs-\.\.\.\)/);
     assert.match(text, /facts.yaml: centralHostIp: is missing: an IPv4 address/);
     assert.match(text, /facts.yaml: kmsKeyArm: is not a fact of this kind/);
     assert.match(text, /nothing written/);
-    assert.equal(read("fleet/tenants/dev/acme/cluster/manifests/karpenter-nodeclass.yaml"), nodeClass);
+    assert.equal(read("fleet/tenants/dev/acme/cluster/values/cilium.yaml"), cilium);
   });
 
   it("names a broken central stack file's keys instead of failing with a stack trace", () => {

@@ -1,6 +1,7 @@
 /** Shared test fixtures: example stack values, and plans run once per test process. */
 import * as path from "path";
-import { readAllStackFiles } from "../config";
+import { PROJECT_ROOT, readAllStackFiles } from "../config";
+import { renderTenantAddOn, toolPath } from "../cli/fleet-render";
 import type { StackFile } from "../config/types";
 import type { DeploymentResource } from "../cli/deployment";
 import { planStack, type PlanResult } from "../cli/plan";
@@ -69,4 +70,14 @@ export function named(result: PlanResult, type: string, name: string): Deploymen
 /** A JSON-string input parsed (policies and patterns arrive as strings). */
 export function json<T = Record<string, unknown>>(value: unknown): T {
   return (typeof value === "string" ? JSON.parse(value) : value) as T;
+}
+
+/**
+ * A tenant cluster's own objects as ArgoCD renders them at sync time (the tenant-cluster
+ * chart over the shared values, the tenant's facts file and its own values), from `root`'s
+ * fleet; undefined without Helm (the caller skips: `bash scripts/install-tools`, CI has it).
+ */
+export function clusterObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
+  const helm = toolPath(PROJECT_ROOT, "helm");
+  return helm ? renderTenantAddOn(root, helm, "dev", tenant, "cluster-manifests") : undefined;
 }

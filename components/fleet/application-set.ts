@@ -26,8 +26,9 @@ import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { helmRepoUrl, type FleetRepo } from "./argo";
 import { GoTemplateError, renderGoTemplate } from "./go-template";
 import { controlPlaneSharedValues } from "./control-plane";
+import { FACTS_FILE } from "./facts";
 import {
-  argocdManagerObjects, ciliumSharedValues, edgeAgentSharedValues, externalSecretsValues, karpenterSharedValues, slurmOperatorValues, slurmSharedValues,
+  argocdManagerObjects, ciliumSharedValues, clusterManifestsSharedValues, edgeAgentSharedValues, externalSecretsValues, karpenterSharedValues, slurmOperatorValues, slurmSharedValues,
 } from "./tenant-cluster";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -64,6 +65,8 @@ type Values = Record<string, unknown>;
  */
 interface HelmValues {
   readonly shared: () => Values;
+  /** Also reads the tenant's facts file, between the two (a local chart written against its keys). */
+  readonly facts?: boolean;
   /** The tenant's values file, relative to its folder; none when nothing differs. */
   readonly values?: string;
 }
@@ -88,7 +91,10 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   },
   // ArgoCD's own account there (the server's bootstrap makes it first; this keeps it as git says).
   { addon: "argocd-manager", side: "cluster", namespace: ARGOCD_MANAGER.namespace, stage: "crds", source: { kind: "shared-directory", objects: argocdManagerObjects } },
-  { addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets", source: { kind: "directory", path: "cluster/manifests" } },
+  {
+    addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets",
+    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantCluster, shared: clusterManifestsSharedValues, facts: true, values: "cluster/values/cluster-manifests.yaml" },
+  },
   {
     addon: "slurm", side: "cluster", namespace: TENANT_NAMESPACES.slurm, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: slurmSharedValues, values: "cluster/values/slurm.yaml" },
     // After the control plane on central: a Slurm upgrade reaches slurmd last.
@@ -120,7 +126,8 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
   const row = TENANT_ADD_ONS.find((a) => a.addon === addon);
   const s = row?.source;
   if (!s || (s.kind !== "chart" && s.kind !== "local-chart")) throw new Error(`${addon} is not a Helm add-on of TENANT_ADD_ONS`);
-  return [`${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`, ...(s.values ? [`${tenantsFleetPath(environment)}/${tenantId}/${s.values}`] : [])];
+  const folder = `${tenantsFleetPath(environment)}/${tenantId}`;
+  return [`${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`, ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []), ...(s.values ? [`${folder}/${s.values}`] : [])];
 }
 
 /**
@@ -156,6 +163,7 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
     path: s.kind === "directory" || s.kind === "local-chart" ? s.path : s.kind === "shared-directory" ? a.addon : "",
     shared: s.kind === "shared-directory",
     sharedValues: s.kind === "chart" || s.kind === "local-chart" ? sharedValuesFile(a.addon) : "",
+    facts: s.kind === "chart" || s.kind === "local-chart" ? (s.facts ? FACTS_FILE : "") : "",
     values: s.kind === "chart" || s.kind === "local-chart" ? s.values ?? "" : "",
     releaseName: a.releaseName ?? a.addon,
     syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
@@ -212,6 +220,9 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     "        releaseName: {{ .releaseName }}",
     "        valueFiles:",
     `          - $values/${shared}/{{ .sharedValues }}`,
+    "  {{- if .facts }}",
+    `          - $values/${folder}/{{ .facts }}`,
+    "  {{- end }}",
     "  {{- if .values }}",
     `          - $values/${folder}/{{ .values }}`,
     "  {{- end }}",

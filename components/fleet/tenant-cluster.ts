@@ -5,9 +5,8 @@
  * Secrets delivering the tenant's Slurm keys from central, and the edge-agent. Pure: the
  * same facts give byte-identical files.
  */
-import { SHAPE_FAMILIES } from "../../facts/shapes";
 import {
-  EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, WORKER_NODE,
+  EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE,
 } from "../../facts/tenant-cluster";
 import { SERVER_HOST_PORTS } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
@@ -15,15 +14,15 @@ import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
 import type { NodeSetPlan } from "../tenant/sizing";
 import type { TenantUser } from "../../config/users";
-import { identityPodParts, usersConfigMap, usersDigest } from "../identity/passwd";
+import { identityPodParts, MERGE_SCRIPT_KEY, usersConfigMap, usersDigest } from "../identity/passwd";
+import { agentUserData } from "../tenant/cloud-init";
+import { clusterParameterNames } from "../tenant/k3s-server";
+import type { TenantCloudFacts } from "./facts";
 import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import type { INamespace as Namespace } from "kubernetes-models/v1/Namespace";
-import type { IService as Service } from "kubernetes-models/v1/Service";
-import type { IEndpointSlice as EndpointSlice } from "kubernetes-models/discovery.k8s.io/v1/EndpointSlice";
 import { ARGOCD_MANAGER, nodeSetObjectName, SLINKY_IMAGES, slurmctldServiceAddress } from "../../facts/fleet";
-import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
+import { externalSecret } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
@@ -37,18 +36,11 @@ export interface TenantClusterFacts {
   readonly serverAddress: string;
   /** One range covering the tenant and central VPCs: pod traffic to it is never SNATed. */
   readonly nativeRoutingCidr: string;
-  readonly karpenter: { readonly interruptionQueueName: string; readonly instanceProfileName: string };
-  /** The workers' user data (EC2NodeClass, used as is). */
-  readonly workerUserData: string;
-  /** The stack key: worker root volumes. */
-  readonly kmsKeyArn: string;
+  readonly karpenter: { readonly interruptionQueueName: string };
+  /** The K3s release the workers join with (their user data installs it). */
+  readonly k3sVersion: string;
   readonly nodeSets: readonly NodeSetPlan[];
-  /** This tenant's slurmctld on central, as slurmd reaches it across the peering: the central host and the tenant's NodePort. */
-  readonly slurmctld: { readonly host: string; readonly port: number };
-  /** The Slurm keys in central's Secrets Manager, by ARN (cross-account reads need it). */
-  readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
   readonly centralRegion: string;
-  readonly externalSecretsRoleArn: string;
   readonly edgeAgent: { readonly roleArn: string; readonly heartbeatEndpoint: string; readonly heartbeatCaPem: string };
   /** The tenant's users: every slurmd pod and the jobs it runs know them by name. */
   readonly users: readonly TenantUser[];
@@ -58,6 +50,9 @@ export interface TenantClusterFacts {
 export function tenantClusterFleetPath(environment: string, tenantId: string): string {
   return `fleet/tenants/${environment}/${tenantId}/cluster`;
 }
+
+/** Karpenter's well-known label of an instance's vCPUs: a NodePool's sizes, a NodeSet's node selector. */
+const INSTANCE_CPU_LABEL = "karpenter.k8s.aws/instance-cpu";
 
 /** Pods of the platform run on the server (the control-plane node), never on workers. */
 const ON_SERVER = { "node-role.kubernetes.io/control-plane": "true" };
@@ -119,75 +114,120 @@ export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> 
   };
 }
 
-/** Karpenter's view of the workers: images, user data, disks, IMDS, reservations. */
-export function workerNodeClass(f: TenantClusterFacts): Record<string, unknown> {
+/** A value Helm fills in at sync time (`tpl`): a key of the tenant's facts file or of its own values. */
+const atSync = (key: keyof TenantCloudFacts | keyof ReturnType<typeof clusterManifestsValues>) => `{{ .Values.${key} }}`;
+
+/**
+ * The workers' user data for every tenant, as a Helm template: the agents' cloud-config
+ * with `{{ .Values.<key> }}` where a tenant's value or fact goes. The K3s release also goes
+ * into the install script's URL, escaped there (urlquery, as the URL builder escapes it).
+ */
+function workerUserDataTemplate(): string {
+  const version = atSync("k3sVersion");
+  return agentUserData({
+    k3sVersion: version,
+    region: atSync("region"),
+    kmsKeyArn: atSync("kmsKeyArn"),
+    efs: { fileSystemId: atSync("fileSystemId"), accessPointId: atSync("accessPointId") },
+    nodeLabels: tenantNodeLabels(atSync("tenantId"), "worker"),
+    serverAddress: atSync("serverAddress"),
+    agentJoinParameter: clusterParameterNames(atSync("environment"), atSync("tenantId")).agentJoin,
+  }).replaceAll(encodeURIComponent(version), "{{ .Values.k3sVersion | urlquery }}");
+}
+
+/** The worker NodeClass's name (every NodePool points at it). */
+const WORKER_NODE_CLASS = "slurm-workers";
+
+/**
+ * What the cluster-manifests chart (fleet/charts/tenant-cluster) reads alike for every
+ * tenant: the facts/ tables its EC2NodeClass, NodePools, key delivery, users and slurmctld
+ * Service are made of, and the workers' boot script as one template whose tenant values
+ * and facts Helm fills in at sync time.
+ */
+export function clusterManifestsSharedValues(): Record<string, unknown> {
   const w = WORKER_NODE;
+  const keyStore = { name: "central-slurm-keys", namespace: TENANT_NAMESPACES.slurm, region: "", roleArn: "" };
+  // How every ExternalSecret of the fleet refreshes and keeps its Secret (external-secrets.ts).
+  const { refreshInterval, target } = externalSecret({ store: keyStore, target: "", key: "", remoteKey: "" }).spec ?? {};
+  const users = usersConfigMap(TENANT_NAMESPACES.slurm, [], EFS_MOUNT_PATH);
   return {
-    apiVersion: "karpenter.k8s.aws/v1",
-    kind: "EC2NodeClass",
-    metadata: { name: "slurm-workers" },
-    spec: {
-      // Custom: the user data is used as is; AL2023 would need eks:DescribeCluster.
-      amiFamily: "Custom",
-      amiSelectorTerms: [{ ssmParameter: al2023AmiParameter("arm64") }, { ssmParameter: al2023AmiParameter("x86_64") }],
-      instanceProfile: f.karpenter.instanceProfileName,
-      subnetSelectorTerms: [{ tags: { [KARPENTER_DISCOVERY_TAG]: f.clusterName } }],
-      securityGroupSelectorTerms: [{ tags: { [KARPENTER_DISCOVERY_TAG]: f.clusterName } }],
-      associatePublicIPAddress: false,
-      // Hop limit 1: slurmd pods (and so jobs) cannot take the node role from IMDS.
-      metadataOptions: { httpEndpoint: "enabled", httpProtocolIPv6: "disabled", httpPutResponseHopLimit: 1, httpTokens: "required" },
-      blockDeviceMappings: [
-        { deviceName: "/dev/xvda", ebs: { volumeSize: `${w.rootVolumeGiB}Gi`, volumeType: "gp3", encrypted: true, kmsKeyID: f.kmsKeyArn, deleteOnTermination: true } },
-      ],
-      kubelet: {
-        maxPods: w.maxPods,
-        kubeReserved: { cpu: `${w.kubeReserved.cpuMillis}m`, memory: `${w.kubeReserved.memoryMiB}Mi` },
-        systemReserved: { cpu: `${w.systemReserved.cpuMillis}m`, memory: `${w.systemReserved.memoryMiB}Mi` },
-        evictionHard: { "memory.available": `${w.evictionHardMemoryMiB}Mi` },
+    nodeClass: {
+      name: WORKER_NODE_CLASS,
+      discoveryTag: KARPENTER_DISCOVERY_TAG,
+      spec: {
+        // Custom: the user data is used as is; AL2023 would need eks:DescribeCluster.
+        amiFamily: "Custom",
+        amiSelectorTerms: [{ ssmParameter: al2023AmiParameter("arm64") }, { ssmParameter: al2023AmiParameter("x86_64") }],
+        associatePublicIPAddress: false,
+        // Hop limit 1: slurmd pods (and so jobs) cannot take the node role from IMDS.
+        metadataOptions: { httpEndpoint: "enabled", httpProtocolIPv6: "disabled", httpPutResponseHopLimit: 1, httpTokens: "required" },
+        kubelet: {
+          maxPods: w.maxPods,
+          kubeReserved: { cpu: `${w.kubeReserved.cpuMillis}m`, memory: `${w.kubeReserved.memoryMiB}Mi` },
+          systemReserved: { cpu: `${w.systemReserved.cpuMillis}m`, memory: `${w.systemReserved.memoryMiB}Mi` },
+          evictionHard: { "memory.available": `${w.evictionHardMemoryMiB}Mi` },
+        },
       },
-      tags: stackTags(f.environment, "tenant", f.tenantId),
-      userData: f.workerUserData,
+      // The stack key encrypts it (kmsKeyID, from the facts).
+      rootVolume: { deviceName: "/dev/xvda", ebs: { volumeSize: `${w.rootVolumeGiB}Gi`, volumeType: "gp3", encrypted: true, deleteOnTermination: true } },
+      userData: workerUserDataTemplate(),
     },
+    // Each shape's pool: emptiness-only consolidation (a busy node is never consolidated
+    // away), Cilium's startup taint, and a taint only slurmd pods tolerate.
+    nodePool: {
+      shapeLabel: SHAPE_LABEL,
+      keys: { category: "karpenter.k8s.aws/instance-category", cpu: INSTANCE_CPU_LABEL, capacityType: "karpenter.sh/capacity-type" },
+      template: {
+        nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: WORKER_NODE_CLASS },
+        taints: [asTaint(TAINTS.slurmdOnly)],
+        startupTaints: [asTaint(TAINTS.ciliumNotReady)],
+        expireAfter: "Never",
+      },
+      requirements: [
+        { key: "karpenter.k8s.aws/instance-generation", operator: "Gt", values: ["5"] },
+        { key: "kubernetes.io/arch", operator: "In", values: ["arm64", "amd64"] },
+      ],
+      disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" },
+    },
+    slurmKeys: {
+      store: keyStore.name,
+      namespace: keyStore.namespace,
+      spec: { refreshInterval },
+      target: { creationPolicy: target?.creationPolicy, deletionPolicy: target?.deletionPolicy },
+      secrets: (Object.keys(SLURM_KEY_SECRETS) as (keyof typeof SLURM_KEY_SECRETS)[]).map((fact) => ({ fact, ...SLURM_KEY_SECRETS[fact] })),
+    },
+    usersConfigMap: { name: users.metadata?.name, namespace: users.metadata?.namespace, mergeScriptKey: MERGE_SCRIPT_KEY, mergeScript: users.data?.[MERGE_SCRIPT_KEY] },
+    controllerService: { name: slurmctldServiceAddress("").name, port: SLURM_PORTS.slurmctld, tenantLabel: LABEL_KEYS.tenant, managedBy: "fleet.clusterra.io" },
   };
 }
 
 /**
- * One NodePool per shape: its instance category, the shape's sizes, the capacity type
- * (a Spot shape also allows on-demand: Karpenter launches Spot first and falls back to
- * on-demand when Spot has no capacity), a limit from maxNodes, emptiness-only
- * consolidation (a busy node is never consolidated away), Cilium's startup taint and a
- * taint only slurmd pods tolerate.
+ * The tenant's own values of the cluster-manifests chart: who it is, its regions and K3s
+ * release, its tags, one entry per shape (the NodePool's category, sizes, capacity types and
+ * CPU limit; a Spot shape also allows on-demand: Karpenter launches Spot first and falls back
+ * when Spot has no capacity), and its users. Its cloud facts come from its facts file.
  */
-export function workerNodePools(f: TenantClusterFacts): Record<string, unknown>[] {
-  const shapes = [...new Map(f.nodeSets.map((n) => [n.shape.name, n.shape])).values()];
-  return shapes.map((shape) => {
-    const largest = Math.max(...shape.sizes);
-    return {
-      apiVersion: "karpenter.sh/v1",
-      kind: "NodePool",
-      metadata: { name: shape.name },
-      spec: {
-        template: {
-          metadata: { labels: { [SHAPE_LABEL]: shape.name } },
-          spec: {
-            nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: "slurm-workers" },
-            requirements: [
-              { key: "karpenter.k8s.aws/instance-category", operator: "In", values: [SHAPE_FAMILIES[shape.memoryPerCpuGiB].category] },
-              { key: "karpenter.k8s.aws/instance-cpu", operator: "In", values: shape.sizes.map(String) },
-              { key: "karpenter.k8s.aws/instance-generation", operator: "Gt", values: ["5"] },
-              { key: "kubernetes.io/arch", operator: "In", values: ["arm64", "amd64"] },
-              { key: "karpenter.sh/capacity-type", operator: "In", values: shape.capacityType === "spot" ? ["spot", "on-demand"] : ["on-demand"] },
-            ],
-            taints: [asTaint(TAINTS.slurmdOnly)],
-            startupTaints: [asTaint(TAINTS.ciliumNotReady)],
-            expireAfter: "Never",
-          },
-        },
-        disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" },
-        limits: { cpu: String(shape.maxNodes * largest) },
-      },
-    };
-  });
+export function clusterManifestsValues(f: TenantClusterFacts) {
+  const shapes = [...new Map(f.nodeSets.map((n) => [n.shape.name, n])).values()];
+  const data = tenantUsers(f).data ?? {};
+  return {
+    tenantId: f.tenantId,
+    environment: f.environment,
+    clusterName: f.clusterName,
+    region: f.region,
+    centralRegion: f.centralRegion,
+    k3sVersion: f.k3sVersion,
+    controllerNamespace: slurmctldServiceAddress(f.tenantId).namespace,
+    tags: stackTags(f.environment, "tenant", f.tenantId),
+    shapes: shapes.map(({ shape, category }) => ({
+      name: shape.name,
+      category,
+      sizes: shape.sizes.map(String),
+      capacityTypes: shape.capacityType === "spot" ? ["spot", "on-demand"] : ["on-demand"],
+      cpuLimit: String(shape.maxNodes * Math.max(...shape.sizes)),
+    })),
+    users: { passwd: data.passwd ?? "", group: data.group ?? "" },
+  };
 }
 
 /** The tenant's users beside its NodeSets (each slurmd pod reads them at start). */
@@ -239,7 +279,7 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
           // Requests = limits: one pod fills one worker, and slurmd reports them as its CPUs and memory.
           slurmd: { resources: { requests: resources, limits: resources } },
           extraConfMap: { Features: [n.shape.name, n.name] },
-          podSpec: { nodeSelector: { [SHAPE_LABEL]: n.shape.name, "karpenter.k8s.aws/instance-cpu": String(n.vcpus) } },
+          podSpec: { nodeSelector: { [SHAPE_LABEL]: n.shape.name, [INSTANCE_CPU_LABEL]: String(n.vcpus) } },
         },
       ];
     }),
@@ -250,35 +290,6 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
     nodesetDefaults: { metadata: { annotations: identity.annotations } },
     nodesets,
   };
-}
-
-/**
- * slurmctld's name from central, resolvable here: a namespace and a selector-less Service
- * named as central's, on 6817, whose one endpoint is the central host on this tenant's
- * NodePort. Cilium translates the address at connect time, so the packet leaves with the
- * slurmd pod's own address (the peering is inside the native-routing range: no SNAT), and
- * slurmctld records the address it can call back on 6818.
- */
-export function slurmctldObjects(f: TenantClusterFacts): unknown[] {
-  const { name, namespace } = slurmctldServiceAddress(f.tenantId);
-  const port = { name: "slurmctld", protocol: "TCP" as const };
-  const ns: Namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, labels: { [LABEL_KEYS.tenant]: f.tenantId } } };
-  const service: Service = {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace },
-    spec: { type: "ClusterIP", ports: [{ ...port, port: SLURM_PORTS.slurmctld, targetPort: f.slurmctld.port }] },
-  };
-  const endpoints: EndpointSlice = {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    // The service-name label binds it to the Service; managed-by keeps Kubernetes' own controller off it.
-    metadata: { name: `${name}-central`, namespace, labels: { "kubernetes.io/service-name": name, "endpointslice.kubernetes.io/managed-by": "fleet.clusterra.io" } },
-    addressType: "IPv4",
-    ports: [{ ...port, port: f.slurmctld.port }],
-    endpoints: [{ addresses: [f.slurmctld.host], conditions: { ready: true } }],
-  };
-  return [ns, service, endpoints];
 }
 
 export function externalSecretsValues(): Record<string, unknown> {
@@ -293,13 +304,6 @@ export function externalSecretsValues(): Record<string, unknown> {
     webhook: { nodeSelector: ON_SERVER },
     certController: { nodeSelector: ON_SERVER },
   };
-}
-
-/** The store and the two ExternalSecrets that deliver central's keys for this tenant. */
-export function slurmKeyObjects(f: TenantClusterFacts): unknown[] {
-  const store: StoreArgs = { name: "central-slurm-keys", namespace: TENANT_NAMESPACES.slurm, region: f.centralRegion, roleArn: f.externalSecretsRoleArn };
-  const ids = Object.keys(SLURM_KEY_SECRETS) as (keyof typeof SLURM_KEY_SECRETS)[];
-  return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: SLURM_KEY_SECRETS[id].name, key: SLURM_KEY_SECRETS[id].key, remoteKey: f.keySecretArns[id] }))];
 }
 
 export function slurmOperatorValues(): Record<string, unknown> {
@@ -371,11 +375,7 @@ export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
     [`${dir}/values/karpenter.yaml`]: yamlFile(source, karpenterValues(f)),
     [`${dir}/values/slurm.yaml`]: yamlFile(source, slurmValues(f)),
     [`${dir}/values/edge-agent.yaml`]: yamlFile(source, edgeAgentValues(f)),
-    [`${dir}/manifests/karpenter-nodeclass.yaml`]: yamlFile(source, workerNodeClass(f)),
-    [`${dir}/manifests/karpenter-nodepools.yaml`]: yamlFile(source, ...workerNodePools(f)),
-    [`${dir}/manifests/slurm-keys.yaml`]: yamlFile(source, ...slurmKeyObjects(f)),
-    [`${dir}/manifests/users.yaml`]: yamlFile(source, tenantUsers(f)),
-    [`${dir}/manifests/slurmctld.yaml`]: yamlFile(source, ...slurmctldObjects(f)),
+    [`${dir}/values/cluster-manifests.yaml`]: yamlFile(source, clusterManifestsValues(f)),
   };
 }
 

@@ -7,9 +7,7 @@
 import { ConfigError, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type CentralConfig, type TenantConfig } from "../../config";
 import { coveringCidr } from "../../config/cidr";
 import { srunPortBlock } from "../../facts/contract";
-import { tenantClusterName, tenantNodeLabels } from "../../facts/tenant-cluster";
-import { agentUserData } from "../tenant/cloud-init";
-import { clusterParameterNames } from "../tenant/k3s-server";
+import { tenantClusterName } from "../../facts/tenant-cluster";
 import { nodeSetPlans } from "../tenant/sizing";
 import { centralOnlySecretNames, slurmKeySecretNames } from "../tenant/slurm-keys";
 import { factsFile, tenantFactsPath, type TenantCloudFacts } from "./facts";
@@ -41,22 +39,10 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
       region: config.region,
       serverAddress: facts.serverAddress,
       nativeRoutingCidr: coveringCidr([config.network.vpcCidr, config.central.vpcCidr]),
-      karpenter: { interruptionQueueName: facts.interruptionQueueName, instanceProfileName: facts.instanceProfileName },
-      workerUserData: agentUserData({
-        k3sVersion: config.k3sVersion,
-        region: config.region,
-        kmsKeyArn: facts.kmsKeyArn,
-        efs: { fileSystemId: facts.fileSystemId, accessPointId: facts.accessPointId },
-        nodeLabels: tenantNodeLabels(id, "worker"),
-        serverAddress: facts.serverAddress,
-        agentJoinParameter: clusterParameterNames(config.environment, id).agentJoin,
-      }),
-      kmsKeyArn: facts.kmsKeyArn,
+      karpenter: { interruptionQueueName: facts.interruptionQueueName },
+      k3sVersion: config.k3sVersion,
       nodeSets,
-      slurmctld: facts.slurmctld,
-      keySecretArns: facts.keySecretArns,
       centralRegion: config.central.region,
-      externalSecretsRoleArn: facts.externalSecretsRoleArn,
       edgeAgent: { roleArn: facts.edgeAgentRoleArn, heartbeatEndpoint: facts.heartbeatEndpoint, heartbeatCaPem: facts.heartbeatCaPem },
       users: config.users,
     },

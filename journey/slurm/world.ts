@@ -13,6 +13,7 @@ import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
 import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
+import { renderTenantAddOn, toolPath } from "../../cli/fleet-render";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
 
 export interface CentralSide {
@@ -183,13 +184,15 @@ function centralSide(plan: PlanResult): CentralSide {
   };
 }
 
-function tenantSide(plan: PlanResult, root: string): TenantSide {
+function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   const config = plan.config;
   if (config.kind !== "tenant") throw new Error(`journey: ${config.stack} is not a tenant stack`);
   const id = config.tenant.id;
   const resources = plan.deployment.deployment.resources;
   const fleet = tenantFleetPath(config.environment, id);
-  const nodeClass = byKind(readYaml(root, `${fleet}/cluster/manifests/karpenter-nodeclass.yaml`), "EC2NodeClass");
+  // The cluster's own objects, rendered from its facts as ArgoCD renders them at sync time.
+  const clusterObjects = renderTenantAddOn(root, helm, config.environment, id, "cluster-manifests") as Doc[];
+  const nodeClass = byKind(clusterObjects, "EC2NodeClass");
   const terms = (key: string) => ((get(nodeClass, "spec", key) as Doc[] | undefined) ?? []).map((t) => (t.tags ?? {}) as Record<string, string>);
   const workerSubnet = must(subnets(resources).filter((s) => terms("subnetSelectorTerms").some((t) => Object.entries(t).every(([k, v]) => s.tags[k] === v)))[0], `a subnet for ${id}'s EC2NodeClass`);
   const workerGroups = groupsSelectedByTags(securityGroups(resources), terms("securityGroupSelectorTerms"));
@@ -205,7 +208,7 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
   if (srunPorts.length === 0) throw new Error(`journey: ${id}'s srun Service has no ports`);
   const nodePorts = srunPorts.map((p) => p.nodePort);
   const cilium = addOnValues(root, config.environment, id, "cilium");
-  const cluster = readYaml(root, `${fleet}/cluster/manifests/slurmctld.yaml`);
+  const cluster = clusterObjects;
   const address = slurmctldServiceAddress(id);
   const service = byKind(cluster, "Service", address.name);
   const slice = byKind(cluster, "EndpointSlice");
@@ -216,7 +219,7 @@ function tenantSide(plan: PlanResult, root: string): TenantSide {
     .filter(([, v]) => v.enabled !== false);
   const nodeSets = enabled.map(([name, v]) => ({ name, features: ((get(v, "extraConfMap", "Features") as string[] | undefined) ?? []).map(String) }));
   const first = must(enabled[0], `a NodeSet in ${id}'s slurm values`);
-  const slurmdIdentity = podIdentity(`${id}'s slurmd (NodeSet ${first[0]})`, first[1], "slurmd", readYaml(root, `${fleet}/cluster/manifests/users.yaml`));
+  const slurmdIdentity = podIdentity(`${id}'s slurmd (NodeSet ${first[0]})`, first[1], "slurmd", clusterObjects.filter((o) => o.kind === "ConfigMap"));
   const accessPoint = must(resources.find((r) => r.type === "aws:efs/accessPoint:AccessPoint"), `${id}'s EFS access point`);
   const creation = (get(accessPoint, "inputs", "rootDirectory", "creationInfo") ?? {}) as Doc;
   return {
@@ -283,9 +286,10 @@ function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues 
 }
 
 /** Everything the journey derives from the three plans and the committed fleet. */
-export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT): JourneyWorld {
-  const tenant = tenantSide(plans.tenant, root);
-  const other = tenantSide(plans.other, root);
+export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT, helm = toolPath(root, "helm")): JourneyWorld {
+  if (!helm) throw new Error("journey: helm renders the tenants' cluster objects from their facts; run `bash scripts/install-tools`");
+  const tenant = tenantSide(plans.tenant, root, helm);
+  const other = tenantSide(plans.other, root, helm);
   const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
   const users = plans.tenant.config.kind === "tenant" ? plans.tenant.config.users : [];
   return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
