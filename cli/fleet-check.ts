@@ -8,7 +8,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import Ajv, { type ValidateFunction } from "ajv";
-import { parseAllDocuments } from "yaml";
+import { parse, parseAllDocuments } from "yaml";
 import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS } from "../facts/fleet";
@@ -275,9 +275,20 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
       if (!allowedRepos.has(r) && !fleetRepos.has(r)) problems.push({ file: d.file, at: at(`/spec/sourceRepos/${i}`), reason: `${r} is neither the fleet repository nor a chart registry pinned in facts/charts.ts` });
     });
   }
-  // Central's External Secrets may assume every tenant's role: each store must name its own tenant's.
+  // Central's External Secrets may assume every tenant's role: each store must name its own
+  // tenant's. A tenant's stores on central take the role from its facts file (the
+  // control-plane chart renders them at sync time); its entry names it itself.
+  for (const env of listDirs(path.join(root, "fleet", "tenants"))) {
+    for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
+      const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
+      if (!fs.existsSync(path.join(root, file))) continue;
+      const role = String((parse(fs.readFileSync(path.join(root, file), "utf8")) as { secretsRoleArn?: unknown } | null)?.secretsRoleArn ?? "");
+      const expected = `:role/${controlPlaneSecretsRoleName(env, id)}`;
+      if (!role.endsWith(expected)) problems.push({ file, at: "secretsRoleArn", reason: `${role || "no role"} is not tenant ${id}'s secrets role (…${expected}): the tenant's stores on central would read another tenant's secrets` });
+    }
+  }
   for (const d of docs.filter((x) => x.object.kind === "SecretStore")) {
-    const owner = /^fleet\/tenants\/([^/]+)\/([^/]+)\/control-plane\//.exec(d.file) ?? /^fleet\/central\/([^/]+)\/tenant-([^/]+)\.yaml$/.exec(d.file);
+    const owner = /^fleet\/central\/([^/]+)\/tenant-([^/]+)\.yaml$/.exec(d.file);
     if (!owner) continue;
     const role = String(get(d.object, "spec", "provider", "aws", "role") ?? "");
     const expected = `:role/${controlPlaneSecretsRoleName(owner[1], owner[2])}`;
@@ -309,6 +320,11 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     if (!allowed) problems.push({ file: d.file, at: `${at}/spec/destination`, reason: `${dest.server} namespace ${dest.namespace} is not a destination of project ${project}` });
   }
   return problems;
+}
+
+/** Sub-folders of a folder (none when it is missing). */
+function listDirs(dir: string): string[] {
+  return fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
 }
 
 /** A fresh render of every stack file from its configuration and its committed facts file (cli/fleet-write.ts). */

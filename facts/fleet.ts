@@ -91,7 +91,7 @@ export function tenantClusterProjectSuffix(): string {
 }
 
 /** Local charts in this repository (fleet/charts/<name>). */
-export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent", tenantCluster: "fleet/charts/tenant-cluster" } as const;
+export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent", tenantCluster: "fleet/charts/tenant-cluster", tenantControlPlane: "fleet/charts/tenant-control-plane" } as const;
 
 /**
  * Sync waves: CRDs, then operators, then what uses them; a tenant's slurmd after its control

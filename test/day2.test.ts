@@ -7,7 +7,7 @@ import { parse } from "yaml";
 import { estimateCost } from "../cli/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
 import { PROJECT_ROOT, validateStack } from "../config";
-import { exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
+import { centralObjects, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
 import { simulate } from "./sim-request";
 
 describe("the central data volume follows its tenants", function () {
@@ -109,10 +109,9 @@ describe("alarms", function () {
 describe("accounting backups", function () {
   this.timeout(60000);
 
-  it("back up each tenant's accounting database daily by default, kept 14 days, on its own volume counted in central's disk", async () => {
-    const { parseAllDocuments } = await import("yaml");
-    const fs = await import("fs");
-    const docs = parseAllDocuments(fs.readFileSync("fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml", "utf8")).map((d) => d.toJS());
+  it("back up each tenant's accounting database daily by default, kept 14 days, on its own volume counted in central's disk", async function () {
+    const docs = centralObjects("acme"); // as ArgoCD renders acme's objects on central
+    if (!docs) return this.skip(); // run `bash scripts/install-tools` (CI does)
     const backup = docs.find((d) => d.kind === "Backup");
     assert.deepEqual(backup?.spec?.mariaDbRef, { name: "mariadb" });
     assert.deepEqual(backup?.spec?.schedule, { cron: "15 2 * * *" });

@@ -45,18 +45,18 @@ describe("clusterra fleet check", function () {
     assert.deepEqual(await checkFleet(PROJECT_ROOT, { reference, rendered }), []);
   });
 
-  it("catches a misspelled field in a Backup against mariadb-operator's CRD", async function () {
+  it("catches a misspelled field in an ExternalSecret against External Secrets' CRD", async function () {
     if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
-    const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
-    corrupt(root, rel, 1, (d) => ({ ...d, spec: { ...d.spec, schedules: d.spec.schedule } }));
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /Backup\/mariadb-daily\/spec: must NOT have additional properties \(unknown field "schedules"\)/);
+    const rel = "fleet/central/dev/tenant-acme.yaml";
+    corrupt(root, rel, 4, (d) => ({ ...d, spec: { ...d.spec, refreshIntervall: d.spec.refreshInterval } }));
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /ExternalSecret\/cluster-clusterra-dev-acme\/spec: must NOT have additional properties \(unknown field "refreshIntervall"\)/);
   });
 
-  it("catches a Backup with an invalid value", async function () {
+  it("catches an ExternalSecret with an invalid value", async function () {
     if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
-    const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
-    corrupt(root, rel, 1, (d) => { d.spec.compression = "zip"; });
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /spec\/compression: must be equal to one of the allowed values/);
+    const rel = "fleet/central/dev/tenant-acme.yaml";
+    corrupt(root, rel, 4, (d) => { d.spec.target.creationPolicy = "Sometimes"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /spec\/target\/creationPolicy: must be equal to one of the allowed values/);
   });
 
   it("catches an unpinned chart", async () => {
@@ -66,10 +66,10 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches a Secret and a secret value", async () => {
-    const rel = "fleet/tenants/dev/acme/control-plane/manifests/mariadb.yaml";
+    const rel = "fleet/central/dev/tenant-acme.yaml";
     fs.appendFileSync(path.join(root, rel), "---\napiVersion: v1\nkind: Secret\nmetadata: {name: mariadb-password, namespace: tenant-acme}\nstringData:\n  password: Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4\n");
     const found = reasons(await checkFleet(root, { reference }), rel);
-    assert.match(found, /document 2 Secret\/mariadb-password: is a Secret/);
+    assert.match(found, /document 5 Secret\/mariadb-password: is a Secret/);
     assert.match(found, /looks like a secret value/);
   });
 
@@ -114,10 +114,10 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(await checkFleet(root, { reference }), entry), /AppProject\/tenant-acme-cluster: is also defined in fleet\/central\/dev\/tenant-acme.yaml: two tenants would share one project/);
   });
 
-  it("catches a tenant's store on central assuming another tenant's secrets role", async () => {
-    const rel = "fleet/tenants/dev/acme/control-plane/manifests/secrets.yaml";
-    corrupt(root, rel, 0, (d) => { d.spec.provider.aws.role = d.spec.provider.aws.role.replace("acme", "globex"); });
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /SecretStore\/central-secrets\/spec\/provider\/aws\/role: \S+clusterra-dev-globex-control-plane is not tenant acme's secrets role/);
+  it("catches a tenant's store on central assuming another tenant's secrets role (from its facts file)", async () => {
+    const rel = "fleet/tenants/dev/acme/facts.yaml";
+    fs.writeFileSync(path.join(root, rel), fs.readFileSync(path.join(root, rel), "utf8").replace("clusterra-dev-acme-control-plane", "clusterra-dev-globex-control-plane"));
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /secretsRoleArn: \S+clusterra-dev-globex-control-plane is not tenant acme's secrets role/);
   });
 
   it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {
@@ -176,7 +176,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
     assert.match(read("fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"), /carol:x:10003:10003:/);
     // The users on both sides (their ConfigMaps, and the digest that rolls the pods), nothing else.
-    assert.match(said, /4 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/cluster-manifests.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/manifests\/users.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
+    assert.match(said, /4 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/cluster-manifests.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/control-plane-manifests.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
   });
 
   it("refuses a facts file off its schema, naming every key, and writes nothing", () => {

@@ -81,3 +81,9 @@ export function clusterObjects(tenant: string, root = PROJECT_ROOT): any[] | und
   const helm = toolPath(PROJECT_ROOT, "helm");
   return helm ? renderTenantAddOn(root, helm, "dev", tenant, "cluster-manifests") : undefined;
 }
+
+/** A tenant's objects on central as ArgoCD renders them at sync time (the tenant-control-plane chart), or undefined without Helm. */
+export function centralObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
+  const helm = toolPath(PROJECT_ROOT, "helm");
+  return helm ? renderTenantAddOn(root, helm, "dev", tenant, "control-plane-manifests") : undefined;
+}

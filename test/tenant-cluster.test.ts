@@ -21,7 +21,7 @@ import { CLUSTER_INTERNAL_FLOWS } from "../facts/cluster-flows";
 import { INTERRUPTION_RULES } from "../facts/karpenter";
 import { WORKER_NODE } from "../facts/tenant-cluster";
 import type { PlanResult } from "../cli/plan";
-import { byType, clusterObjects, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
+import { byType, centralObjects, clusterObjects, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
 import { decide } from "../cli/iam-sim";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
@@ -381,7 +381,7 @@ describe("the customer side of a tenant stack", function () {
       assert.equal(slice.metadata.labels["kubernetes.io/service-name"], "slurm-controller");
       assert.deepEqual([slice.ports, slice.endpoints.map((e: any) => e.addresses)], [[{ name: "slurmctld", protocol: "TCP", port: acme.outputs.slurmctldPort }], [[acme.outputs.slurmctldEndpoint]]]);
       // The same port central's NodePort Service for acme listens on, in the namespace the name points to.
-      const nodePort = parse(fleetFile(acme, "fleet/tenants/dev/acme/control-plane/manifests/slurmctld-nodeport.yaml"));
+      const nodePort = (centralObjects("acme") ?? []).find((o) => o.kind === "Service" && o.metadata.name === "slurmctld-peering");
       assert.deepEqual([nodePort.metadata.namespace, nodePort.spec.ports[0].nodePort, nodePort.spec.externalTrafficPolicy], ["tenant-acme", acme.outputs.slurmctldPort, "Local"]);
       assert.deepEqual(slurm.slurmKey, { create: false, secretRef: { name: "slurm-auth-slurm", key: "slurm.key" } });
       assert.deepEqual(slurm.jwtKey, { create: false, secretRef: { name: "slurm-auth-jwt", key: "jwt.key" } });

@@ -25,7 +25,7 @@ import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { helmRepoUrl, type FleetRepo } from "./argo";
 import { GoTemplateError, renderGoTemplate } from "./go-template";
-import { controlPlaneSharedValues } from "./control-plane";
+import { controlPlaneManifestsSharedValues, controlPlaneSharedValues, type CentralBackups } from "./control-plane";
 import { FACTS_FILE } from "./facts";
 import {
   argocdManagerObjects, ciliumSharedValues, clusterManifestsSharedValues, edgeAgentSharedValues, externalSecretsValues, karpenterSharedValues, slurmOperatorValues, slurmSharedValues,
@@ -63,8 +63,13 @@ type Values = Record<string, unknown>;
  * ApplicationSet), then what is the tenant's own (in its folder), read in that order. Maps
  * merge across Helm value files, so the tenant's file holds only its own keys.
  */
+/** What every tenant's shared values may depend on besides facts/: the central stack's settings. */
+interface SharedContext {
+  readonly backups: CentralBackups;
+}
+
 interface HelmValues {
-  readonly shared: () => Values;
+  readonly shared: (c: SharedContext) => Values;
   /** Also reads the tenant's facts file, between the two (a local chart written against its keys). */
   readonly facts?: boolean;
   /** The tenant's values file, relative to its folder; none when nothing differs. */
@@ -73,7 +78,10 @@ interface HelmValues {
 
 /** Paths below are relative to the tenant's folder (facts/fleet.ts tenantFleetPath). */
 export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
-  { addon: "control-plane-manifests", side: "central", namespace: "", stage: "secrets", source: { kind: "directory", path: "control-plane/manifests" } },
+  {
+    addon: "control-plane-manifests", side: "central", namespace: "", stage: "secrets",
+    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), facts: true, values: "control-plane/values/control-plane-manifests.yaml" },
+  },
   { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: controlPlaneSharedValues, values: "control-plane/values/slurm.yaml" } },
   { addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", shared: ciliumSharedValues, values: "cluster/values/cilium.yaml" } },
   { addon: "external-secrets", side: "cluster", namespace: TENANT_NAMESPACES.externalSecrets, stage: "crds", releaseName: "external-secrets", source: { kind: "chart", chart: "externalSecrets", shared: externalSecretsValues } },
@@ -135,13 +143,13 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
  * each shared directory's manifests, in `central/<env>/tenants/`. The central stack writes
  * them with the ApplicationSet (a change to them is a fleet-wide change, rolled out in waves).
  */
-export function tenantsSharedFiles(environment: string): FleetFileSet {
+export function tenantsSharedFiles(environment: string, backups: CentralBackups): FleetFileSet {
   const dir = tenantsSharedPath(environment);
   const source = `pulumi up -s central-${environment}`;
   return Object.fromEntries(TENANT_ADD_ONS.flatMap((a) => {
     const s = a.source;
     if (s.kind === "shared-directory") return [[`${dir}/${a.addon}/${a.addon}.yaml`, yamlFile(source, ...s.objects())]];
-    if (s.kind === "chart" || s.kind === "local-chart") return [[`${dir}/${sharedValuesFile(a.addon)}`, yamlFile(source, s.shared())]];
+    if (s.kind === "chart" || s.kind === "local-chart") return [[`${dir}/${sharedValuesFile(a.addon)}`, yamlFile(source, s.shared({ backups }))]];
     return [];
   }));
 }

@@ -112,7 +112,7 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
       tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.environment, t)])),
     }),
     ...centralAddOnFiles(config.environment, config.fleet),
-    ...tenantsSharedFiles(config.environment),
+    ...tenantsSharedFiles(config.environment, config.backups),
     [tenantsApplicationSetPath(config.environment)]: yamlFile(`pulumi up -s central-${config.environment}`, tenantsApplicationSet(config.environment, { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision })),
   };
 }

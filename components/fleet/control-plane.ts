@@ -7,18 +7,21 @@
  * block to the login); NetworkPolicies that admit no other tenant. Pure: the same facts give byte-identical files.
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
-import type { IService as Service } from "kubernetes-models/v1/Service";
-import { portsOf, SLURM_PORTS, type PortRange } from "../../facts/contract";
+import { SLURM_PORTS, type PortRange } from "../../facts/contract";
 import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
+import type { CentralConfig } from "../../config/types";
 import type { TenantUser } from "../../config/users";
 import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
-import { identityPodParts, usersConfigMap, usersDigest } from "../identity/passwd";
+import { identityPodParts, MERGE_SCRIPT_KEY, usersConfigMap, usersDigest } from "../identity/passwd";
 import { USER_DIRECTORIES_PROLOG, userDirectoriesProlog } from "../identity/user-directories";
 import type { NodeSetPlan } from "../tenant/sizing";
-import { externalSecret, secretStore, type StoreArgs } from "./external-secrets";
+import { externalSecret } from "./external-secrets";
+
+/** Central's backup policy for every tenant's accounting database (its stack file). */
+export type CentralBackups = CentralConfig["backups"];
 
 /** What central's side of one tenant is rendered from (all resolved by the tenant stack). */
 export interface ControlPlaneFacts {
@@ -28,24 +31,16 @@ export interface ControlPlaneFacts {
   readonly clusterName: string;
   /** Central's region: its Secrets Manager. */
   readonly centralRegion: string;
-  /** The role central's External Secrets assumes for this tenant: it reads this tenant's secrets only. */
-  readonly secretsRoleArn: string;
   /** Secrets Manager names of the tenant's secrets, by id. */
   readonly secretNames: Readonly<Record<keyof typeof CONTROL_PLANE_SECRETS, string>>;
   /** The tenant's VPC: its slurmd reach slurmctld from there, with their own addresses (no SNAT). */
   readonly tenantCidr: string;
-  /** The central host: cluster-api calls slurmrestd from its host network. */
-  readonly centralHostIp: string;
-  /** The tenant's slurmctld NodePort on the central host (facts/contract.ts). */
-  readonly slurmctldNodePort: number;
   /** The tenant's SrunPortRange on central (facts/contract.ts srunPortBlock): NodePorts to its login pod. */
   readonly srunPortBlock: PortRange;
   /** The tenant's NodeSets (in its own cluster). */
   readonly nodeSets: readonly NodeSetPlan[];
   /** The tenant's users: slurmctld resolves submitters and their groups, the login runs their shells. */
   readonly users: readonly TenantUser[];
-  /** Central's backup policy for every tenant's accounting database. */
-  readonly backups: { readonly schedule: string; readonly retentionDays: number };
 }
 
 export function controlPlanePath(environment: string, tenantId: string): string {
@@ -151,13 +146,6 @@ export function controlPlaneSlurmValues(f: ControlPlaneFacts): Record<string, un
   };
 }
 
-/** The store and the three secrets of this tenant's namespace. */
-export function controlPlaneSecretObjects(f: ControlPlaneFacts): unknown[] {
-  const store: StoreArgs = { name: "central-secrets", namespace: tenantNamespace(f.tenantId), region: f.centralRegion, roleArn: f.secretsRoleArn };
-  const ids = Object.keys(CONTROL_PLANE_SECRETS) as (keyof typeof CONTROL_PLANE_SECRETS)[];
-  return [secretStore(store), ...ids.map((id) => externalSecret({ store, target: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key, remoteKey: f.secretNames[id] }))];
-}
-
 /** A key of a Secret, as mariadb-operator's CRD spells it. */
 interface SecretKeyRef {
   readonly name: string;
@@ -170,7 +158,8 @@ interface SecretKeyRef {
 export interface MariaDbBackup {
   readonly apiVersion: "k8s.mariadb.com/v1alpha1";
   readonly kind: "Backup";
-  readonly metadata: { readonly name: string; readonly namespace: string };
+  /** No namespace: the chart puts it in the tenant's. */
+  readonly metadata: { readonly name: string };
   readonly spec: {
     readonly mariaDbRef: { readonly name: string };
     readonly schedule: { readonly cron: string };
@@ -187,15 +176,15 @@ export interface MariaDbBackup {
  * volume of its own, kept `retentionDays`: on central's data volume, which DLM snapshots to
  * the region daily. A restore is a `Restore` naming it (README, "Day 2").
  */
-function accountingBackup(f: ControlPlaneFacts): MariaDbBackup {
+function accountingBackup(backups: CentralBackups): MariaDbBackup {
   return {
     apiVersion: "k8s.mariadb.com/v1alpha1",
     kind: "Backup",
-    metadata: { name: ACCOUNTING_BACKUP.name, namespace: tenantNamespace(f.tenantId) },
+    metadata: { name: ACCOUNTING_BACKUP.name },
     spec: {
       mariaDbRef: { name: ACCOUNTING_DATABASE.service },
-      schedule: { cron: f.backups.schedule },
-      maxRetention: `${f.backups.retentionDays * 24}h`,
+      schedule: { cron: backups.schedule },
+      maxRetention: `${backups.retentionDays * 24}h`,
       compression: "gzip",
       databases: [ACCOUNTING_DATABASE.database],
       storage: { persistentVolumeClaim: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: `${ACCOUNTING_BACKUP.storageGiB}Gi` } } } },
@@ -208,7 +197,8 @@ function accountingBackup(f: ControlPlaneFacts): MariaDbBackup {
 export interface MariaDb {
   readonly apiVersion: "k8s.mariadb.com/v1alpha1";
   readonly kind: "MariaDB";
-  readonly metadata: { readonly name: string; readonly namespace: string };
+  /** No namespace: the chart puts it in the tenant's. */
+  readonly metadata: { readonly name: string };
   readonly spec: {
     readonly rootPasswordSecretKeyRef: SecretKeyRef;
     readonly username: string;
@@ -222,11 +212,11 @@ export interface MariaDb {
 }
 
 /** mariadb-operator's MariaDB, as the slurm chart's storageConfig expects it. */
-export function accountingDatabase(f: ControlPlaneFacts): MariaDb {
+export function accountingDatabase(): MariaDb {
   return {
     apiVersion: "k8s.mariadb.com/v1alpha1",
     kind: "MariaDB",
-    metadata: { name: ACCOUNTING_DATABASE.service, namespace: tenantNamespace(f.tenantId) },
+    metadata: { name: ACCOUNTING_DATABASE.service },
     spec: {
       // root's password is generated in the cluster by the operator and never leaves it.
       rootPasswordSecretKeyRef: { name: "mariadb-root", key: "password", generate: true },
@@ -243,83 +233,60 @@ export function accountingDatabase(f: ControlPlaneFacts): MariaDb {
 }
 
 /**
- * The tenant's slurmctld on the host's NodePort (facts/contract.ts), which its slurmd dial
- * across the peering. `Local` keeps the slurmd's own address, which the NetworkPolicy checks.
+ * What the control-plane-manifests chart (fleet/charts/tenant-control-plane) reads alike for
+ * every tenant of an environment: the accounting database and its backup (central's backup
+ * policy), the namespace-only NetworkPolicies (its own pods; mariadb-operator to the
+ * database, which creates the slurm user and grants by SQL), the Services' and the other
+ * policies' selectors and ports, and the secrets' Kubernetes names.
  */
-export function slurmctldNodePortService(f: ControlPlaneFacts): Service {
-  return peeringService(f, "slurmctld-peering", slinkyPodLabels("slurmctld"), [{ name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld, nodePort: f.slurmctldNodePort }]);
-}
-
-/** A NodePort Service of the tenant's namespace that the tenant's VPC reaches across the peering, keeping the client's address. */
-function peeringService(f: ControlPlaneFacts, name: string, selector: Record<string, string>, ports: NonNullable<NonNullable<Service["spec"]>["ports"]>): Service {
+export function controlPlaneManifestsSharedValues(backups: CentralBackups): Record<string, unknown> {
+  const policy = (name: string, spec: NetworkPolicy["spec"]): NetworkPolicy => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name }, spec });
+  const { refreshInterval, target } = externalSecret({ store: { name: "", namespace: "", region: "", roleArn: "" }, target: "", key: "", remoteKey: "" }).spec ?? {};
+  const users = usersConfigMap("", [], EFS_MOUNT_PATH);
   return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace: tenantNamespace(f.tenantId) },
-    spec: { type: "NodePort", externalTrafficPolicy: "Local", selector, ports },
-  };
-}
-
-/**
- * The tenant's srun block on the host, forwarded to its login pod: one NodePort per port,
- * each to the same port in the pod (port = nodePort = targetPort), because the callback
- * from slurmstepd names the port srun listens on, and central's Pod Security baseline
- * refuses hostPort. `Local` keeps the slurmd pod's own address for the NetworkPolicy and
- * adds no SNAT; the login runs on the one central host, so `Local` always finds it.
- */
-export function srunNodePortService(f: ControlPlaneFacts): Service {
-  return peeringService(f, "srun-peering", slinkyLoginPodLabels(), portsOf(f.srunPortBlock).map((port) => ({ name: `srun-${port}`, protocol: "TCP", port, targetPort: port, nodePort: port })));
-}
-
-/**
- * Ingress into the namespace: its own pods (slurmctld reaches srun on the login this way),
- * the tenant's VPC to slurmctld on 6817 and to the login on its srun block, the central host (cluster-api) to slurmrestd, mariadb-operator to the database (it creates the
- * slurm user and grants by SQL). Any other tenant's pods are refused.
- */
-export function controlPlaneNetworkPolicies(f: ControlPlaneFacts): NetworkPolicy[] {
-  const namespace = tenantNamespace(f.tenantId);
-  const policy = (p: Omit<NetworkPolicy, "apiVersion" | "kind">): NetworkPolicy => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", ...p });
-  return [
-    policy({
-      metadata: { name: "same-namespace-only", namespace },
-      spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] },
-    }),
-    policy({
-      metadata: { name: "slurmctld-from-tenant-vpc", namespace },
-      spec: {
-        podSelector: { matchLabels: slinkyPodLabels("slurmctld") },
-        policyTypes: ["Ingress"],
-        ingress: [{ from: [{ ipBlock: { cidr: f.tenantCidr } }], ports: [{ protocol: "TCP", port: SLURM_PORTS.slurmctld }] }],
-      },
-    }),
-    policy({
-      metadata: { name: "srun-from-tenant-vpc", namespace },
-      spec: {
-        podSelector: { matchLabels: slinkyLoginPodLabels() },
-        policyTypes: ["Ingress"],
-        ingress: [{ from: [{ ipBlock: { cidr: f.tenantCidr } }], ports: [{ protocol: "TCP", port: f.srunPortBlock.from, endPort: f.srunPortBlock.to }] }],
-      },
-    }),
-    policy({
-      metadata: { name: "mariadb-from-operator", namespace },
-      spec: {
+    namespaced: [
+      accountingDatabase(),
+      accountingBackup(backups),
+      policy("same-namespace-only", { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] }),
+      policy("mariadb-from-operator", {
         podSelector: { matchLabels: { ...MARIADB_POD_LABELS } },
         policyTypes: ["Ingress"],
         ingress: [{
           from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": mariadbOperatorNamespace() } }, podSelector: { matchLabels: { ...MARIADB_OPERATOR_POD_LABELS } } }],
           ports: [{ protocol: "TCP", port: ACCOUNTING_DATABASE.port }],
         }],
-      },
-    }),
-    policy({
-      metadata: { name: "slurmrestd-from-cluster-api", namespace },
-      spec: {
-        podSelector: { matchLabels: slinkyPodLabels("slurmrestd") },
-        policyTypes: ["Ingress"],
-        ingress: [{ from: [{ ipBlock: { cidr: `${f.centralHostIp}/32` } }], ports: [{ protocol: "TCP", port: SLURM_PORTS.slurmrestd }] }],
-      },
-    }),
-  ];
+      }),
+    ],
+    secrets: {
+      store: "central-secrets",
+      spec: { refreshInterval },
+      target: { creationPolicy: target?.creationPolicy, deletionPolicy: target?.deletionPolicy },
+      items: (Object.keys(CONTROL_PLANE_SECRETS) as (keyof typeof CONTROL_PLANE_SECRETS)[]).map((id) => ({ id, ...CONTROL_PLANE_SECRETS[id] })),
+    },
+    usersConfigMap: { name: users.metadata?.name, mergeScriptKey: MERGE_SCRIPT_KEY, mergeScript: users.data?.[MERGE_SCRIPT_KEY] },
+    peering: {
+      trafficPolicy: "Local",
+      slurmctld: { name: "slurmctld-peering", selector: slinkyPodLabels("slurmctld"), port: { name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld } },
+      srun: { name: "srun-peering", selector: slinkyLoginPodLabels(), portPrefix: "srun-" },
+    },
+    policies: {
+      slurmctld: { name: "slurmctld-from-tenant-vpc", selector: slinkyPodLabels("slurmctld"), port: SLURM_PORTS.slurmctld },
+      srun: { name: "srun-from-tenant-vpc", selector: slinkyLoginPodLabels() },
+      slurmrestd: { name: "slurmrestd-from-cluster-api", selector: slinkyPodLabels("slurmrestd"), port: SLURM_PORTS.slurmrestd },
+    },
+  };
+}
+
+/** The tenant's own values of the control-plane-manifests chart: its region, VPC, srun block, secrets' names and users (its facts come from its facts file). */
+export function controlPlaneManifestsValues(f: ControlPlaneFacts): Record<string, unknown> {
+  const data = controlPlaneUsers(f).data ?? {};
+  return {
+    centralRegion: f.centralRegion,
+    tenantCidr: f.tenantCidr,
+    srunPorts: { from: f.srunPortBlock.from, to: f.srunPortBlock.to },
+    secretNames: f.secretNames,
+    users: { passwd: data.passwd ?? "", group: data.group ?? "" },
+  };
 }
 
 /** Where central runs mariadb-operator (its add-on table). */
@@ -334,11 +301,6 @@ export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unkn
   const dir = controlPlanePath(f.environment, f.tenantId);
   return {
     [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
-    [`${dir}/manifests/secrets.yaml`]: controlPlaneSecretObjects(f),
-    [`${dir}/manifests/users.yaml`]: [controlPlaneUsers(f)],
-    [`${dir}/manifests/mariadb.yaml`]: [accountingDatabase(f), accountingBackup(f)],
-    [`${dir}/manifests/slurmctld-nodeport.yaml`]: [slurmctldNodePortService(f)],
-    [`${dir}/manifests/srun-nodeport.yaml`]: [srunNodePortService(f)],
-    [`${dir}/manifests/network-policies.yaml`]: controlPlaneNetworkPolicies(f),
+    [`${dir}/values/control-plane-manifests.yaml`]: [controlPlaneManifestsValues(f)],
   };
 }

@@ -49,15 +49,11 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
     {
       ...common,
       centralRegion: config.central.region,
-      secretsRoleArn: facts.secretsRoleArn,
       secretNames: { ...slurmKeySecretNames(config.environment, id), mariadb: centralOnlySecretNames(config.environment, id).mariadb },
       tenantCidr: config.network.vpcCidr,
-      centralHostIp: facts.centralHostIp,
-      slurmctldNodePort: facts.slurmctld.port,
       srunPortBlock: srunPortBlock(id),
       nodeSets,
       users: config.users,
-      backups: central.backups,
     },
     {
       ...common,

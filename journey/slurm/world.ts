@@ -11,7 +11,7 @@ import { PROJECT_ROOT } from "../../config";
 import type { PlanResult } from "../../cli/plan";
 import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
-import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantFleetPath, tenantNamespace } from "../../facts/fleet";
+import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
 import { renderTenantAddOn, toolPath } from "../../cli/fleet-render";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
@@ -189,7 +189,6 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   if (config.kind !== "tenant") throw new Error(`journey: ${config.stack} is not a tenant stack`);
   const id = config.tenant.id;
   const resources = plan.deployment.deployment.resources;
-  const fleet = tenantFleetPath(config.environment, id);
   // The cluster's own objects, rendered from its facts as ArgoCD renders them at sync time.
   const clusterObjects = renderTenantAddOn(root, helm, config.environment, id, "cluster-manifests") as Doc[];
   const nodeClass = byKind(clusterObjects, "EC2NodeClass");
@@ -201,9 +200,11 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   const server = must(servers[0], `${id}'s K3s server`);
   const serverSubnet = must(subnets(resources).find((s) => s.id === server.subnetId), `subnet of ${id}'s server`);
 
-  const nodePortService = byKind(readYaml(root, `${fleet}/control-plane/manifests/slurmctld-nodeport.yaml`), "Service");
+  // Its objects on central, rendered from its facts as ArgoCD renders them.
+  const centralObjects = renderTenantAddOn(root, helm, config.environment, id, "control-plane-manifests") as Doc[];
+  const nodePortService = byKind(centralObjects, "Service", "slurmctld-peering");
   const nodePortEntry = must((get(nodePortService, "spec", "ports") as Doc[] | undefined)?.[0], `${id}'s NodePort`);
-  const srunService = byKind(readYaml(root, `${fleet}/control-plane/manifests/srun-nodeport.yaml`), "Service");
+  const srunService = byKind(centralObjects, "Service", "srun-peering");
   const srunPorts = ((get(srunService, "spec", "ports") as Doc[] | undefined) ?? []).map((p) => ({ port: Number(p.port), nodePort: Number(p.nodePort), targetPort: Number(p.targetPort) }));
   if (srunPorts.length === 0) throw new Error(`journey: ${id}'s srun Service has no ports`);
   const nodePorts = srunPorts.map((p) => p.nodePort);
@@ -253,15 +254,15 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   };
 }
 
-function controlPlaneValues(plan: PlanResult, root: string): ControlPlaneValues {
+function controlPlaneValues(plan: PlanResult, root: string, helm: string): ControlPlaneValues {
   if (plan.config.kind !== "tenant") throw new Error("journey: control-plane values belong to a tenant");
-  const fleet = tenantFleetPath(plan.config.environment, plan.config.tenant.id);
   const values = addOnValues(root, plan.config.environment, plan.config.tenant.id, "control-plane");
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
-  const databaseDocs = readYaml(root, `${fleet}/control-plane/manifests/mariadb.yaml`);
+  const centralObjects = renderTenantAddOn(root, helm, plan.config.environment, plan.config.tenant.id, "control-plane-manifests") as Doc[];
+  const databaseDocs = centralObjects;
   const mariadb = byKind(databaseDocs, "MariaDB");
   const backup = byKind(databaseDocs, "Backup");
-  const users = readYaml(root, `${fleet}/control-plane/manifests/users.yaml`);
+  const users = centralObjects.filter((o) => o.kind === "ConfigMap");
   const loginSet = must(Object.values((values.loginsets ?? {}) as Record<string, Doc>)[0], "a LoginSet in the central release");
   return {
     clusterName: String(must(values.clusterName, "the central release's clusterName")),
@@ -292,7 +293,7 @@ export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT, helm = to
   const other = tenantSide(plans.other, root, helm);
   const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
   const users = plans.tenant.config.kind === "tenant" ? plans.tenant.config.users : [];
-  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root), rules };
+  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root, helm), rules };
 }
 
 /** Where the world disagrees with itself: each a defect of the project the journey reports. */
