@@ -69,7 +69,6 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
       {
         environment: "dev", tenantId: id, clusterName, region: "us-east-1", serverAddress, nativeRoutingCidr: "10.0.0.0/8",
         karpenter: { interruptionQueueName: cloud.interruptionQueueName }, k3sVersion: TENANT_K3S_VERSION, nodeSets, centralRegion: "us-east-1",
-        edgeAgent: { roleArn: cloud.edgeAgentRoleArn, heartbeatEndpoint: cloud.heartbeatEndpoint, heartbeatCaPem: cloud.heartbeatCaPem },
         users: USERS,
       },
       {

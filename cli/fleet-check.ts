@@ -19,6 +19,7 @@ import { FACTS_FILE } from "../components/fleet/facts";
 import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
 import { fleetDocuments, fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
+import { slurmctldNodePort } from "../facts/contract";
 
 // The shared base, for callers of the check (tests, the CLI).
 export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
@@ -282,9 +283,13 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
       const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
       if (!fs.existsSync(path.join(root, file))) continue;
-      const role = String((parse(fs.readFileSync(path.join(root, file), "utf8")) as { secretsRoleArn?: unknown } | null)?.secretsRoleArn ?? "");
+      const facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as { secretsRoleArn?: unknown; slurmctld?: { port?: unknown } } | null;
+      const role = String(facts?.secretsRoleArn ?? "");
       const expected = `:role/${controlPlaneSecretsRoleName(env, id)}`;
       if (!role.endsWith(expected)) problems.push({ file, at: "secretsRoleArn", reason: `${role || "no role"} is not tenant ${id}'s secrets role (…${expected}): the tenant's stores on central would read another tenant's secrets` });
+      // Its slurmctld NodePort on central (the control-plane chart opens it) is its own by contract: never another tenant's.
+      const port = facts?.slurmctld?.port;
+      if (port !== slurmctldNodePort(id)) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${slurmctldNodePort(id)} (facts/contract.ts): central would open another port for it, perhaps another tenant's` });
     }
   }
   for (const d of docs.filter((x) => x.object.kind === "SecretStore")) {

@@ -22,11 +22,11 @@ const str = (pattern: string, description: string): Schema => ({ type: "string",
 
 export const ACCOUNT_ID = str("^[0-9]{12}$", "a 12-digit AWS account id");
 export const DNS_LABEL = str("^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$", "a DNS label: lowercase letters, digits and '-', 1-32 characters, starting with a letter");
-const ENVIRONMENT = str("^[a-z][a-z0-9]{0,15}$", "a lowercase name: letters and digits, starting with a letter, at most 16 characters");
+export const ENVIRONMENT = str("^[a-z][a-z0-9]{0,15}$", "a lowercase name: letters and digits, starting with a letter, at most 16 characters");
 const STACK_NAME = str("^([A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+$", "a stack name, optionally qualified as org/project/stack");
 const CIDR = { type: "string", description: "a private IPv4 CIDR (10/8, 172.16/12, 192.168/16) of /16 to /24" };
 const ZONES = { description: "a zone count from 1 to 6, or a list of zone names in the stack's region such as us-east-1a" };
-const SEMVER_K3S = str("^v1\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+$", "a pinned K3s release such as v1.35.3+k3s1");
+export const SEMVER_K3S = str("^v1\\.[0-9]+\\.[0-9]+\\+k3s[0-9]+$", "a pinned K3s release such as v1.35.3+k3s1");
 const INSTANCE_TYPE = str("^[a-z][a-z0-9-]*\\.[a-z0-9]+$", "an EC2 instance type such as t4g.medium");
 
 const network = obj({ vpcCidr: CIDR, availabilityZones: ZONES });

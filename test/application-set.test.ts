@@ -51,15 +51,15 @@ describe("the tenants' ApplicationSet", () => {
     const get = (n: string) => apps.find((a) => a.application.metadata.name === n)?.application as unknown as { spec: { project: string; destination: { server: string; namespace: string }; sources: { chart?: string; targetRevision?: string; path?: string; helm?: { valueFiles: string[] } }[] } };
     const cp = get("acme-control-plane");
     assert.deepEqual([cp.spec.project, cp.spec.destination], ["tenant-acme", { server: "https://kubernetes.default.svc", namespace: "tenant-acme" }]);
-    // Every tenant's shared values first, then the tenant's own over them.
-    assert.deepEqual(cp.spec.sources[1].helm?.valueFiles, ["$values/fleet/central/dev/tenants/values/control-plane.yaml", "$values/fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
+    // The tenant's own values, then every tenant's shared values last: no tenant's file can change what all share.
+    assert.deepEqual(cp.spec.sources[1].helm?.valueFiles, ["$values/fleet/tenants/dev/acme/control-plane/values/slurm.yaml", "$values/fleet/central/dev/tenants/values/control-plane.yaml"]);
     const slurm = get("acme-slurm");
     assert.deepEqual([slurm.spec.project, slurm.spec.destination], ["tenant-acme-cluster", { server: "https://10.16.4.10:6443", namespace: "slurm" }]);
     assert.deepEqual([slurm.spec.sources[1].chart, slurm.spec.sources[1].targetRevision], ["slurm", CHARTS.slurm.version]);
-    // The cluster's own objects: a local chart that reads the tenant's facts file between the shared values and its own.
+    // The cluster's own objects: a local chart that reads the tenant's own values, its facts file, then the shared values.
     const manifests = get("acme-cluster-manifests");
     assert.deepEqual(manifests.spec.sources.map((s) => s.path), [undefined, "fleet/charts/tenant-cluster"]);
-    assert.deepEqual(manifests.spec.sources[1].helm?.valueFiles, ["$values/fleet/central/dev/tenants/values/cluster-manifests.yaml", "$values/fleet/tenants/dev/acme/facts.yaml", "$values/fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"]);
+    assert.deepEqual(manifests.spec.sources[1].helm?.valueFiles, ["$values/fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml", "$values/fleet/tenants/dev/acme/facts.yaml", "$values/fleet/central/dev/tenants/values/cluster-manifests.yaml"]);
     // What no tenant changes is read from the shared folder, never copied into the tenant's.
     assert.deepEqual(get("acme-argocd-manager").spec.sources.map((s) => s.path), ["fleet/central/dev/tenants/argocd-manager"]);
     assert.deepEqual(get("acme-external-secrets").spec.sources[1].helm?.valueFiles, ["$values/fleet/central/dev/tenants/values/external-secrets.yaml"]);

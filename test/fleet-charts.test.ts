@@ -66,7 +66,7 @@ describe("the fleet against the real charts", function () {
     const [r] = renders;
     assert.deepEqual(
       { application: r.application, source: r.source, chart: r.chartLabel, release: r.release, namespace: r.namespace, kubeVersion: r.kubeVersion, valueFiles: r.valueFiles },
-      { application: "acme-slurm", source: 1, chart: `slurm-${CHARTS.slurm.version}`, release: "slurm", namespace: "slurm", kubeVersion: TENANT_K3S_VERSION.replace(/\+.*/, ""), valueFiles: [path.join(root, shared("slurm")), path.join(root, SLURM_VALUES)] },
+      { application: "acme-slurm", source: 1, chart: `slurm-${CHARTS.slurm.version}`, release: "slurm", namespace: "slurm", kubeVersion: TENANT_K3S_VERSION.replace(/\+.*/, ""), valueFiles: [path.join(root, SLURM_VALUES), path.join(root, shared("slurm"))] },
     );
   });
 

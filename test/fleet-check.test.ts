@@ -9,6 +9,7 @@ import { runFleetWrite } from "../cli/fleet-write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../components/tenant/sizing";
+import { slurmctldNodePort } from "../facts/contract";
 import { clusterObjects } from "./helpers";
 
 /** A copy of the committed fleet/ and stacks/ to corrupt. */
@@ -118,6 +119,12 @@ describe("clusterra fleet check", function () {
     const rel = "fleet/tenants/dev/acme/facts.yaml";
     fs.writeFileSync(path.join(root, rel), fs.readFileSync(path.join(root, rel), "utf8").replace("clusterra-dev-acme-control-plane", "clusterra-dev-globex-control-plane"));
     assert.match(reasons(await checkFleet(root, { reference }), rel), /secretsRoleArn: \S+clusterra-dev-globex-control-plane is not tenant acme's secrets role/);
+  });
+
+  it("catches a facts file giving a tenant another tenant's slurmctld NodePort on central", async () => {
+    const rel = "fleet/tenants/dev/acme/facts.yaml";
+    fs.writeFileSync(path.join(root, rel), fs.readFileSync(path.join(root, rel), "utf8").replace(`port: ${slurmctldNodePort("acme")}`, `port: ${slurmctldNodePort("globex")}`));
+    assert.match(reasons(await checkFleet(root, { reference }), rel), new RegExp(`slurmctld.port: ${slurmctldNodePort("globex")} is not tenant acme's slurmctld NodePort ${slurmctldNodePort("acme")}`));
   });
 
   it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {

@@ -39,10 +39,9 @@ function fleetFile(p: PlanResult, rel: string): string {
   return fs.readFileSync(path.join(p.fleetRoot!, rel), "utf8");
 }
 
-/** A tenant add-on's values as its chart gets them: the environment's shared file (committed, central writes it), then the tenant's own from the plan. */
+/** A tenant add-on's values as its chart gets them, in Helm's order: the tenant's own from the plan, then the environment's shared file (committed, central writes it). */
 function chartValues(p: PlanResult, addon: string): any {
-  const [shared, own] = tenantAddOnValueFiles("dev", "acme", addon);
-  return mergeHelmValues(parse(fs.readFileSync(path.join(PROJECT_ROOT, shared), "utf8")), own ? parse(fleetFile(p, own)) : {});
+  return tenantAddOnValueFiles("dev", "acme", addon).reduce<unknown>((v, f) => mergeHelmValues(v, parse(f.startsWith("fleet/central/") ? fs.readFileSync(path.join(PROJECT_ROOT, f), "utf8") : fleetFile(p, f))), {});
 }
 
 /** The #cloud-config document, validated against cloud-init's schema (skipped without ../shared). */

@@ -59,9 +59,11 @@ export interface TenantAddOn {
 type Values = Record<string, unknown>;
 
 /**
- * A Helm add-on's values in two files: what every tenant shares (written once, beside the
- * ApplicationSet), then what is the tenant's own (in its folder), read in that order. Maps
- * merge across Helm value files, so the tenant's file holds only its own keys.
+ * A Helm add-on's values: the tenant's own (in its folder), its facts file for the local
+ * charts written against its keys, then what every tenant shares (written once, beside the
+ * ApplicationSet). Maps merge across Helm value files, so the tenant's file holds only its
+ * own keys; the shared file comes last, so no tenant's file can change what every tenant
+ * shares (a worker's IMDS hop limit, an image), and its facts beat its own values.
  */
 /** What every tenant's shared values may depend on besides facts/: the central stack's settings. */
 interface SharedContext {
@@ -110,7 +112,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
     // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync may take them back.
     ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
   },
-  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, values: "cluster/values/edge-agent.yaml" } },
+  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, facts: true, values: "cluster/values/edge-agent.yaml" } },
 ];
 
 const TENANT = `{{ index .metadata.labels "${LABEL_KEYS.tenant}" }}`;
@@ -129,13 +131,13 @@ export function mergeHelmValues(base: unknown, over: unknown): unknown {
   return out;
 }
 
-/** The value files one tenant's Helm add-on reads, in Helm's order (shared, then its own), as the template names them. */
+/** The value files one tenant's Helm add-on reads, in Helm's order (its own, its facts, then what every tenant shares), as the template names them. */
 export function tenantAddOnValueFiles(environment: string, tenantId: string, addon: string): string[] {
   const row = TENANT_ADD_ONS.find((a) => a.addon === addon);
   const s = row?.source;
   if (!s || (s.kind !== "chart" && s.kind !== "local-chart")) throw new Error(`${addon} is not a Helm add-on of TENANT_ADD_ONS`);
   const folder = `${tenantsFleetPath(environment)}/${tenantId}`;
-  return [`${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`, ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []), ...(s.values ? [`${folder}/${s.values}`] : [])];
+  return [...(s.values ? [`${folder}/${s.values}`] : []), ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []), `${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`];
 }
 
 /**
@@ -227,13 +229,13 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     "      helm:",
     "        releaseName: {{ .releaseName }}",
     "        valueFiles:",
-    `          - $values/${shared}/{{ .sharedValues }}`,
-    "  {{- if .facts }}",
-    `          - $values/${folder}/{{ .facts }}`,
-    "  {{- end }}",
     "  {{- if .values }}",
     `          - $values/${folder}/{{ .values }}`,
     "  {{- end }}",
+    "  {{- if .facts }}",
+    `          - $values/${folder}/{{ .facts }}`,
+    "  {{- end }}",
+    `          - $values/${shared}/{{ .sharedValues }}`,
     "  {{- end }}",
     "  {{- end }}",
     "  syncPolicy:",

@@ -7,7 +7,7 @@
  * block to the login); NetworkPolicies that admit no other tenant. Pure: the same facts give byte-identical files.
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
-import { SLURM_PORTS, type PortRange } from "../../facts/contract";
+import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
 import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
@@ -267,7 +267,7 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
     peering: {
       trafficPolicy: "Local",
       slurmctld: { name: "slurmctld-peering", selector: slinkyPodLabels("slurmctld"), port: { name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld } },
-      srun: { name: "srun-peering", selector: slinkyLoginPodLabels(), portPrefix: "srun-" },
+      srun: { name: "srun-peering", selector: slinkyLoginPodLabels(), portPrefix: "srun-", blockSize: SRUN_PORT_BLOCK_SIZE },
     },
     policies: {
       slurmctld: { name: "slurmctld-from-tenant-vpc", selector: slinkyPodLabels("slurmctld"), port: SLURM_PORTS.slurmctld },

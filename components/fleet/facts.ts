@@ -8,6 +8,7 @@
  */
 import Ajv from "ajv";
 import { parse, stringify } from "yaml";
+import { NODE_PORT_RANGE } from "../../facts/contract";
 import { centralFleetPath, tenantFleetPath } from "../../facts/fleet";
 
 /** What a tenant stack resolves in the cloud (its account and central's) for its fleet files. */
@@ -55,9 +56,11 @@ type Schema = Record<string, unknown>;
 const obj = (properties: Record<string, Schema>): Schema => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false, description: `an object with keys ${Object.keys(properties).join(", ")}` });
 const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
 const ARN = (service: string) => str(`^arn:aws[a-z-]*:${service}:`, `an ARN of ${service}`);
-const IPV4 = str("^([0-9]{1,3}\\.){3}[0-9]{1,3}$", "an IPv4 address");
+const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+const IPV4 = str(`^(${OCTET}\\.){3}${OCTET}$`, "an IPv4 address");
 const NAME = str("^[A-Za-z0-9_.:/+=@-]{1,256}$", "a resource name or id");
-const PORT = { type: "integer", minimum: 1, maximum: 65535, description: "a port from 1 to 65535" };
+/** A port Kubernetes gives a NodePort Service (the tenant's slurmctld on central). */
+const NODE_PORT = { type: "integer", minimum: NODE_PORT_RANGE.from, maximum: NODE_PORT_RANGE.to, description: `a NodePort from ${NODE_PORT_RANGE.from} to ${NODE_PORT_RANGE.to}` };
 
 /** Each kind's facts file, as JSON Schema (structure and shape of each value). */
 const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
@@ -68,7 +71,7 @@ const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
     accessPointId: str("^fsap-[0-9a-f]+$", "an EFS access point id (fsap-...)"),
     interruptionQueueName: NAME,
     instanceProfileName: NAME,
-    slurmctld: obj({ host: IPV4, port: PORT }),
+    slurmctld: obj({ host: IPV4, port: NODE_PORT }),
     keySecretArns: obj({ slurm: ARN("secretsmanager"), jwt: ARN("secretsmanager") }),
     externalSecretsRoleArn: ARN("iam"),
     edgeAgentRoleArn: ARN("iam"),
@@ -80,6 +83,11 @@ const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
   central: obj({ clusterApiRoleArn: ARN("iam") }),
   connector: obj({ eventQueueUrl: str("^https://sqs\\.[^\\s]+$", "an SQS queue URL") }),
 };
+
+/** A tenant facts file's schema of one key (the tenant charts' values.schema.json reuse them). */
+export function tenantFactSchema(key: keyof TenantCloudFacts): Schema {
+  return (CLOUD_FACTS_SCHEMAS.tenant.properties as Record<string, Schema>)[key];
+}
 
 /** The facts file's name in its stack's folder. */
 export const FACTS_FILE = "facts.yaml";

@@ -41,7 +41,6 @@ export interface TenantClusterFacts {
   readonly k3sVersion: string;
   readonly nodeSets: readonly NodeSetPlan[];
   readonly centralRegion: string;
-  readonly edgeAgent: { readonly roleArn: string; readonly heartbeatEndpoint: string; readonly heartbeatCaPem: string };
   /** The tenant's users: every slurmd pod and the jobs it runs know them by name. */
   readonly users: readonly TenantUser[];
 }
@@ -115,16 +114,17 @@ export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> 
 }
 
 /** A value Helm fills in at sync time (`tpl`): a key of the tenant's facts file or of its own values. */
-const atSync = (key: keyof TenantCloudFacts | keyof ReturnType<typeof clusterManifestsValues>) => `{{ .Values.${key} }}`;
+const atSync = (key: keyof TenantCloudFacts | keyof ReturnType<typeof clusterManifestsValues>) => `{{ required "${key}" .Values.${key} }}`;
 
 /**
  * The workers' user data for every tenant, as a Helm template: the agents' cloud-config
- * with `{{ .Values.<key> }}` where a tenant's value or fact goes. The K3s release also goes
+ * with `{{ required "<key>" .Values.<key> }}` where a tenant's value or fact goes (the chart's
+ * values.schema.json holds each to its pattern). The K3s release also goes
  * into the install script's URL, escaped there (urlquery, as the URL builder escapes it).
  */
 function workerUserDataTemplate(): string {
   const version = atSync("k3sVersion");
-  return agentUserData({
+  const text = agentUserData({
     k3sVersion: version,
     region: atSync("region"),
     kmsKeyArn: atSync("kmsKeyArn"),
@@ -132,7 +132,9 @@ function workerUserDataTemplate(): string {
     nodeLabels: tenantNodeLabels(atSync("tenantId"), "worker"),
     serverAddress: atSync("serverAddress"),
     agentJoinParameter: clusterParameterNames(atSync("environment"), atSync("tenantId")).agentJoin,
-  }).replaceAll(encodeURIComponent(version), "{{ .Values.k3sVersion | urlquery }}");
+  }).replaceAll(encodeURIComponent(version), `{{ required "k3sVersion" .Values.k3sVersion | urlquery }}`);
+  if (text.includes(encodeURIComponent("{{"))) throw new Error("the workers' user data escapes a Helm placeholder that is not the K3s release: fill it in as urlquery does");
+  return text;
 }
 
 /** The worker NodeClass's name (every NodePool points at it). */
@@ -354,14 +356,12 @@ export function edgeAgentSharedValues(): Record<string, unknown> {
   return { image: { ...EDGE_AGENT_IMAGE }, hostNetwork: true, nodeSelector: ON_SERVER, nodeSets: { namespace: TENANT_NAMESPACES.slurm } };
 }
 
-/** The tenant's own edge-agent values: who it is, whom it reports to, which NodeSets it may scale. */
+/** The tenant's own edge-agent values: who it is and which NodeSets it may scale (its role and cluster-api's endpoint and CA are read from its facts file). */
 export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> {
   return {
     clusterName: f.clusterName,
     tenantId: f.tenantId,
-    heartbeatEndpoint: f.edgeAgent.heartbeatEndpoint,
-    heartbeatCaPem: f.edgeAgent.heartbeatCaPem,
-    aws: { region: f.region, roleArn: f.edgeAgent.roleArn },
+    aws: { region: f.region },
     // What the scaling loop may change, and nothing else: these NodeSets' scale.
     nodeSets: { names: f.nodeSets.map((n) => nodeSetObjectName(n.name)).sort() },
   };

@@ -43,7 +43,6 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
       k3sVersion: config.k3sVersion,
       nodeSets,
       centralRegion: config.central.region,
-      edgeAgent: { roleArn: facts.edgeAgentRoleArn, heartbeatEndpoint: facts.heartbeatEndpoint, heartbeatCaPem: facts.heartbeatCaPem },
       users: config.users,
     },
     {

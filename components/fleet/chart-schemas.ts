@@ -1,0 +1,91 @@
+/**
+ * The values.schema.json of the tenant local charts (fleet/charts/tenant-cluster and
+ * tenant-control-plane). Helm checks the merged values against it before it renders, and so
+ * does ArgoCD at every sync, whatever ran in CI: a value off its pattern (an id with a shell
+ * character, an address that is not one, a port outside the NodePort range) stops the render
+ * instead of reaching a worker's boot script or a Service. Built from the patterns the stack
+ * files and facts files are validated with; a test keeps the committed files equal to these
+ * (UPDATE_CHART_SCHEMAS=1 rewrites them).
+ */
+import { DNS_LABEL, ENVIRONMENT, SEMVER_K3S } from "../../config/schema";
+import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../../facts/contract";
+import { LOCAL_CHARTS } from "../../facts/fleet";
+import { REGIONS } from "../../facts/regions";
+import { CAPACITY_TYPES, SHAPE_FAMILIES, SHAPE_SIZES } from "../../facts/shapes";
+import { tenantFactSchema, type TenantCloudFacts } from "./facts";
+
+type Schema = Record<string, unknown>;
+
+const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
+/** An object with exactly these keys, all required. */
+const obj = (properties: Record<string, Schema>): Schema => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
+const list = (items: Schema, description: string): Schema => ({ type: "array", items, minItems: 1, description });
+const facts = (...keys: (keyof TenantCloudFacts)[]): Record<string, Schema> => Object.fromEntries(keys.map((k) => [k, tenantFactSchema(k)]));
+
+const REGION: Schema = { type: "string", enum: Object.keys(REGIONS), description: "an AWS region the program accepts (facts/regions.ts)" };
+/** Lines of /etc/passwd or /etc/group: no quote, no `$`, no backslash; each line ends with a newline. */
+const ETC_LINES = str("^([A-Za-z0-9_.,:/ -]*\\n)*$", "lines of passwd or group entries, each ending with a newline");
+const USERS = obj({ passwd: ETC_LINES, group: ETC_LINES });
+/** Tag values the stack writes (facts/project.ts stackTags). */
+const TAGS: Schema = { type: "object", additionalProperties: str("^[A-Za-z0-9_.:/=+@ -]{1,256}$", "a tag value"), minProperties: 1 };
+const NODE_PORT: Schema = { type: "integer", minimum: NODE_PORT_RANGE.from, maximum: NODE_PORT_RANGE.to };
+
+/**
+ * A chart's schema: the tenant's own keys and the facts the chart reads, all required. The
+ * shared values (every tenant's, written with the ApplicationSet) are only required to be
+ * there: they are the facts/ tables, and the tenant's files cannot change them (read last).
+ */
+function chartSchema(title: string, tenant: Record<string, Schema>, shared: readonly string[]): Schema {
+  return {
+    $schema: "http://json-schema.org/draft-07/schema#",
+    title,
+    type: "object",
+    properties: { ...tenant, ...Object.fromEntries(shared.map((k) => [k, { type: ["object", "array"] }])) },
+    required: [...Object.keys(tenant), ...shared],
+  };
+}
+
+/** fleet/charts/tenant-cluster/values.schema.json */
+export function tenantClusterValuesSchema(): Schema {
+  const shape = obj({
+    name: DNS_LABEL,
+    category: { type: "string", enum: [...new Set(Object.values(SHAPE_FAMILIES).map((f) => f.category))] },
+    sizes: list({ type: "string", enum: SHAPE_SIZES.map(String) }, "the shape's vCPU sizes"),
+    capacityTypes: list({ type: "string", enum: [...CAPACITY_TYPES] }, "capacity types Karpenter may launch"),
+    cpuLimit: str("^[1-9][0-9]*$", "the pool's CPU limit"),
+  });
+  return chartSchema("A tenant cluster's own objects: the tenant's values and facts", {
+    tenantId: DNS_LABEL,
+    environment: ENVIRONMENT,
+    clusterName: DNS_LABEL,
+    region: REGION,
+    centralRegion: REGION,
+    k3sVersion: SEMVER_K3S,
+    controllerNamespace: DNS_LABEL,
+    tags: TAGS,
+    shapes: list(shape, "one entry per shape"),
+    users: USERS,
+    ...facts("serverAddress", "kmsKeyArn", "fileSystemId", "accessPointId", "instanceProfileName", "slurmctld", "keySecretArns", "externalSecretsRoleArn"),
+  }, ["nodeClass", "nodePool", "slurmKeys", "usersConfigMap", "controllerService"]);
+}
+
+/** fleet/charts/tenant-control-plane/values.schema.json */
+export function tenantControlPlaneValuesSchema(): Schema {
+  const secretName = str("^[A-Za-z0-9/_+=.@-]{1,512}$", "a Secrets Manager secret name");
+  return chartSchema("A tenant's objects on central: the tenant's values and facts", {
+    centralRegion: REGION,
+    tenantCidr: str("^(10|172|192)\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}/[0-9]{1,2}$", "the tenant VPC's private IPv4 CIDR"),
+    srunPorts: { ...obj({ from: NODE_PORT, to: NODE_PORT }), description: `the tenant's srun block: ${SRUN_PORT_BLOCK_SIZE} NodePorts` },
+    secretNames: obj({ slurm: secretName, jwt: secretName, mariadb: secretName }),
+    users: USERS,
+    ...facts("secretsRoleArn", "slurmctld", "centralHostIp"),
+  }, ["namespaced", "secrets", "usersConfigMap", "peering", "policies"]);
+}
+
+/** Each tenant local chart's schema file, by path. */
+export function tenantChartSchemaFiles(): Record<string, string> {
+  return {
+    [`${LOCAL_CHARTS.tenantCluster}/values.schema.json`]: `${JSON.stringify(tenantClusterValuesSchema(), null, 2)}\n`,
+    [`${LOCAL_CHARTS.tenantControlPlane}/values.schema.json`]: `${JSON.stringify(tenantControlPlaneValuesSchema(), null, 2)}\n`,
+  };
+}

