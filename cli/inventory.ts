@@ -13,9 +13,9 @@ import type { StackConfig } from "../config";
 import { clusterApiRoleName, tenantAccessRoleName, tenantMetricsRoleName } from "../facts/project";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { connectorBridgeRoleName } from "../facts/connector-network";
-import { estimateCost, payerOf, type CostEstimate } from "./cost";
+import { estimateCost, type CostEstimate } from "./cost";
 import { urnName, type Deployment, type DeploymentResource } from "./deployment";
-import { buildDeployRole, proveDeployRole, type DeployVerdict } from "./deploy-role";
+import { buildDeployRole, customerResources, proveDeployRole, type DeployVerdict } from "./deploy-role";
 import { decide } from "./iam-sim";
 
 type Doc = { Statement?: Stmt[] | Stmt };
@@ -299,7 +299,7 @@ export async function buildInventory(config: StackConfig, deployment: Deployment
   if (config.kind !== "tenant" && config.kind !== "connector") return undefined;
   const account = config.kind === "tenant" ? config.tenant.accountId : String(config.allowedAccountIds?.[0] ?? "");
   // What the customer's account holds is what bills the customer: not what the stack makes in central.
-  const held = deployment.deployment.resources.filter((r) => r.custom && !r.type.startsWith("pulumi:") && payerOf(deployment, r) === "customer");
+  const held = customerResources(deployment);
   const costOf = (urn: string) => Math.round(estimate.lines.filter((l) => l.urn === urn && l.basis === "idle").reduce((a, l) => a + l.monthlyUsd, 0) * 100) / 100;
   const byPurpose = new Map<string, InventoryResource[]>();
   for (const r of held) {
