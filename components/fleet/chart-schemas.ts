@@ -82,9 +82,20 @@ export function tenantControlPlaneValuesSchema(): Schema {
   }, ["namespaced", "secrets", "usersConfigMap", "peering", "policies"]);
 }
 
+/** fleet/charts/edge-agent/values.schema.json: the agent's identity and the facts it reads (its role goes into an AWS config file). */
+export function edgeAgentValuesSchema(): Schema {
+  return chartSchema("A tenant's edge-agent: the tenant's values and facts", {
+    tenantId: DNS_LABEL,
+    clusterName: DNS_LABEL,
+    aws: obj({ region: REGION }),
+    ...facts("edgeAgentRoleArn", "heartbeatEndpoint", "heartbeatCaPem"),
+  }, ["image", "nodeSets"]);
+}
+
 /** Each tenant local chart's schema file, by path. */
 export function tenantChartSchemaFiles(): Record<string, string> {
   return {
+    [`${LOCAL_CHARTS.edgeAgent}/values.schema.json`]: `${JSON.stringify(edgeAgentValuesSchema(), null, 2)}\n`,
     [`${LOCAL_CHARTS.tenantCluster}/values.schema.json`]: `${JSON.stringify(tenantClusterValuesSchema(), null, 2)}\n`,
     [`${LOCAL_CHARTS.tenantControlPlane}/values.schema.json`]: `${JSON.stringify(tenantControlPlaneValuesSchema(), null, 2)}\n`,
   };

@@ -55,7 +55,8 @@ export type FactsKind = keyof CloudFactsByKind;
 type Schema = Record<string, unknown>;
 const obj = (properties: Record<string, Schema>): Schema => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false, description: `an object with keys ${Object.keys(properties).join(", ")}` });
 const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
-const ARN = (service: string) => str(`^arn:aws[a-z-]*:${service}:`, `an ARN of ${service}`);
+/** A whole ARN of the service: partition, region (or none), account, and a resource of ARN characters only (no space, quote or newline: facts reach config files and scripts). */
+const ARN = (service: string) => str(`^arn:aws[a-z-]*:${service}:[a-z0-9-]*:[0-9]{12}:[A-Za-z0-9_+=,.@:/-]+$`, `an ARN of ${service} (arn:<partition>:${service}:<region>:<account>:<resource>)`);
 const OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
 const IPV4 = str(`^(${OCTET}\\.){3}${OCTET}$`, "an IPv4 address");
 const NAME = str("^[A-Za-z0-9_.:/+=@-]{1,256}$", "a resource name or id");
@@ -77,7 +78,7 @@ const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
     edgeAgentRoleArn: ARN("iam"),
     secretsRoleArn: ARN("iam"),
     centralHostIp: IPV4,
-    heartbeatEndpoint: str("^https://[^\\s]+$", "an https:// URL"),
+    heartbeatEndpoint: str("^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$", "an https:// URL: a host, a port, a path"),
     heartbeatCaPem: str("^-----BEGIN CERTIFICATE-----\\n[\\s\\S]+-----END CERTIFICATE-----\\n?$", "a PEM certificate"),
   }),
   central: obj({ clusterApiRoleArn: ARN("iam") }),
