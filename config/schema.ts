@@ -18,7 +18,7 @@ const obj = (properties: Record<string, Schema>, required: string[] = Object.key
   description: `an object with keys ${Object.keys(properties).join(", ")}`,
 });
 
-const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
+export const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
 
 export const ACCOUNT_ID = str("^[0-9]{12}$", "a 12-digit AWS account id");
 export const DNS_LABEL = str("^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$", "a DNS label: lowercase letters, digits and '-', 1-32 characters, starting with a letter");

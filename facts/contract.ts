@@ -115,11 +115,6 @@ export function portRangesOverlap(a: PortRange, b: PortRange): boolean {
   return a.from <= b.to && b.from <= a.to;
 }
 
-/** Every port of a range, in order. */
-export function portsOf(range: PortRange): number[] {
-  return Array.from({ length: range.to - range.from + 1 }, (_, i) => range.from + i);
-}
-
 /** The per-tenant port sets a flow may name, each derived from the tenant id alone. */
 export const PER_TENANT_PORTS = {
   "per-tenant": { ports: (tenantId: string): PortRange => ({ from: slurmctldNodePort(tenantId), to: slurmctldNodePort(tenantId) }), label: "the tenant's own" },

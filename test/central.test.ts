@@ -187,7 +187,8 @@ describe("central stack (central-dev)", function () {
     const addOns = ["cert-manager", "cluster-api", "external-secrets", "mariadb-operator-crds", "mariadb-operator", "slurm-operator-crds", "slurm-operator"];
     assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml", "fleet/central/dev/tenants.yaml",
       ...["cilium", "cluster-manifests", "control-plane", "control-plane-manifests", "edge-agent", "external-secrets", "karpenter", "slurm", "slurm-operator", "slurm-operator-crds"].map((a) => `fleet/central/dev/tenants/values/${a}.yaml`),
-      "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml"].sort());
+      "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml",
+      ...["tenant-cluster", "tenant-control-plane", "edge-agent"].map((c) => `fleet/charts/${c}/values.schema.json`)].sort());
     const values = parse(fs.readFileSync(path.join(p.fleetRoot!, "fleet/central/dev/values/cluster-api.yaml"), "utf8"));
     assert.deepEqual(values.image, { repository: "ghcr.io/clusterra/cluster-api", tag: "0.9.0" });
     assert.equal(values.tables.events, "clusterra-dev-events");

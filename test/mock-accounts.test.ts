@@ -19,14 +19,14 @@ describe("accounts in the offline plan", function () {
   });
 
   for (const [tenant, account] of [["acme", "444455556666"], ["globex", "777788889999"]] as const) {
-    it(`tenant ${tenant}: its Slurm keys live in central's account, its roles in its own (plan and committed fleet)`, async () => {
+    it(`tenant ${tenant}: its Slurm keys live in central's account, its roles in its own (plan and committed fleet)`, async function () {
       const p = await plan(`tenant-${tenant}-dev`);
       const secrets = byType(p, "aws:secretsmanager/secret:Secret").map((s) => String(s.outputs?.arn));
       assert.ok(secrets.length >= 4);
       for (const a of secrets) assert.equal(a.split(":")[4], CENTRAL, a);
       // Its key delivery as ArgoCD renders it from the committed facts (skipped without Helm).
       const objects = clusterObjects(tenant);
-      if (!objects) return;
+      if (!objects) return this.skip(); // run `bash scripts/install-tools` (CI does)
       const text = JSON.stringify(objects.filter((o) => o.kind === "SecretStore" || o.kind === "ExternalSecret"));
       const arns = text.match(/arn:aws:[a-z]+:[a-z0-9-]*:\d{12}:[^\s"]+/g) ?? [];
       for (const a of arns) assert.equal(a.split(":")[4], a.includes(":secretsmanager:") ? CENTRAL : account, a);

@@ -3,6 +3,7 @@ import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { centralFleetPath, tenantsApplicationSetPath } from "../../facts/fleet";
 import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
+import { tenantChartSchemaFiles } from "./chart-schemas";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
@@ -113,6 +114,8 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
     }),
     ...centralAddOnFiles(config.environment, config.fleet),
     ...tenantsSharedFiles(config.environment, config.backups),
+    // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
+    ...tenantChartSchemaFiles(),
     [tenantsApplicationSetPath(config.environment)]: yamlFile(`pulumi up -s central-${config.environment}`, tenantsApplicationSet(config.environment, { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision })),
   };
 }

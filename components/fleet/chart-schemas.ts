@@ -4,10 +4,10 @@
  * does ArgoCD at every sync, whatever ran in CI: a value off its pattern (an id with a shell
  * character, an address that is not one, a port outside the NodePort range) stops the render
  * instead of reaching a worker's boot script or a Service. Built from the patterns the stack
- * files and facts files are validated with; a test keeps the committed files equal to these
- * (UPDATE_CHART_SCHEMAS=1 rewrites them).
+ * files and facts files are validated with, and written by the central stack with every
+ * tenant's shared values (`pulumi up`, `fleet write`; `fleet check --render` compares).
  */
-import { DNS_LABEL, ENVIRONMENT, SEMVER_K3S } from "../../config/schema";
+import { DNS_LABEL, ENVIRONMENT, SEMVER_K3S, str } from "../../config/schema";
 import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../../facts/contract";
 import { LOCAL_CHARTS } from "../../facts/fleet";
 import { REGIONS } from "../../facts/regions";
@@ -16,7 +16,6 @@ import { tenantFactSchema, type TenantCloudFacts } from "./facts";
 
 type Schema = Record<string, unknown>;
 
-const str = (pattern: string, description: string): Schema => ({ type: "string", pattern, description });
 /** An object with exactly these keys, all required. */
 const obj = (properties: Record<string, Schema>): Schema => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
 const list = (items: Schema, description: string): Schema => ({ type: "array", items, minItems: 1, description });
