@@ -17,8 +17,10 @@ import { stringify } from "yaml";
 import { tenantsSharedFiles } from "../components/fleet/application-set";
 import { centralAddOnFiles } from "../components/fleet/central-addons";
 import type { ControlPlaneFacts } from "../components/fleet/control-plane";
-import type { TenantAppsFacts } from "../components/fleet/tenant-apps";
-import { tenantFleetFiles } from "../components/fleet/tenant";
+import { tenantFleetFiles, type TenantEntryFacts } from "../components/fleet/tenant";
+import { tenantEntriesApplicationSet, tenantEntrySharedValues } from "../components/fleet/tenant-entry";
+import { tenantsApplicationSet } from "../components/fleet/application-set";
+import { yamlFile } from "../components/fleet/yaml-file";
 import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { factsFile, type TenantCloudFacts } from "../components/fleet/facts";
 import { nodeSetPlans } from "../components/tenant/sizing";
@@ -35,7 +37,7 @@ const TARGET_MB = 5;
 const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
 
 /** One synthetic tenant, `i` making every name, address and ARN unique: its cloud facts and what its derived files are rendered from. */
-function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [TenantClusterFacts, ControlPlaneFacts, TenantAppsFacts] } {
+function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [TenantClusterFacts, ControlPlaneFacts, TenantEntryFacts] } {
   const id = `t${i}`;
   const clusterName = `clusterra-dev-${id}`;
   const account = String(100000000000 + i);
@@ -76,7 +78,7 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
         secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
         tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, srunPortBlock: srunPortBlock(id), nodeSets, users: USERS,
       },
-      { environment: "dev", tenantId: id, clusterName, rolloutWave: "general", repoUrl: REPO.repoUrl, serverAddress, centralRegion: "us-east-1", secretsRoleArn: cloud.secretsRoleArn, clusterCredentialSecret: `clusterra/dev/${id}/argocd-cluster` },
+      { rolloutWave: "general" },
     ],
   };
 }
@@ -91,6 +93,7 @@ function render(facts: readonly ReturnType<typeof tenant>[]): { bytes: number; f
   };
   count(centralAddOnFiles("dev", REPO));
   count(tenantsSharedFiles("dev", ACCOUNTING_BACKUP.defaults));
+  count({ entries: yamlFile("bench", tenantEntrySharedValues("dev", REPO.repoUrl, "us-east-1")), appsets: yamlFile("bench", tenantEntriesApplicationSet("dev", REPO), tenantsApplicationSet("dev", REPO)) });
   // Each tenant's facts file too: it is in git like the rest.
   for (const t of facts) count({ facts: factsFile(t.stack, t.cloud), ...tenantFleetFiles(...t.parts) });
   return { bytes, files };

@@ -11,13 +11,13 @@ import Ajv, { type ValidateFunction } from "ajv";
 import { parse, parseAllDocuments } from "yaml";
 import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
-import { LOCAL_CHARTS } from "../facts/fleet";
-import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER } from "../facts/versions";
+import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE } from "../facts/fleet";
+import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
 import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
-import { fleetDocuments, fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
 import { slurmctldNodePort } from "../facts/contract";
 
@@ -125,6 +125,8 @@ interface FleetDoc {
   readonly object: Record<string, unknown>;
   /** Made by an ApplicationSet in that file (see cli/fleet-files.ts). */
   readonly generated?: { readonly by: string; readonly step: number };
+  /** Rendered by this generated Application's local chart (a tenant's entry). */
+  readonly renderedBy?: string;
 }
 
 const SECRET_VALUE = /BEGIN [A-Z ]*PRIVATE KEY|AKIA[0-9A-Z]{16}|(password|secretString|jwt_hs256|bearerToken|token)\s*:\s*["']?[A-Za-z0-9+/=_-]{16,}/i;
@@ -134,7 +136,7 @@ function get(o: unknown, ...keys: string[]): unknown {
 }
 
 /** Checks the fleet under root; returns every problem (none: the fleet is good). */
-export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet } = {}): Promise<FleetProblem[]> {
+export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet; skipped?: (message: string) => void } = {}): Promise<FleetProblem[]> {
   const problems: FleetProblem[] = [];
   const docs: FleetDoc[] = [];
   for (const file of fleetFiles(root)) {
@@ -145,13 +147,17 @@ export async function checkFleet(root: string, options: { reference?: string; re
       if (d.errors.length) problems.push({ file, at: `document ${index}`, reason: `is not valid YAML: ${d.errors[0].message.split("\n")[0]}` });
       const object = d.toJS() as unknown;
       // values/ files are Helm values, facts files a stack's cloud facts: not objects (the render checks them).
-      if (object && typeof object === "object" && !file.includes("/values/") && path.basename(file) !== FACTS_FILE) docs.push({ file, index, object: object as Record<string, unknown> });
+      if (object && typeof object === "object" && !isValuesFile(file)) docs.push({ file, index, object: object as Record<string, unknown> });
     });
   }
   // The Applications each ApplicationSet generates, checked as if they were written.
-  const generated = fleetDocuments(root, (f) => f.includes("/values/") || path.basename(f) === FACTS_FILE);
+  const generated = fleetDocuments(root, isValuesFile);
   problems.push(...generated.problems);
-  docs.push(...generated.documents.filter((d) => d.generated));
+  if (generated.skipped) {
+    if (process.env.CI) problems.push({ file: "(tools)", at: "fleet check", reason: generated.skipped });
+    else options.skipped?.(generated.skipped);
+  }
+  docs.push(...generated.documents.filter((d) => d.generated || d.renderedBy));
   problems.push(...(await schemaProblems(docs, options.reference)));
   problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs), ...unstepped(docs));
   if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root)));
@@ -293,7 +299,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     }
   }
   for (const d of docs.filter((x) => x.object.kind === "SecretStore")) {
-    const owner = /^fleet\/central\/([^/]+)\/tenant-([^/]+)\.yaml$/.exec(d.file);
+    const owner = ENTRY_FILE.exec(d.file);
     if (!owner) continue;
     const role = String(get(d.object, "spec", "provider", "aws", "role") ?? "");
     const expected = `:role/${controlPlaneSecretsRoleName(owner[1], owner[2])}`;
@@ -301,9 +307,9 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   }
   // A tenant's cluster Secret says whose cluster it is (the generated Applications' project follows): its own entry's tenant only.
   for (const d of docs.filter((x) => x.object.kind === "ExternalSecret" && get(x.object, "spec", "target", "template", "metadata", "labels", ARGOCD_CLUSTER_SECRET.label) === ARGOCD_CLUSTER_SECRET.value)) {
-    const owner = /^fleet\/central\/[^/]+\/tenant-([^/]+)\.yaml$/.exec(d.file)?.[1];
+    const owner = ENTRY_FILE.exec(d.file)?.[2];
     const label = get(d.object, "spec", "target", "template", "metadata", "labels", LABEL_KEYS.tenant);
-    if (label !== owner) problems.push({ file: d.file, at: `document ${d.index} ExternalSecret/${String(get(d.object, "metadata", "name"))}/spec/target/template/metadata/labels`, reason: `labels a cluster Secret ${LABEL_KEYS.tenant}=${String(label)}; only tenant ${owner ?? "(none: not a tenant's entry file)"}'s entry may name its cluster, and only as ${owner ?? "its own"}` });
+    if (label !== owner) problems.push({ file: d.file, at: `document ${d.index} ExternalSecret/${String(get(d.object, "metadata", "name"))}/spec/target/template/metadata/labels`, reason: `labels a cluster Secret ${LABEL_KEYS.tenant}=${String(label)}; only tenant ${owner ?? "(none: not rendered from a tenant's entry)"}'s entry may name its cluster, and only as ${owner ?? "its own"}` });
   }
   for (const d of docs.filter((x) => x.object.kind === "Application")) {
     const tenant = d.generated ? (get(d.object, "metadata", "labels", LABEL_KEYS.tenant) as string | undefined) : /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];
@@ -314,6 +320,14 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     if (!tenant) continue;
     const project = String(get(d.object, "spec", "project"));
     const at = `${d.generated ? `ApplicationSet/${d.generated.by} generates` : `document ${d.index}`} Application/${String(get(d.object, "metadata", "name"))}`;
+    // A tenant's entry is the platform's (it writes the tenant's projects in ArgoCD's namespace): only the entry chart, there.
+    if (d.generated?.by === TENANT_ENTRIES_APPLICATION_SET) {
+      const sources = (get(d.object, "spec", "sources") ?? []) as { path?: string; ref?: string }[];
+      const dest = get(d.object, "spec", "destination") as { server?: string; namespace?: string };
+      const ok = project === PLATFORM_PROJECT && dest.server === ARGOCD_IN_CLUSTER && dest.namespace === ARGOCD_CHART.namespace && sources.every((x) => x.ref || x.path === LOCAL_CHARTS.tenantEntry);
+      if (!ok) problems.push({ file: d.file, at, reason: `a tenant's entry runs in project ${PLATFORM_PROJECT} with ${LOCAL_CHARTS.tenantEntry} only, into ${ARGOCD_CHART.namespace} on central; this one uses project ${project}, ${dest.server} ${dest.namespace}, sources ${sources.map((x) => x.path ?? x.ref).join(", ")}` });
+      continue;
+    }
     if (project !== `tenant-${tenant}` && project !== `tenant-${tenant}-cluster`) {
       problems.push({ file: d.file, at: `${at}/spec/project`, reason: `uses project ${project}; tenant ${tenant}'s Applications use tenant-${tenant} or tenant-${tenant}-cluster only` });
       continue;
@@ -326,6 +340,9 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   }
   return problems;
 }
+
+/** A tenant's entry file, what its entry's objects render from: environment and tenant. */
+const ENTRY_FILE = new RegExp(`^fleet/tenants/([^/]+)/([^/]+)/${TENANT_ENTRY_FILE.replace(".", "\\.")}$`);
 
 /** Sub-folders of a folder (none when it is missing). */
 function listDirs(dir: string): string[] {
@@ -386,7 +403,7 @@ export async function checkWithCharts(root: string, charts: string | undefined, 
 export async function runFleetCheck(root: string, options: { render: boolean; charts?: string; outputs?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const reference = referenceDir(root);
   if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
-  const problems = await checkFleet(root, { reference, render: options.render });
+  const problems = await checkFleet(root, { reference, render: options.render, skipped: (m) => err(`clusterra fleet check: ${m}; skipped`) });
   if (options.render) problems.push(...(await checkWithCharts(root, options.charts, reference, out, err)));
   if (options.outputs) problems.push(...factsAgainstOutputs(root, options.outputs));
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);

@@ -3,11 +3,16 @@
  * is, and how a problem is reported. The check, the render and the validation build on it;
  * none of them on each other's internals.
  */
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { parseAllDocuments } from "yaml";
-import { PROJECT_ROOT } from "../config";
-import { clusterParams, expandApplicationSet, type ClusterParams } from "../components/fleet/application-set";
+import { parse, parseAllDocuments } from "yaml";
+import { PROJECT_ROOT, readAllStackFiles } from "../config";
+import { clusterParams, expandApplicationSet, globRegExp, type ClusterParams, type GitFiles } from "../components/fleet/application-set";
+import { GoTemplateError } from "../components/fleet/go-template";
+import { TENANT_ENTRY_FILE, tenantFleetPath } from "../facts/fleet";
+import { FACTS_FILE } from "../components/fleet/facts";
+import { LABEL_KEYS } from "../facts/project";
 import { ARGOCD_CLUSTER_SECRET } from "../facts/versions";
 
 export interface FleetProblem {
@@ -34,12 +39,47 @@ function walk(dir: string): string[] {
  */
 const NOT_KUBERNETES = ["fleet/charts/", "fleet/connector/"];
 
+/**
+ * Helm value files, not objects: values/ folders, facts files, and the files at the top of a
+ * tenant's folder (its entry, its users: the charts read them; `fleet check --render` checks them).
+ */
+export function isValuesFile(file: string): boolean {
+  return file.includes("/values/") || path.posix.basename(file) === FACTS_FILE || /^fleet\/tenants\/[^/]+\/[^/]+\/[^/]+$/.test(file);
+}
+
 /** Generated fleet files ArgoCD syncs. */
 export function fleetFiles(root: string): string[] {
   return walk(path.join(root, "fleet"))
     .map((f) => path.relative(root, f).split(path.sep).join("/"))
     .filter((f) => !NOT_KUBERNETES.some((dir) => f.startsWith(dir)) && f.endsWith(".yaml"))
     .sort();
+}
+
+/** A tool from `scripts/install-tools` (.tools/bin), else from PATH; undefined when absent. */
+export function toolPath(root: string, name: "helm" | "kubectl-validate"): string | undefined {
+  const local = path.join(root, ".tools", "bin", name);
+  if (fs.existsSync(local)) return local;
+  const found = (process.env.PATH ?? "").split(path.delimiter).map((d) => path.join(d, name)).find((p) => fs.existsSync(p));
+  return found;
+}
+
+/** Repository URLs the stack files name as the fleet repository: `$values` and git generators resolve against this checkout. */
+export function fleetRepos(root: string): Set<string> {
+  return new Set(readAllStackFiles(root).map((f) => (f.values["clusterra:fleet"] as { repoUrl?: unknown } | undefined)?.repoUrl).filter((r): r is string => typeof r === "string"));
+}
+
+/** The fleet repository as a git files generator reads it: this checkout (its revision is the one under review). */
+export function checkoutFiles(root: string): GitFiles {
+  const repos = fleetRepos(root);
+  return (repoURL, _revision, glob) => {
+    if (!repos.has(repoURL)) throw new GoTemplateError(`git generator: ${repoURL} is not the fleet repository (${[...repos].join(", ")})`);
+    const pattern = globRegExp(glob);
+    return walk(path.join(root, "fleet"))
+      .map((f) => path.relative(root, f).split(path.sep).join("/"))
+      .filter((f) => pattern.test(f))
+      .sort()
+      .map((f) => ({ path: f, content: parse(fs.readFileSync(path.join(root, f), "utf8")) as unknown }));
+  };
 }
 
 /** One document of a fleet file; `generated` when an ApplicationSet in that file makes it. */
@@ -49,6 +89,8 @@ export interface FleetDocument {
   readonly object: Record<string, unknown>;
   /** The ApplicationSet that generates it, and its RollingSync step (0-based; -1: none). */
   readonly generated?: { readonly by: string; readonly step: number };
+  /** Rendered at sync time by this generated Application's local chart (file: the tenant's file it renders from). */
+  readonly renderedBy?: string;
 }
 
 interface ClusterExternalSecret {
@@ -70,12 +112,48 @@ export function fleetClusterSecrets(documents: readonly FleetDocument[]): Cluste
     });
 }
 
+interface LocalChartSource {
+  repoURL?: string;
+  path?: string;
+  ref?: string;
+  chart?: string;
+  helm?: { releaseName?: string; valueFiles?: string[]; parameters?: { name: string; value: string; forceString?: boolean }[] };
+}
+
 /**
- * Every document of every fleet file ArgoCD syncs, then the Applications each ApplicationSet
- * generates from the fleet's cluster Secrets (filed under the ApplicationSet's file); a
- * template the expansion cannot render is a problem naming it.
+ * A generated Application's local charts rendered now, as ArgoCD's repo server renders them
+ * (release, namespace, `$values` files from this checkout, parameters): their objects.
  */
-export function fleetDocuments(root: string, skip: (file: string) => boolean = () => false): { documents: FleetDocument[]; problems: FleetProblem[] } {
+export function renderLocalCharts(root: string, helm: string, app: Record<string, unknown>): Record<string, unknown>[] {
+  const spec = app.spec as { sources?: LocalChartSource[]; destination?: { namespace?: string } };
+  const sources = spec.sources ?? [];
+  const repos = fleetRepos(root);
+  const refs = new Map(sources.filter((s) => s.ref).map((s) => [s.ref as string, s.repoURL ?? ""]));
+  return sources.filter((s) => !s.ref && !s.chart && s.path && repos.has(s.repoURL ?? "")).flatMap((s) => {
+    const name = String((app.metadata as { name?: string }).name);
+    const args = ["template", s.helm?.releaseName ?? name, path.join(root, s.path as string), "--namespace", spec.destination?.namespace ?? "default"];
+    for (const v of s.helm?.valueFiles ?? []) {
+      const ref = /^\$([^/]+)\/(.*)$/.exec(v);
+      if (!ref || !repos.has(refs.get(ref[1]) ?? "")) throw new Error(`value file ${v} is not in the fleet repository`);
+      args.push("--values", path.join(root, ref[2]));
+    }
+    for (const p of s.helm?.parameters ?? []) args.push(p.forceString ? "--set-string" : "--set", `${p.name}=${p.value}`);
+    const run = spawnSync(helm, args, { encoding: "utf8" });
+    if (run.status !== 0) throw new Error(`helm template of ${s.path} for Application ${name} failed: ${(run.stderr || run.error?.message || "").trim().split("\n")[0]}`);
+    return parseAllDocuments(run.stdout).map((d) => d.toJS() as unknown).filter((o): o is Record<string, unknown> => !!o && typeof o === "object");
+  });
+}
+
+/**
+ * Every document of every fleet file ArgoCD syncs, then what the ApplicationSets make of
+ * them, in ArgoCD's order: the Applications of the ApplicationSets that read the repository
+ * (each tenant's entry), the objects their local charts render (filed under the tenant's
+ * entry file: its namespace, projects and cluster Secret's ExternalSecret), then the
+ * Applications of those that read the cluster Secrets. Each generated Application is filed
+ * under its ApplicationSet's file; what stops a generation or a render is a problem naming it.
+ * Without Helm the entries cannot render: `skipped` says so, and no cluster generator runs.
+ */
+export function fleetDocuments(root: string, skip: (file: string) => boolean = () => false): { documents: FleetDocument[]; problems: FleetProblem[]; skipped?: string } {
   const documents: FleetDocument[] = [];
   const problems: FleetProblem[] = [];
   for (const file of fleetFiles(root).filter((f) => !skip(f))) {
@@ -84,15 +162,34 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
       if (object && typeof object === "object") documents.push({ file, index, object: object as Record<string, unknown> });
     });
   }
-  const clusters = fleetClusterSecrets(documents);
-  for (const d of documents.filter((x) => x.object.kind === "ApplicationSet")) {
+  const appsets = documents.filter((x) => x.object.kind === "ApplicationSet");
+  const readsClusters = (d: FleetDocument) => JSON.stringify((d.object.spec as { generators?: unknown } | undefined)?.generators ?? []).includes('"clusters"');
+  const expand = (d: FleetDocument, clusters: ClusterParams[]): FleetDocument[] => {
     const name = String((d.object.metadata as { name?: string } | undefined)?.name);
     try {
-      for (const g of expandApplicationSet(d.object, clusters)) documents.push({ file: d.file, index: d.index, object: g.application, generated: { by: name, step: g.step } });
+      return expandApplicationSet(d.object, clusters, checkoutFiles(root)).map((g) => ({ file: d.file, index: d.index, object: g.application, generated: { by: name, step: g.step } }));
     } catch (e) {
       // The expansion is pure: whatever stops it (a template, a patch that is not YAML, a missing field) is this document's problem.
       problems.push({ file: d.file, at: `document ${d.index} ApplicationSet/${name}`, reason: `ArgoCD could not generate its Applications: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` });
+      return [];
+    }
+  };
+  const first = appsets.filter((d) => !readsClusters(d)).flatMap((d) => expand(d, []));
+  documents.push(...first);
+  const helm = toolPath(root, "helm");
+  if (!helm) return { documents, problems, skipped: "helm is not installed: the tenants' entries are not rendered, so the Applications made from their cluster Secrets are not generated (run `bash scripts/install-tools`)" };
+  for (const d of first) {
+    const tenant = (d.object.metadata as { labels?: Record<string, string> }).labels?.[LABEL_KEYS.tenant];
+    const environment = /^fleet\/central\/([^/]+)\//.exec(d.file)?.[1];
+    const file = tenant && environment ? `${tenantFleetPath(environment, tenant)}/${TENANT_ENTRY_FILE}` : d.file;
+    const name = String((d.object.metadata as { name?: string }).name);
+    try {
+      renderLocalCharts(root, helm, d.object).forEach((object, index) => documents.push({ file, index, object, renderedBy: name }));
+    } catch (e) {
+      problems.push({ file: d.file, at: `ApplicationSet/${d.generated?.by} generates Application/${name}`, reason: (e as Error).message });
     }
   }
+  const clusters = fleetClusterSecrets(documents);
+  for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, clusters));
   return { documents, problems };
 }

@@ -15,21 +15,14 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { readAllStackFiles } from "../config";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
-import { fleetDocuments, referenceDir, type FleetProblem } from "./fleet-files";
-import { FACTS_FILE } from "../components/fleet/facts";
+import { fleetDocuments, fleetRepos, isValuesFile, referenceDir, toolPath, type FleetProblem } from "./fleet-files";
+
+export { toolPath } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
 import { tenantFleetPath, tenantNamespace } from "../facts/fleet";
 import { TENANT_ADD_ONS, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
 const run = promisify(execFile);
-
-/** A tool from `scripts/install-tools` (.tools/bin), else from PATH; undefined when absent. */
-export function toolPath(root: string, name: "helm" | "kubectl-validate"): string | undefined {
-  const local = path.join(root, ".tools", "bin", name);
-  if (fs.existsSync(local)) return local;
-  const found = (process.env.PATH ?? "").split(path.delimiter).map((d) => path.join(d, name)).find((p) => fs.existsSync(p));
-  return found;
-}
 
 /** The chart sources beside the project (../shared/reference/charts), where CI has them. */
 export function defaultChartsDir(root: string): string {
@@ -118,17 +111,12 @@ function centralVersions(root: string): Map<string, string> {
   return versions;
 }
 
-/** Repository URLs the stack files name as the fleet repository: `$values` resolves against this checkout. */
-function fleetRepos(root: string): Set<string> {
-  return new Set(readAllStackFiles(root).map((f) => (f.values["clusterra:fleet"] as { repoUrl?: unknown } | undefined)?.repoUrl).filter((r): r is string => typeof r === "string"));
-}
-
 /**
  * Every Helm source of every Application under root's fleet/, resolved against the chart
  * folder; problems name the Application file, the Application and the source.
  */
 export function helmRenders(root: string, chartsDir: string): { renders: HelmRender[]; problems: FleetProblem[] } {
-  const fleet = fleetDocuments(root, (f) => f.includes("/values/") || path.basename(f) === FACTS_FILE);
+  const fleet = fleetDocuments(root, isValuesFile);
   const result = applicationRenders(root, chartsDir, fleet.documents);
   return { renders: result.renders, problems: [...fleet.problems, ...result.problems] };
 }

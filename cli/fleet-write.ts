@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { ConfigError, scanStackFiles, validateStack, type StackConfig } from "../config";
+import { scanStackFiles, validateStack, type StackConfig } from "../config";
 import { centralStackFleetFiles } from "../components/fleet/central";
 import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind } from "../components/fleet/facts";
 import { tenantStackFleetFiles } from "../components/fleet/tenant";
@@ -27,12 +27,12 @@ function factsPathOf(config: StackConfig): string {
 }
 
 /** One stack's files from its configuration and the facts file's text. */
-function stackFiles(config: StackConfig, text: string, file: string, root: string): { files?: FleetFileSet; problems: FleetProblem[] } {
+function stackFiles(config: StackConfig, text: string, file: string): { files?: FleetFileSet; problems: FleetProblem[] } {
   const parsed = parseFacts(config.kind as FactsKind, text);
   if ("problems" in parsed) return { problems: parsed.problems.map((p) => ({ file, at: p.key, reason: `${p.value === undefined ? "" : `${JSON.stringify(p.value)} `}${p.problem}` })) };
   switch (config.kind) {
     case "tenant":
-      return { files: tenantStackFleetFiles(config, parsed.facts as never, root), problems: [] };
+      return { files: tenantStackFleetFiles(config, parsed.facts as never), problems: [] };
     case "central":
       return { files: centralStackFleetFiles(config, parsed.facts as never), problems: [] };
     case "connector":
@@ -68,15 +68,7 @@ export function fleetFromFacts(root: string): FleetFromFacts {
       problems.push({ file: rel, at: "(file)", reason: `is missing: ${source.stack}'s cloud facts are written by \`pulumi up -s ${source.stack}\` (offline: \`clusterra plan --stack ${source.stack} --write-fleet\`)` });
       continue;
     }
-    let r: ReturnType<typeof stackFiles>;
-    try {
-      r = stackFiles(result.config, fs.readFileSync(abs, "utf8"), rel, root);
-    } catch (e) {
-      // A tenant's central stack file that does not validate: its own problems, by key.
-      if (!(e instanceof ConfigError)) throw e;
-      problems.push(...e.issues.map((i) => ({ file: i.file, at: i.key, reason: `${source.stack} reads it: ${i.problem}` })));
-      continue;
-    }
+    const r = stackFiles(result.config, fs.readFileSync(abs, "utf8"), rel);
     problems.push(...r.problems);
     if (r.files) Object.assign(files, r.files, { [rel]: fs.readFileSync(abs, "utf8") });
   }

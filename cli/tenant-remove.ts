@@ -7,9 +7,10 @@
  * tenant's data and keys) are retained and listed, each with how it is deleted for good.
  */
 import type { TenantConfig } from "../config";
-import { tenantFleetPath, tenantEntryPath, tenantNamespace } from "../facts/fleet";
+import { tenantFleetPath, tenantNamespace } from "../facts/fleet";
 import { tenantAccessRoleName } from "../facts/project";
 import { ARGOCD_CHART } from "../facts/versions";
+import { tenantClusterName } from "../facts/tenant-cluster";
 import { TENANT_ADD_ONS } from "../components/fleet/application-set";
 import type { Deployment, DeploymentResource } from "./deployment";
 
@@ -66,7 +67,7 @@ export function removalPlan(config: TenantConfig, tenant: Deployment, central: D
   const under = (urn: string | undefined): boolean => !!link && urn !== undefined && (urn === link.urn || under(parentOf.get(urn)));
   const centralSide = central.deployment.resources.filter((r) => r.custom && under(r.urn)).map((r) => `${r.type} ${nameOf(r)}`);
   const centralStack = config.central.stack;
-  const fleetPaths = [`${tenantFleetPath(config.environment, id)}/`, tenantEntryPath(config.environment, id)];
+  const fleetPaths = [`${tenantFleetPath(config.environment, id)}/`];
   const role = tenantAccessRoleName(config.environment, id);
   const inCentral = retained.filter((r) => r.account === "central").map((r) => r.name);
   const onCentral = TENANT_ADD_ONS.filter((a) => a.side === "central").map((a) => `${id}-${a.addon}`);
@@ -76,7 +77,7 @@ export function removalPlan(config: TenantConfig, tenant: Deployment, central: D
     `Keep the accounting history if the customer wants it: copy the newest backup from the \`mariadb-daily\` volume in namespace ${tenantNamespace(id)} (kubectl cp from a pod mounting it) before step 5 prunes it.`,
     `Decide the central-side secrets now (${inCentral.join(", ")}): they live in central's account but belong to this stack. To delete them for good, \`pulumi state unprotect\` their URNs and destroy them with \`--target\` while ${role} still exists; otherwise they are retained below and central's administrator deletes them later.`,
     `pulumi destroy -s ${config.stack} --exclude-protected: ${resources.filter((r) => !r.protect).length} resources go (the server, its network, the peering, the roles); ${retained.length} protected ones are retained. It acts in central through ${role}, which central still holds.`,
-    `Remove stacks/Pulumi.${config.stack}.yaml and run pulumi up -s ${centralStack}: central deletes its ${centralSide.length} resources for ${id} (the access role, the control-plane role, rules, the route) and prunes ${fleetPaths.join(" and ")}; merge that pull request and ArgoCD prunes namespace ${tenantNamespace(id)}. The environment's ApplicationSet keeps a tenant's Applications when its cluster Secret goes (applicationsSync create-update, so a failed refresh never deletes a tenant): delete them, central's with their finalizer, which prunes the control plane (its MariaDB, its backups and slurmctld's state): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${onCentral.join(" ")}\`; the cluster's (the cluster is gone, nothing to prune) without it: \`kubectl -n ${ARGOCD_CHART.namespace} patch application <name> --type merge -p '{"metadata":{"finalizers":null}}'\` then delete, for ${onCluster.join(", ")}.`,
+    `Remove stacks/Pulumi.${config.stack}.yaml and run pulumi up -s ${centralStack}: central deletes its ${centralSide.length} resources for ${id} (the access role, the control-plane role, rules, the route) and prunes ${fleetPaths.join(" and ")}; merge that pull request. The environment's ApplicationSets keep a tenant's Applications when its folder or its cluster Secret goes (applicationsSync create-update, so a failed refresh never deletes a tenant): delete them, central's with their finalizer, which prunes the control plane (its MariaDB, its backups and slurmctld's state): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${onCentral.join(" ")}\`; the cluster's (the cluster is gone, nothing to prune) without it: \`kubectl -n ${ARGOCD_CHART.namespace} patch application <name> --type merge -p '{"metadata":{"finalizers":null}}'\` then delete, for ${onCluster.join(", ")}; last its entry, with its finalizer, which deletes namespace ${tenantNamespace(id)}, the tenant's projects and its store (the cluster Secret is kept by design: delete \`cluster-${tenantClusterName(config.environment, id)}\` too): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${id}-entry\`.`,
     `Retained data, for as long as the customer's contract says: each below. To delete it for good: \`pulumi state delete\` the central-side secrets kept in step 3 (central's administrator owns them now), \`pulumi state unprotect --all -s ${config.stack}\`, then \`pulumi destroy -s ${config.stack}\` (in the customer's account, with their deploy role), then \`pulumi stack rm -s ${config.stack}\`.`,
   ];
   return { tenantId: id, stack: config.stack, centralStack, destroyed: resources.filter((r) => !r.protect).length, retained, centralSide, fleetPaths, steps };

@@ -32,9 +32,22 @@ export function tenantFleetPath(environment: string, tenantId: string): string {
   return `${tenantsFleetPath(environment)}/${tenantId}`;
 }
 
-/** Central's file for one tenant (its namespace, its AppProjects, its cluster's credentials). */
-export function tenantEntryPath(environment: string, tenantId: string): string {
-  return `${centralFleetPath(environment)}/tenant-${tenantId}.yaml`;
+/**
+ * A tenant's own entry file in its folder (its rollout wave): the file the tenant-entries
+ * ApplicationSet's git files generator finds each tenant by.
+ */
+export const TENANT_ENTRY_FILE = "entry.yaml";
+
+/**
+ * A tenant's users file in its folder (passwd and group lines): one copy, read by the charts
+ * of both its sides (the slurmd pods on its cluster, slurmctld and the login on central).
+ */
+export const TENANT_USERS_FILE = "users.yaml";
+
+/** The ApplicationSet that makes each tenant's entry on central (namespace, projects, cluster Secret), and its file. */
+export const TENANT_ENTRIES_APPLICATION_SET = "tenant-entries";
+export function tenantEntriesApplicationSetPath(environment: string): string {
+  return `${centralFleetPath(environment)}/${TENANT_ENTRIES_APPLICATION_SET}.yaml`;
 }
 
 /** The namespace on central holding one tenant's Slurm control plane. */
@@ -91,7 +104,7 @@ export function tenantClusterProjectSuffix(): string {
 }
 
 /** Local charts in this repository (fleet/charts/<name>). */
-export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent", tenantCluster: "fleet/charts/tenant-cluster", tenantControlPlane: "fleet/charts/tenant-control-plane" } as const;
+export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent", tenantCluster: "fleet/charts/tenant-cluster", tenantControlPlane: "fleet/charts/tenant-control-plane", tenantEntry: "fleet/charts/tenant-entry" } as const;
 
 /**
  * Sync waves: CRDs, then operators, then what uses them; a tenant's slurmd after its control

@@ -9,11 +9,12 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
+import { checkoutFiles } from "../cli/fleet-files";
 import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../cli/fleet-render";
 import { expandApplicationSet, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
-import { ROLLOUT_WAVES, TENANTS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
+import { ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
 import { liveClusterParams, runApplicationSet, type RolloutResult } from "./argo/application-set";
 import type { PlanResult } from "../cli/plan";
 import type { CentralConfig, TenantConfig } from "../config/types";
@@ -267,7 +268,9 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   report(step("ArgoCD's ApplicationSet controller runs progressive syncs", progressive, progressive ? `argocd-cmd-params-cm ${PROGRESSIVE_SYNCS_PARAM}: "true"` : `argocd-cmd-params-cm has no ${PROGRESSIVE_SYNCS_PARAM}: "true"; RollingSync is ignored and every tenant syncs at once`));
   const waveOf = new Map(tenants.map((t) => [t.config.tenant.id, t.config.rolloutWave]));
   const generations = new Map<string, Map<string, string>>();
-  const appSets = [...last.values()].flatMap((x) => x.result.appSets.map((a) => ({ ...a, depth: x.depth + 1 })));
+  // Those that read the repository first (each tenant's entry: its projects and cluster Secret), then those that read the cluster Secrets.
+  const readsClusters = (a: { object: KubeObject }) => JSON.stringify((a.object.spec as { generators?: unknown } | undefined)?.generators ?? []).includes('"clusters"');
+  const appSets = [...last.values()].flatMap((x) => x.result.appSets.map((a) => ({ ...a, depth: x.depth + 1 }))).sort((a, b) => Number(readsClusters(a)) - Number(readsClusters(b)));
   const syncGenerated = (file: string, depth: number) => async (app: Application): Promise<boolean> => {
     let r = await argo.sync(app, file);
     // syncPolicy.retry: tried again (a CRD or a Secret another Application delivers may come later).
@@ -279,10 +282,13 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     last.set(app.metadata.name, { app, file, depth, result: r });
     return r.synced && r.healthy;
   };
+  const git = checkoutFiles(input.root);
   for (const set of appSets) {
-    const r = await runApplicationSet({ kc: c, appset: set.object, progressive, previous: new Map(), sync: syncGenerated(set.file, set.depth) });
+    const r = await runApplicationSet({ kc: c, appset: set.object, progressive, previous: new Map(), git, sync: syncGenerated(set.file, set.depth) });
     generations.set(set.object.metadata.name, r.specs);
-    report(rolloutStep(`ApplicationSet ${set.object.metadata.name} generates every tenant's Applications and rolls them out canary first`, r, waveOf, tenants.length * TENANT_ADD_ONS.length));
+    const entries = set.object.metadata.name === TENANT_ENTRIES_APPLICATION_SET;
+    const what = entries ? "every tenant's entry on central from its folder" : "every tenant's Applications from its cluster Secret";
+    report(rolloutStep(`ApplicationSet ${set.object.metadata.name} generates ${what} and rolls them out canary first`, r, waveOf, tenants.length * (entries ? 1 : TENANT_ADD_ONS.length)));
   }
 
   report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", stuck.length === 0, stuck.length ? `a failed first sync with no retry stays failed until a new commit: ${stuck.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
@@ -358,7 +364,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
       renderList.push(r);
       byRender.set(r, rendered.objects.filter((o) => o.render === r).flatMap((o) => splitManifests(fs.readFileSync(path.join(out, o.out), "utf8"), `${r.chartLabel} render`)));
     }
-    const r = await runApplicationSet({ kc: c, appset, progressive, previous: generation, sync: syncGenerated(set.file, set.depth) });
+    const r = await runApplicationSet({ kc: c, appset, progressive, previous: generation, git, sync: syncGenerated(set.file, set.depth) });
     generation = r.specs;
     const problems = [...(applied.code ? [applied.stderr.trim()] : []), ...fresh.problems.map((p) => `${p.at}: ${p.reason}`), ...rendered.problems.map((p) => `${p.at}: ${p.reason}`)];
     return { r, problems };

@@ -11,7 +11,7 @@ import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal 
 import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
-import { clusterObjects } from "./helpers";
+import { clusterObjects, entryObjects } from "./helpers";
 
 const APPSET = "fleet/central/dev/tenants.yaml";
 const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
@@ -29,9 +29,13 @@ function smallRepo(files: readonly string[]): string {
   return root;
 }
 
-/** A small repository whose ApplicationSet makes only these add-ons of acme (its entry, so its cluster Secret), with these files. */
+/**
+ * A small repository whose ApplicationSet makes only these add-ons of acme, with these files;
+ * acme's entry as the committed fleet renders it (so its cluster Secret), as a plain file.
+ */
 function appsRepo(addons: readonly string[], files: readonly string[]): string {
-  const root = smallRepo([APPSET, "fleet/central/dev/tenant-acme.yaml", ...files]);
+  const root = smallRepo([APPSET, ...files]);
+  fs.writeFileSync(path.join(root, "fleet/central/dev/acme-entry.yaml"), (entryObjects("acme") ?? []).map((o) => stringify(o)).join("---\n"));
   edit(root, APPSET, (d) => {
     const list = d.spec.generators[0].matrix.generators[1].list;
     list.elements = list.elements.filter((e: { addon: string }) => addons.includes(e.addon));
@@ -178,7 +182,7 @@ describe("the fleet against the real charts", function () {
     const kubectlValidate = toolPath(PROJECT_ROOT, "kubectl-validate");
     if (!helm || !kubectlValidate) return this.skip(); // run `bash scripts/install-tools` (CI does)
     // The tenant cluster's own objects, from its local chart: a wrong type in what every NodeClass has, an unknown field in what every NodePool has.
-    const local = appsRepo(["slurm", "cluster-manifests"], [shared("slurm"), SLURM_VALUES, shared("cluster-manifests"), "fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"]);
+    const local = appsRepo(["slurm", "cluster-manifests"], [shared("slurm"), SLURM_VALUES, shared("cluster-manifests"), "fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/acme/users.yaml", "fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"]);
     fs.rmSync(root, { recursive: true, force: true });
     root = local;
     fs.cpSync(path.join(PROJECT_ROOT, "fleet/charts"), path.join(root, "fleet/charts"), { recursive: true });

@@ -31,6 +31,20 @@ function corrupt(root: string, rel: string, index: number, change: (doc: any) =>
 /** The ApplicationSet's list row of one add-on. */
 const addOn = (d: any, addon: string) => d.spec.generators[0].matrix.generators[1].list.elements.find((e: { addon: string }) => e.addon === addon);
 
+/** Edits a file of the copy as text (a chart template, a shared values file). */
+function replaceIn(root: string, rel: string, from: string | RegExp, to: string): void {
+  const file = path.join(root, rel);
+  const text = fs.readFileSync(file, "utf8");
+  const next = text.replace(from, to);
+  assert.notEqual(next, text, `${rel} has no ${String(from)}`);
+  fs.writeFileSync(file, next);
+}
+
+/** Where central's entry for a tenant renders from: its folder's entry file (the chart and the shared values make the rest). */
+const ENTRY = (id: string) => `fleet/tenants/dev/${id}/entry.yaml`;
+const ENTRY_CHART = "fleet/charts/tenant-entry/templates";
+const ENTRY_SHARED = "fleet/central/dev/tenants/values/entry.yaml";
+
 const reasons = (problems: FleetProblem[], rel: string) => problems.filter((p) => p.file === rel).map((p) => `${p.at}: ${p.reason}`).join("\n");
 
 describe("clusterra fleet check", function () {
@@ -48,16 +62,14 @@ describe("clusterra fleet check", function () {
 
   it("catches a misspelled field in an ExternalSecret against External Secrets' CRD", async function () {
     if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
-    const rel = "fleet/central/dev/tenant-acme.yaml";
-    corrupt(root, rel, 4, (d) => ({ ...d, spec: { ...d.spec, refreshIntervall: d.spec.refreshInterval } }));
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /ExternalSecret\/cluster-clusterra-dev-acme\/spec: must NOT have additional properties \(unknown field "refreshIntervall"\)/);
+    replaceIn(root, `${ENTRY_CHART}/credential.yaml`, "  refreshInterval:", "  refreshIntervall:");
+    assert.match(reasons(await checkFleet(root, { reference }), ENTRY("acme")), /ExternalSecret\/cluster-clusterra-dev-acme\/spec: must NOT have additional properties \(unknown field "refreshIntervall"\)/);
   });
 
   it("catches an ExternalSecret with an invalid value", async function () {
     if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
-    const rel = "fleet/central/dev/tenant-acme.yaml";
-    corrupt(root, rel, 4, (d) => { d.spec.target.creationPolicy = "Sometimes"; });
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /spec\/target\/creationPolicy: must be equal to one of the allowed values/);
+    replaceIn(root, ENTRY_SHARED, "creationPolicy: Owner", "creationPolicy: Sometimes");
+    assert.match(reasons(await checkFleet(root, { reference }), ENTRY("globex")), /spec\/target\/creationPolicy: must be equal to one of the allowed values/);
   });
 
   it("catches an unpinned chart", async () => {
@@ -67,17 +79,16 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches a Secret and a secret value", async () => {
-    const rel = "fleet/central/dev/tenant-acme.yaml";
+    const rel = "fleet/central/dev/tenant-entries.yaml";
     fs.appendFileSync(path.join(root, rel), "---\napiVersion: v1\nkind: Secret\nmetadata: {name: mariadb-password, namespace: tenant-acme}\nstringData:\n  password: Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1Njc4\n");
     const found = reasons(await checkFleet(root, { reference }), rel);
-    assert.match(found, /document 5 Secret\/mariadb-password: is a Secret/);
+    assert.match(found, /document 1 Secret\/mariadb-password: is a Secret/);
     assert.match(found, /looks like a secret value/);
   });
 
   it("catches a cross-tenant destination in a project", async () => {
-    const entry = "fleet/central/dev/tenant-acme.yaml";
-    corrupt(root, entry, 1, (d) => { d.spec.destinations.push({ server: "https://kubernetes.default.svc", namespace: "tenant-globex" }); });
-    assert.match(reasons(await checkFleet(root, { reference }), entry), /AppProject\/tenant-acme\/spec\/destinations\/1: reaches namespace "tenant-globex" on central; tenant acme may reach only tenant-acme there/);
+    replaceIn(root, `${ENTRY_CHART}/projects.yaml`, "      namespace: {{ $ns | toJson }}\n", "      namespace: {{ $ns | toJson }}\n    - server: https://kubernetes.default.svc\n      namespace: tenant-globex\n");
+    assert.match(reasons(await checkFleet(root, { reference }), ENTRY("acme")), /AppProject\/tenant-acme\/spec\/destinations\/1: reaches namespace "tenant-globex" on central; tenant acme may reach only tenant-acme there/);
   });
 
   it("catches a generated Application with a cross-tenant destination or project", async () => {
@@ -92,12 +103,11 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches a tenant's entry that names another tenant's cluster, and an add-on no rollout step selects", async () => {
-    const entry = "fleet/central/dev/tenant-acme.yaml";
-    corrupt(root, entry, 4, (d) => { d.spec.target.template.metadata.labels["clusterra.io/tenant"] = "globex"; });
+    replaceIn(root, `${ENTRY_CHART}/credential.yaml`, "          {{ .Values.labels.tenant | toJson }}: {{ $id | toJson }}", '          {{ .Values.labels.tenant | toJson }}: {{ ternary "globex" $id (eq $id "acme") | toJson }}');
     const rel = "fleet/central/dev/tenants.yaml";
     corrupt(root, rel, 0, (d) => { addOn(d, "edge-agent").stage = "later"; });
     const problems = await checkFleet(root, { reference });
-    assert.match(reasons(problems, entry), /ExternalSecret\/cluster-clusterra-dev-acme\/spec\/target\/template\/metadata\/labels: labels a cluster Secret clusterra.io\/tenant=globex; only tenant acme's entry may name its cluster/);
+    assert.match(reasons(problems, ENTRY("acme")), /ExternalSecret\/cluster-clusterra-dev-acme\/spec\/target\/template\/metadata\/labels: labels a cluster Secret clusterra.io\/tenant=globex; only tenant acme's entry may name its cluster/);
     assert.match(reasons(problems, rel), /Application\/globex-edge-agent: no RollingSync step selects it \(clusterra.io\/wave=general, clusterra.io\/stage=later\): it would never sync/);
   });
 
@@ -110,9 +120,22 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches two tenants' entries defining one AppProject", async () => {
-    const entry = "fleet/central/dev/tenant-globex.yaml";
-    fs.appendFileSync(path.join(root, entry), `---\n${stringify({ apiVersion: "argoproj.io/v1alpha1", kind: "AppProject", metadata: { name: "tenant-acme-cluster", namespace: "argocd" }, spec: { description: "x", sourceRepos: [], destinations: [{ server: "https://10.20.0.10:6443", namespace: "*" }], clusterResourceWhitelist: [] } })}`);
-    assert.match(reasons(await checkFleet(root, { reference }), entry), /AppProject\/tenant-acme-cluster: is also defined in fleet\/central\/dev\/tenant-acme.yaml: two tenants would share one project/);
+    // A name pattern that drops the id (%.0s): every tenant's cluster project would be acme's.
+    replaceIn(root, ENTRY_SHARED, "clusterProject: tenant-%s-cluster", "clusterProject: tenant-acme-cluster%.0s");
+    assert.match(reasons(await checkFleet(root, { reference }), ENTRY("globex")), /AppProject\/tenant-acme-cluster: is also defined in fleet\/tenants\/dev\/acme\/entry.yaml: two tenants would share one project/);
+  });
+
+  it("catches a facts file that points a tenant's cluster project at another tenant's server", async () => {
+    const globex = /serverAddress: (\S+)/.exec(fs.readFileSync(path.join(root, "fleet/tenants/dev/globex/facts.yaml"), "utf8"))?.[1] as string;
+    replaceIn(root, "fleet/tenants/dev/acme/facts.yaml", /serverAddress: \S+/, `serverAddress: ${globex}`);
+    const problems = await checkFleet(root, { reference });
+    assert.match([ENTRY("acme"), ENTRY("globex")].map((f) => reasons(problems, f)).join("\n"), new RegExp(`reaches https://${globex.replace(/\./g, "\\.")}:6443, tenant (acme|globex)'s cluster`));
+  });
+
+  it("holds a tenant's entry to the platform project and the entry chart", async () => {
+    const rel = "fleet/central/dev/tenant-entries.yaml";
+    corrupt(root, rel, 0, (d) => { d.spec.template.spec.sources[1].path = "fleet/charts/cluster-api"; });
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /ApplicationSet\/tenant-entries generates Application\/acme-entry: a tenant's entry runs in project platform with fleet\/charts\/tenant-entry only/);
   });
 
   it("catches a tenant's store on central assuming another tenant's secrets role (from its facts file)", async () => {
@@ -128,9 +151,8 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {
-    const entry = "fleet/central/dev/tenant-acme.yaml";
-    corrupt(root, entry, 1, (d) => { d.spec.destinations[0].namespace = "argocd"; d.spec.clusterResourceWhitelist = [{ group: "*", kind: "*" }]; });
-    const found = reasons(await checkFleet(root, { reference }), entry);
+    replaceIn(root, `${ENTRY_CHART}/projects.yaml`, "      namespace: {{ $ns | toJson }}\n  clusterResourceWhitelist: []", '      namespace: argocd\n  clusterResourceWhitelist: [{group: "*", kind: "*"}]');
+    const found = reasons(await checkFleet(root, { reference }), ENTRY("acme"));
     assert.match(found, /may deploy into the ArgoCD namespace/);
     assert.match(found, /allows every cluster-scoped kind/);
     assert.match(found, /cluster-scoped objects on central/);
@@ -182,9 +204,9 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     let said = "";
     assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
     for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
-    assert.match(read("fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"), /carol:x:10003:10003:/);
-    // The users on both sides (their ConfigMaps, and the digest that rolls the pods), nothing else.
-    assert.match(said, /4 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/cluster-manifests.yaml\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/control-plane-manifests.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml$/);
+    assert.match(read("fleet/tenants/dev/acme/users.yaml"), /carol:x:10003:10003:/);
+    // The users file both sides read, and the digest that rolls the pods on both sides; nothing else.
+    assert.match(said, /3 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/users.yaml$/);
   });
 
   it("refuses a facts file off its schema, naming every key, and writes nothing", () => {
@@ -205,7 +227,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace(/repoUrl: \S+/, "repoUrl: git@example.com:fleet.git"));
     const errors: string[] = [];
     assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
-    assert.match(errors.join("\n"), /clusterra:fleet\.repoUrl: tenant-acme-dev reads it/);
+    assert.match(errors.join("\n"), /stacks\/Pulumi\.central-dev\.yaml: clusterra:fleet\.repoUrl: must match pattern/);
     assert.match(errors.join("\n"), /nothing written/);
   });
 
@@ -228,9 +250,14 @@ describe("fleet rendering", () => {
     ].join("\n"));
   });
 
-  it("prunes the folder and central entry of a tenant no stack file names", () => {
-    assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme"]), ["fleet/central/dev/tenant-globex.yaml", "fleet/tenants/dev/globex"]);
+  it("prunes the folder of a tenant no stack file names, and central's entry files of the earlier layout", () => {
+    assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme"]), ["fleet/tenants/dev/globex"]);
     assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme", "globex"]), []);
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "orphans-"));
+    fs.mkdirSync(path.join(root, "fleet/central/dev"), { recursive: true });
+    for (const f of ["tenant-acme.yaml", "tenant-entries.yaml", "tenants.yaml"]) fs.writeFileSync(path.join(root, "fleet/central/dev", f), "{}\n");
+    assert.deepEqual(orphanedTenantPaths(root, "dev", ["acme"]), ["fleet/central/dev/tenant-acme.yaml"]);
+    fs.rmSync(root, { recursive: true, force: true });
   });
 });
 

@@ -2,6 +2,7 @@
 import * as path from "path";
 import { PROJECT_ROOT, readAllStackFiles } from "../config";
 import { renderTenantAddOn, toolPath } from "../cli/fleet-render";
+import { fleetDocuments } from "../cli/fleet-files";
 import type { StackFile } from "../config/types";
 import type { DeploymentResource } from "../cli/deployment";
 import { planStack, type PlanResult } from "../cli/plan";
@@ -86,4 +87,11 @@ export function clusterObjects(tenant: string, root = PROJECT_ROOT): any[] | und
 export function centralObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
   const helm = toolPath(PROJECT_ROOT, "helm");
   return helm ? renderTenantAddOn(root, helm, "dev", tenant, "control-plane-manifests") : undefined;
+}
+
+/** Central's entry for a tenant as ArgoCD renders it at sync time (the tenant-entry chart, generated from its folder), or undefined without Helm. */
+export function entryObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
+  const fleet = fleetDocuments(root);
+  if (fleet.skipped) return undefined;
+  return fleet.documents.filter((d) => d.renderedBy === `${tenant}-entry`).map((d) => d.object);
 }

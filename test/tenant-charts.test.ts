@@ -41,14 +41,15 @@ describe("the tenant local charts against hostile or broken values", function ()
 
   /** acme's add-on rendered with `tenant` over its own values (in the tenant's place) and `facts` over its facts: the objects, or Helm's error. */
   function render(addon: keyof typeof charts, edits: { tenant?: Record<string, unknown>; facts?: Record<string, unknown> }): { objects: any[]; error: string } {
-    const [own, facts, shared] = tenantAddOnValueFiles("dev", "acme", addon).map((f) => path.join(PROJECT_ROOT, f));
+    const all = tenantAddOnValueFiles("dev", "acme", addon).map((f) => path.join(PROJECT_ROOT, f));
+    const [own, facts, shared] = [all[0], all.slice(1, -1), all[all.length - 1]];
     const extra = (name: string, v: Record<string, unknown> | undefined) => {
       if (!v) return [];
       const f = path.join(dir, `${addon}-${name}.yaml`);
       fs.writeFileSync(f, stringify(v));
       return [f];
     };
-    const files = [own, ...extra("tenant", edits.tenant), facts, ...extra("facts", edits.facts), shared];
+    const files = [own, ...extra("tenant", edits.tenant), ...facts, ...extra("facts", edits.facts), shared];
     const run = spawnSync(helm as string, ["template", addon, path.join(PROJECT_ROOT, charts[addon]), "--namespace", "tenant-acme", ...files.flatMap((f) => ["--values", f])], { encoding: "utf8" });
     return { objects: run.status === 0 ? parseAllDocuments(run.stdout).map((d) => d.toJS()).filter(Boolean) : [], error: run.stderr };
   }

@@ -24,7 +24,7 @@ describe("clusterra tenant remove", function () {
     assert.match(r.retained.find((x) => x.type === "aws:kms/key:Key")?.forGood ?? "", /KMS waits 30 days/);
     assert.equal(r.centralSide.length, 13);
     assert.ok(r.centralSide.every((c) => c.includes("central-dev-tenant-acme")));
-    assert.deepEqual(r.fleetPaths, ["fleet/tenants/dev/acme/", "fleet/central/dev/tenant-acme.yaml"]);
+    assert.deepEqual(r.fleetPaths, ["fleet/tenants/dev/acme/"]);
     // The ApplicationSet keeps a tenant's Applications (create-update): the runbook deletes every one of them.
     for (const a of ["acme-control-plane", "acme-control-plane-manifests", "acme-slurm", "acme-cilium", "acme-edge-agent"]) assert.match(r.steps[centralUp], new RegExp(`\\b${a}\\b`));
     assert.match(r.steps[centralUp], /kubectl -n argocd delete application acme-control-plane-manifests acme-control-plane`/);

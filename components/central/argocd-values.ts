@@ -57,6 +57,14 @@ export const APPLICATION_HEALTH_LUA = [
 /** argocd-cmd-params-cm's key that lets the ApplicationSet controller run RollingSync (beta in 3.x, off by default). */
 export const PROGRESSIVE_SYNCS_PARAM = "applicationsetcontroller.enable.progressive.syncs";
 
+/**
+ * argocd-cmd-params-cm's key for the git files generator's new globbing: a `*` stays within
+ * one folder, so the tenant-entries pattern (fleet/tenants/<env>/<any>/entry.yaml) finds the
+ * tenants' folders and no file deeper in one of them (its `.path.basename` would name
+ * another tenant).
+ */
+export const NEW_GIT_FILE_GLOBBING_PARAM = "applicationsetcontroller.enable.new.git.file.globbing";
+
 export function argocdValues(environment: string): Record<string, unknown> {
   return {
     global: {
@@ -75,8 +83,8 @@ export function argocdValues(environment: string): Record<string, unknown> {
         "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,
       },
       repositories: ociRepositories(),
-      // The tenants' ApplicationSet rolls a fleet-wide change out wave by wave (RollingSync).
-      params: { [PROGRESSIVE_SYNCS_PARAM]: true },
+      // The tenants' ApplicationSets roll a fleet-wide change out wave by wave (RollingSync).
+      params: { [PROGRESSIVE_SYNCS_PARAM]: true, [NEW_GIT_FILE_GLOBBING_PARAM]: true },
     },
     // No SSO and no notification channels on this cluster: both controllers would idle.
     dex: { enabled: false },

@@ -19,7 +19,7 @@ import { parse } from "yaml";
 import { CHARTS, type ChartKey, type ChartPin } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import {
-  ARGOCD_MANAGER, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET,
+  ARGOCD_MANAGER, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, TENANT_USERS_FILE, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET,
 } from "../../facts/fleet";
 import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
@@ -58,21 +58,23 @@ export interface TenantAddOn {
 
 type Values = Record<string, unknown>;
 
-/**
- * A Helm add-on's values: the tenant's own (in its folder), its facts file for the local
- * charts written against its keys, then what every tenant shares (written once, beside the
- * ApplicationSet). Maps merge across Helm value files, so the tenant's file holds only its
- * own keys; the shared file comes last, so no tenant's file can change what every tenant
- * shares (a worker's IMDS hop limit, an image), and its facts beat its own values.
- */
 /** What every tenant's shared values may depend on besides facts/: the central stack's settings. */
 interface SharedContext {
   readonly backups: CentralBackups;
 }
 
+/**
+ * A Helm add-on's values: the tenant's own (in its folder), its users file and its facts file
+ * for the local charts written against their keys, then what every tenant shares (written
+ * once, beside the ApplicationSet). Maps merge across Helm value files, so the tenant's file
+ * holds only its own keys; the shared file comes last, so no tenant's file can change what
+ * every tenant shares (a worker's IMDS hop limit, an image), and its facts beat its own values.
+ */
 interface HelmValues {
   readonly shared: (c: SharedContext) => Values;
-  /** Also reads the tenant's facts file, between the two (a local chart written against its keys). */
+  /** Also reads the tenant's users file, after its own (a local chart that delivers them). */
+  readonly users?: boolean;
+  /** Also reads the tenant's facts file, before the shared values (a local chart written against its keys). */
   readonly facts?: boolean;
   /** The tenant's values file, relative to its folder; none when nothing differs. */
   readonly values?: string;
@@ -82,7 +84,7 @@ interface HelmValues {
 export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   {
     addon: "control-plane-manifests", side: "central", namespace: "", stage: "secrets",
-    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), facts: true, values: "control-plane/values/control-plane-manifests.yaml" },
+    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), users: true, facts: true, values: "control-plane/values/control-plane-manifests.yaml" },
   },
   { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: controlPlaneSharedValues, values: "control-plane/values/slurm.yaml" } },
   { addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", shared: ciliumSharedValues, values: "cluster/values/cilium.yaml" } },
@@ -103,7 +105,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   { addon: "argocd-manager", side: "cluster", namespace: ARGOCD_MANAGER.namespace, stage: "crds", source: { kind: "shared-directory", objects: argocdManagerObjects } },
   {
     addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets",
-    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantCluster, shared: clusterManifestsSharedValues, facts: true, values: "cluster/values/cluster-manifests.yaml" },
+    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantCluster, shared: clusterManifestsSharedValues, users: true, facts: true, values: "cluster/values/cluster-manifests.yaml" },
   },
   {
     addon: "slurm", side: "cluster", namespace: TENANT_NAMESPACES.slurm, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: slurmSharedValues, values: "cluster/values/slurm.yaml" },
@@ -137,7 +139,12 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
   const s = row?.source;
   if (!s || (s.kind !== "chart" && s.kind !== "local-chart")) throw new Error(`${addon} is not a Helm add-on of TENANT_ADD_ONS`);
   const folder = `${tenantsFleetPath(environment)}/${tenantId}`;
-  return [...(s.values ? [`${folder}/${s.values}`] : []), ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []), `${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`];
+  return [
+    ...(s.values ? [`${folder}/${s.values}`] : []),
+    ...(s.users ? [`${folder}/${TENANT_USERS_FILE}`] : []),
+    ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []),
+    `${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`,
+  ];
 }
 
 /**
@@ -173,6 +180,7 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
     path: s.kind === "directory" || s.kind === "local-chart" ? s.path : s.kind === "shared-directory" ? a.addon : "",
     shared: s.kind === "shared-directory",
     sharedValues: s.kind === "chart" || s.kind === "local-chart" ? sharedValuesFile(a.addon) : "",
+    users: s.kind === "chart" || s.kind === "local-chart" ? (s.users ? TENANT_USERS_FILE : "") : "",
     facts: s.kind === "chart" || s.kind === "local-chart" ? (s.facts ? FACTS_FILE : "") : "",
     values: s.kind === "chart" || s.kind === "local-chart" ? s.values ?? "" : "",
     releaseName: a.releaseName ?? a.addon,
@@ -231,6 +239,9 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     "        valueFiles:",
     "  {{- if .values }}",
     `          - $values/${folder}/{{ .values }}`,
+    "  {{- end }}",
+    "  {{- if .users }}",
+    `          - $values/${folder}/{{ .users }}`,
     "  {{- end }}",
     "  {{- if .facts }}",
     `          - $values/${folder}/{{ .facts }}`,
@@ -347,17 +358,58 @@ function matches(selector: { matchLabels?: Record<string, string> } | undefined,
   return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
 }
 
-type Generator = { clusters?: { selector?: { matchLabels?: Record<string, string> } }; list?: { elements: Record<string, unknown>[] }; matrix?: { generators: Generator[] } };
+type Generator = {
+  clusters?: { selector?: { matchLabels?: Record<string, string> } };
+  list?: { elements: Record<string, unknown>[] };
+  matrix?: { generators: Generator[] };
+  git?: { repoURL: string; revision: string; files?: { path: string }[] };
+};
 
-function generate(g: Generator, clusters: readonly ClusterParams[]): Record<string, unknown>[] {
+/** A file of the fleet repository at a revision, parsed (what a git files generator reads). */
+export interface GitFile {
+  /** Path in the repository. */
+  readonly path: string;
+  readonly content: unknown;
+}
+
+/** The files of a repository at a revision whose paths match a glob (`*` within one folder, as ArgoCD's new globbing). */
+export type GitFiles = (repoURL: string, revision: string, glob: string) => readonly GitFile[];
+
+/** A glob as ArgoCD's git files generator matches it with the new globbing: `**` across folders, `*` and `?` within one. */
+export function globRegExp(glob: string): RegExp {
+  const body = glob.split(/(\*\*\/?|\*|\?)/).map((part) => (part.startsWith("**") ? "(?:.*/)?" + (part.endsWith("/") ? "" : ".*") : part === "*" ? "[^/]*" : part === "?" ? "[^/]" : part.replace(/[.+^${}()|[\]\\]/g, "\\$&"))).join("");
+  return new RegExp(`^${body}$`);
+}
+
+/**
+ * A git files generator's parameters for one file (goTemplate): the file's keys, then `path`
+ * (the generator's own: a file cannot set it), so `.path.basename` is the file's folder.
+ */
+export function gitFileParams(file: GitFile): Record<string, unknown> {
+  const segments = file.path.split("/");
+  const filename = segments[segments.length - 1];
+  const dir = segments.slice(0, -1);
+  const basename = dir[dir.length - 1] ?? "";
+  const normalize = (s: string) => s.toLowerCase().replace(/[^a-z0-9-.]/g, "-");
+  const content = file.content && typeof file.content === "object" && !Array.isArray(file.content) ? (file.content as Record<string, unknown>) : {};
+  return { ...content, path: { path: dir.join("/"), basename, filename, basenameNormalized: normalize(basename), filenameNormalized: normalize(filename), segments: dir } };
+}
+
+function generate(g: Generator, clusters: readonly ClusterParams[], git: GitFiles | undefined): Record<string, unknown>[] {
   if (g.clusters) return clusters.filter((c) => matches(g.clusters?.selector, { ...(c.metadata.labels ?? {}) })).map((c) => ({ ...c }));
   if (g.list) return g.list.elements.map((e) => ({ ...e }));
+  if (g.git) {
+    const { repoURL, revision, files } = g.git;
+    if (!files?.length) throw new GoTemplateError("the fleet's git generators read files (git.files), not directories");
+    if (!git) throw new GoTemplateError(`a git files generator needs the repository ${repoURL} at ${revision}`);
+    return files.flatMap((f) => git(repoURL, revision, f.path).map(gitFileParams));
+  }
   if (g.matrix) {
     const [a, b] = g.matrix.generators;
     if (!a || !b || g.matrix.generators.length !== 2) throw new GoTemplateError("a matrix takes exactly two generators");
-    return generate(a, clusters).flatMap((x) => generate(b, clusters).map((y) => ({ ...x, ...y })));
+    return generate(a, clusters, git).flatMap((x) => generate(b, clusters, git).map((y) => ({ ...x, ...y })));
   }
-  throw new GoTemplateError(`generator ${Object.keys(g).join(", ") || "(empty)"} is not one the fleet writes (clusters, list, matrix)`);
+  throw new GoTemplateError(`generator ${Object.keys(g).join(", ") || "(empty)"} is not one the fleet writes (clusters, git files, list, matrix)`);
 }
 
 /** An Application the ApplicationSet generates, and the step RollingSync puts it in (0-based; -1 none). */
@@ -367,15 +419,15 @@ export interface GeneratedApplication {
 }
 
 /**
- * The Applications an ApplicationSet generates for these cluster Secrets, as ArgoCD's
+ * The Applications an ApplicationSet generates for these cluster Secrets and repository files, as ArgoCD's
  * controller makes them; a GoTemplateError names the first template it cannot render.
  */
-export function expandApplicationSet(appset: Record<string, unknown>, clusters: readonly ClusterParams[]): GeneratedApplication[] {
+export function expandApplicationSet(appset: Record<string, unknown>, clusters: readonly ClusterParams[], git?: GitFiles): GeneratedApplication[] {
   const spec = appset.spec as { goTemplate?: boolean; generators: Generator[]; template: Json; templatePatch?: string; strategy?: { type?: string; rollingSync?: { steps?: { matchExpressions: { key: string; operator: string; values: string[] }[] }[] } } };
   if (!spec.goTemplate) throw new GoTemplateError("the fleet's ApplicationSets use goTemplate");
   const steps = spec.strategy?.type === "RollingSync" ? spec.strategy.rollingSync?.steps ?? [] : [];
   const out: GeneratedApplication[] = [];
-  for (const params of spec.generators.flatMap((g) => generate(g, clusters))) {
+  for (const params of spec.generators.flatMap((g) => generate(g, clusters, git))) {
     let app = renderStrings(spec.template, params) as Record<string, Json>;
     if (spec.templatePatch) {
       const patch = parse(renderGoTemplate(spec.templatePatch, params)) as Json;

@@ -5,7 +5,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { CENTRAL_ADD_ONS, centralFleetPath, tenantEntryPath, tenantsFleetPath, type CentralAddOn } from "../../facts/fleet";
+import { CENTRAL_ADD_ONS, centralFleetPath, tenantEntriesApplicationSetPath, tenantsFleetPath, type CentralAddOn } from "../../facts/fleet";
 import { ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { readAllStackFiles } from "../../config";
 import { application, type FleetRepo } from "./argo";
@@ -55,19 +55,21 @@ export function centralAddOnFiles(environment: string, repo: FleetRepo): FleetFi
 }
 
 /**
- * What a destroyed tenant stack leaves behind: tenant folders of this environment, and
- * central's entries for them, that no tenant stack file names any more. The central
- * stack prunes them on its next `pulumi up` (ArgoCD then prunes what they deployed).
+ * What a destroyed tenant stack leaves behind: tenant folders of this environment that no
+ * tenant stack file names any more, and central's per-tenant entry files of an earlier
+ * layout (the entries render at sync time now). The central stack prunes them on its next
+ * `pulumi up` (its folder gone, the tenant gets no new Applications; see `tenant remove`).
  */
 export function orphanedTenantPaths(root: string, environment: string, tenantIds: readonly string[]): string[] {
   const keep = new Set(tenantIds);
   const tenantsDir = path.join(root, tenantsFleetPath(environment));
   const folders = fs.existsSync(tenantsDir) ? fs.readdirSync(tenantsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
   const centralDir = path.join(root, centralFleetPath(environment));
-  const entries = fs.existsSync(centralDir) ? fs.readdirSync(centralDir).filter((n) => /^tenant-.+\.yaml$/.test(n)).map((n) => n.slice("tenant-".length, -".yaml".length)) : [];
+  const appset = path.basename(tenantEntriesApplicationSetPath(environment));
+  const legacyEntries = fs.existsSync(centralDir) ? fs.readdirSync(centralDir).filter((n) => /^tenant-.+\.yaml$/.test(n) && n !== appset) : [];
   return [
     ...folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(environment)}/${id}`),
-    ...entries.filter((id) => !keep.has(id)).map((id) => tenantEntryPath(environment, id)),
+    ...legacyEntries.map((n) => `${centralFleetPath(environment)}/${n}`),
   ].sort();
 }
 

@@ -1,9 +1,10 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { centralFleetPath, tenantsApplicationSetPath } from "../../facts/fleet";
+import { centralFleetPath, tenantEntriesApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
 import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
 import { tenantChartSchemaFiles } from "./chart-schemas";
+import { TENANT_ENTRY_SHARED_VALUES, tenantEntriesApplicationSet, tenantEntrySharedValues } from "./tenant-entry";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
@@ -98,6 +99,8 @@ export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
 
 /** A central stack's whole fleet output: its facts file, cluster-api's files and the add-ons every tenant's control plane needs. */
 export function centralStackFleetFiles(config: CentralConfig, facts: CentralCloudFacts): FleetFileSet {
+  const source = `pulumi up -s central-${config.environment}`;
+  const repo = { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision };
   return {
     [centralFactsPath(config.environment)]: factsFile(config.stack, facts),
     ...centralFleetFiles({
@@ -116,6 +119,9 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
     ...tenantsSharedFiles(config.environment, config.backups),
     // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
     ...tenantChartSchemaFiles(),
-    [tenantsApplicationSetPath(config.environment)]: yamlFile(`pulumi up -s central-${config.environment}`, tenantsApplicationSet(config.environment, { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision })),
+    [`${tenantsSharedPath(config.environment)}/${TENANT_ENTRY_SHARED_VALUES}`]: yamlFile(source, tenantEntrySharedValues(config.environment, config.fleet.repoUrl, config.region)),
+    // Each tenant's entry (its cluster Secret), and its Applications from that Secret.
+    [tenantEntriesApplicationSetPath(config.environment)]: yamlFile(source, tenantEntriesApplicationSet(config.environment, repo)),
+    [tenantsApplicationSetPath(config.environment)]: yamlFile(source, tenantsApplicationSet(config.environment, repo)),
   };
 }

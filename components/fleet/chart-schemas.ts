@@ -9,8 +9,9 @@
  */
 import { DNS_LABEL, ENVIRONMENT, SEMVER_K3S, str } from "../../config/schema";
 import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../../facts/contract";
-import { LOCAL_CHARTS } from "../../facts/fleet";
+import { LOCAL_CHARTS, ROLLOUT_WAVES, tenantClusterProjectSuffix } from "../../facts/fleet";
 import { REGIONS } from "../../facts/regions";
+import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { CAPACITY_TYPES, SHAPE_FAMILIES, SHAPE_SIZES } from "../../facts/shapes";
 import { tenantFactSchema, type TenantCloudFacts } from "./facts";
 
@@ -91,11 +92,24 @@ export function edgeAgentValuesSchema(): Schema {
   }, ["image", "nodeSets"]);
 }
 
+/** fleet/charts/tenant-entry/values.schema.json: the tenant's id (its folder's name), its wave and the facts its entry reads. */
+export function tenantEntryValuesSchema(): Schema {
+  return chartSchema("A tenant's entry on central: its folder's name, its wave and facts", {
+    tenantId: { ...DNS_LABEL, not: { pattern: `${tenantClusterProjectSuffix()}$` }, description: `the tenant's folder; a DNS label not ending in "${tenantClusterProjectSuffix()}" (it would name another tenant's cluster project)` },
+    rolloutWave: { type: "string", enum: [...ROLLOUT_WAVES] },
+    environment: ENVIRONMENT,
+    centralRegion: REGION,
+    inCluster: { type: "string", const: ARGOCD_IN_CLUSTER },
+    ...facts("serverAddress", "secretsRoleArn"),
+  }, ["names", "labels", "projects", "credential"]);
+}
+
 /** Each tenant local chart's schema file, by path. */
 export function tenantChartSchemaFiles(): Record<string, string> {
   return {
     [`${LOCAL_CHARTS.edgeAgent}/values.schema.json`]: `${JSON.stringify(edgeAgentValuesSchema(), null, 2)}\n`,
     [`${LOCAL_CHARTS.tenantCluster}/values.schema.json`]: `${JSON.stringify(tenantClusterValuesSchema(), null, 2)}\n`,
     [`${LOCAL_CHARTS.tenantControlPlane}/values.schema.json`]: `${JSON.stringify(tenantControlPlaneValuesSchema(), null, 2)}\n`,
+    [`${LOCAL_CHARTS.tenantEntry}/values.schema.json`]: `${JSON.stringify(tenantEntryValuesSchema(), null, 2)}\n`,
   };
 }

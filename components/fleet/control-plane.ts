@@ -277,15 +277,13 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
   };
 }
 
-/** The tenant's own values of the control-plane-manifests chart: its region, VPC, srun block, secrets' names and users (its facts come from its facts file). */
+/** The tenant's own values of the control-plane-manifests chart: its region, VPC, srun block and secrets' names (its users come from its users file, its facts from its facts file). */
 export function controlPlaneManifestsValues(f: ControlPlaneFacts): Record<string, unknown> {
-  const data = controlPlaneUsers(f).data ?? {};
   return {
     centralRegion: f.centralRegion,
     tenantCidr: f.tenantCidr,
     srunPorts: { from: f.srunPortBlock.from, to: f.srunPortBlock.to },
     secretNames: f.secretNames,
-    users: { passwd: data.passwd ?? "", group: data.group ?? "" },
   };
 }
 

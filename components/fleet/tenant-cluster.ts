@@ -207,11 +207,11 @@ export function clusterManifestsSharedValues(): Record<string, unknown> {
  * The tenant's own values of the cluster-manifests chart: who it is, its regions and K3s
  * release, its tags, one entry per shape (the NodePool's category, sizes, capacity types and
  * CPU limit; a Spot shape also allows on-demand: Karpenter launches Spot first and falls back
- * when Spot has no capacity), and its users. Its cloud facts come from its facts file.
+ * when Spot has no capacity). Its users come from its users file, its cloud facts from its
+ * facts file.
  */
 export function clusterManifestsValues(f: TenantClusterFacts) {
   const shapes = [...new Map(f.nodeSets.map((n) => [n.shape.name, n])).values()];
-  const data = tenantUsers(f).data ?? {};
   return {
     tenantId: f.tenantId,
     environment: f.environment,
@@ -228,7 +228,6 @@ export function clusterManifestsValues(f: TenantClusterFacts) {
       capacityTypes: shape.capacityType === "spot" ? ["spot", "on-demand"] : ["on-demand"],
       cpuLimit: String(shape.maxNodes * Math.max(...shape.sizes)),
     })),
-    users: { passwd: data.passwd ?? "", group: data.group ?? "" },
   };
 }
 

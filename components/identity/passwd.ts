@@ -63,6 +63,12 @@ export function usersConfigMap(namespace: string, users: readonly TenantUser[], 
   };
 }
 
+/** The users' passwd and group files, as the tenant's users file gives them to the charts that make the ConfigMaps. */
+export function usersFiles(users: readonly TenantUser[], efsMount: string): { passwd: string; group: string } {
+  const data = usersConfigMap("", users, efsMount).data ?? {};
+  return { passwd: data.passwd ?? "", group: data.group ?? "" };
+}
+
 /** A digest of the ConfigMap's data: pods that carry it in an annotation restart when the users change. */
 export function usersDigest(map: ConfigMap): string {
   return createHash("sha256").update(JSON.stringify(map.data ?? {})).digest("hex").slice(0, 16);

@@ -1,6 +1,7 @@
 /**
  * The journey's ApplicationSet controller, as ArgoCD 3.4's runs on central: it reads an
- * ApplicationSet the fleet's sync put there and the cluster Secrets External Secrets wrote,
+ * ApplicationSet the fleet's sync put there, the fleet repository's files (git files
+ * generator) and the cluster Secrets External Secrets wrote (cluster generator),
  * generates the Applications (components/fleet/application-set.ts, the expansion `fleet
  * check` reads too), creates or updates them, and rolls them out:
  *
@@ -10,7 +11,7 @@
  *   Healthy stays as it is; the first step that does not become healthy stops the rollout;
  * - otherwise all at once, in generation order.
  */
-import { clusterParams, expandApplicationSet, type ClusterParams, type GeneratedApplication } from "../../components/fleet/application-set";
+import { clusterParams, expandApplicationSet, type ClusterParams, type GeneratedApplication, type GitFiles } from "../../components/fleet/application-set";
 import { ARGOCD_CLUSTER_SELECTOR } from "../../facts/versions";
 import type { Kubectl } from "../kube/kubectl";
 import type { KubeObject } from "./manifests";
@@ -55,6 +56,8 @@ export interface ApplicationSetControllerArgs {
   readonly progressive: boolean;
   /** The specs the last generation created, by name (empty on the first). */
   readonly previous: ReadonlyMap<string, string>;
+  /** The fleet repository at the synced revision, for git files generators. */
+  readonly git: GitFiles;
   /** One sync of one Application by the application controller, with its retries; true when Synced and Healthy. */
   readonly sync: (app: Application) => Promise<boolean>;
 }
@@ -72,7 +75,7 @@ export async function runApplicationSet(a: ApplicationSetControllerArgs): Promis
   const clusters = await liveClusterParams(a.kc, ns);
   let generated: GeneratedApplication[];
   try {
-    generated = expandApplicationSet(a.appset as unknown as Record<string, unknown>, clusters);
+    generated = expandApplicationSet(a.appset as unknown as Record<string, unknown>, clusters, a.git);
   } catch (e) {
     return { entries: [], progressive: a.progressive, problems: [`ApplicationSet ${a.appset.metadata.name}: ${(e as Error).message}`], specs: new Map() };
   }

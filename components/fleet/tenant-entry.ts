@@ -1,0 +1,153 @@
+/**
+ * How ArgoCD reaches one tenant: central's entry for it (its namespace, its two AppProjects,
+ * the credentials of its cluster through External Secrets, as ArgoCD's cluster Secret whose
+ * labels say whose cluster it is and its rollout wave: what the tenants ApplicationSet
+ * generates the tenant's Applications from, each confined to one of its projects).
+ *
+ * Written once per environment, rendered per tenant at sync time: the tenant-entries
+ * ApplicationSet's git files generator finds each tenant's folder by its entry.yaml (its
+ * rollout wave), and renders fleet/charts/tenant-entry with the folder's name as the
+ * tenant's id (a parameter: no file can claim another tenant), the folder's facts file (its
+ * server's address, the role central reads its secrets with) and what every tenant shares
+ * (below, written by the central stack).
+ */
+import { CHARTS } from "../../facts/charts";
+import { K3S_API_PORT } from "../../facts/contract";
+import {
+  LOCAL_CHARTS, ROLLOUT_WAVES, SYNC_RETRY, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
+  type RolloutWave,
+} from "../../facts/fleet";
+import { LABEL_KEYS } from "../../facts/project";
+import { tenantClusterName } from "../../facts/tenant-cluster";
+import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
+import { centralOnlySecretNames } from "../tenant/slurm-keys";
+import { helmRepoUrl, type FleetRepo } from "./argo";
+import { FACTS_FILE } from "./facts";
+
+/** The customer cluster's API as ArgoCD names it. */
+export function tenantClusterServer(serverAddress: string): string {
+  return `https://${serverAddress}:${K3S_API_PORT}`;
+}
+
+/** Project of the customer cluster's Applications (its own cluster, any namespace there). */
+export function tenantClusterProject(tenantId: string): string {
+  return `${tenantProject(tenantId)}${tenantClusterProjectSuffix()}`;
+}
+
+/**
+ * Cluster-scoped kinds the add-ons of a customer cluster create (CRDs, their RBAC and
+ * webhooks, Karpenter's pools): nothing else, and nothing at all on central.
+ */
+export const TENANT_CLUSTER_RESOURCES = [
+  { group: "", kind: "Namespace" },
+  { group: "apiextensions.k8s.io", kind: "CustomResourceDefinition" },
+  { group: "rbac.authorization.k8s.io", kind: "ClusterRole" },
+  { group: "rbac.authorization.k8s.io", kind: "ClusterRoleBinding" },
+  { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration" },
+  { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration" },
+  { group: "scheduling.k8s.io", kind: "PriorityClass" },
+  { group: "karpenter.sh", kind: "NodePool" },
+  { group: "karpenter.k8s.aws", kind: "EC2NodeClass" },
+] as const;
+
+/** Where the chart puts the tenant's id (or its server's address) in a name pattern. */
+const ID = "%s";
+
+/** The tenant's own entry file: its rollout wave (what the generator reads, and the cluster Secret's wave label). */
+export function tenantEntryValues(rolloutWave: RolloutWave): { rolloutWave: RolloutWave } {
+  return { rolloutWave };
+}
+
+/** What every tenant's entry shares: name patterns from the facts/ functions, the projects' rules, the credential's template. */
+export function tenantEntrySharedValues(environment: string, repoUrl: string, centralRegion: string): Record<string, unknown> {
+  const chartRepos = (...keys: (keyof typeof CHARTS)[]) => keys.map((k) => helmRepoUrl(CHARTS[k].repo));
+  return {
+    environment,
+    centralRegion,
+    names: {
+      namespace: tenantNamespace(ID),
+      project: tenantProject(ID),
+      clusterProject: tenantClusterProject(ID),
+      cluster: tenantClusterName(environment, ID),
+      credential: centralOnlySecretNames(environment, ID).argocdCluster,
+      server: tenantClusterServer(ID),
+    },
+    labels: { tenant: LABEL_KEYS.tenant, environment: LABEL_KEYS.environment, wave: LABEL_KEYS.wave },
+    inCluster: ARGOCD_IN_CLUSTER,
+    projects: {
+      controlPlane: { sourceRepos: [repoUrl, ...chartRepos("slurm")].sort() },
+      cluster: {
+        sourceRepos: [repoUrl, ...chartRepos("cilium", "karpenter", "externalSecrets", "slurmOperatorCrds", "slurmOperator", "slurm")].filter((r, i, all) => all.indexOf(r) === i).sort(),
+        clusterResourceWhitelist: TENANT_CLUSTER_RESOURCES.map((r) => ({ ...r })),
+      },
+    },
+    credential: {
+      labels: { [ARGOCD_CLUSTER_SECRET.label]: ARGOCD_CLUSTER_SECRET.value },
+      refreshInterval: "1h",
+      // Kept if the ExternalSecret goes: a bad sync never leaves ArgoCD without the cluster.
+      creationPolicy: "Owner",
+      deletionPolicy: "Retain",
+      // The tenant's server publishes these values: each is encoded as a JSON string (toJson).
+      config: '{"bearerToken": {{ .bearerToken | toJson }}, "tlsClientConfig": {"caData": {{ .caData | toJson }}}}',
+      properties: ["bearerToken", "caData"],
+    },
+  };
+}
+
+/** The shared entry values' file, relative to the environment's shared folder. */
+export const TENANT_ENTRY_SHARED_VALUES = `values/${TENANT_ENTRY_FILE}`;
+
+/**
+ * The environment's tenants' entries, as one ApplicationSet: a git files generator over the
+ * tenants' entry files; each Application in the platform project (it writes AppProjects and
+ * a cluster Secret in ArgoCD's namespace, which no tenant project may), rolled out wave by
+ * wave like the tenants' own Applications.
+ */
+export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo): Record<string, unknown> {
+  const id = "{{ .path.basename }}";
+  const folder = `${tenantsFleetPath(environment)}/${id}`;
+  return {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "ApplicationSet",
+    metadata: { name: TENANT_ENTRIES_APPLICATION_SET, namespace: ARGOCD_CHART.namespace },
+    spec: {
+      goTemplate: true,
+      goTemplateOptions: ["missingkey=error"],
+      generators: [{ git: { repoURL: repo.repoUrl, revision: repo.revision, files: [{ path: `${tenantsFleetPath(environment)}/*/${TENANT_ENTRY_FILE}` }] } }],
+      // A tenant's entry is deleted on purpose only (`clusterra tenant remove`): its namespace holds the control plane.
+      syncPolicy: { applicationsSync: "create-update" },
+      strategy: { type: "RollingSync", rollingSync: { steps: ROLLOUT_WAVES.map((wave) => ({ matchExpressions: [{ key: LABEL_KEYS.wave, operator: "In", values: [wave] }] })) } },
+      template: {
+        metadata: {
+          name: `${id}-entry`,
+          labels: { [LABEL_KEYS.tenant]: id, [LABEL_KEYS.wave]: "{{ .rolloutWave }}" },
+          // Deleting the entry on purpose deletes what it made (`clusterra tenant remove`, last).
+          finalizers: ["resources-finalizer.argocd.argoproj.io"],
+        },
+        spec: {
+          project: PLATFORM_PROJECT,
+          destination: { server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace },
+          sources: [
+            { repoURL: repo.repoUrl, targetRevision: repo.revision, ref: "values" },
+            {
+              repoURL: repo.repoUrl,
+              targetRevision: repo.revision,
+              path: LOCAL_CHARTS.tenantEntry,
+              helm: {
+                releaseName: `${id}-entry`,
+                valueFiles: [`$values/${folder}/${TENANT_ENTRY_FILE}`, `$values/${folder}/${FACTS_FILE}`, `$values/${tenantsSharedPath(environment)}/${TENANT_ENTRY_SHARED_VALUES}`],
+                // The folder names the tenant; a parameter beats every value file.
+                parameters: [{ name: "tenantId", value: id, forceString: true }],
+              },
+            },
+          ],
+          syncPolicy: {
+            automated: { prune: true, selfHeal: true },
+            retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+            syncOptions: ["ServerSideApply=true"],
+          },
+        },
+      },
+    },
+  };
+}
