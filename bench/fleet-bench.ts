@@ -69,8 +69,8 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
     cloud,
     parts: [
       {
-        environment: "dev", tenantId: id, clusterName, region: "us-east-1", serverAddress, nativeRoutingCidr: "10.0.0.0/8",
-        karpenter: { interruptionQueueName: cloud.interruptionQueueName }, k3sVersion: TENANT_K3S_VERSION, nodeSets, centralRegion: "us-east-1",
+        environment: "dev", tenantId: id, clusterName, region: "us-east-1", nativeRoutingCidr: "10.0.0.0/8",
+        k3sVersion: TENANT_K3S_VERSION, nodeSets, centralRegion: "us-east-1",
         users: USERS,
       },
       {

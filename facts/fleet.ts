@@ -44,6 +44,17 @@ export const TENANT_ENTRY_FILE = "entry.yaml";
  */
 export const TENANT_USERS_FILE = "users.yaml";
 
+/**
+ * The tenant's facts its cluster Secret carries as annotations (GitOps Bridge's way): what
+ * an upstream chart needs of them reaches it as a Helm parameter of its generated
+ * Application, so no derived file holds a fact. Fact key -> annotation.
+ */
+export const CLUSTER_SECRET_FACTS = {
+  serverAddress: "clusterra.io/server-address",
+  interruptionQueueName: "clusterra.io/interruption-queue",
+} as const;
+export type ClusterSecretFact = keyof typeof CLUSTER_SECRET_FACTS;
+
 /** The ApplicationSet that makes each tenant's entry on central (namespace, projects, cluster Secret), and its file. */
 export const TENANT_ENTRIES_APPLICATION_SET = "tenant-entries";
 export function tenantEntriesApplicationSetPath(environment: string): string {

@@ -13,9 +13,13 @@ import { entryObjects } from "./helpers";
 
 const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
 
+/** A tenant's cluster Secret as its entry writes it: labels, and the facts its Applications read as annotations. */
 function cluster(id: string, wave: string, environment = "dev") {
   return clusterParams({
-    metadata: { labels: { "argocd.argoproj.io/secret-type": "cluster", "clusterra.io/tenant": id, "clusterra.io/environment": environment, "clusterra.io/wave": wave } },
+    metadata: {
+      labels: { "argocd.argoproj.io/secret-type": "cluster", "clusterra.io/tenant": id, "clusterra.io/environment": environment, "clusterra.io/wave": wave },
+      annotations: { "clusterra.io/server-address": `10.16.${id.length}.10`, "clusterra.io/interruption-queue": `clusterra-${environment}-${id}-interruption` },
+    },
     stringData: { name: `clusterra-${environment}-${id}`, server: `https://10.16.${id.length}.10:6443`, project: `tenant-${id}-cluster` },
   });
 }

@@ -19,7 +19,7 @@ import { parse } from "yaml";
 import { CHARTS, type ChartKey, type ChartPin } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import {
-  ARGOCD_MANAGER, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, TENANT_USERS_FILE, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET,
+  ARGOCD_MANAGER, CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, TENANT_USERS_FILE, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET, type ClusterSecretFact,
 } from "../../facts/fleet";
 import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
@@ -52,6 +52,8 @@ export interface TenantAddOn {
     /** Manifests every tenant gets alike: written once, beside the ApplicationSet. */
     | { readonly kind: "shared-directory"; readonly objects: () => unknown[] };
   readonly releaseName?: string;
+  /** Helm parameters from the tenant's cluster Secret: its name, its server, or a fact it carries (facts/fleet.ts CLUSTER_SECRET_FACTS). */
+  readonly parameters?: readonly { readonly name: string; readonly from: "name" | "server" | ClusterSecretFact }[];
   /** Fields ArgoCD must not compare (a value the cluster sets, never git). */
   readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers: string[] }[];
 }
@@ -87,10 +89,17 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
     source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), users: true, facts: true, values: "control-plane/values/control-plane-manifests.yaml" },
   },
   { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: controlPlaneSharedValues, values: "control-plane/values/slurm.yaml" } },
-  { addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", shared: ciliumSharedValues, values: "cluster/values/cilium.yaml" } },
+  {
+    addon: "cilium", side: "cluster", namespace: TENANT_NAMESPACES.cilium, stage: "crds", releaseName: "cilium", source: { kind: "chart", chart: "cilium", shared: ciliumSharedValues, values: "cluster/values/cilium.yaml" },
+    parameters: [{ name: "cluster.name", from: "name" }, { name: "k8sServiceHost", from: "serverAddress" }],
+  },
   { addon: "external-secrets", side: "cluster", namespace: TENANT_NAMESPACES.externalSecrets, stage: "crds", releaseName: "external-secrets", source: { kind: "chart", chart: "externalSecrets", shared: externalSecretsValues } },
   { addon: "slurm-operator-crds", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "crds", releaseName: "slurm-operator-crds", source: { kind: "chart", chart: "slurmOperatorCrds", shared: () => ({}) } },
-  { addon: "karpenter", side: "cluster", namespace: TENANT_NAMESPACES.karpenter, stage: "operators", releaseName: "karpenter", source: { kind: "chart", chart: "karpenter", shared: karpenterSharedValues, values: "cluster/values/karpenter.yaml" } },
+  {
+    addon: "karpenter", side: "cluster", namespace: TENANT_NAMESPACES.karpenter, stage: "operators", releaseName: "karpenter", source: { kind: "chart", chart: "karpenter", shared: karpenterSharedValues },
+    // Off EKS, Karpenter needs the cluster's endpoint (else it calls eks:DescribeCluster at start-up and exits).
+    parameters: [{ name: "settings.clusterName", from: "name" }, { name: "settings.clusterEndpoint", from: "server" }, { name: "settings.interruptionQueue", from: "interruptionQueueName" }],
+  },
   {
     addon: "slurm-operator", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "operators", releaseName: "slurm-operator",
     source: { kind: "chart", chart: "slurmOperator", shared: slurmOperatorValues },
@@ -189,6 +198,18 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
   };
 }
 
+/** An add-on's Helm parameters as the template writes them: each from the cluster Secret the generator reads. */
+function parameterBlock(a: TenantAddOn): string[] {
+  if (!a.parameters?.length) return [];
+  const value = (from: NonNullable<TenantAddOn["parameters"]>[number]["from"]) => (from === "name" || from === "server" ? `{{ .${from} }}` : `{{ index .metadata.annotations "${CLUSTER_SECRET_FACTS[from]}" }}`);
+  return [
+    `  {{- if eq .addon "${a.addon}" }}`,
+    "        parameters:",
+    ...a.parameters.flatMap((p) => [`          - name: ${p.name}`, `            value: '${value(p.from)}'`, "            forceString: true"]),
+    "  {{- end }}",
+  ];
+}
+
 /**
  * What a row cannot say in the template's plain fields (sources and destination by kind
  * and side, ignoreDifferences): a patch ArgoCD renders per Application, YAML with JSON
@@ -247,6 +268,7 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     `          - $values/${folder}/{{ .facts }}`,
     "  {{- end }}",
     `          - $values/${shared}/{{ .sharedValues }}`,
+    ...TENANT_ADD_ONS.flatMap(parameterBlock),
     "  {{- end }}",
     "  {{- end }}",
     "  syncPolicy:",

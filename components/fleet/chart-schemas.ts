@@ -9,7 +9,7 @@
  */
 import { DNS_LABEL, ENVIRONMENT, SEMVER_K3S, str } from "../../config/schema";
 import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../../facts/contract";
-import { LOCAL_CHARTS, ROLLOUT_WAVES, tenantClusterProjectSuffix } from "../../facts/fleet";
+import { CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, tenantClusterProjectSuffix, type ClusterSecretFact } from "../../facts/fleet";
 import { REGIONS } from "../../facts/regions";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { CAPACITY_TYPES, SHAPE_FAMILIES, SHAPE_SIZES } from "../../facts/shapes";
@@ -100,7 +100,7 @@ export function tenantEntryValuesSchema(): Schema {
     environment: ENVIRONMENT,
     centralRegion: REGION,
     inCluster: { type: "string", const: ARGOCD_IN_CLUSTER },
-    ...facts("serverAddress", "secretsRoleArn"),
+    ...facts("serverAddress", "secretsRoleArn", ...(Object.keys(CLUSTER_SECRET_FACTS) as ClusterSecretFact[])),
   }, ["names", "labels", "projects", "credential"]);
 }
 

@@ -26,17 +26,17 @@ import { externalSecret } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
 
-/** Everything the tenant stack resolved that the cluster's add-ons need. */
+/**
+ * What the cluster's add-ons' derived files are written from: the tenant's configuration
+ * only. Its cloud facts reach the charts at sync time (its facts file, its cluster Secret).
+ */
 export interface TenantClusterFacts {
   readonly environment: string;
   readonly tenantId: string;
   readonly clusterName: string;
   readonly region: string;
-  /** The K3s server's private address (API endpoint for Karpenter, Cilium and agents). */
-  readonly serverAddress: string;
   /** One range covering the tenant and central VPCs: pod traffic to it is never SNATed. */
   readonly nativeRoutingCidr: string;
-  readonly karpenter: { readonly interruptionQueueName: string };
   /** The K3s release the workers join with (their user data installs it). */
   readonly k3sVersion: string;
   readonly nodeSets: readonly NodeSetPlan[];
@@ -76,13 +76,12 @@ export function ciliumSharedValues(): Record<string, unknown> {
 
 /** The tenant's own Cilium values: its cluster, its subnets, its address ranges. */
 export function ciliumValues(f: TenantClusterFacts): Record<string, unknown> {
+  // Its cluster's name and API server's address are Helm parameters from the cluster Secret (TENANT_ADD_ONS).
   return {
-    cluster: { name: f.clusterName },
     // ENIs for pods come from the private subnets only (the server sits in the NAT subnet).
     eni: { subnetTagsFilter: [`${KARPENTER_DISCOVERY_TAG}=${f.clusterName}`] },
     // Covers the tenant and central VPCs: slurmd registers with its pod address, not a SNATed one.
     ipv4NativeRoutingCIDR: f.nativeRoutingCidr,
-    k8sServiceHost: f.serverAddress,
   };
 }
 
@@ -98,18 +97,6 @@ export function karpenterSharedValues(): Record<string, unknown> {
     // K3s's server node does not carry: with one replica on one node there is nothing to spread.
     topologySpreadConstraints: [],
     controller: { resources: { requests: { cpu: "100m", memory: "512Mi" }, limits: { memory: "1Gi" } } },
-  };
-}
-
-/** The tenant's own Karpenter settings. */
-export function karpenterValues(f: TenantClusterFacts): Record<string, unknown> {
-  return {
-    settings: {
-      clusterName: f.clusterName,
-      // Off EKS: without it Karpenter calls eks:DescribeCluster at start-up and exits.
-      clusterEndpoint: `https://${f.serverAddress}:${K3S_API_PORT}`,
-      interruptionQueue: f.karpenter.interruptionQueueName,
-    },
   };
 }
 
@@ -371,7 +358,6 @@ export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
   const source = `pulumi up -s tenant-${f.tenantId}-${f.environment}`;
   return {
     [`${dir}/values/cilium.yaml`]: yamlFile(source, ciliumValues(f)),
-    [`${dir}/values/karpenter.yaml`]: yamlFile(source, karpenterValues(f)),
     [`${dir}/values/slurm.yaml`]: yamlFile(source, slurmValues(f)),
     [`${dir}/values/edge-agent.yaml`]: yamlFile(source, edgeAgentValues(f)),
     [`${dir}/values/cluster-manifests.yaml`]: yamlFile(source, clusterManifestsValues(f)),

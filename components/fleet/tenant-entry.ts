@@ -14,7 +14,7 @@
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
 import {
-  LOCAL_CHARTS, ROLLOUT_WAVES, SYNC_RETRY, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
+  CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, SYNC_RETRY, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
   type RolloutWave,
 } from "../../facts/fleet";
 import { LABEL_KEYS } from "../../facts/project";
@@ -83,6 +83,8 @@ export function tenantEntrySharedValues(environment: string, repoUrl: string, ce
     },
     credential: {
       labels: { [ARGOCD_CLUSTER_SECRET.label]: ARGOCD_CLUSTER_SECRET.value },
+      // Annotation -> the facts file's key: what the tenants' Applications read of its facts.
+      annotations: Object.fromEntries(Object.entries(CLUSTER_SECRET_FACTS).map(([fact, annotation]) => [annotation, fact])),
       refreshInterval: "1h",
       // Kept if the ExternalSecret goes: a bad sync never leaves ArgoCD without the cluster.
       creationPolicy: "Owner",

@@ -46,9 +46,7 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
     {
       ...common,
       region: config.region,
-      serverAddress: facts.serverAddress,
       nativeRoutingCidr: coveringCidr([config.network.vpcCidr, config.central.vpcCidr]),
-      karpenter: { interruptionQueueName: facts.interruptionQueueName },
       k3sVersion: config.k3sVersion,
       nodeSets,
       centralRegion: config.central.region,
