@@ -55,14 +55,11 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
     accessPointId: `fsap-${hex(i)}`,
     interruptionQueueName: `${clusterName}-interruption`,
     instanceProfileName: `${clusterName}-worker`,
-    slurmctld: { host: "10.0.0.10", port: slurmctldNodePort(id) },
+    slurmctld: { port: slurmctldNodePort(id) },
     keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
     externalSecretsRoleArn: roleArn("external-secrets"),
     edgeAgentRoleArn: roleArn("edge-agent"),
     secretsRoleArn: `arn:aws:iam::111122223333:role/${clusterName}-control-plane`,
-    centralHostIp: "10.0.0.10",
-    heartbeatEndpoint: "https://10.0.0.10:8443",
-    heartbeatCaPem: "-----BEGIN CERTIFICATE-----\nMIIBkTCB+wIJAKHBfpegPjMCMA0GCSqGSIb3DQEBCwUAMBExDzANBgNVBAMMBmNsdXN0ZXJyYTAeFw0yNjExMjQwMDAwMDBa\n-----END CERTIFICATE-----\n",
   };
   return {
     stack: `tenant-${id}-dev`,

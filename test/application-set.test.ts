@@ -61,10 +61,10 @@ describe("the tenants' ApplicationSet", () => {
     const slurm = get("acme-slurm");
     assert.deepEqual([slurm.spec.project, slurm.spec.destination], ["tenant-acme-cluster", { server: "https://10.16.4.10:6443", namespace: "slurm" }]);
     assert.deepEqual([slurm.spec.sources[1].chart, slurm.spec.sources[1].targetRevision], ["slurm", CHARTS.slurm.version]);
-    // The cluster's own objects: a local chart that reads the tenant's own values, its users and facts files, then the shared values.
+    // The cluster's own objects: a local chart that reads the tenant's own values, its users and facts files, central's facts, then the shared values.
     const manifests = get("acme-cluster-manifests");
     assert.deepEqual(manifests.spec.sources.map((s) => s.path), [undefined, "fleet/charts/tenant-cluster"]);
-    assert.deepEqual(manifests.spec.sources[1].helm?.valueFiles, ["$values/fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml", "$values/fleet/tenants/dev/acme/users.yaml", "$values/fleet/tenants/dev/acme/facts.yaml", "$values/fleet/central/dev/tenants/values/cluster-manifests.yaml"]);
+    assert.deepEqual(manifests.spec.sources[1].helm?.valueFiles, ["$values/fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml", "$values/fleet/tenants/dev/acme/users.yaml", "$values/fleet/tenants/dev/acme/facts.yaml", "$values/fleet/central/dev/values/facts.yaml", "$values/fleet/central/dev/tenants/values/cluster-manifests.yaml"]);
     // What no tenant changes is read from the shared folder, never copied into the tenant's.
     assert.deepEqual(get("acme-argocd-manager").spec.sources.map((s) => s.path), ["fleet/central/dev/tenants/argocd-manager"]);
     assert.deepEqual(get("acme-external-secrets").spec.sources[1].helm?.valueFiles, ["$values/fleet/central/dev/tenants/values/external-secrets.yaml"]);

@@ -182,7 +182,7 @@ describe("the fleet against the real charts", function () {
     const kubectlValidate = toolPath(PROJECT_ROOT, "kubectl-validate");
     if (!helm || !kubectlValidate) return this.skip(); // run `bash scripts/install-tools` (CI does)
     // The tenant cluster's own objects, from its local chart: a wrong type in what every NodeClass has, an unknown field in what every NodePool has.
-    const local = appsRepo(["slurm", "cluster-manifests"], [shared("slurm"), SLURM_VALUES, shared("cluster-manifests"), "fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/acme/users.yaml", "fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"]);
+    const local = appsRepo(["slurm", "cluster-manifests"], [shared("slurm"), SLURM_VALUES, shared("cluster-manifests"), "fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/acme/users.yaml", "fleet/central/dev/values/facts.yaml", "fleet/tenants/dev/acme/cluster/values/cluster-manifests.yaml"]);
     fs.rmSync(root, { recursive: true, force: true });
     root = local;
     fs.cpSync(path.join(PROJECT_ROOT, "fleet/charts"), path.join(root, "fleet/charts"), { recursive: true });

@@ -210,13 +210,13 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
   });
 
   it("refuses a facts file off its schema, naming every key, and writes nothing", () => {
-    fs.writeFileSync(path.join(root, facts), read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: vol-123").replace(/^centralHostIp: .*\n/m, "").replace(/^kmsKeyArn: /m, "kmsKeyArm: "));
+    fs.writeFileSync(path.join(root, facts), read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: vol-123").replace(/^secretsRoleArn: .*\n/m, "").replace(/^kmsKeyArn: /m, "kmsKeyArm: "));
     const errors: string[] = [];
     const cilium = read("fleet/tenants/dev/acme/cluster/values/cilium.yaml");
     assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
     const text = errors.join("\n");
     assert.match(text, /fleet\/tenants\/dev\/acme\/facts.yaml: fileSystemId: "vol-123" must be an EFS file system id \(fs-\.\.\.\)/);
-    assert.match(text, /facts.yaml: centralHostIp: is missing: an IPv4 address/);
+    assert.match(text, /facts.yaml: secretsRoleArn: is missing: an ARN of iam/);
     assert.match(text, /facts.yaml: kmsKeyArm: is not a fact of this kind/);
     assert.match(text, /nothing written/);
     assert.equal(read("fleet/tenants/dev/acme/cluster/values/cilium.yaml"), cilium);

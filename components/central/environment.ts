@@ -151,7 +151,10 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       child,
     );
     // The cloud's facts of this environment: its facts file, from which its other fleet files derive (components/fleet/central.ts).
-    const facts = clusterApi.roleArn.apply((clusterApiRoleArn) => ({ clusterApiRoleArn }));
+    const heartbeatEndpoint = pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`;
+    const facts = pulumi
+      .all([clusterApi.roleArn, host.privateIp, heartbeatEndpoint, clusterApiTls.caCertPem])
+      .apply(([clusterApiRoleArn, centralHostIp, heartbeat, heartbeatCaPem]) => ({ clusterApiRoleArn, centralHostIp, heartbeatEndpoint: heartbeat, heartbeatCaPem }));
     emitFleetFiles(facts.apply((f) => centralStackFleetFiles(config, f)));
     // Tenants whose stack file is gone are pruned.
     pruneFleet((root) => orphanedTenantPaths(root, config.environment, tenantIdsOf(config.environment)), pruneFleetPaths);
@@ -185,7 +188,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       hostSecurityGroupId: host.securityGroupId,
       tenantRoleArns: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.roleArn]))),
       slurmctldEndpoints: pulumi.all(Object.fromEntries(links.map(([id, link]) => [id, link.endpoint]))),
-      heartbeatEndpoint: pulumi.interpolate`https://${host.privateIp}:${CLUSTER_API_PORT}`,
+      heartbeatEndpoint,
       clusterApiCaPem: clusterApiTls.caCertPem,
       kmsKeyArn: key.keyArn,
       alarmTopicArn: alarms.topicArn,

@@ -26,7 +26,7 @@ import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { helmRepoUrl, type FleetRepo } from "./argo";
 import { GoTemplateError, renderGoTemplate } from "./go-template";
 import { controlPlaneManifestsSharedValues, controlPlaneSharedValues, type CentralBackups } from "./control-plane";
-import { FACTS_FILE } from "./facts";
+import { centralFactsPath, FACTS_FILE } from "./facts";
 import {
   argocdManagerObjects, ciliumSharedValues, clusterManifestsSharedValues, edgeAgentSharedValues, externalSecretsValues, karpenterSharedValues, slurmOperatorValues, slurmSharedValues,
 } from "./tenant-cluster";
@@ -78,6 +78,8 @@ interface HelmValues {
   readonly users?: boolean;
   /** Also reads the tenant's facts file, before the shared values (a local chart written against its keys). */
   readonly facts?: boolean;
+  /** Also reads central's facts file after the tenant's (its host's address, cluster-api's endpoint and CA). */
+  readonly centralFacts?: boolean;
   /** The tenant's values file, relative to its folder; none when nothing differs. */
   readonly values?: string;
 }
@@ -86,7 +88,7 @@ interface HelmValues {
 export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   {
     addon: "control-plane-manifests", side: "central", namespace: "", stage: "secrets",
-    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), users: true, facts: true, values: "control-plane/values/control-plane-manifests.yaml" },
+    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), users: true, facts: true, centralFacts: true, values: "control-plane/values/control-plane-manifests.yaml" },
   },
   { addon: "control-plane", side: "central", namespace: "", stage: "workloads", releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: controlPlaneSharedValues, values: "control-plane/values/slurm.yaml" } },
   {
@@ -114,7 +116,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   { addon: "argocd-manager", side: "cluster", namespace: ARGOCD_MANAGER.namespace, stage: "crds", source: { kind: "shared-directory", objects: argocdManagerObjects } },
   {
     addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets",
-    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantCluster, shared: clusterManifestsSharedValues, users: true, facts: true, values: "cluster/values/cluster-manifests.yaml" },
+    source: { kind: "local-chart", path: LOCAL_CHARTS.tenantCluster, shared: clusterManifestsSharedValues, users: true, facts: true, centralFacts: true, values: "cluster/values/cluster-manifests.yaml" },
   },
   {
     addon: "slurm", side: "cluster", namespace: TENANT_NAMESPACES.slurm, releaseName: SLURM_RELEASE, source: { kind: "chart", chart: "slurm", shared: slurmSharedValues, values: "cluster/values/slurm.yaml" },
@@ -123,7 +125,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
     // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync may take them back.
     ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
   },
-  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, facts: true, values: "cluster/values/edge-agent.yaml" } },
+  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, facts: true, centralFacts: true, values: "cluster/values/edge-agent.yaml" } },
 ];
 
 const TENANT = `{{ index .metadata.labels "${LABEL_KEYS.tenant}" }}`;
@@ -152,6 +154,7 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
     ...(s.values ? [`${folder}/${s.values}`] : []),
     ...(s.users ? [`${folder}/${TENANT_USERS_FILE}`] : []),
     ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []),
+    ...(s.centralFacts ? [centralFactsPath(environment)] : []),
     `${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`,
   ];
 }
@@ -163,7 +166,7 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
  */
 export function tenantsSharedFiles(environment: string, backups: CentralBackups): FleetFileSet {
   const dir = tenantsSharedPath(environment);
-  const source = `pulumi up -s central-${environment}`;
+  const source = `stack central-${environment}`;
   return Object.fromEntries(TENANT_ADD_ONS.flatMap((a) => {
     const s = a.source;
     if (s.kind === "shared-directory") return [[`${dir}/${a.addon}/${a.addon}.yaml`, yamlFile(source, ...s.objects())]];
@@ -191,6 +194,7 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
     sharedValues: s.kind === "chart" || s.kind === "local-chart" ? sharedValuesFile(a.addon) : "",
     users: s.kind === "chart" || s.kind === "local-chart" ? (s.users ? TENANT_USERS_FILE : "") : "",
     facts: s.kind === "chart" || s.kind === "local-chart" ? (s.facts ? FACTS_FILE : "") : "",
+    centralFacts: (s.kind === "chart" || s.kind === "local-chart") && !!s.centralFacts,
     values: s.kind === "chart" || s.kind === "local-chart" ? s.values ?? "" : "",
     releaseName: a.releaseName ?? a.addon,
     syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
@@ -266,6 +270,9 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     "  {{- end }}",
     "  {{- if .facts }}",
     `          - $values/${folder}/{{ .facts }}`,
+    "  {{- end }}",
+    "  {{- if .centralFacts }}",
+    `          - $values/${centralFactsPath(environment)}`,
     "  {{- end }}",
     `          - $values/${shared}/{{ .sharedValues }}`,
     ...TENANT_ADD_ONS.flatMap(parameterBlock),

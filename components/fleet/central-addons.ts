@@ -34,7 +34,7 @@ export function centralAddOnValues(addOn: CentralAddOn): Record<string, unknown>
 /** The add-ons' Applications and values, by path. */
 export function centralAddOnFiles(environment: string, repo: FleetRepo): FleetFileSet {
   const dir = centralFleetPath(environment);
-  const source = `pulumi up -s central-${environment}`;
+  const source = `stack central-${environment}`;
   return Object.fromEntries(
     CENTRAL_ADD_ONS.flatMap((addOn) => {
       const valuesPath = `${dir}/values/${addOn.name}.yaml`;

@@ -76,7 +76,7 @@ export function splitImage(image: string): [string, string] {
 
 export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
   const dir = centralFleetPath(f.environment);
-  const source = `pulumi up -s central-${f.environment}`;
+  const source = `stack central-${f.environment}`;
   const application = {
     apiVersion: "argoproj.io/v1alpha1",
     kind: "Application",
@@ -99,7 +99,7 @@ export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
 
 /** A central stack's whole fleet output: its facts file, cluster-api's files and the add-ons every tenant's control plane needs. */
 export function centralStackFleetFiles(config: CentralConfig, facts: CentralCloudFacts): FleetFileSet {
-  const source = `pulumi up -s central-${config.environment}`;
+  const source = `stack central-${config.environment}`;
   const repo = { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision };
   return {
     [centralFactsPath(config.environment)]: factsFile(config.stack, facts),

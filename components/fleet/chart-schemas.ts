@@ -13,7 +13,7 @@ import { CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, tenantClusterProject
 import { REGIONS } from "../../facts/regions";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { CAPACITY_TYPES, SHAPE_FAMILIES, SHAPE_SIZES } from "../../facts/shapes";
-import { tenantFactSchema, type TenantCloudFacts } from "./facts";
+import { centralFactSchema, tenantFactSchema, type CentralCloudFacts, type TenantCloudFacts } from "./facts";
 
 type Schema = Record<string, unknown>;
 
@@ -21,6 +21,7 @@ type Schema = Record<string, unknown>;
 const obj = (properties: Record<string, Schema>): Schema => ({ type: "object", properties, required: Object.keys(properties), additionalProperties: false });
 const list = (items: Schema, description: string): Schema => ({ type: "array", items, minItems: 1, description });
 const facts = (...keys: (keyof TenantCloudFacts)[]): Record<string, Schema> => Object.fromEntries(keys.map((k) => [k, tenantFactSchema(k)]));
+const centralFacts = (...keys: (keyof CentralCloudFacts)[]): Record<string, Schema> => Object.fromEntries(keys.map((k) => [k, centralFactSchema(k)]));
 
 const REGION: Schema = { type: "string", enum: Object.keys(REGIONS), description: "an AWS region the program accepts (facts/regions.ts)" };
 /** Lines of /etc/passwd or /etc/group: no quote, no `$`, no backslash; each line ends with a newline. */
@@ -66,6 +67,7 @@ export function tenantClusterValuesSchema(): Schema {
     shapes: list(shape, "one entry per shape"),
     users: USERS,
     ...facts("serverAddress", "kmsKeyArn", "fileSystemId", "accessPointId", "instanceProfileName", "slurmctld", "keySecretArns", "externalSecretsRoleArn"),
+    ...centralFacts("centralHostIp"),
   }, ["nodeClass", "nodePool", "slurmKeys", "usersConfigMap", "controllerService"]);
 }
 
@@ -78,7 +80,8 @@ export function tenantControlPlaneValuesSchema(): Schema {
     srunPorts: { ...obj({ from: NODE_PORT, to: NODE_PORT }), description: `the tenant's srun block: ${SRUN_PORT_BLOCK_SIZE} NodePorts` },
     secretNames: obj({ slurm: secretName, jwt: secretName, mariadb: secretName }),
     users: USERS,
-    ...facts("secretsRoleArn", "slurmctld", "centralHostIp"),
+    ...facts("secretsRoleArn", "slurmctld"),
+    ...centralFacts("centralHostIp"),
   }, ["namespaced", "secrets", "usersConfigMap", "peering", "policies"]);
 }
 
@@ -88,7 +91,8 @@ export function edgeAgentValuesSchema(): Schema {
     tenantId: DNS_LABEL,
     clusterName: DNS_LABEL,
     aws: obj({ region: REGION }),
-    ...facts("edgeAgentRoleArn", "heartbeatEndpoint", "heartbeatCaPem"),
+    ...facts("edgeAgentRoleArn"),
+    ...centralFacts("heartbeatEndpoint", "heartbeatCaPem"),
   }, ["image", "nodeSets"]);
 }
 

@@ -11,7 +11,7 @@ import { parse, stringify } from "yaml";
 import { NODE_PORT_RANGE } from "../../facts/contract";
 import { centralFleetPath, tenantFleetPath } from "../../facts/fleet";
 
-/** What a tenant stack resolves in the cloud (its account and central's) for its fleet files. */
+/** What a tenant stack resolves in its own account for its fleet files (central's facts are central's file's). */
 export interface TenantCloudFacts {
   /** The K3s server's private address. */
   readonly serverAddress: string;
@@ -21,23 +21,24 @@ export interface TenantCloudFacts {
   readonly accessPointId: string;
   readonly interruptionQueueName: string;
   readonly instanceProfileName: string;
-  /** The tenant's slurmctld on central: the central host and the tenant's NodePort. */
-  readonly slurmctld: { readonly host: string; readonly port: number };
+  /** The tenant's slurmctld on central: its NodePort there (on central's host, a central fact). */
+  readonly slurmctld: { readonly port: number };
   /** The tenant's Slurm keys in central's Secrets Manager, by ARN (cross-account reads need it). */
   readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
   readonly externalSecretsRoleArn: string;
   readonly edgeAgentRoleArn: string;
   /** The role central's External Secrets assumes for this tenant's secrets on central. */
   readonly secretsRoleArn: string;
-  readonly centralHostIp: string;
-  /** cluster-api's listener and the CA that signs it. */
-  readonly heartbeatEndpoint: string;
-  readonly heartbeatCaPem: string;
 }
 
-/** What a central stack resolves for its fleet files. */
+/** What a central stack resolves for its fleet files, and the tenants' charts read of central. */
 export interface CentralCloudFacts {
   readonly clusterApiRoleArn: string;
+  /** The central host's private address: slurmctld's NodePorts, the tenants' peering rules. */
+  readonly centralHostIp: string;
+  /** cluster-api's listener and the CA that signs it (the edge-agents' heartbeat). */
+  readonly heartbeatEndpoint: string;
+  readonly heartbeatCaPem: string;
 }
 
 /** What a connector stack resolves for its files. */
@@ -72,22 +73,29 @@ const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
     accessPointId: str("^fsap-[0-9a-f]+$", "an EFS access point id (fsap-...)"),
     interruptionQueueName: NAME,
     instanceProfileName: NAME,
-    slurmctld: obj({ host: IPV4, port: NODE_PORT }),
+    slurmctld: obj({ port: NODE_PORT }),
     keySecretArns: obj({ slurm: ARN("secretsmanager"), jwt: ARN("secretsmanager") }),
     externalSecretsRoleArn: ARN("iam"),
     edgeAgentRoleArn: ARN("iam"),
     secretsRoleArn: ARN("iam"),
+  }),
+  central: obj({
+    clusterApiRoleArn: ARN("iam"),
     centralHostIp: IPV4,
     heartbeatEndpoint: str("^https://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~/-]*)?$", "an https:// URL: a host, a port, a path"),
     heartbeatCaPem: str("^-----BEGIN CERTIFICATE-----\\n[\\s\\S]+-----END CERTIFICATE-----\\n?$", "a PEM certificate"),
   }),
-  central: obj({ clusterApiRoleArn: ARN("iam") }),
   connector: obj({ eventQueueUrl: str("^https://sqs\\.[^\\s]+$", "an SQS queue URL") }),
 };
 
 /** A tenant facts file's schema of one key (the tenant charts' values.schema.json reuse them). */
 export function tenantFactSchema(key: keyof TenantCloudFacts): Schema {
   return (CLOUD_FACTS_SCHEMAS.tenant.properties as Record<string, Schema>)[key];
+}
+
+/** A central facts file's schema of one key (the tenant charts that read central's facts reuse them). */
+export function centralFactSchema(key: keyof CentralCloudFacts): Schema {
+  return (CLOUD_FACTS_SCHEMAS.central.properties as Record<string, Schema>)[key];
 }
 
 /** The facts file's name in its stack's folder. */
@@ -103,7 +111,8 @@ export function centralFactsPath(environment: string): string {
 
 /** The facts file's text. */
 export function factsFile(stack: string, facts: CloudFactsByKind[FactsKind]): string {
-  return `# Cloud facts of ${stack}, written by pulumi up -s ${stack}: the only fleet file with values the cloud resolves.\n# Every other file of the stack is derived from its stack file and this one: clusterra fleet write.\n${stringify(facts, { lineWidth: 0 })}`;
+  // Short: one per tenant. What a facts file is and where the rest comes from: fleet/README.md.
+  return `# ${stack}'s cloud facts, written by pulumi up: the only fleet file the cloud resolves.\n${stringify(facts, { lineWidth: 0 })}`;
 }
 
 export interface FactsProblem {

@@ -355,7 +355,7 @@ export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> 
 
 export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
   const dir = tenantClusterFleetPath(f.environment, f.tenantId);
-  const source = `pulumi up -s tenant-${f.tenantId}-${f.environment}`;
+  const source = `stack tenant-${f.tenantId}-${f.environment}`;
   return {
     [`${dir}/values/cilium.yaml`]: yamlFile(source, ciliumValues(f)),
     [`${dir}/values/slurm.yaml`]: yamlFile(source, slurmValues(f)),

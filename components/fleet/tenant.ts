@@ -27,7 +27,7 @@ export interface TenantEntryFacts {
 }
 
 export function tenantFleetFiles(cluster: TenantClusterFacts, controlPlane: ControlPlaneFacts, entry: TenantEntryFacts): FleetFileSet {
-  const source = `pulumi up -s tenant-${cluster.tenantId}-${cluster.environment}`;
+  const source = `stack tenant-${cluster.tenantId}-${cluster.environment}`;
   return {
     ...tenantClusterFleetFiles(cluster),
     ...Object.fromEntries(Object.entries(controlPlaneDocuments(controlPlane)).map(([file, docs]) => [file, yamlFile(source, ...docs)])),

@@ -252,15 +252,14 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     const facts = pulumi
         .all([
           pulumi.all([server.privateIp, key.keyArn, efs.fileSystemId, efs.accessPointId, karpenter.queueName, karpenter.instanceProfileName]),
-          pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, central.heartbeatEndpoint]),
-          pulumi.all([keys.controlPlaneRoleArn, central.hostPrivateIp, central.clusterApiCaPem]),
+          pulumi.all([central.slurmctldEndpoint, keys.secretArns, keys.externalSecretsRoleArn, edgeAgent.roleArn, keys.controlPlaneRoleArn]),
         ])
-        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeAgentRoleArn, heartbeatEndpoint], [secretsRoleArn, centralHostIp, heartbeatCaPem]]) =>
+        .apply(([[serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName], [slurmctld, keySecretArns, externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn]]) =>
           ({
             serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName,
-            slurmctld: { host: slurmctld.host, port: slurmctld.port },
+            slurmctld: { port: slurmctld.port },
             keySecretArns: { slurm: keySecretArns.slurm, jwt: keySecretArns.jwt },
-            externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn, centralHostIp, heartbeatEndpoint, heartbeatCaPem,
+            externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn,
           }),
         );
     emitFleetFiles(facts.apply((f) => tenantStackFleetFiles(config, f)));
