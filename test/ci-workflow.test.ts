@@ -21,10 +21,10 @@ describe("the operators' CI workflow", () => {
   it("pins every action by a full commit SHA", () => {
     const uses = Object.values(workflow.jobs).flatMap((j) => (j.steps ?? []).flatMap((s) => (s.uses ? [s.uses] : [])));
     assert.ok(uses.length >= 5);
-    for (const u of uses) assert.match(u, /^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/, `${u} is not pinned by commit`);
+    for (const u of uses) assert.match(u, /^[\w.-]+\/[\w.-]+(\/[\w.-]+)*@[0-9a-f]{40}$/, `${u} is not pinned by commit`);
   });
 
-  it("runs on pull requests: .ci/run (tests, fleet check --render, every plan), a policy preview per touched stack, one gate over both", () => {
+  it("runs on pull requests: .ci/run (tests, fleet check --render, every plan), a policy preview per touched stack, one gate over all", () => {
     assert.ok("pull_request" in workflow.on);
     const runs = (job: string) => (workflow.jobs[job].steps ?? []).map((s) => s.run ?? "").join("\n");
     assert.match(runs("check"), /bash \.ci\/run/);
@@ -32,6 +32,13 @@ describe("the operators' CI workflow", () => {
     assert.match(runs("stacks"), /scripts\/touched-stacks/);
     assert.match(runs("preview"), /pulumi preview --stack "\$\{STACK\}" --policy-pack policies/);
     assert.deepEqual(workflow.jobs.preview.permissions, { contents: "read", "id-token": "write" });
-    assert.deepEqual(workflow.jobs.ci.needs, ["check", "stacks", "preview"]);
+    assert.deepEqual(workflow.jobs.ci.needs, ["check", "stacks", "preview", "facts"]);
+  });
+
+  it("compares every committed facts file with its stack's deployment, with the read-only role", () => {
+    const runs = (workflow.jobs.facts.steps ?? []).map((s) => s.run ?? "").join("\n");
+    assert.match(runs, /for file in stacks\/Pulumi\.\*\.yaml[\s\S]*pulumi stack output --json --stack "\$\{stack\}"[\s\S]*fleet check --outputs/);
+    assert.deepEqual(workflow.jobs.facts.permissions, { contents: "read", "id-token": "write" });
+    assert.deepEqual(workflow.jobs.facts.needs, ["check"]);
   });
 });
