@@ -4,6 +4,7 @@
  * none of them on each other's internals.
  */
 import { spawnSync } from "child_process";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
@@ -138,10 +139,27 @@ export function renderLocalCharts(root: string, helm: string, app: Record<string
       args.push("--values", path.join(root, ref[2]));
     }
     for (const p of s.helm?.parameters ?? []) args.push(p.forceString ? "--set-string" : "--set", `${p.name}=${p.value}`);
-    const run = spawnSync(helm, args, { encoding: "utf8" });
-    if (run.status !== 0) throw new Error(`helm template of ${s.path} for Application ${name} failed: ${(run.stderr || run.error?.message || "").trim().split("\n")[0]}`);
-    return parseAllDocuments(run.stdout).map((d) => d.toJS() as unknown).filter((o): o is Record<string, unknown> => !!o && typeof o === "object");
+    const key = renderKey(helm, args, path.join(root, s.path as string));
+    let stdout = rendered.get(key);
+    if (stdout === undefined) {
+      const run = spawnSync(helm, args, { encoding: "utf8" });
+      if (run.status !== 0) throw new Error(`helm template of ${s.path} for Application ${name} failed: ${(run.stderr || run.error?.message || "").trim().split("\n")[0]}`);
+      stdout = run.stdout;
+      rendered.set(key, stdout);
+    }
+    return parseAllDocuments(stdout).map((d) => d.toJS() as unknown).filter((o): o is Record<string, unknown> => !!o && typeof o === "object");
   });
+}
+
+/** Renders already made in this process, by everything they depend on (a checker renders each tenant's entry once). */
+const rendered = new Map<string, string>();
+
+/** What a render depends on: Helm, its arguments, the chart's files and the value files' contents. */
+function renderKey(helm: string, args: readonly string[], chartDir: string): string {
+  const hash = createHash("sha256").update(helm).update(JSON.stringify(args));
+  for (const f of walk(chartDir).sort()) hash.update(f).update(fs.readFileSync(f));
+  args.forEach((a, i) => args[i - 1] === "--values" && hash.update(fs.readFileSync(a)));
+  return hash.digest("hex");
 }
 
 /**
