@@ -179,7 +179,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
   const quiet = { out: (_: string) => undefined, err: (_: string) => undefined };
   const read = (rel: string) => fs.readFileSync(path.join(root, rel), "utf8");
 
-  it("passes a real deployment's fleet: other ids in the facts file, the derived files written from them", async function () {
+  it("passes a real deployment's fleet: other ids in its facts files, and not one derived file differs", async function () {
     const text = read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: fs-0a1b2c3d4e5f60718").replace(/serverAddress: [0-9.]+/, "serverAddress: 10.16.12.11");
     fs.writeFileSync(path.join(root, facts), text);
     // No derived file holds a fact: the fleet passes as it is, and fleet write changes nothing.
