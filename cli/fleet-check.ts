@@ -11,8 +11,10 @@ import Ajv, { type ValidateFunction } from "ajv";
 import { parse, parseAllDocuments } from "yaml";
 import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
-import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE } from "../facts/fleet";
-import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../facts/versions";
+import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantNamespace, tenantProject } from "../facts/fleet";
+import { tenantClusterName } from "../facts/tenant-cluster";
+import { tenantClusterProject } from "../components/fleet/tenant-entry";
+import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
@@ -253,7 +255,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     projects.set(name, d);
   }
   const fleetRepos = new Set(readAllStackFiles(root).map((f) => get(f.values["clusterra:fleet"], "repoUrl")).filter((r): r is string => typeof r === "string"));
-  const serversOf = new Map<string, string>();
+  const serversOf = new Map<string, { tenant: string; file: string; at: string }>();
   for (const [name, d] of projects) {
     const match = /^tenant-([a-z0-9-]+?)(-cluster)?$/.exec(name);
     if (!match) continue;
@@ -269,8 +271,12 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
       if (dest.server && dest.server !== ARGOCD_IN_CLUSTER) {
         if (!cluster) problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `the control-plane project reaches cluster ${dest.server}; it may reach central's tenant-${tenant} only` });
         const owner = serversOf.get(dest.server);
-        if (owner && owner !== tenant) problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `reaches ${dest.server}, tenant ${owner}'s cluster` });
-        serversOf.set(dest.server, tenant);
+        // Either tenant's facts may be the wrong one: both are named.
+        if (owner && owner.tenant !== tenant) {
+          problems.push({ file: d.file, at: at(`/spec/destinations/${i}`), reason: `reaches ${dest.server}, tenant ${owner.tenant}'s cluster` });
+          problems.push({ file: owner.file, at: owner.at, reason: `reaches ${dest.server}, tenant ${tenant}'s cluster too` });
+        }
+        serversOf.set(dest.server, { tenant, file: d.file, at: at(`/spec/destinations/${i}`) });
       }
     });
     const whitelist = (get(d.object, "spec", "clusterResourceWhitelist") ?? []) as { group: string; kind: string }[];
@@ -298,6 +304,21 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
       if (port !== slurmctldNodePort(id)) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${slurmctldNodePort(id)} (facts/contract.ts): central would open another port for it, perhaps another tenant's` });
     }
   }
+  // A tenant's entry makes exactly its namespace, its two projects, its store and its cluster credential: a change to the entry chart that makes anything else is refused.
+  for (const d of docs.filter((x) => x.renderedBy)) {
+    const owner = ENTRY_FILE.exec(d.file);
+    if (!owner) continue;
+    const [, env, id] = owner;
+    const allowed = [
+      `v1/Namespace//${tenantNamespace(id)}`,
+      `argoproj.io/v1alpha1/AppProject/${ARGOCD_CHART.namespace}/${tenantProject(id)}`,
+      `argoproj.io/v1alpha1/AppProject/${ARGOCD_CHART.namespace}/${tenantClusterProject(id)}`,
+      `external-secrets.io/v1/SecretStore/${ARGOCD_CHART.namespace}/${tenantProject(id)}`,
+      `external-secrets.io/v1/ExternalSecret/${ARGOCD_CHART.namespace}/cluster-${tenantClusterName(env, id)}`,
+    ];
+    const key = `${String(d.object.apiVersion)}/${String(d.object.kind)}/${String(get(d.object, "metadata", "namespace") ?? "")}/${String(get(d.object, "metadata", "name"))}`;
+    if (!allowed.includes(key)) problems.push({ file: d.file, at: `Application/${d.renderedBy} renders ${String(d.object.kind)}/${String(get(d.object, "metadata", "name"))}`, reason: `a tenant's entry makes only its namespace, its two AppProjects, its store and its cluster credential (${allowed.join(", ")}); not ${key}` });
+  }
   for (const d of docs.filter((x) => x.object.kind === "SecretStore")) {
     const owner = ENTRY_FILE.exec(d.file);
     if (!owner) continue;
@@ -320,12 +341,12 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     if (!tenant) continue;
     const project = String(get(d.object, "spec", "project"));
     const at = `${d.generated ? `ApplicationSet/${d.generated.by} generates` : `document ${d.index}`} Application/${String(get(d.object, "metadata", "name"))}`;
-    // A tenant's entry is the platform's (it writes the tenant's projects in ArgoCD's namespace): only the entry chart, there.
+    // A tenant's entry writes the tenant's projects in ArgoCD's namespace: the entries project, the entry chart, there only.
     if (d.generated?.by === TENANT_ENTRIES_APPLICATION_SET) {
       const sources = (get(d.object, "spec", "sources") ?? []) as { path?: string; ref?: string }[];
       const dest = get(d.object, "spec", "destination") as { server?: string; namespace?: string };
-      const ok = project === PLATFORM_PROJECT && dest.server === ARGOCD_IN_CLUSTER && dest.namespace === ARGOCD_CHART.namespace && sources.every((x) => x.ref || x.path === LOCAL_CHARTS.tenantEntry);
-      if (!ok) problems.push({ file: d.file, at, reason: `a tenant's entry runs in project ${PLATFORM_PROJECT} with ${LOCAL_CHARTS.tenantEntry} only, into ${ARGOCD_CHART.namespace} on central; this one uses project ${project}, ${dest.server} ${dest.namespace}, sources ${sources.map((x) => x.path ?? x.ref).join(", ")}` });
+      const ok = project === ENTRIES_PROJECT && dest.server === ARGOCD_IN_CLUSTER && dest.namespace === ARGOCD_CHART.namespace && sources.every((x) => x.ref || x.path === LOCAL_CHARTS.tenantEntry);
+      if (!ok) problems.push({ file: d.file, at, reason: `a tenant's entry runs in project ${ENTRIES_PROJECT} with ${LOCAL_CHARTS.tenantEntry} only, into ${ARGOCD_CHART.namespace} on central; this one uses project ${project}, ${dest.server} ${dest.namespace}, sources ${sources.map((x) => x.path ?? x.ref).join(", ")}` });
       continue;
     }
     if (project !== `tenant-${tenant}` && project !== `tenant-${tenant}-cluster`) {

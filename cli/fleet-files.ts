@@ -48,11 +48,18 @@ export function isValuesFile(file: string): boolean {
   return file.includes("/values/") || path.posix.basename(file) === FACTS_FILE || /^fleet\/tenants\/[^/]+\/[^/]+\/[^/]+$/.test(file);
 }
 
-/** Generated fleet files ArgoCD syncs. */
+/** The fleet's own documentation: the one file under fleet/ no stack writes and ArgoCD never reads. */
+const FLEET_README = "fleet/README.md";
+
+/**
+ * Every file under fleet/ but the local charts' sources, the connector's patches and the
+ * README: what a stack writes and ArgoCD may sync. Whatever its extension: a directory source
+ * applies `.yml` and `.json` too, so a file no stack renders is named, never overlooked.
+ */
 export function fleetFiles(root: string): string[] {
   return walk(path.join(root, "fleet"))
     .map((f) => path.relative(root, f).split(path.sep).join("/"))
-    .filter((f) => !NOT_KUBERNETES.some((dir) => f.startsWith(dir)) && f.endsWith(".yaml"))
+    .filter((f) => !NOT_KUBERNETES.some((dir) => f.startsWith(dir)) && f !== FLEET_README)
     .sort();
 }
 
@@ -60,8 +67,7 @@ export function fleetFiles(root: string): string[] {
 export function toolPath(root: string, name: "helm" | "kubectl-validate"): string | undefined {
   const local = path.join(root, ".tools", "bin", name);
   if (fs.existsSync(local)) return local;
-  const found = (process.env.PATH ?? "").split(path.delimiter).map((d) => path.join(d, name)).find((p) => fs.existsSync(p));
-  return found;
+  return (process.env.PATH ?? "").split(path.delimiter).map((d) => path.join(d, name)).find((p) => fs.existsSync(p));
 }
 
 /** Repository URLs the stack files name as the fleet repository: `$values` and git generators resolve against this checkout. */
@@ -147,7 +153,10 @@ export function renderLocalCharts(root: string, helm: string, app: Record<string
       stdout = run.stdout;
       rendered.set(key, stdout);
     }
-    return parseAllDocuments(stdout).map((d) => d.toJS() as unknown).filter((o): o is Record<string, unknown> => !!o && typeof o === "object");
+    const docs = parseAllDocuments(stdout);
+    const broken = docs.find((d) => d.errors.length);
+    if (broken) throw new Error(`helm template of ${s.path} for Application ${name} renders a document that is not YAML, which ArgoCD cannot apply: ${broken.errors[0].message.split("\n")[0]}`);
+    return docs.map((d) => d.toJS() as unknown).filter((o): o is Record<string, unknown> => !!o && typeof o === "object");
   });
 }
 
@@ -176,6 +185,7 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   const problems: FleetProblem[] = [];
   for (const file of fleetFiles(root).filter((f) => !skip(f))) {
     parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).forEach((d, index) => {
+      if (d.errors.length) return; // not YAML: fleet check names it
       const object = d.toJS() as unknown;
       if (object && typeof object === "object") documents.push({ file, index, object: object as Record<string, unknown> });
     });
@@ -194,9 +204,11 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   };
   const first = appsets.filter((d) => !readsClusters(d)).flatMap((d) => expand(d, []));
   documents.push(...first);
-  const helm = toolPath(root, "helm");
-  if (!helm) return { documents, problems, skipped: "helm is not installed: the tenants' entries are not rendered, so the Applications made from their cluster Secrets are not generated (run `bash scripts/install-tools`)" };
+  // The checked tree's Helm, else this program's (a copy of the fleet has no tools of its own).
+  const helm = toolPath(root, "helm") ?? toolPath(PROJECT_ROOT, "helm");
+  if (!helm && first.length) return { documents, problems, skipped: "helm is not installed: the tenants' entries are not rendered, so the Applications made from their cluster Secrets are not generated (run `bash scripts/install-tools`)" };
   for (const d of first) {
+    if (!helm) break;
     const tenant = (d.object.metadata as { labels?: Record<string, string> }).labels?.[LABEL_KEYS.tenant];
     const environment = /^fleet\/central\/([^/]+)\//.exec(d.file)?.[1];
     const file = tenant && environment ? `${tenantFleetPath(environment, tenant)}/${TENANT_ENTRY_FILE}` : d.file;

@@ -239,6 +239,11 @@ export async function renderCharts(helm: string, renders: readonly HelmRender[],
       fs.mkdirSync(path.join(outDir, folder), { recursive: true });
       let n = 0;
       for (const doc of parseAllDocuments(stdout)) {
+        // ArgoCD refuses a manifest that is not YAML (a key twice in one map): so does the check, by name.
+        if (doc.errors.length) {
+          problems.push({ file: r.file, at, reason: `renders a document that is not YAML, which ArgoCD cannot apply: ${doc.errors[0].message.split("\n")[0]}` });
+          continue;
+        }
         const object = doc.toJS() as { kind?: string; metadata?: { name?: string; namespace?: string } } | null;
         if (!object || typeof object !== "object") continue;
         const kind = String(object.kind);

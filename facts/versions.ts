@@ -10,6 +10,11 @@ export const ARGOCD_CLUSTER_SELECTOR = `${ARGOCD_CLUSTER_SECRET.label}=${ARGOCD_
 
 /** The AppProject of the central cluster's platform components (the admin project). */
 export const PLATFORM_PROJECT = "platform";
+/**
+ * The project of the tenants' entries on central: their namespaces, AppProjects and cluster
+ * credentials, and nothing else. Not `tenant-...`: no tenant's id can name it.
+ */
+export const ENTRIES_PROJECT = "entries";
 
 export const ARGOCD_CHART = {
   chart: "argo-cd",

@@ -90,6 +90,13 @@ describe("the tenants' ApplicationSet", () => {
     assert.equal(expandApplicationSet(appset, [cluster("odd", "sometime")])[0].step, -1);
   });
 
+  it("keeps every tenant's objects when an ApplicationSet is deleted, and its Applications when a cluster Secret goes", () => {
+    const { tenantEntriesApplicationSet } = require("../components/fleet/tenant-entry") as typeof import("../components/fleet/tenant-entry");
+    for (const set of [appset, tenantEntriesApplicationSet("dev", REPO)]) {
+      assert.deepEqual((set.spec as { syncPolicy: unknown }).syncPolicy, { applicationsSync: "create-update", preserveResourcesOnDeletion: true });
+    }
+  });
+
   it("bumps a chart for every tenant through the table alone", () => {
     const bumped = tenantsApplicationSet("dev", REPO, { ...CHARTS, slurm: { ...CHARTS.slurm, version: "9.9.9" } });
     const apps = expandApplicationSet(bumped, [cluster("acme", "canary")]);

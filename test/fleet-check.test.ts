@@ -5,6 +5,7 @@ import * as path from "path";
 import { parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
 import { checkFleet, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../cli/fleet-check";
+import { toolPath } from "../cli/fleet-files";
 import { runFleetWrite } from "../cli/fleet-write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
@@ -47,11 +48,17 @@ const ENTRY_SHARED = "fleet/central/dev/tenants/values/entry.yaml";
 
 const reasons = (problems: FleetProblem[], rel: string) => problems.filter((p) => p.file === rel).map((p) => `${p.at}: ${p.reason}`).join("\n");
 
+/** The check renders each tenant's entry with Helm: without it, these skip (run `bash scripts/install-tools`; CI has it). */
+function needsHelm(this: Mocha.Context): void {
+  if (!toolPath(PROJECT_ROOT, "helm")) this.skip();
+}
+
 describe("clusterra fleet check", function () {
   this.timeout(60000);
   const reference = referenceDir();
   let root: string;
   let rendered: RenderedFleet;
+  before(needsHelm);
   before(() => (rendered = renderFleet(PROJECT_ROOT)));
   beforeEach(() => (root = copyRepo()));
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -103,7 +110,7 @@ describe("clusterra fleet check", function () {
   });
 
   it("catches a tenant's entry that names another tenant's cluster, and an add-on no rollout step selects", async () => {
-    replaceIn(root, `${ENTRY_CHART}/credential.yaml`, "          {{ .Values.labels.tenant | toJson }}: {{ $id | toJson }}", '          {{ .Values.labels.tenant | toJson }}: {{ ternary "globex" $id (eq $id "acme") | toJson }}');
+    replaceIn(root, `${ENTRY_CHART}/credential.yaml`, "{{- $own := dict .Values.labels.tenant $id ", '{{- $own := dict .Values.labels.tenant (ternary "globex" $id (eq $id "acme")) ');
     const rel = "fleet/central/dev/tenants.yaml";
     corrupt(root, rel, 0, (d) => { addOn(d, "edge-agent").stage = "later"; });
     const problems = await checkFleet(root, { reference });
@@ -132,10 +139,24 @@ describe("clusterra fleet check", function () {
     assert.match([ENTRY("acme"), ENTRY("globex")].map((f) => reasons(problems, f)).join("\n"), new RegExp(`reaches https://${globex.replace(/\./g, "\\.")}:6443, tenant (acme|globex)'s cluster`));
   });
 
-  it("holds a tenant's entry to the platform project and the entry chart", async () => {
+  it("refuses a tenant's entry that renders anything but its namespace, projects, store and cluster credential", async () => {
+    fs.writeFileSync(path.join(root, `${ENTRY_CHART}/zz-admin.yaml`), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: {{ .Values.tenantId }}-admin\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\nsubjects: [{kind: ServiceAccount, name: default, namespace: argocd}]\n");
+    assert.match(reasons(await checkFleet(root, { reference }), ENTRY("acme")), /Application\/acme-entry renders ClusterRoleBinding\/acme-admin: a tenant's entry makes only its namespace, its two AppProjects, its store and its cluster credential/);
+  });
+
+  it("names a file no stack writes whatever its extension (a directory source applies .yml and .json too)", async () => {
+    const yml = "fleet/central/dev/zz.yml";
+    const json = "fleet/central/dev/tenants/argocd-manager/zz.json";
+    fs.writeFileSync(path.join(root, yml), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: argocd}\n");
+    fs.writeFileSync(path.join(root, json), '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}}\n');
+    const problems = await checkFleet(root, { reference, rendered });
+    for (const f of [yml, json]) assert.match(reasons(problems, f), /is committed but no stack file renders it/, f);
+  });
+
+  it("holds a tenant's entry to the entries project and the entry chart", async () => {
     const rel = "fleet/central/dev/tenant-entries.yaml";
     corrupt(root, rel, 0, (d) => { d.spec.template.spec.sources[1].path = "fleet/charts/cluster-api"; });
-    assert.match(reasons(await checkFleet(root, { reference }), rel), /ApplicationSet\/tenant-entries generates Application\/acme-entry: a tenant's entry runs in project platform with fleet\/charts\/tenant-entry only/);
+    assert.match(reasons(await checkFleet(root, { reference }), rel), /ApplicationSet\/tenant-entries generates Application\/acme-entry: a tenant's entry runs in project entries with fleet\/charts\/tenant-entry only/);
   });
 
   it("catches a tenant's store on central assuming another tenant's secrets role (from its facts file)", async () => {
@@ -172,6 +193,7 @@ describe("clusterra fleet check", function () {
 
 describe("cloud facts apart from the derived fleet (clusterra fleet write)", function () {
   this.timeout(60000);
+  before(needsHelm);
   const facts = "fleet/tenants/dev/acme/facts.yaml";
   let root: string;
   beforeEach(() => (root = copyRepo()));

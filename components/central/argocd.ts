@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CustomResource } from "@pulumi/kubernetes/apiextensions/customResource";
 import { Release } from "@pulumi/kubernetes/helm/v3/release";
 import { Provider } from "@pulumi/kubernetes/provider";
-import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT, PLATFORM_PROJECT } from "../../facts/versions";
 import { platformName } from "../../facts/project";
 import { CHARTS } from "../../facts/charts";
 import { CENTRAL_ADD_ONS, SYNC_RETRY } from "../../facts/fleet";
@@ -64,6 +64,30 @@ export function platformProject(repoUrl: string): Record<string, unknown> {
 }
 
 /**
+ * The project of the tenants' entries (ApplicationSet tenant-entries): a tenant's namespace,
+ * its AppProjects, its store and cluster credential in ArgoCD's namespace, and no other kind,
+ * so a change to the entry chart cannot do what the platform project can.
+ */
+export function entriesProject(repoUrl: string): Record<string, unknown> {
+  return {
+    apiVersion: "argoproj.io/v1alpha1",
+    kind: "AppProject",
+    metadata: { name: ENTRIES_PROJECT, namespace: ARGOCD_CHART.namespace },
+    spec: {
+      description: "Each tenant's entry on central: its namespace, its two AppProjects, its cluster's credential; nothing else",
+      sourceRepos: [repoUrl],
+      destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace }],
+      clusterResourceWhitelist: [{ group: "", kind: "Namespace" }],
+      namespaceResourceWhitelist: [
+        { group: "argoproj.io", kind: "AppProject" },
+        { group: "external-secrets.io", kind: "SecretStore" },
+        { group: "external-secrets.io", kind: "ExternalSecret" },
+      ],
+    },
+  };
+}
+
+/**
  * ArgoCD on the central K3s, installed once by Pulumi with the pinned chart, plus the
  * root Application. Everything else on the cluster comes from fleet/ through that root.
  */
@@ -90,7 +114,8 @@ export class ArgoCd extends pulumi.ComponentResource {
       child,
     );
     const project = new CustomResource(`${name}-platform-project`, platformProject(args.repoUrl) as never, { ...child, dependsOn: [release] });
-    new CustomResource(`${name}-root`, rootApplication(args) as never, { ...child, dependsOn: [release, project] });
+    const entries = new CustomResource(`${name}-entries-project`, entriesProject(args.repoUrl) as never, { ...child, dependsOn: [release] });
+    new CustomResource(`${name}-root`, rootApplication(args) as never, { ...child, dependsOn: [release, project, entries] });
     this.registerOutputs({});
   }
 }

@@ -313,8 +313,9 @@ export function tenantsApplicationSet(environment: string, repo: FleetRepo, char
         },
       }],
       // A tenant whose cluster Secret goes missing for a while (a failed refresh) keeps its
-      // Applications; `clusterra tenant remove` deletes them on purpose.
-      syncPolicy: { applicationsSync: "create-update" },
+      // Applications; `clusterra tenant remove` deletes them on purpose. Deleting the
+      // ApplicationSet itself keeps what they deployed (every tenant's control plane).
+      syncPolicy: { applicationsSync: "create-update", preserveResourcesOnDeletion: true },
       strategy: { type: "RollingSync", rollingSync: { steps: rolloutSteps() } },
       template: {
         metadata: {

@@ -19,7 +19,7 @@ import {
 } from "../../facts/fleet";
 import { LABEL_KEYS } from "../../facts/project";
 import { tenantClusterName } from "../../facts/tenant-cluster";
-import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
+import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../../facts/versions";
 import { centralOnlySecretNames } from "../tenant/slurm-keys";
 import { helmRepoUrl, type FleetRepo } from "./argo";
 import { FACTS_FILE } from "./facts";
@@ -101,9 +101,10 @@ export const TENANT_ENTRY_SHARED_VALUES = `values/${TENANT_ENTRY_FILE}`;
 
 /**
  * The environment's tenants' entries, as one ApplicationSet: a git files generator over the
- * tenants' entry files; each Application in the platform project (it writes AppProjects and
- * a cluster Secret in ArgoCD's namespace, which no tenant project may), rolled out wave by
- * wave like the tenants' own Applications.
+ * tenants' entry files; each Application in the entries project (it writes AppProjects and
+ * a cluster Secret in ArgoCD's namespace, which no tenant project may, and nothing else),
+ * rolled out wave by wave like the tenants' own Applications. Deleting the ApplicationSet
+ * keeps what its Applications made: a tenant's namespace holds its control plane.
  */
 export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo): Record<string, unknown> {
   const id = "{{ .path.basename }}";
@@ -117,7 +118,7 @@ export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo
       goTemplateOptions: ["missingkey=error"],
       generators: [{ git: { repoURL: repo.repoUrl, revision: repo.revision, files: [{ path: `${tenantsFleetPath(environment)}/*/${TENANT_ENTRY_FILE}` }] } }],
       // A tenant's entry is deleted on purpose only (`clusterra tenant remove`): its namespace holds the control plane.
-      syncPolicy: { applicationsSync: "create-update" },
+      syncPolicy: { applicationsSync: "create-update", preserveResourcesOnDeletion: true },
       strategy: { type: "RollingSync", rollingSync: { steps: ROLLOUT_WAVES.map((wave) => ({ matchExpressions: [{ key: LABEL_KEYS.wave, operator: "In", values: [wave] }] })) } },
       template: {
         metadata: {
@@ -127,7 +128,7 @@ export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo
           finalizers: ["resources-finalizer.argocd.argoproj.io"],
         },
         spec: {
-          project: PLATFORM_PROJECT,
+          project: ENTRIES_PROJECT,
           destination: { server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace },
           sources: [
             { repoURL: repo.repoUrl, targetRevision: repo.revision, ref: "values" },
