@@ -22,6 +22,8 @@ import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
 import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
 import { slurmctldNodePort } from "../facts/contract";
+import { hostAddressProblem } from "../config/cidr";
+import { slurmKeySecretNames } from "../components/tenant/slurm-keys";
 
 // The shared base, for callers of the check (tests, the CLI).
 export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
@@ -291,14 +293,26 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   // Central's External Secrets may assume every tenant's role: each store must name its own
   // tenant's. A tenant's stores on central take the role from its facts file (the
   // control-plane chart renders them at sync time); its entry names it itself.
+  const stacks = tenantStacks(root);
   for (const env of listDirs(path.join(root, "fleet", "tenants"))) {
     for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
       const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
       if (!fs.existsSync(path.join(root, file))) continue;
-      const facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as { secretsRoleArn?: unknown; slurmctld?: { port?: unknown } } | null;
+      const facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
+      const stack = stacks.get(`${env}/${id}`);
+      // Central's account, where the tenant's secrets and their role live (its stack file says which).
+      const central = stack?.centralAccountId ?? "[0-9]{12}";
       const role = String(facts?.secretsRoleArn ?? "");
       const expected = `:role/${controlPlaneSecretsRoleName(env, id)}`;
-      if (!role.endsWith(expected)) problems.push({ file, at: "secretsRoleArn", reason: `${role || "no role"} is not tenant ${id}'s secrets role (…${expected}): the tenant's stores on central would read another tenant's secrets` });
+      if (!new RegExp(`^arn:aws[a-z-]*:iam::${central}:role/${controlPlaneSecretsRoleName(env, id)}$`).test(role)) problems.push({ file, at: "secretsRoleArn", reason: `${role || "no role"} is not tenant ${id}'s secrets role (…${expected} in central's account ${stack?.centralAccountId ?? ""}): the tenant's stores on central would read another tenant's secrets` });
+      // Its keys: its own secrets in central's Secrets Manager (the name, then Secrets Manager's random suffix).
+      for (const [key, name] of Object.entries(slurmKeySecretNames(env, id))) {
+        const arn = String(facts?.keySecretArns?.[key] ?? "");
+        if (!new RegExp(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:${central}:secret:${name.replace(/[.+]/g, "\\$&")}-[A-Za-z0-9]{6}$`).test(arn)) problems.push({ file, at: `keySecretArns.${key}`, reason: `${arn || "no ARN"} is not tenant ${id}'s ${name} in central's account ${stack?.centralAccountId ?? ""}: its cluster would read another tenant's key` });
+      }
+      // Its server: an address in its own VPC (so not central's host, nor another tenant's server).
+      const problem = stack?.vpcCidr ? hostAddressProblem(String(facts?.serverAddress ?? ""), stack.vpcCidr) : undefined;
+      if (problem) problems.push({ file, at: "serverAddress", reason: `${String(facts?.serverAddress)} is not an address of tenant ${id}'s VPC: ${problem}; its cluster project would reach another server` });
       // Its slurmctld NodePort on central (the control-plane chart opens it) is its own by contract: never another tenant's.
       const port = facts?.slurmctld?.port;
       if (port !== slurmctldNodePort(id)) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${slurmctldNodePort(id)} (facts/contract.ts): central would open another port for it, perhaps another tenant's` });
@@ -360,6 +374,22 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     if (!allowed) problems.push({ file: d.file, at: `${at}/spec/destination`, reason: `${dest.server} namespace ${dest.namespace} is not a destination of project ${project}` });
   }
   return problems;
+}
+
+/** Each tenant stack file's central account and VPC CIDR (when it gives them), by `<env>/<id>`. */
+function tenantStacks(root: string): Map<string, { centralAccountId?: string; vpcCidr?: string }> {
+  const out = new Map<string, { centralAccountId?: string; vpcCidr?: string }>();
+  for (const f of readAllStackFiles(root)) {
+    if (f.values["clusterra:kind"] !== "tenant") continue;
+    const id = get(f.values["clusterra:tenant"], "id");
+    const account = get(f.values["clusterra:central"], "accountId");
+    const cidr = get(f.values["clusterra:network"], "vpcCidr");
+    out.set(`${String(f.values["clusterra:environment"])}/${String(id)}`, {
+      ...(/^[0-9]{12}$/.test(String(account)) ? { centralAccountId: String(account) } : {}),
+      ...(typeof cidr === "string" ? { vpcCidr: cidr } : {}),
+    });
+  }
+  return out;
 }
 
 /** A tenant's entry file, what its entry's objects render from: environment and tenant. */

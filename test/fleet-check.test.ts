@@ -165,6 +165,19 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(await checkFleet(root, { reference }), rel), /secretsRoleArn: \S+clusterra-dev-globex-control-plane is not tenant acme's secrets role/);
   });
 
+  it("catches a facts file naming a role, key or server outside the tenant's own: another account, another tenant's secret, central's host", async () => {
+    const rel = "fleet/tenants/dev/acme/facts.yaml";
+    const text = fs.readFileSync(path.join(root, rel), "utf8");
+    fs.writeFileSync(path.join(root, rel), text
+      .replace(/secretsRoleArn: arn:aws:iam::[0-9]{12}:/, "secretsRoleArn: arn:aws:iam::999999999999:")
+      .replace(/(slurm: arn:aws:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:clusterra\/dev\/)acme/, "$1globex")
+      .replace(/serverAddress: \S+/, "serverAddress: 10.0.0.10"));
+    const found = reasons(await checkFleet(root, { reference }), rel);
+    assert.match(found, /secretsRoleArn: arn:aws:iam::999999999999:role\/clusterra-dev-acme-control-plane is not tenant acme's secrets role/);
+    assert.match(found, /keySecretArns.slurm: \S+clusterra\/dev\/globex\/slurm-key-\S+ is not tenant acme's clusterra\/dev\/acme\/slurm-key/);
+    assert.match(found, /serverAddress: 10.0.0.10 is not an address of tenant acme's VPC: outside 10.16.0.0\/20/);
+  });
+
   it("catches a facts file giving a tenant another tenant's slurmctld NodePort on central", async () => {
     const rel = "fleet/tenants/dev/acme/facts.yaml";
     fs.writeFileSync(path.join(root, rel), fs.readFileSync(path.join(root, rel), "utf8").replace(`port: ${slurmctldNodePort("acme")}`, `port: ${slurmctldNodePort("globex")}`));
