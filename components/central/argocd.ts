@@ -6,7 +6,7 @@ import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT, PLATFORM_PROJECT } fr
 import { platformName } from "../../facts/project";
 import { CHARTS } from "../../facts/charts";
 import { CENTRAL_ADD_ONS, SYNC_RETRY } from "../../facts/fleet";
-import { helmRepoUrl } from "../fleet/argo";
+import { appProject, helmRepoUrl } from "../fleet/argo";
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
@@ -49,18 +49,14 @@ export function rootApplication(args: { repoUrl: string; revision: string; fleet
 
 /** The platform project: the only one that may deploy into the ArgoCD namespace (it is the admin). */
 export function platformProject(repoUrl: string): Record<string, unknown> {
-  return {
-    apiVersion: "argoproj.io/v1alpha1",
-    kind: "AppProject",
-    metadata: { name: PLATFORM_PROJECT, namespace: ARGOCD_CHART.namespace },
-    spec: {
-      description: "Platform components of the central cluster (admin: owns the ArgoCD namespace)",
-      // The fleet repository, and the chart repositories of central's add-ons.
-      sourceRepos: [repoUrl, ...new Set(CENTRAL_ADD_ONS.map((a) => helmRepoUrl(CHARTS[a.chart].repo)))].sort(),
-      destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: "*" }],
-      clusterResourceWhitelist: [{ group: "*", kind: "*" }],
-    },
-  };
+  return appProject({
+    name: PLATFORM_PROJECT,
+    description: "Platform components of the central cluster (admin: owns the ArgoCD namespace)",
+    // The fleet repository, and the chart repositories of central's add-ons.
+    sourceRepos: [repoUrl, ...CENTRAL_ADD_ONS.map((a) => helmRepoUrl(CHARTS[a.chart].repo))],
+    destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: "*" }],
+    clusterResources: [{ group: "*", kind: "*" }],
+  }) as unknown as Record<string, unknown>;
 }
 
 /**
@@ -69,22 +65,18 @@ export function platformProject(repoUrl: string): Record<string, unknown> {
  * so a change to the entry chart cannot do what the platform project can.
  */
 export function entriesProject(repoUrl: string): Record<string, unknown> {
-  return {
-    apiVersion: "argoproj.io/v1alpha1",
-    kind: "AppProject",
-    metadata: { name: ENTRIES_PROJECT, namespace: ARGOCD_CHART.namespace },
-    spec: {
-      description: "Each tenant's entry on central: its namespace, its two AppProjects, its cluster's credential; nothing else",
-      sourceRepos: [repoUrl],
-      destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace }],
-      clusterResourceWhitelist: [{ group: "", kind: "Namespace" }],
-      namespaceResourceWhitelist: [
-        { group: "argoproj.io", kind: "AppProject" },
-        { group: "external-secrets.io", kind: "SecretStore" },
-        { group: "external-secrets.io", kind: "ExternalSecret" },
-      ],
-    },
-  };
+  return appProject({
+    name: ENTRIES_PROJECT,
+    description: "Each tenant's entry on central: its namespace, its two AppProjects, its cluster's credential; nothing else",
+    sourceRepos: [repoUrl],
+    destinations: [{ server: ARGOCD_IN_CLUSTER, namespace: ARGOCD_CHART.namespace }],
+    clusterResources: [{ group: "", kind: "Namespace" }],
+    namespaceResources: [
+      { group: "argoproj.io", kind: "AppProject" },
+      { group: "external-secrets.io", kind: "SecretStore" },
+      { group: "external-secrets.io", kind: "ExternalSecret" },
+    ],
+  }) as unknown as Record<string, unknown>;
 }
 
 /**

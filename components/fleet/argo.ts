@@ -99,9 +99,11 @@ export interface ProjectArgs {
   readonly destinations: readonly Destination[];
   /** Cluster-scoped kinds the project may create (everything else is refused). */
   readonly clusterResources: readonly { group: string; kind: string }[];
+  /** Namespaced kinds it may create, when not every one. */
+  readonly namespaceResources?: readonly { group: string; kind: string }[];
 }
 
-/** An AppProject: only these sources, destinations and cluster-scoped kinds. */
+/** An AppProject: only these sources, destinations and kinds. */
 export function appProject(p: ProjectArgs): AppProject {
   return {
     apiVersion: "argoproj.io/v1alpha1",
@@ -112,6 +114,7 @@ export function appProject(p: ProjectArgs): AppProject {
       sourceRepos: [...new Set(p.sourceRepos)].sort(),
       destinations: p.destinations.map((d) => ({ server: d.server, namespace: d.namespace })),
       clusterResourceWhitelist: p.clusterResources.map((r) => ({ group: r.group, kind: r.kind })),
+      ...(p.namespaceResources ? { namespaceResourceWhitelist: p.namespaceResources.map((r) => ({ group: r.group, kind: r.kind })) } : {}),
     },
   };
 }
