@@ -11,6 +11,7 @@ import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../components/tenant/sizing";
 import { slurmctldNodePort } from "../facts/contract";
+import { CHARTS } from "../facts/charts";
 import { clusterObjects } from "./helpers";
 
 /** A copy of the committed fleet/ and stacks/ to corrupt. */
@@ -242,6 +243,20 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     assert.match(read("fleet/tenants/dev/acme/users.yaml"), /carol:x:10003:10003:/);
     // The users file both sides read, and the digest that rolls the pods on both sides; nothing else.
     assert.match(said, /3 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/users.yaml$/);
+  });
+
+  it("rolls a chart bump out with fleet write alone: only the ApplicationSet that pins it changes, no facts file, no tenant's folder", () => {
+    const pin = CHARTS.slurm as { version: string };
+    const version = pin.version;
+    try {
+      pin.version = "9.9.9";
+      let said = "";
+      assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
+      assert.match(said, /1 changed, 0 removed:\n {2}fleet\/central\/dev\/tenants.yaml$/);
+      assert.match(read("fleet/central/dev/tenants.yaml"), /chart: slurm\n\s+version: '?9\.9\.9/);
+    } finally {
+      pin.version = version;
+    }
   });
 
   it("refuses a facts file off its schema, naming every key, and writes nothing", () => {
