@@ -31,6 +31,7 @@ describe("goTemplate, as the ApplicationSet controller renders it", () => {
     assert.equal(renderGoTemplate('a\n  {{- if eq .kind "chart" }}\n  C{{ else }}D{{ end }}', data), "a\n  C");
     assert.equal(renderGoTemplate('{{ if eq .kind "dir" }}C{{ else }}D{{ end }}', data), "D");
     assert.equal(renderGoTemplate("l: {{ toJson .list }}", data), 'l: ["p","q"]');
+    assert.equal(renderGoTemplate('t: {{ toJson (index .metadata.labels "clusterra.io/tenant") }}', data), 't: "acme"');
   });
 
   it("refuses a missing key (missingkey=error) and what the fleet never writes, by name", () => {
@@ -95,6 +96,17 @@ describe("the tenants' ApplicationSet", () => {
     for (const set of [appset, tenantEntriesApplicationSet("dev", REPO)]) {
       assert.deepEqual((set.spec as { syncPolicy: unknown }).syncPolicy, { applicationsSync: "create-update", preserveResourcesOnDeletion: true });
     }
+  });
+
+  it("passes the cluster Secret's facts to the upstream charts as one value each, whatever they hold", () => {
+    const hostile = cluster("acme", "canary");
+    const annotations = { ...(hostile.metadata.annotations ?? {}), "clusterra.io/server-address": "10.16.4.10'\n            - name: hostNetwork\n              value: \"true" };
+    const apps = expandApplicationSet(appset, [{ ...hostile, metadata: { ...hostile.metadata, annotations } }]);
+    const cilium = apps.find((a) => a.application.metadata.name === "acme-cilium")?.application as any;
+    assert.deepEqual(cilium.spec.sources[1].helm.parameters, [
+      { name: "cluster.name", value: "clusterra-dev-acme", forceString: true },
+      { name: "k8sServiceHost", value: annotations["clusterra.io/server-address"], forceString: true },
+    ]);
   });
 
   it("bumps a chart for every tenant through the table alone", () => {

@@ -205,11 +205,12 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
 /** An add-on's Helm parameters as the template writes them: each from the cluster Secret the generator reads. */
 function parameterBlock(a: TenantAddOn): string[] {
   if (!a.parameters?.length) return [];
-  const value = (from: NonNullable<TenantAddOn["parameters"]>[number]["from"]) => (from === "name" || from === "server" ? `{{ .${from} }}` : `{{ index .metadata.annotations "${CLUSTER_SECRET_FACTS[from]}" }}`);
+  // As a JSON string: whatever the Secret says stays one value (no quote or newline adds a field).
+  const value = (from: NonNullable<TenantAddOn["parameters"]>[number]["from"]) => (from === "name" || from === "server" ? `{{ toJson .${from} }}` : `{{ toJson (index .metadata.annotations "${CLUSTER_SECRET_FACTS[from]}") }}`);
   return [
     `  {{- if eq .addon "${a.addon}" }}`,
     "        parameters:",
-    ...a.parameters.flatMap((p) => [`          - name: ${p.name}`, `            value: '${value(p.from)}'`, "            forceString: true"]),
+    ...a.parameters.flatMap((p) => [`          - name: ${p.name}`, `            value: ${value(p.from)}`, "            forceString: true"]),
     "  {{- end }}",
   ];
 }

@@ -8,6 +8,7 @@
  *   {{ index .a "k" }}              a map entry by a key that is not an identifier ("" when missing, as Go's)
  *   {{ if X }} … {{ else }} … {{ end }}   X a field, or `eq A B` with fields and "strings"
  *   {{ toJson .a }}                 a value as JSON (sprig's toJson: YAML reads it as a flow value)
+ *   {{ toJson (index .a "k") }}     the same of a map entry
  *   {{- … -}}                       trims the spaces on that side
  */
 export class GoTemplateError extends Error {}
@@ -70,7 +71,10 @@ function evaluate(body: string, data: unknown): unknown {
     return (map as Record<string, unknown>)[String(key)] ?? "";
   }
   if (head === "toJson") {
-    if (args.length !== 1) throw new GoTemplateError(`toJson takes one operand: {{${body}}}`);
+    // One operand, or one parenthesized action (`toJson (index .a "k")`).
+    const rest = body.slice(head.length).trim();
+    if (rest.startsWith("(") && rest.endsWith(")")) return { json: JSON.stringify(evaluate(rest.slice(1, -1), data)) };
+    if (args.length !== 1) throw new GoTemplateError(`toJson takes one operand or one (action): {{${body}}}`);
     return { json: JSON.stringify(operand(args[0], data)) };
   }
   if (head === "eq") {
