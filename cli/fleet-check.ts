@@ -298,7 +298,12 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
       const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
       if (!fs.existsSync(path.join(root, file))) continue;
-      const facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
+      let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
+      try {
+        facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as typeof facts;
+      } catch {
+        continue; // not YAML: named with every file above
+      }
       const stack = stacks.get(`${env}/${id}`);
       // Central's account, where the tenant's secrets and their role live (its stack file says which).
       const central = stack?.centralAccountId ?? "[0-9]{12}";

@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
 import { PROJECT_ROOT, readAllStackFiles } from "../config";
-import { clusterParams, expandApplicationSet, globRegExp, type ClusterParams, type GitFiles } from "../components/fleet/application-set";
+import { clusterParams, expandApplicationSet, globRegExp, readsClusterSecrets, type ClusterParams, type GitFiles } from "../components/fleet/application-set";
 import { GoTemplateError } from "../components/fleet/go-template";
 import { TENANT_ENTRY_FILE, tenantFleetPath } from "../facts/fleet";
 import { FACTS_FILE } from "../components/fleet/facts";
@@ -191,7 +191,7 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
     });
   }
   const appsets = documents.filter((x) => x.object.kind === "ApplicationSet");
-  const readsClusters = (d: FleetDocument) => JSON.stringify((d.object.spec as { generators?: unknown } | undefined)?.generators ?? []).includes('"clusters"');
+  const readsClusters = (d: FleetDocument) => readsClusterSecrets(d.object);
   const expand = (d: FleetDocument, clusters: ClusterParams[]): FleetDocument[] => {
     const name = String((d.object.metadata as { name?: string } | undefined)?.name);
     try {

@@ -11,7 +11,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { checkoutFiles } from "../cli/fleet-files";
 import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../cli/fleet-render";
-import { expandApplicationSet, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { expandApplicationSet, readsClusterSecrets, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
 import { ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
@@ -269,7 +269,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   const waveOf = new Map(tenants.map((t) => [t.config.tenant.id, t.config.rolloutWave]));
   const generations = new Map<string, Map<string, string>>();
   // Those that read the repository first (each tenant's entry: its projects and cluster Secret), then those that read the cluster Secrets.
-  const readsClusters = (a: { object: KubeObject }) => JSON.stringify((a.object.spec as { generators?: unknown } | undefined)?.generators ?? []).includes('"clusters"');
+  const readsClusters = (a: { object: KubeObject }) => readsClusterSecrets(a.object);
   const appSets = [...last.values()].flatMap((x) => x.result.appSets.map((a) => ({ ...a, depth: x.depth + 1 }))).sort((a, b) => Number(readsClusters(a)) - Number(readsClusters(b)));
   const syncGenerated = (file: string, depth: number) => async (app: Application): Promise<boolean> => {
     let r = await argo.sync(app, file);

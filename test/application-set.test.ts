@@ -4,7 +4,7 @@
  * RollingSync's steps, and which Applications a rollout lets sync.
  */
 import * as assert from "node:assert/strict";
-import { clusterParams, expandApplicationSet, rolloutSteps, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { clusterParams, expandApplicationSet, rolloutSteps, TENANT_ADD_ONS, tenantAddOnValueFiles, tenantsApplicationSet } from "../components/fleet/application-set";
 import { GoTemplateError, renderGoTemplate } from "../components/fleet/go-template";
 import { appsToSync } from "../journey/argo/application-set";
 import { ROLLOUT_STAGES, ROLLOUT_WAVES } from "../facts/fleet";
@@ -69,6 +69,14 @@ describe("the tenants' ApplicationSet", () => {
     // What no tenant changes is read from the shared folder, never copied into the tenant's.
     assert.deepEqual(get("acme-argocd-manager").spec.sources.map((s) => s.path), ["fleet/central/dev/tenants/argocd-manager"]);
     assert.deepEqual(get("acme-external-secrets").spec.sources[1].helm?.valueFiles, ["$values/fleet/central/dev/tenants/values/external-secrets.yaml"]);
+  });
+
+  it("names each Helm add-on's value files in the order renderers read them (tenantAddOnValueFiles)", () => {
+    const apps = expandApplicationSet(appset, [cluster("acme", "canary")]);
+    for (const a of TENANT_ADD_ONS.filter((x) => x.source.kind === "chart" || x.source.kind === "local-chart")) {
+      const app = apps.find((g) => g.application.metadata.name === `acme-${a.addon}`)?.application as any;
+      assert.deepEqual(app.spec.sources[1].helm.valueFiles, tenantAddOnValueFiles("dev", "acme", a.addon).map((f) => `$values/${f}`), a.addon);
+    }
   });
 
   it("keeps the template's project whatever the patch says, as ArgoCD does", () => {

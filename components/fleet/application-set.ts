@@ -443,6 +443,14 @@ function generate(g: Generator, clusters: readonly ClusterParams[], git: GitFile
   throw new GoTemplateError(`generator ${Object.keys(g).join(", ") || "(empty)"} is not one the fleet writes (clusters, git files, list, matrix)`);
 }
 
+/**
+ * Whether an ApplicationSet's generators read the cluster Secrets: ArgoCD can generate its
+ * Applications only once those exist (the tenants' are made by the entries' ApplicationSet).
+ */
+export function readsClusterSecrets(appset: { spec?: unknown }): boolean {
+  return JSON.stringify((appset.spec as { generators?: unknown } | undefined)?.generators ?? []).includes('"clusters"');
+}
+
 /** An Application the ApplicationSet generates, and the step RollingSync puts it in (0-based; -1 none). */
 export interface GeneratedApplication {
   readonly application: Record<string, unknown> & { metadata: { name: string; labels?: Record<string, string> } };
