@@ -8,6 +8,10 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { keepToLoopback } from "../test/loopback-only";
+
+// Benchmarks keep every packet on this machine (test/loopback-only.ts).
+keepToLoopback();
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);

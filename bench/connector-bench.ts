@@ -17,6 +17,10 @@ import { signature } from "../components/connector/event-shipper/handler";
 import { EVENTS_API, SHIPPER, SHIPPER_ENV } from "../facts/connector-events";
 import { shipperEnvironment, startFakeApi, TEST_TOKEN, type FakeApi } from "../test/connector-api-server";
 import { hookSandbox } from "../test/connector-hook-sandbox";
+import { keepToLoopback } from "../test/loopback-only";
+
+// Benchmarks keep every packet on this machine (test/loopback-only.ts).
+keepToLoopback();
 
 const RUNS = 5;
 const HOOK_RUNS = 15;

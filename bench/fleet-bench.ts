@@ -27,6 +27,10 @@ import { nodeSetPlans } from "../components/tenant/sizing";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
+import { keepToLoopback } from "../test/loopback-only";
+
+// Benchmarks keep every packet on this machine (test/loopback-only.ts).
+keepToLoopback();
 
 const RUNS = 5;
 /** Every tenant's users (a company's first few). */

@@ -13,6 +13,10 @@ import { defaultChartsDir } from "../cli/fleet-render";
 import { PROJECT_ROOT } from "../config";
 import { EXAMPLE_ENVIRONMENT, runJourney } from "../journey";
 import { findTools } from "../journey/kube/tools";
+import { keepToLoopback } from "../test/loopback-only";
+
+// Benchmarks keep every packet on this machine (test/loopback-only.ts).
+keepToLoopback();
 
 async function timed(f: () => Promise<unknown>): Promise<number> {
   const t = Date.now();

@@ -19,6 +19,10 @@ import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { checkDeployment, formatReport, type PolicyReport } from "../cli/policy";
 import { flowPorts, PEERING_FLOWS } from "../facts/contract";
 import { stackTags, TAG_KEYS } from "../facts/project";
+import { keepToLoopback } from "../test/loopback-only";
+
+// Benchmarks keep every packet on this machine (test/loopback-only.ts).
+keepToLoopback();
 
 const RUNS = 5;
 const TARGET_MS = 2000;

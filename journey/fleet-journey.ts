@@ -26,6 +26,7 @@ import { syncSteps } from "./argo/order";
 import { health } from "./argo/health";
 import { readK3sServer } from "./k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
+import { outboundDials } from "./kube/outbound";
 import { Kubectl } from "./kube/kubectl";
 import { Processes, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
@@ -153,21 +154,12 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   }
   report(step("charts' packaging-time templates stood in from the reference", packaged.length > 0, packaged.join("; ") || "no External Secrets render installs CRDs"));
 
-  // Webhooks have no pods behind them under kwok: the journey's copy fails open (reported).
-  const openWebhooks: string[] = [];
-  const failOpen = (m: Manifest): Manifest => {
-    if (!/WebhookConfiguration$/.test(m.object.kind)) return m;
-    const o = JSON.parse(JSON.stringify(m.object)) as KubeObject & { webhooks?: { name: string; failurePolicy?: string }[] };
-    for (const w of o.webhooks ?? []) w.failurePolicy = "Ignore";
-    openWebhooks.push(`${m.object.kind}/${m.object.metadata.name}`);
-    return { ...m, object: o, text: JSON.stringify(o) };
-  };
   // The renders ArgoCD's repo server would produce now; a chart change replaces an Application's.
   const renderList: HelmRender[] = [...renders];
   const renderer = (app: Application, file: string | undefined, i: number): Manifest[] | string => {
     const r = renderList.find((x) => x.application === app.metadata.name && x.source === i && (!file || x.file === file));
     if (!r) return `no render for Application ${app.metadata.name} source ${i}`;
-    return (byRender.get(r) ?? []).map(failOpen);
+    return byRender.get(r) ?? [];
   };
 
   // 4. ArgoCD as the central stack installs it: its chart with the stack's values (Helm, not ArgoCD).
@@ -176,6 +168,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   const argoRender: HelmRender = { ...argoCdRender(input.chartsDir, `v${kubeMinor(central.controlPlane.k3sVersion)}`), inlineValues: releaseValues };
   const argoRendered = await renderFleetCharts(helm, [argoRender], path.join(input.dir, "render-argocd"));
   const argoManifests = argoRendered.objects.flatMap((o) => splitManifests(fs.readFileSync(path.join(input.dir, "render-argocd", o.out), "utf8"), "argo-cd render"));
+  report(outboundStep(specs.map((s) => ({ name: s.name, args: (clusters.get(s.name) as Cluster).apiServerArgs, admissionConfig: s.server.admissionConfig })), [...[...byRender.values()].flat(), ...argoManifests].map((m) => m.object)));
   const c = k("central");
   await c.run(["create", "namespace", ARGOCD_CHART.namespace]);
   const argoProblems = await helmInstall(c, argoManifests, ARGOCD_CHART.namespace);
@@ -315,7 +308,6 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
     const missing = await missingSecretRefs(kc);
     report(step(`${name}: every Secret reference resolves (name and key)`, missing.length === 0, missing.length ? missing.slice(0, 8).join("; ") : "all resolve"));
   }
-  report(step("webhooks with no pod behind them under kwok fail open in the journey's copy only", true, openWebhooks.length ? [...new Set(openWebhooks)].join(", ") : "none"));
 
   // 8. ArgoCD's cache of each tenant cluster, now that the fleet's CRDs are served there.
   for (const t of tenants) {
@@ -407,6 +399,20 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   const back = await rollOutSlurm(good);
   const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
   report(step("rolling back to the good version heals the canary and reaches every wave", healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
+}
+
+/**
+ * No API server of the journey would dial outside loopback with its flags and every object the
+ * journey gives it (outbound.ts): webhook configurations are stored, not called.
+ */
+function outboundStep(servers: readonly { name: string; args: readonly string[]; admissionConfig?: string }[], objects: readonly KubeObject[]): JourneyStep {
+  const found = servers.flatMap((s) => outboundDials(s.args, objects, s.admissionConfig).map((d) => `${s.name}: ${d}`));
+  const webhooks = objects.filter((o) => /WebhookConfiguration$/.test(o.kind)).map((o) => `${o.kind}/${o.metadata.name}`);
+  return step(
+    "no API server dials outside loopback (webhook admission off: the configurations are stored, never called)",
+    found.length === 0,
+    found.length ? found.slice(0, 8).join("; ") : `${servers.map((s) => s.name).join(", ")} over ${objects.length} objects; ${webhooks.length} webhook configurations stored (${[...new Set(webhooks)].join(", ") || "none"}); no APIService, no conversion webhook`,
+  );
 }
 
 /**

@@ -78,9 +78,9 @@ export interface ApiServerPaths {
  * defaults from its control-plane setup, then `kube-apiserver-arg` last, as K3s applies them),
  * with the harness's certificates and datastore. Only what changes admission, authorization
  * or the API's shape is carried; K3s's tunnels and kubelet client settings have no
- * counterpart without kubelets.
+ * counterpart without kubelets. `overrides` are the harness's own (journey/kube/outbound.ts).
  */
-export function apiServerArgs(server: K3sServer, p: ApiServerPaths): string[] {
+export function apiServerArgs(server: K3sServer, p: ApiServerPaths, overrides: Readonly<Record<string, string>> = {}): string[] {
   const args: Record<string, string> = {
     "etcd-servers": p.etcd,
     "bind-address": "127.0.0.1",
@@ -101,8 +101,10 @@ export function apiServerArgs(server: K3sServer, p: ApiServerPaths): string[] {
     "service-cluster-ip-range": String(server.config["service-cidr"] ?? "10.43.0.0/16"),
     "service-node-port-range": "30000-32767",
     "enable-aggregator-routing": "true",
-    // The configured arguments, last: they override K3s's.
+    // The configured arguments: they override K3s's.
     ...keyValues(list(server.config["kube-apiserver-arg"])),
+    // The harness's own, last of all.
+    ...overrides,
   };
   if (args["admission-control-config-file"] !== undefined) {
     if (!p.admissionConfig) throw new Error("the server has an admission configuration but the harness gave no path for it");

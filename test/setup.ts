@@ -1,10 +1,14 @@
 /**
  * Mocha root hooks: every temporary file a test (or a program it runs) makes lands in one
- * folder of this run, removed when the run ends, so `npm test` leaves nothing in /tmp.
+ * folder of this run, removed when the run ends, so `npm test` leaves nothing in /tmp; and
+ * no test dials, listens or looks a name up off loopback (loopback-only.ts).
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { keepToLoopback } from "./loopback-only";
+
+keepToLoopback();
 
 const systemTmp = os.tmpdir();
 /** This run's temporary folder; os.tmpdir() answers it from here on. */

@@ -1,5 +1,5 @@
 /**
- * One Kubernetes control plane on 127.0.0.1, started as the cluster's K3s server would run
+ * One Kubernetes control plane on 127.0.0.1 (of the journey's sealed namespace), started as the cluster's K3s server would run
  * it: kine as the datastore (K3s's own), kube-apiserver with the flags and admission
  * configuration the server's user data gives, the controller manager and the scheduler as
  * K3s runs them, and kwok for the nodes' kubelets. Certificates and the admin token are
@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { promisify } from "util";
 import { apiServerArgs, controllerManagerArgs, type K3sServer } from "../k3s";
+import { SEALED_API_SERVER_FLAGS } from "./outbound";
 import { Processes, waitFor } from "./processes";
 import type { Tools } from "./tools";
 
@@ -35,6 +36,8 @@ export interface Cluster {
   /** The cluster CA, as a kubeconfig's certificate-authority-data carries it. */
   readonly caData: string;
   readonly dir: string;
+  /** The API server's flags: the K3s server's, then the journey's sealing ones (outbound.ts). */
+  readonly apiServerArgs: readonly string[];
 }
 
 /** A CA, a serving certificate for 127.0.0.1 and the service-account key pair, by openssl. */
@@ -77,7 +80,8 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     admission = path.join(o.dir, "admission.yaml");
     fs.writeFileSync(admission, o.server.admissionConfig);
   }
-  o.processes.start(`${o.name}-apiserver`, o.tools["kube-apiserver"], apiServerArgs(o.server, { etcd: `http://127.0.0.1:${kinePort}`, port: o.port, certDir: certs, ...(admission ? { admissionConfig: admission } : {}) }));
+  const args = apiServerArgs(o.server, { etcd: `http://127.0.0.1:${kinePort}`, port: o.port, certDir: certs, ...(admission ? { admissionConfig: admission } : {}) }, SEALED_API_SERVER_FLAGS);
+  o.processes.start(`${o.name}-apiserver`, o.tools["kube-apiserver"], args);
   const ready = await waitFor(async () => {
     if (!o.processes.alive(`${o.name}-apiserver`) || !o.processes.alive(`${o.name}-kine`)) return false;
     const { stdout } = await run(o.tools.kubectl, ["--kubeconfig", kubeconfig, "get", "--raw", "/readyz"], { timeout: 5000 });
@@ -95,5 +99,5 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     "--node-lease-duration-seconds=40",
     ...o.tools.kwokStages.flatMap((s) => ["--config", s]),
   ]);
-  return { name: o.name, url, kubeconfig, caData, dir: o.dir };
+  return { name: o.name, url, kubeconfig, caData, dir: o.dir, apiServerArgs: args };
 }
