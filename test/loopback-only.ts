@@ -50,22 +50,22 @@ export function offMachineListen(e: Endpoint): string | undefined {
 
 let installed = false;
 
+/** Wraps `target[method]` so that a call `refuse` names a reason for throws instead. */
+function guard(target: Record<string, unknown>, method: string, refuse: (e: Endpoint) => string | undefined): void {
+  const original = target[method] as (...a: unknown[]) => unknown;
+  target[method] = function (this: unknown, ...args: unknown[]) {
+    const why = refuse(endpointOf(args));
+    if (why) throw new OffMachineError(why);
+    return original.apply(this, args);
+  };
+}
+
 /** Installs the rule in this process (once). */
 export function keepToLoopback(): void {
   if (installed) return;
   installed = true;
-  const connect = net.Socket.prototype.connect;
-  net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
-    const why = offMachineDial(endpointOf(args));
-    if (why) throw new OffMachineError(why);
-    return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
-  } as typeof connect;
-  const listen = net.Server.prototype.listen;
-  net.Server.prototype.listen = function (this: net.Server, ...args: unknown[]) {
-    const why = offMachineListen(endpointOf(args));
-    if (why) throw new OffMachineError(why);
-    return (listen as (...a: unknown[]) => net.Server).apply(this, args);
-  } as typeof listen;
+  guard(net.Socket.prototype as unknown as Record<string, unknown>, "connect", offMachineDial);
+  guard(net.Server.prototype as unknown as Record<string, unknown>, "listen", offMachineListen);
   const names = (name: unknown) => {
     if (typeof name !== "string" || !isLoopback(name)) throw new OffMachineError(`a lookup of ${String(name)}`);
   };
