@@ -264,6 +264,9 @@ export const SLINKY_IMAGES = {
   slurmctld: { repository: `${SLINKY_REGISTRY}/slurmctld`, tag: SLINKY_IMAGE_TAG },
   login: { repository: `${SLINKY_REGISTRY}/login`, tag: SLINKY_IMAGE_TAG },
   slurmd: { repository: `${SLINKY_REGISTRY}/slurmd`, tag: SLINKY_IMAGE_TAG },
+  // The slurm chart's helper containers (slurmctld's and slurmd's logfile sidecars, the
+  // login's initconf), whose chart default is alpine:latest: pinned here for every one.
+  helper: { repository: "docker.io/library/alpine", tag: "3.22" },
 } as const;
 
 /**

@@ -27,6 +27,7 @@ import { health } from "./argo/health";
 import { readK3sServer } from "./k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
 import { outboundDials } from "./kube/outbound";
+import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
 import { Kubectl } from "./kube/kubectl";
 import { Processes, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
@@ -303,6 +304,10 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
 
   report(step("Secrets of controllers the fake kubelets cannot run, written once each controller is available", true, stoodIn.length ? stoodIn.join(", ") : "none"));
 
+  // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
+  // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id) });
+
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {
     const missing = await missingSecretRefs(kc);
@@ -400,6 +405,73 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
   const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
   report(step("rolling back to the good version heals the canary and reaches every wave", healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
 }
+
+/** The first of the loopback ports the clusters' slurm-operators listen on (two each). */
+const OPERATOR_PORT = 18081;
+
+/**
+ * The real slurm-operator on each cluster as its ServiceAccount; then, per tenant, the
+ * slurm.conf it writes on both sides, and every image any cluster's workloads run.
+ */
+async function runSlurmOperators(o: {
+  specs: readonly string[];
+  clusters: ReadonlyMap<string, Cluster>;
+  k: (name: string) => Kubectl;
+  tools: Tools;
+  processes: Processes;
+  report: (s: JourneyStep) => void;
+  tenants: readonly string[];
+}): Promise<void> {
+  const who = `slurm-operator ${o.tools.slurmOperatorVersion}`;
+  /** Where each cluster's operator writes a Controller's slurm.conf: central per tenant namespace, a tenant cluster in its slurm namespace. */
+  const configs = (name: string) => (name === "central" ? o.tenants.map((t) => tenantNamespace(t)) : [TENANT_NAMESPACES.slurm]);
+  const slurmConf = async (name: string, ns: string) => {
+    const cm = await o.k(name).get<{ data?: Record<string, string> }>(["configmap", SLURM_CONFIG_MAP, "-n", ns]);
+    return cm?.data?.["slurm.conf"];
+  };
+  for (const [i, name] of o.specs.entries()) {
+    const started = Date.now();
+    const r = await startSlurmOperator({ cluster: o.clusters.get(name) as Cluster, kc: o.k(name), namespace: TENANT_NAMESPACES.slurmOperator, tools: o.tools, processes: o.processes, port: OPERATOR_PORT + 2 * i });
+    const made = r.process ? await waitFor(async () => {
+      if (!o.processes.alive(r.process as string)) return false;
+      for (const ns of configs(name)) if (!(await slurmConf(name, ns))) return undefined;
+      return true;
+    }, 90_000, 1000) : false;
+    const forbidden = r.process ? o.processes.log(r.process).split("\n").filter((l) => /forbidden/i.test(l)) : [];
+    const ok = made === true && forbidden.length === 0;
+    o.report(step(`${name}: ${who} reconciles its Controllers as its ServiceAccount (chart RBAC)`, ok, ok
+      ? `${configs(name).map((ns) => `${ns}/${SLURM_CONFIG_MAP}`).join(", ")} written in ${((Date.now() - started) / 1000).toFixed(1)} s`
+      : r.problem ?? (forbidden.length ? `refused by its RBAC: ${forbidden.slice(0, 3).join(" | ")}` : `no ${SLURM_CONFIG_MAP} in ${configs(name).join(", ")} after 90 s: ${o.processes.tail(r.process as string)}`)));
+  }
+  for (const t of o.tenants) {
+    const central = slurmConfValues((await slurmConf("central", tenantNamespace(t))) ?? "").ClusterName;
+    const own = slurmConfValues((await slurmConf(t, TENANT_NAMESPACES.slurm)) ?? "").ClusterName;
+    o.report(step(`tenant ${t}: its slurmd's slurm.conf names the cluster its slurmctld on central runs (${who} on both sides)`, !!central && central === own,
+      `central ${tenantNamespace(t)}/${SLURM_CONFIG_MAP}: ClusterName=${central ?? "(none)"}; ${t} ${TENANT_NAMESPACES.slurm}/${SLURM_CONFIG_MAP}: ClusterName=${own ?? "(none)"}`));
+  }
+  const unpinned: string[] = [];
+  let images = 0;
+  for (const name of o.specs) {
+    for (const kind of ["deployments", "statefulsets", "daemonsets", "pods"]) {
+      const list = await o.k(name).get<{ items: { metadata: { name: string; namespace: string }; spec: PodHolder }[] }>([kind, "-A"]);
+      for (const w of list?.items ?? []) {
+        const pod = kind === "pods" ? (w.spec as PodSpec) : (w.spec as { template: { spec: PodSpec } }).template.spec;
+        for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
+          images++;
+          const why = unpinnedImage(c.image);
+          if (why) unpinned.push(`${name} ${kind} ${w.metadata.namespace}/${w.metadata.name} ${c.name}: ${why}`);
+        }
+      }
+    }
+  }
+  o.report(step("every image the clusters' workloads and the operator's pods run is pinned (a tag or a digest, never latest)", unpinned.length === 0, unpinned.length ? [...new Set(unpinned)].slice(0, 8).join("; ") : `${images} container images on ${o.specs.join(", ")}`));
+}
+
+interface PodSpec {
+  containers: { name: string; image: string }[];
+  initContainers?: { name: string; image: string }[];
+}
+type PodHolder = PodSpec | { template: { spec: PodSpec } };
 
 /**
  * No API server of the journey would dial outside loopback with its flags and every object the

@@ -107,6 +107,7 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     jwtKey: keyRef("jwt"),
     controller: {
       slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts },
+      logfile: { image: { ...SLINKY_IMAGES.helper } },
       podSpec: { initContainers: [ctld.initContainer], volumes: ctld.volumes },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
     },
@@ -127,6 +128,7 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
         enabled: true,
         replicas: 1,
         login: { image: { ...SLINKY_IMAGES.login }, resources: componentResources("login"), volumeMounts: login.volumeMounts },
+        initconf: { image: { ...SLINKY_IMAGES.helper } },
         podSpec: { initContainers: [login.initContainer], volumes: login.volumes },
         // The chart's default is a LoadBalancer: on K3s that would publish sshd on the host.
         service: { spec: { type: "ClusterIP" } },

@@ -244,7 +244,7 @@ export function slurmSharedValues(): Record<string, unknown> {
       // At rest: the scaling loop sets replicas; Karpenter then makes the node.
       replicas: 0,
       slurmd: { image: { ...SLINKY_IMAGES.slurmd }, volumeMounts: [{ name: "efs", mountPath: EFS_MOUNT_PATH }, ...identity.volumeMounts] },
-      logfile: { image: { repository: "docker.io/library/alpine", tag: "3.22" } },
+      logfile: { image: { ...SLINKY_IMAGES.helper } },
       partition: { enabled: false },
       podSpec: {
         tolerations: [toleration(TAINTS.slurmdOnly)],
@@ -255,7 +255,7 @@ export function slurmSharedValues(): Record<string, unknown> {
   };
 }
 
-/** The tenant's own Slinky values: slurmctld's name, its users' digest, one NodeSet per shape x size. */
+/** The tenant's own Slinky values: its Slurm cluster's and slurmctld's names, its users' digest, one NodeSet per shape x size. */
 export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
   const identity = identityPodParts(SLINKY_IMAGES.slurmd, usersDigest(tenantUsers(f)));
   const nodesets = Object.fromEntries(
@@ -273,6 +273,9 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
     }),
   );
   return {
+    // The slurm.conf the operator writes for these slurmd names the cluster central's
+    // slurmctld runs; without it Slinky names it <namespace>_<Controller> (slurm_slurm).
+    clusterName: f.clusterName,
     controller: { externalConfig: { host: slurmctldServiceAddress(f.tenantId).host } },
     // A new user list restarts every slurmd pod (their passwd is read at start).
     nodesetDefaults: { metadata: { annotations: identity.annotations } },

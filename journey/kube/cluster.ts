@@ -52,7 +52,7 @@ async function makeCertificates(dir: string, name: string): Promise<void> {
   await o(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
 }
 
-function kubeconfigText(url: string, caData: string, token: string): string {
+export function kubeconfigText(url: string, caData: string, token: string): string {
   return JSON.stringify({
     apiVersion: "v1", kind: "Config",
     clusters: [{ name: "c", cluster: { server: url, "certificate-authority-data": caData } }],

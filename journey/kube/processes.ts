@@ -22,6 +22,12 @@ export class Processes {
     return child;
   }
 
+  /** A process's whole log. */
+  log(name: string): string {
+    const file = path.join(this.logDir, `${name}.log`);
+    return fs.existsSync(file) ? fs.readFileSync(file, "utf8") : "";
+  }
+
   /** The last lines of a process's log, for a failure's reason. */
   tail(name: string, lines = 5): string {
     const file = path.join(this.logDir, `${name}.log`);

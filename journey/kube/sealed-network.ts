@@ -11,7 +11,7 @@ import * as path from "path";
 import { parseCounter } from "../slurm/nft";
 import { listNamespaces, teardown } from "../slurm/network";
 import { must, NETNS_ETC, run } from "../slurm/processes";
-import type { Tools } from "./tools";
+import { BINARIES, type Tools } from "./tools";
 
 /** The namespace's name stem: a crashed run's namespace is found by it and removed. */
 export const SEALED_STEM = "clusterra-k8s-";
@@ -67,13 +67,13 @@ export async function unsealNetwork(net: SealedNetwork): Promise<string[]> {
 export function sealedTools(tools: Tools, net: SealedNetwork, dir: string): Tools {
   fs.mkdirSync(dir, { recursive: true });
   const wrapped: Record<string, string> = {};
-  for (const [name, binary] of Object.entries(tools)) {
-    if (typeof binary !== "string") continue;
+  for (const name of BINARIES) {
+    const binary = tools[name];
     const script = path.join(dir, name);
     fs.writeFileSync(script, `#!/bin/sh\nexec ${net.argv([binary]).map(shellWord).join(" ")} "$@"\n`, { mode: 0o755 });
     wrapped[name] = script;
   }
-  return { ...tools, ...wrapped } as Tools;
+  return { ...tools, ...wrapped };
 }
 
 function shellWord(s: string): string {

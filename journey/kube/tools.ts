@@ -6,12 +6,14 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 
-const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm"] as const;
+export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator"] as const;
 type Binary = (typeof BINARIES)[number];
 
 export type Tools = Record<Binary, string> & {
   /** kwok's stage files (node and pod lifecycles), from the module it was built from. */
   readonly kwokStages: readonly string[];
+  /** Slinky's slurm-operator's module version, as `go version -m` reads it off the binary. */
+  readonly slurmOperatorVersion: string;
 };
 
 /** kwok's stages the journey uses: nodes ready, pods running and completing, deletes. */
@@ -24,7 +26,9 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   if (missing.length) return { missing: [...missing] };
   const found = Object.fromEntries(BINARIES.map((b) => [b, path.join(bin, b)])) as Record<Binary, string>;
   let stageDir: string | undefined;
+  let slurmOperatorVersion = "unknown";
   try {
+    slurmOperatorVersion = /\bmod\s+github\.com\/SlinkyProject\/slurm-operator\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found["slurm-operator"]], { encoding: "utf8" }))?.[1] ?? slurmOperatorVersion;
     const version = /\bmod\s+sigs\.k8s\.io\/kwok\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found.kwok], { encoding: "utf8" }))?.[1];
     const modCache = execFileSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).trim();
     if (version) stageDir = path.join(modCache, "sigs.k8s.io", `kwok@${version}`, "kustomize", "stage");
@@ -33,5 +37,5 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   }
   const stages = stageDir ? KWOK_STAGES.map((s) => path.join(stageDir as string, s)).filter((s) => fs.existsSync(s)) : [];
   if (stages.length !== KWOK_STAGES.length) return { missing: [`kwok's stage files (${KWOK_STAGES.join(", ")}) under its module in the Go module cache`] };
-  return { tools: { ...found, kwokStages: stages }, missing: [] };
+  return { tools: { ...found, kwokStages: stages, slurmOperatorVersion }, missing: [] };
 }

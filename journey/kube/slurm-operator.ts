@@ -1,0 +1,88 @@
+/**
+ * Slinky's real slurm-operator (v1.2.1, built by scripts/install-tools) on one of the
+ * journey's clusters, as chart slurm-operator deploys it: the arguments of the Deployment
+ * ArgoCD synced there, run as that Deployment's ServiceAccount (a token minted for it, so the
+ * chart's RBAC is what it has), inside the sealed namespace. Its probes and metrics listen on
+ * loopback ports of the journey's; nothing else of the Deployment changes.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { kubeconfigText, type Cluster } from "./cluster";
+import type { Kubectl } from "./kubectl";
+import type { Processes } from "./processes";
+import type { Tools } from "./tools";
+
+/** The operator's Deployment, as chart slurm-operator names it. */
+export const SLURM_OPERATOR_DEPLOYMENT = "slurm-operator";
+
+/** The ConfigMap the operator writes a Controller's slurm.conf into (`<Controller>-config`; the fleet's Controllers are named slurm). */
+export const SLURM_CONFIG_MAP = "slurm-config";
+
+/** The address flags the journey gives its own loopback ports (probes, metrics). */
+const ADDRESS_FLAGS = ["--health-addr", "--metrics-addr"] as const;
+
+/**
+ * The Deployment's container arguments with each address flag on 127.0.0.1 (`port`,
+ * `port + 1`): three clusters' operators share the sealed namespace's loopback. Pure.
+ */
+export function operatorArgs(deploymentArgs: readonly string[], port: number, kubeconfig: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < deploymentArgs.length; i++) {
+    const a = deploymentArgs[i];
+    const flag = ADDRESS_FLAGS.find((f) => a === f || a.startsWith(`${f}=`));
+    if (!flag) {
+      out.push(a);
+      continue;
+    }
+    if (a === flag) i++;
+    out.push(`${flag}=127.0.0.1:${port + ADDRESS_FLAGS.indexOf(flag)}`);
+  }
+  return [...out, `--kubeconfig=${kubeconfig}`];
+}
+
+interface Deployment {
+  spec: { template: { spec: { serviceAccountName?: string; containers: { name: string; args?: string[] }[] } } };
+}
+
+/** Starts the operator on a cluster where ArgoCD synced its Deployment; a reason when it cannot. */
+export async function startSlurmOperator(o: {
+  readonly cluster: Cluster;
+  readonly kc: Kubectl;
+  readonly namespace: string;
+  readonly tools: Tools;
+  readonly processes: Processes;
+  /** First of two loopback ports for its probes and metrics. */
+  readonly port: number;
+}): Promise<{ process?: string; problem?: string }> {
+  const d = await o.kc.get<Deployment>(["deployment", SLURM_OPERATOR_DEPLOYMENT, "-n", o.namespace]);
+  const container = d?.spec.template.spec.containers.find((c) => c.name === SLURM_OPERATOR_DEPLOYMENT);
+  if (!d || !container) return { problem: `no Deployment ${o.namespace}/${SLURM_OPERATOR_DEPLOYMENT} with a container of that name on ${o.cluster.name}` };
+  const account = d.spec.template.spec.serviceAccountName ?? "default";
+  const token = await o.kc.run(["-n", o.namespace, "create", "token", account, "--duration=24h"]);
+  if (token.code !== 0) return { problem: `no token for ${o.namespace}/${account}: ${token.stderr.trim()}` };
+  const kubeconfig = path.join(o.cluster.dir, "slurm-operator.kubeconfig");
+  fs.writeFileSync(kubeconfig, kubeconfigText(o.cluster.url, o.cluster.caData, token.stdout.trim()), { mode: 0o600 });
+  const name = `${o.cluster.name}-slurm-operator`;
+  o.processes.start(name, o.tools["slurm-operator"], operatorArgs(container.args ?? [], o.port, kubeconfig));
+  return { process: name };
+}
+
+/** `Key=Value` lines of a slurm.conf, the last one winning as slurmctld reads them. Pure. */
+export function slurmConfValues(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const m = /^\s*([A-Za-z]+)\s*=\s*(.*?)\s*$/.exec(line.replace(/#.*$/, ""));
+    if (m) out[m[1]] = m[2];
+  }
+  return out;
+}
+
+/** Why an image reference is not pinned (no tag, `latest`), or undefined when it is. Pure. */
+export function unpinnedImage(image: string): string | undefined {
+  if (/@sha256:[0-9a-f]{64}$/.test(image)) return undefined;
+  const last = image.slice(image.lastIndexOf("/") + 1);
+  const tag = last.includes(":") ? last.slice(last.indexOf(":") + 1) : undefined;
+  if (tag === undefined) return `${image}: no tag (latest)`;
+  if (tag === "latest") return `${image}: the latest tag`;
+  return undefined;
+}

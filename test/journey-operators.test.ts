@@ -1,0 +1,26 @@
+import * as assert from "node:assert/strict";
+import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/slurm-operator";
+
+describe("the journey's real slurm-operator", () => {
+  it("runs with its Deployment's arguments, its probes and metrics on the journey's loopback ports, as the given kubeconfig", () => {
+    const chart = ["--controller-workers", "4", "--zap-log-level", "info", "--health-addr", ":8081", "--metrics-addr=:8080", "--leader-elect", "--leader-elect-namespace", "slinky"];
+    assert.deepEqual(operatorArgs(chart, 18081, "/run/op.kubeconfig"), [
+      "--controller-workers", "4", "--zap-log-level", "info",
+      "--health-addr=127.0.0.1:18081", "--metrics-addr=127.0.0.1:18082",
+      "--leader-elect", "--leader-elect-namespace", "slinky",
+      "--kubeconfig=/run/op.kubeconfig",
+    ]);
+  });
+
+  it("reads slurm.conf as slurmctld does: Key=Value lines, comments dropped, the last one winning", () => {
+    const conf = "#\n### GENERAL ###\nClusterName=slurm_slurm\nSlurmctldHost=slurm-controller.tenant-acme # central\nSlurmctldPort=6817\nClusterName = clusterra-dev-acme\n";
+    assert.deepEqual(slurmConfValues(conf), { ClusterName: "clusterra-dev-acme", SlurmctldHost: "slurm-controller.tenant-acme", SlurmctldPort: "6817" });
+  });
+
+  it("calls an image pinned by a tag other than latest or by a digest, and names the rest", () => {
+    for (const image of ["ghcr.io/slinkyproject/slurmctld:26.05-ubuntu26.04", "docker.io/library/alpine:3.22", "localhost:5000/x:1", `alpine@sha256:${"a".repeat(64)}`]) assert.equal(unpinnedImage(image), undefined, image);
+    assert.equal(unpinnedImage("docker.io/library/alpine:latest"), "docker.io/library/alpine:latest: the latest tag");
+    assert.equal(unpinnedImage("alpine"), "alpine: no tag (latest)");
+    assert.equal(unpinnedImage("localhost:5000/alpine"), "localhost:5000/alpine: no tag (latest)");
+  });
+});
