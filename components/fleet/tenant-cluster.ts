@@ -255,7 +255,7 @@ export function slurmSharedValues(): Record<string, unknown> {
   };
 }
 
-/** The tenant's own Slinky values: its Slurm cluster's and slurmctld's names, its users' digest, one NodeSet per shape x size. */
+/** The tenant's own Slinky values: slurmctld's name, its users' digest, one NodeSet per shape x size. */
 export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
   const identity = identityPodParts(SLINKY_IMAGES.slurmd, usersDigest(tenantUsers(f)));
   const nodesets = Object.fromEntries(
@@ -273,9 +273,6 @@ export function slurmValues(f: TenantClusterFacts): Record<string, unknown> {
     }),
   );
   return {
-    // The slurm.conf the operator writes for these slurmd names the cluster central's
-    // slurmctld runs; without it Slinky names it <namespace>_<Controller> (slurm_slurm).
-    clusterName: f.clusterName,
     controller: { externalConfig: { host: slurmctldServiceAddress(f.tenantId).host } },
     // A new user list restarts every slurmd pod (their passwd is read at start).
     nodesetDefaults: { metadata: { annotations: identity.annotations } },
