@@ -31,7 +31,8 @@ export const EXAMPLE_ENVIRONMENT = { centralStack: "central-dev", tenantStacks: 
 /** Runs the journey; returns the steps (already printed through `out`). */
 export async function runJourney(o: JourneyOptions, out: (s: string) => void): Promise<JourneyStep[]> {
   const steps: JourneyStep[] = [];
-  const report = (s: JourneyStep) => {
+  const report = (reported: JourneyStep) => {
+    const s = withKnownIssue(reported);
     steps.push(s);
     out(formatStep(s));
   };
@@ -71,7 +72,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     if (process.getuid?.() !== 0 && !process.env.CI) {
       report({ ...step("Slurm across the plans' rules (network namespaces, nftables, slurmctld/slurmd/slurmdbd)", false, "needs root: run `sudo npm run journey`"), skipped: true });
     } else {
-      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root })) report(withKnownIssue(s));
+      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {
