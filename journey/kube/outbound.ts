@@ -6,6 +6,7 @@
  * failing (or, unsealed, answered by something off the machine) at run time. Pure functions.
  */
 import { isIP } from "net";
+import { keyValues } from "../k3s";
 
 /** The least a Kubernetes object has for the guard to read it. */
 export interface GuardedObject {
@@ -67,12 +68,7 @@ function urlHost(url: string): string | undefined {
 
 /** `--k=v` flags as a record (the last one wins, as kube-apiserver's flag parsing does). */
 export function flagValues(args: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const a of args) {
-    const m = /^--([^=]+)=(.*)$/s.exec(a);
-    if (m) out[m[1]] = m[2];
-  }
-  return out;
+  return keyValues(args.filter((a) => /^--[^=]+=/.test(a)).map((a) => a.slice(2)));
 }
 
 function list(v: string | undefined): string[] {

@@ -30,9 +30,7 @@ export class Processes {
 
   /** The last lines of a process's log, for a failure's reason. */
   tail(name: string, lines = 5): string {
-    const file = path.join(this.logDir, `${name}.log`);
-    if (!fs.existsSync(file)) return "";
-    return fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join(" | ");
+    return this.log(name).trimEnd().split("\n").slice(-lines).join(" | ");
   }
 
   /** Whether a started process is still alive. */
