@@ -6,6 +6,7 @@
  */
 import * as assert from "node:assert/strict";
 import { spawnSync } from "child_process";
+import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import type { DeploymentResource } from "../cli/deployment";
@@ -14,7 +15,8 @@ import { planSlurmJourney, runSlurmJourney } from "../journey/slurm";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/slurm/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../journey/slurm/security-groups";
-import { nodeSetOf, partitionsOf, slurmConf } from "../journey/slurm/slurm-config";
+import { nodeSetOf, partitionsOf, prologFile, slurmConf } from "../journey/slurm/slurm-config";
+import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/slurm/image";
 import { planTopology } from "../journey/slurm/topology";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
 import { formatStep } from "../journey/step";
@@ -157,6 +159,12 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     assert.match(conf, /^SlurmctldHost=slurm-controller-0\(slurm-controller\.tenant-acme\)$/m);
     assert.match(conf, /^SlurmctldParameters=enable_configless$/m);
     assert.match(conf, /^AccountingStoragePort=6819$/m);
+    // Authentication as Slinky v1.2.1's operator writes it (its builder's constants), never munge.
+    for (const line of ["AuthType=auth/slurm", "CredType=cred/slurm", "AuthInfo=use_client_ids", "SlurmUser=slurm"]) assert.match(conf, new RegExp(`^${line}$`, "m"), line);
+    assert.doesNotMatch(conf, /munge/);
+    // The release's Prolog scripts by file name: in /etc/slurm, sent to slurmd configless.
+    assert.deepEqual(conf.split("\n").filter((l) => l.startsWith("Prolog=")), Object.keys(world.controlPlane.prologs).sort().map((k) => `Prolog=${prologFile(k)}`));
+    assert.ok(Object.keys(world.controlPlane.prologs).length > 0);
     for (const line of world.controlPlane.extraConf.trim().split("\n")) assert.ok(conf.includes(line), line);
     const nodeSet = nodeSetOf(world.controlPlane.extraConf, topology.slurmd[0].features);
     assert.equal(nodeSet, world.tenant.nodeSets[0].name);
@@ -169,6 +177,23 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
       resource("aws:ec2/securityGroup:SecurityGroup", "server", { id: "sg-s", tags: { Name: "s" } }),
     ]);
     assert.deepEqual(groupsSelectedByTags(groups, [{ "karpenter.sh/discovery": "c" }]).map((g) => g.id), ["sg-w"]);
+  });
+});
+
+describe("Slurm journey: the image", () => {
+  it("is found by install-tools' stamp, and refused when missing or not Slurm 26.05, saying how to make it", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "slurm-image-"));
+    try {
+      assert.match(findSlurmImage(root).missing ?? "", /not made: run `sudo bash scripts\/install-tools`/);
+      const dir = path.join(root, SLURM_IMAGE_DIR);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, ".clusterra-stamp"), "sid 22.05.* slurmctld\nslurm 22.05.8-4, mariadb 1:10.11\n");
+      assert.match(findSlurmImage(root).missing ?? "", /holds slurm 22\.05\.8-4, mariadb 1:10\.11, not Slurm 26\.05/);
+      fs.writeFileSync(path.join(dir, ".clusterra-stamp"), "sid 26.05.* slurmctld\nslurm 26.05.5-1, mariadb 1:11.8.9+ds-4\n");
+      assert.deepEqual(findSlurmImage(root), { image: { dir, versions: "slurm 26.05.5-1, mariadb 1:11.8.9+ds-4" } });
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,11 +1,14 @@
 /**
  * The journey's Slurm part: a tenant's Slurm control plane on central and its slurmd pods in
- * the tenant's VPC, on this machine's Slurm, MariaDB and munge, in network namespaces wired
+ * the tenant's VPC, on Slurm 26.05 and MariaDB from the image install-tools makes (auth/slurm
+ * with the tenant's slurm.key, sackd on the login), in network namespaces wired
  * and filtered as the planned stacks say (see journey.ts for the steps, topology.ts for the
  * network). Needs root; everything it starts is stopped before it returns.
  */
+import * as path from "path";
 import { planStack } from "../../cli/plan";
 import { step, type JourneyStep } from "../step";
+import { findSlurmImage } from "./image";
 import { runJourney } from "./journey";
 import type { JourneyPlans } from "./world";
 
@@ -42,7 +45,13 @@ export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<Jou
   if (typeof process.getuid !== "function" || process.getuid() !== 0) {
     return [step("Slurm journey (network namespaces, nftables, Slurm daemons)", false, `needs root to create network namespaces and run slurmctld/slurmd; running as uid ${process.getuid?.() ?? "unknown"}`)];
   }
+  const { image, missing } = findSlurmImage(options.root ?? path.resolve(__dirname, "..", "..", ".."));
+  if (!image) {
+    // By hand the part is skipped with how to get the image; in CI a missing image fails.
+    return [{ ...step("Slurm journey: the Slurm 26.05 image is made", false, missing ?? "no image"), ...(process.env.CI ? {} : { skipped: true }) }];
+  }
   return runJourney({
+    image,
     workDir: options.workDir,
     plans: options.plans,
     slurmdCount: Math.max(1, Math.min(2, options.slurmdCount ?? 2)),

@@ -9,14 +9,15 @@ import * as path from "path";
 import { SLURM_PORTS } from "../../facts/contract";
 import { step, type JourneyStep } from "../step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
-import { IDENTITY_FILES, inPod, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
 import { sharedDirectory, userDirectory } from "../../components/identity/passwd";
 import { DIRECTORY_MODES } from "../../components/identity/user-directories";
 import { SHARED_GROUP, type TenantUser } from "../../config/users";
-import { mariadbInitSql, nodeSetOf, partitionsOf, prologPaths, slurmConf, slurmdbdConf } from "./slurm-config";
+import { mariadbInitSql, nodeSetOf, partitionsOf, prologFile, slurmConf, slurmdbdConf } from "./slurm-config";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
 import { SG_TABLE } from "./nft";
+import type { SlurmImage } from "./image";
 
 export interface JourneyRunOptions {
   readonly workDir: string;
@@ -24,10 +25,12 @@ export interface JourneyRunOptions {
   readonly slurmdCount: number;
   readonly srunTimeoutMs: number;
   readonly root?: string;
+  /** The image every pod runs (journey/slurm/image.ts). */
+  readonly image: SlurmImage;
 }
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
-const WAIT = { munge: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
+const WAIT = { key: 5000, mariadb: 20000, slurmdbd: 20000, slurmctld: 15000, register: 20000, ping: 25000, job: 30000, command: 10000 } as const;
 /** MariaDB's socket in its pod: the journey's clients reach it as root there. */
 const MARIADB_SOCKET = "/run/mysqld.sock";
 /** Only the owner may read or enter a user's directory, and jobs create files for the owner only. */
@@ -50,6 +53,7 @@ interface Context {
     readonly slurmd: readonly Pod[];
   };
   readonly token: string;
+  readonly image: SlurmImage;
 }
 
 function seconds(ms: number): string {
@@ -93,7 +97,9 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     login: path.join(work, "identity", "login"),
     slurmd: path.join(work, "identity", "slurmd"),
   };
-  const pod = (name: string, hostname: string, netns: string, identity: string, efs?: string): Pod => ({ netns, hostname, root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}) });
+  const pod = (name: string, hostname: string, netns: string, identity: string, efs?: string): Pod => ({
+    netns, hostname, image: options.image.dir, shared: [work], root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}),
+  });
   // The access point's root as the plan creates it: what the nodes see at /mnt/efs.
   const efs = path.join(work, "efs");
   fs.mkdirSync(efs, { recursive: true });
@@ -114,8 +120,8 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       slurmd: topology.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, identities.slurmd, efs)),
     },
     token: randomBytes(6).toString("hex"),
+    image: options.image,
   };
-  const keyFile = path.join(work, "munge.key");
   try {
     const network = await timed("namespaces and security groups up", () => networkUp(ctx));
     steps.push(network);
@@ -125,10 +131,10 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
         { identity: world.controlPlane.slurmctldIdentity, dir: identities.slurmctld },
         { identity: world.controlPlane.loginIdentity, dir: identities.login },
         { identity: world.tenant.slurmdIdentity, dir: identities.slurmd },
-      ], world.users));
+      ], world.users, ctx));
     steps.push(users);
     if (!users.passed) return steps;
-    const accounting = await timed("slurmdbd up and connected to MariaDB", () => accountingUp(ctx, keyFile));
+    const accounting = await timed("slurmdbd up and connected to MariaDB", () => accountingUp(ctx));
     steps.push(accounting);
     if (!accounting.passed) return steps;
     const ctld = await timed("slurmctld up", () => slurmctldUp(ctx));
@@ -156,25 +162,24 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed(`srun --pty from central's login, in a pty (${limit})`, () =>
         interactiveSrun(ctx, ["script", "-qec", `srun -N1 -w ${first} --pty sh -c 'tty; hostname'`, "/dev/null"], [PTY_SEEN, first], options.srunTimeoutMs)));
     }
-    if (registered.passed) steps.push(await timed("the Slurm key and the database password rotate while a job runs: it finishes and is accounted", () => rotationDrill(ctx, keyFile)));
+    if (registered.passed) steps.push(await timed("the Slurm key and the database password rotate while a job runs: it finishes and is accounted", () => rotationDrill(ctx)));
     if (registered.passed) steps.push(await timed("the accounting database and the queue survive the control plane's loss: backed up, destroyed, restored", () => restoreDrill(ctx)));
     return steps;
   } finally {
     await supervisor.stopAll();
     const problems = await teardown(topology.namespaces.map((n) => n.name));
-    fs.rmSync(keyFile, { force: true });
     if (problems.length > 0) steps.push(step("everything the journey started is gone", false, problems.join("; ")));
   }
 }
 
 /**
  * Each kind of pod's init container, run as the fleet declares it: its ConfigMap's files in a
- * directory, its command against this machine's /etc (the image's accounts), its output
+ * directory, its command run in the image (its /etc holds the image's accounts), its output
  * directory then mounted over the pod's /etc/passwd and /etc/group (as its Slurm container
  * mounts them). Passes when every pod resolves every user with their ids and the shared group
  * with every user in it, and the machine's own accounts are still there.
  */
-async function usersDelivered(pods: readonly { identity: PodIdentity; dir: string }[], users: readonly TenantUser[]): Promise<{ ok: boolean; detail: string }> {
+async function usersDelivered(pods: readonly { identity: PodIdentity; dir: string }[], users: readonly TenantUser[], ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const results: string[] = [];
   let ok = true;
   for (const { identity, dir } of pods) {
@@ -192,7 +197,7 @@ async function usersDelivered(pods: readonly { identity: PodIdentity; dir: strin
       continue;
     }
     const argv = identity.command.map((w) => (w === identity.merged ? merged : w.startsWith(identity.source) ? source + w.slice(identity.source.length) : w));
-    const r = await run(argv, { timeoutMs: WAIT.command });
+    const r = await run(inImage(ctx.image.dir, [ctx.work], argv), { timeoutMs: WAIT.command });
     if (r.code !== 0) {
       ok = false;
       results.push(`${identity.pod}: the init container failed (${r.code}): ${(r.stderr || r.stdout).trim()}`);
@@ -228,34 +233,55 @@ async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }>
   return { ok: problems.length === 0, detail };
 }
 
-async function startMunge(ctx: Context, pod: Pod, keyFile: string): Promise<Daemon> {
-  return ctx.supervisor.start(`munged-${pod.hostname}`, pod, [
-    "munged", "-F", "-f", `--key-file=${keyFile}`, "--socket=/run/munge/munge.socket.2",
-    "--pid-file=/run/munge/munged.pid", "--seed-file=/run/munge/munged.seed", "--log-file=/run/munge/munged.log",
-  ]);
+/** Slurm's own user in the image and Slinky's pods (SlurmUser): it owns slurm.key, slurmdbd.conf and slurmctld's state. */
+const SLURM_USER = { name: "slurm", uid: 401, gid: 401 } as const;
+/** Where every Slurm daemon and sackd reads the tenant's shared key (Slinky mounts it there). */
+const SLURM_KEY = "slurm.key";
+
+/** The tenant's slurm.key as Slinky mounts it into every Slurm pod: /etc/slurm/slurm.key, SlurmUser's, 0600. */
+function placeKey(pods: readonly Pod[], key: Buffer): void {
+  for (const p of pods) {
+    const file = path.join(p.root, "etc-slurm", SLURM_KEY);
+    fs.rmSync(file, { force: true });
+    fs.writeFileSync(file, key, { mode: 0o600 });
+    fs.chownSync(file, SLURM_USER.uid, SLURM_USER.gid);
+  }
 }
 
-async function accountingUp(ctx: Context, keyFile: string): Promise<{ ok: boolean; detail: string }> {
+/** The login's sackd (Slinky's login runs it, configless from slurmctld): clients on the login get their configuration and credentials through it. */
+function startSackd(ctx: Context): Daemon {
+  const conf = ctx.world.tenant.controllerService;
+  return ctx.supervisor.start("sackd", ctx.pods.login, ["sackd", "-D", "--conf-server", `${conf.host}:${conf.port}`]);
+}
+
+async function accountingUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const { pods, world, topology } = ctx;
-  // One key per run, shared by every Slurm daemon of the tenant, as Slinky shares slurm.key.
-  fs.writeFileSync(keyFile, randomBytes(1024), { mode: 0o400 });
-  for (const p of [pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd]) preparePod(p, ["slurmctld", "slurmd"]);
+  const keyed = [pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd];
+  for (const p of keyed) preparePod(p, ["slurmctld", "slurmd"]);
+  // slurmctld saves its state as SlurmUser, and each daemon running as SlurmUser keeps its
+  // sockets in /run/<daemon> (the pods' emptyDirs; systemd's RuntimeDirectory on a host).
+  const slurmUsers: [Pod, string][] = [[pods.slurmctld, "spool/slurmctld"], [pods.slurmctld, "run/slurmctld"], [pods.slurmdbd, "run/slurmdbd"]];
+  // sackd keeps the configuration it fetched in /run/slurm/conf, where the login's clients read it.
+  fs.mkdirSync(path.join(pods.login.root, "run", "slurm"), { recursive: true, mode: 0o755 });
+  for (const [p, dir] of slurmUsers) {
+    fs.mkdirSync(path.join(p.root, dir), { recursive: true, mode: 0o755 });
+    fs.chownSync(path.join(p.root, dir), SLURM_USER.uid, SLURM_USER.gid);
+  }
   preparePod(pods.mariadb);
-  const munged = await Promise.all([pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd].map((p) => startMunge(ctx, p, keyFile)));
-  const sockets = await waitFor(async () => ([pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd].every((p) => fs.existsSync(path.join(p.root, "run/munge/munge.socket.2"))) ? true : undefined), WAIT.munge);
-  if (!sockets) return { ok: false, detail: `munged did not come up: ${munged.map(down).filter(Boolean).join("; ")}` };
+  // One key per run, shared by every Slurm daemon of the tenant, as Slinky shares slurm.key.
+  placeKey(keyed, randomBytes(1024));
 
   const password = randomBytes(12).toString("hex");
   fs.writeFileSync(path.join(pods.mariadb.root, "my.cnf"), world.controlPlane.mariadbCnf);
   fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
   const db = await startMariadb(ctx);
   if (typeof db === "string") return { ok: false, detail: db };
-  fs.writeFileSync(path.join(pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf"), slurmdbdConf({ tenant: world.tenant, controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  writeSlurmdbdConf(ctx, password);
   const dbd = await startSlurmdbd(ctx);
   if (typeof dbd === "string") return { ok: false, detail: dbd };
   const tables = await accountingTables(ctx);
   if (tables === undefined) return { ok: false, detail: `slurmdbd made no tables in ${world.controlPlane.accounting.database}: ${tail(dbd.log)}` };
-  return { ok: true, detail: `slurmdbd on ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, ${munged.length} munged with one per-run key` };
+  return { ok: true, detail: `slurmdbd on ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, auth/slurm with one per-run slurm.key on ${keyed.length} pods (${ctx.image.versions})` };
 }
 
 /** The MariaDB pod as mariadb-operator makes it: a fresh data directory (the init file creates slurm's user and grants), then the server. */
@@ -272,6 +298,14 @@ async function startMariadb(ctx: Context): Promise<Daemon | string> {
   ]);
   const dbUp = await waitFor(async () => (down(db) ? false : (await tcpProbe(pods.slurmdbd.netns, topology.central.mariadb.address, world.controlPlane.accounting.port, 1000)) || undefined), WAIT.mariadb, 300);
   return dbUp ? db : `MariaDB not reachable on ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}: ${down(db) ?? tail(db.log)}`;
+}
+
+/** slurmdbd.conf as Slinky mounts it: SlurmUser's, 0600 (slurmdbd refuses it otherwise). */
+function writeSlurmdbdConf(ctx: Context, password: string): void {
+  const file = path.join(ctx.pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf");
+  fs.rmSync(file, { force: true });
+  fs.writeFileSync(file, slurmdbdConf({ tenant: ctx.world.tenant, controlPlane: ctx.world.controlPlane, password }), { mode: 0o600 });
+  fs.chownSync(file, SLURM_USER.uid, SLURM_USER.gid);
 }
 
 /** slurmdbd, once it serves its port. */
@@ -295,9 +329,10 @@ async function accountingTables(ctx: Context): Promise<number | undefined> {
 async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const { pods, world, topology } = ctx;
   const conf = slurmConf({ tenant: world.tenant, controlPlane: world.controlPlane, slurmdTimeoutSeconds: SLURMD_TIMEOUT_S });
-  // The controller holds the file; the login pod has a copy (Slinky's login runs sackd, configless; 22.05 has no sackd).
+  // The controller holds the file (and its Prolog scripts, served configless); the login's
+  // sackd and the slurmd fetch them from it.
   fs.writeFileSync(path.join(pods.slurmctld.root, "etc-slurm", "slurm.conf"), conf);
-  fs.writeFileSync(path.join(pods.login.root, "etc-slurm", "slurm.conf"), conf);
+  for (const [key, script] of Object.entries(world.controlPlane.prologs)) fs.writeFileSync(path.join(pods.slurmctld.root, "etc-slurm", prologFile(key)), script, { mode: 0o755 });
   const started = await startSlurmctld(ctx, true);
   if (typeof started === "string") return { ok: false, detail: started };
   const ping = started.ping;
@@ -314,9 +349,14 @@ async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string 
   };
 }
 
-/** slurmctld, once `scontrol ping` from the login says it is up; `clean` starts without its saved state (-c). */
-async function startSlurmctld(ctx: Context, clean: boolean): Promise<{ daemon: Daemon; ping: string } | string> {
-  const ctld = ctx.supervisor.start("slurmctld", ctx.pods.slurmctld, ["slurmctld", "-D", ...(clean ? ["-c"] : [])]);
+/** slurmctld, once `scontrol ping` from the login says it is up (the login's sackd started once it listens); `clean` starts without its saved state (-c). */
+async function startSlurmctld(ctx: Context, clean: boolean, restartSackd = false): Promise<{ daemon: Daemon; ping: string } | string> {
+  const { pods, topology, supervisor } = ctx;
+  const ctld = supervisor.start("slurmctld", pods.slurmctld, ["slurmctld", "-D", ...(clean ? ["-c"] : [])]);
+  const listening = await waitFor(async () => (down(ctld) ? false : (await tcpProbe(pods.login.netns, topology.central.slurmctld.address, SLURM_PORTS.slurmctld, 1000)) || undefined), WAIT.slurmctld, 300);
+  if (!listening) return `slurmctld not listening on ${topology.central.slurmctld.address}:${SLURM_PORTS.slurmctld}: ${down(ctld) ?? tail(ctld.log)}`;
+  if (restartSackd) for (const d of supervisor.daemons.filter((x) => x.name === "sackd" && !x.exit)) await supervisor.stop(d);
+  if (!supervisor.daemons.some((d) => d.name === "sackd" && !d.exit)) startSackd(ctx);
   const ping = await waitFor(async () => {
     if (down(ctld)) return "down";
     const r = await login(ctx, ["scontrol", "ping"], 5000);
@@ -363,7 +403,8 @@ async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string
   // The daily snapshot comes long after a submission: here, once slurmctld has saved the held job's state.
   const saved = await waitFor(async () => (fs.existsSync(path.join(state, "job_state")) && fs.statSync(path.join(state, "job_state")).mtimeMs > submittedAt ? true : undefined), WAIT.slurmctld, 200);
   if (!saved) return { ok: false, detail: `slurmctld did not save its state after job ${held} within ${seconds(WAIT.slurmctld)}` };
-  fs.cpSync(state, snapshot, { recursive: true });
+  // As a volume snapshot holds it: owners and modes kept (slurmctld refuses a state folder not SlurmUser's).
+  await must(["cp", "-a", state, snapshot]);
   // The tenant's control plane destroyed: its daemons gone with the database's files and slurmctld's state.
   for (const name of ["slurmctld", "slurmdbd", "mariadb"]) for (const d of supervisor.daemons.filter((x) => x.name === name)) await supervisor.stop(d);
   fs.rmSync(path.join(pods.mariadb.root, "data"), { recursive: true, force: true });
@@ -373,7 +414,7 @@ async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string
   const unzip = backup.compression === "gzip" ? "gzip -dc" : backup.compression === "bzip2" ? "bzip2 -dc" : "cat";
   const restored = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; ${unzip} ${quote(dump)} | mariadb --no-defaults -S ${MARIADB_SOCKET} -u root`]), { timeoutMs: WAIT.mariadb });
   if (restored.code !== 0) return { ok: false, detail: `the restore failed: ${restored.stderr.trim()}` };
-  fs.cpSync(snapshot, state, { recursive: true });
+  await must(["cp", "-a", snapshot, state]);
   const dbd = await startSlurmdbd(ctx);
   if (typeof dbd === "string") return { ok: false, detail: `after the restore: ${dbd}` };
   const ctld = await startSlurmctld(ctx, false);
@@ -400,28 +441,35 @@ async function finishedAndAccounted(ctx: Context, id: string): Promise<string> {
 }
 
 /**
- * The keys rotated while a job runs (README, "Day 2", rotation): the shared Slurm key
- * (munge's here, slurm.key under Slinky) replaced on every daemon in the runbook's order,
- * central's side then the tenant's slurmd; then the accounting database's password, changed
+ * The keys rotated while a job runs (README, "Day 2", rotation): a new slurm.key in every
+ * pod, then each daemon restarted in the runbook's order, central's side (slurmctld,
+ * slurmdbd, the login's sackd) then the tenant's slurmd; then the accounting database's password, changed
  * in MariaDB as mariadb-operator applies a new secret version, and slurmdbd restarted with
  * it. The running job finishes and is accounted, and a job after the rotation runs too.
  */
-async function rotationDrill(ctx: Context, keyFile: string): Promise<{ ok: boolean; detail: string }> {
+async function rotationDrill(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const { pods, world, supervisor } = ctx;
   const node = ctx.topology.slurmd[0];
   const running = await submit(ctx, ["-N1", "-w", node.hostname], "sleep 8; echo rotated");
   await waitFor(async () => (/RUNNING/.test(field((await login(ctx, ["scontrol", "-o", "show", "job", running], 5000)).stdout, "JobState") ?? "") ? true : undefined), WAIT.job, 300);
-  // The Slurm key: a new version, every daemon's copy replaced, central's side first.
+  // The Slurm key: a new version in every pod (External Secrets' part), then the daemons restarted, central's side first.
   const started = Date.now();
-  fs.chmodSync(keyFile, 0o600);
-  fs.writeFileSync(keyFile, randomBytes(1024));
-  fs.chmodSync(keyFile, 0o400);
-  const order = [pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd];
-  for (const p of order) {
-    for (const d of supervisor.daemons.filter((x) => x.name === `munged-${p.hostname}` && !x.exit)) await supervisor.stop(d);
-    await startMunge(ctx, p, keyFile);
+  placeKey([pods.slurmctld, pods.slurmdbd, pods.login, ...pods.slurmd], randomBytes(1024));
+  const live = (name: string) => supervisor.daemons.filter((x) => x.name === name && !x.exit);
+  for (const d of live("slurmctld")) await supervisor.stop(d);
+  const ctld = await startSlurmctld(ctx, false, true);
+  if (typeof ctld === "string") return { ok: false, detail: `slurmctld on the new key: ${ctld}` };
+  for (const d of live("slurmdbd")) await supervisor.stop(d);
+  const keyedDbd = await startSlurmdbd(ctx);
+  if (typeof keyedDbd === "string") return { ok: false, detail: `slurmdbd on the new key: ${keyedDbd}` };
+  for (const [i, s] of ctx.topology.slurmd.entries()) {
+    for (const d of live(`slurmd-${s.hostname}`)) await supervisor.stop(d);
+    startSlurmd(ctx, i);
   }
-  const keyed = await waitFor(async () => (order.every((p) => fs.existsSync(path.join(p.root, "run/munge/munge.socket.2"))) ? true : undefined), WAIT.munge);
+  const keyed = await waitFor(async () => {
+    const states = await Promise.all(ctx.topology.slurmd.map(async (s) => field(await nodeLine(ctx, s.hostname), "State") ?? ""));
+    return states.every((st) => /^(IDLE|MIXED|ALLOCATED)/.test(st)) ? true : undefined;
+  }, WAIT.register, 500);
   const keyMs = Date.now() - started;
   // The database password: changed in MariaDB (the operator's part), then slurmdbd restarted with it.
   const password = randomBytes(12).toString("hex");
@@ -430,30 +478,31 @@ async function rotationDrill(ctx: Context, keyFile: string): Promise<{ ok: boole
   // The secret's new version is what a MariaDB made anew (a restore) starts from, too.
   fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
   for (const d of supervisor.daemons.filter((x) => x.name === "slurmdbd" && !x.exit)) await supervisor.stop(d);
-  fs.writeFileSync(path.join(pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf"), slurmdbdConf({ tenant: world.tenant, controlPlane: world.controlPlane, password }), { mode: 0o600 });
+  writeSlurmdbdConf(ctx, password);
   const dbd = await startSlurmdbd(ctx);
   if (typeof dbd === "string") return { ok: false, detail: `slurmdbd with the new password: ${dbd}` };
   const during = await finishedAndAccounted(ctx, running);
   const after = await submit(ctx, ["-N1", "-w", node.hostname], "echo after");
   const later = await finishedAndAccounted(ctx, after);
   const ok = keyed === true && /COMPLETED ExitCode=0:0/.test(during) && /slurmdbd: COMPLETED/.test(during) && /COMPLETED ExitCode=0:0/.test(later) && /slurmdbd: COMPLETED/.test(later);
-  return { ok, detail: `Slurm key replaced on ${order.length} daemons' hosts in ${seconds(keyMs)} (central first) and the database password changed while ${during.split(",")[0]} ran: ${during}; after: ${later}` };
+  return { ok, detail: `slurm.key replaced and slurmctld, slurmdbd, sackd and ${ctx.topology.slurmd.length} slurmd restarted on it in ${seconds(keyMs)} (central first${keyed ? "" : "; NOT every node back"}) and the database password changed while ${during.split(",")[0]} ran: ${during}; after: ${later}` };
 }
 
 async function nodeLine(ctx: Context, name: string): Promise<string> {
   return (await login(ctx, ["scontrol", "-o", "show", "node", name], 5000)).stdout.trim();
 }
 
+/** The i-th slurmd as Slinky's NodeSet pod runs it: dynamic (-Z), configless from the controller's Service name (the Prolog scripts come with its configuration). */
+function startSlurmd(ctx: Context, i: number): Daemon {
+  const conf = ctx.world.tenant.controllerService;
+  const s = ctx.topology.slurmd[i];
+  return ctx.supervisor.start(`slurmd-${s.hostname}`, ctx.pods.slurmd[i], ["slurmd", "-D", "-Z", "--conf-server", `${conf.host}:${conf.port}`, "--conf", `Features=${s.features.join(",")}`]);
+}
+
 async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: string }> {
-  const { world, topology, supervisor, pods } = ctx;
+  const { world, topology } = ctx;
   const conf = world.tenant.controllerService;
-  // Slinky's slurmd receive the Prolog with their configuration (configless); 22.05 does not ship it, so it is put in place.
-  const prologs = Object.values(world.controlPlane.prologs);
-  for (const p of pods.slurmd) prologPaths(world.controlPlane).forEach((file, i) => fs.writeFileSync(path.join(p.root, "etc-slurm", path.basename(file)), prologs[i], { mode: 0o755 }));
-  const daemons = topology.slurmd.map((s, i) =>
-    // As Slinky's NodeSet pod runs it: dynamic (-Z), configless from the controller's Service name.
-    supervisor.start(`slurmd-${s.hostname}`, pods.slurmd[i], ["slurmd", "-D", "-Z", "--conf-server", `${conf.host}:${conf.port}`, "--conf", `Features=${s.features.join(",")}`]),
-  );
+  const daemons = topology.slurmd.map((_, i) => startSlurmd(ctx, i));
   const results: string[] = [];
   let ok = true;
   for (const [i, s] of topology.slurmd.entries()) {

@@ -1,11 +1,14 @@
 /**
  * Running things inside the journey's namespaces, bounded in time, and stopping them all.
  *
- * A "pod" is a network namespace plus, per process, a private mount and UTS namespace:
- * its own hostname (Slurm names nodes and controllers by it), its own /run (the munged
- * socket), /var/spool (Slurm's state) and /etc/slurm (its configuration, or none when the
- * pod runs configless), and for slurmd the tenant's shared file system at /mnt/efs. Daemons
- * run in the foreground, each in its own process group, their output in one log file each.
+ * A "pod" is a network namespace plus, per process, a private mount and UTS namespace and
+ * a chroot into the image: the Slurm root file system install-tools makes (Slurm 26.05,
+ * as Slinky's images run it). In it the pod has its own hostname (Slurm names nodes and
+ * controllers by it), its own /run, /var/spool (Slurm's state) and /etc/slurm (its
+ * configuration and slurm.key), /proc, /sys and /dev as a container sees them, a private
+ * /tmp, the journey's work folder at its own path, and for slurmd the tenant's shared file
+ * system at /mnt/efs. Daemons run in the foreground, each in its own process group, their
+ * output in one log file each.
  */
 import { spawn, type ChildProcess } from "child_process";
 import * as fs from "fs";
@@ -73,6 +76,10 @@ export interface Pod {
   /** Network namespace. */
   readonly netns: string;
   readonly hostname: string;
+  /** The image: the root file system the pod's processes run in (chroot). */
+  readonly image: string;
+  /** Host folders the pod sees at their own paths (the journey's work folder: files it writes for the pod's commands). */
+  readonly shared: readonly string[];
   /** The pod's own directory: run/, spool/, etc-slurm/ are mounted over /run, /var/spool, /etc/slurm. */
   readonly root: string;
   /** The tenant's shared file system, mounted at /mnt/efs when set. */
@@ -89,7 +96,7 @@ export const IDENTITY_FILES = ["passwd", "group"] as const;
 
 /** Makes the pod's directories. */
 export function preparePod(pod: Pod, spoolDirs: readonly string[] = []): void {
-  for (const d of ["run/munge", "etc-slurm", "spool", ...spoolDirs.map((s) => `spool/${s}`)]) fs.mkdirSync(path.join(pod.root, d), { recursive: true, mode: 0o755 });
+  for (const d of ["run", "etc-slurm", "spool", ...spoolDirs.map((s) => `spool/${s}`)]) fs.mkdirSync(path.join(pod.root, d), { recursive: true, mode: 0o755 });
 }
 
 /** A word for sh, whatever it holds. */
@@ -97,21 +104,41 @@ export function quote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The shell commands that mount the image's kernel file systems, a private /tmp and the shared folders (a private mount namespace). */
+function imageMounts(image: string, shared: readonly string[]): string[] {
+  const at = (p: string) => quote(path.join(image, p));
+  return [
+    `mount -t proc proc ${at("/proc")}`,
+    `mount --rbind /sys ${at("/sys")}`,
+    `mount --rbind /dev ${at("/dev")}`,
+    `mount -t tmpfs -o mode=1777 journey-tmp ${at("/tmp")}`,
+    ...shared.flatMap((d) => [`mkdir -p ${at(d)}`, `mount --bind ${quote(d)} ${at(d)}`]),
+  ];
+}
+
+/** The argv that runs `argv` in `image` with `shared` at their own paths, on this machine's network (an init container's command). */
+export function inImage(image: string, shared: readonly string[], argv: readonly string[]): string[] {
+  const script = [...imageMounts(image, shared), `exec chroot ${quote(image)} "$@"`].join(" && ");
+  return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", ...argv];
+}
+
 /** The argv that runs `argv` inside the pod. */
 export function inPod(pod: Pod, argv: readonly string[]): string[] {
   // Names as `ip netns exec` would give them, without its fresh /sys (slurmd reads /sys/fs/cgroup).
   const etc = path.join(NETNS_ETC, pod.netns);
+  const at = (p: string) => quote(path.join(pod.image, p));
   const mounts = [
-    `mount --bind ${quote(path.join(etc, "hosts"))} /etc/hosts`,
-    `mount --bind ${quote(path.join(etc, "resolv.conf"))} /etc/resolv.conf`,
-    `mount --bind ${quote(path.join(pod.root, "run"))} ${POD_MOUNTS.run}`,
-    `mount --bind ${quote(path.join(pod.root, "spool"))} ${POD_MOUNTS.spool}`,
-    `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${POD_MOUNTS.etc}`,
-    // /mnt is the machine's: a private tmpfs over it holds the mount point without touching it.
-    ...(pod.identity ? IDENTITY_FILES.map((f) => `mount --bind ${quote(path.join(pod.identity as string, f))} /etc/${f}`) : []),
-    ...(pod.efs ? [`mount -t tmpfs journey-mnt /mnt`, `mkdir -p ${POD_MOUNTS.efs}`, `mount --bind ${quote(pod.efs)} ${POD_MOUNTS.efs}`] : []),
+    ...imageMounts(pod.image, pod.shared),
+    `mount --bind ${quote(path.join(etc, "hosts"))} ${at("/etc/hosts")}`,
+    `mount --bind ${quote(path.join(etc, "resolv.conf"))} ${at("/etc/resolv.conf")}`,
+    `mount --bind ${quote(path.join(pod.root, "run"))} ${at(POD_MOUNTS.run)}`,
+    `mount --bind ${quote(path.join(pod.root, "spool"))} ${at(POD_MOUNTS.spool)}`,
+    `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${at(POD_MOUNTS.etc)}`,
+    ...(pod.identity ? IDENTITY_FILES.map((f) => `mount --bind ${quote(path.join(pod.identity as string, f))} ${at(`/etc/${f}`)}`) : []),
+    // The image's /mnt stays as made: a private tmpfs over it holds the mount point.
+    ...(pod.efs ? [`mount -t tmpfs journey-mnt ${at("/mnt")}`, `mkdir -p ${at(POD_MOUNTS.efs)}`, `mount --bind ${quote(pod.efs)} ${at(POD_MOUNTS.efs)}`] : []),
     `hostname ${quote(pod.hostname)}`,
-    `exec "$@"`,
+    `exec chroot ${quote(pod.image)} "$@"`,
   ].join(" && ");
   return ["nsenter", `--net=${path.join(NETNS_RUN, pod.netns)}`, "unshare", "--mount", "--uts", "--propagation", "private", "sh", "-c", mounts, "sh", ...argv];
 }

@@ -2,8 +2,9 @@
  * The Slurm configuration central's Slinky serves a tenant, rebuilt from the committed
  * fleet: the controller's name and port, configless, accounting through slurmdbd, and the
  * partition and NodeSet lines of the central release's `controller.extraConf` (Slinky's
- * hybrid mode puts every remote NodeSet's lines there). Where this machine's Slurm (22.05,
- * Debian) differs from Slinky's (auth/slurm, cgroup tracking), the stand-in is named. Pure.
+ * hybrid mode puts every remote NodeSet's lines there), with the authentication Slinky
+ * v1.2.1's operator writes (auth/slurm, cred/slurm, use_client_ids). Where the journey's
+ * pods differ from Slinky's (cgroup tracking), the stand-in is named. Pure.
  */
 import { SLURM_PORTS } from "../../facts/contract";
 import { SLURM_RELEASE } from "../../facts/fleet";
@@ -28,11 +29,12 @@ export function slurmConf(input: SlurmConfInput): string {
     `SlurmctldPort=${SLURM_PORTS.slurmctld}`,
     `SlurmdPort=${SLURM_PORTS.slurmd}`,
     "SlurmctldParameters=enable_configless",
-    "# Stand-in: Slinky uses auth/slurm and cred/slurm (Slurm >= 23.11) with the shared slurm.key; munge with one shared key is 22.05's equivalent.",
-    "AuthType=auth/munge",
-    "CredType=cred/munge",
-    "# Stand-in: every daemon of the journey runs as root.",
-    "SlurmUser=root",
+    "# As Slinky's operator writes them: the tenant's slurm.key in /etc/slurm of every pod.",
+    "AuthType=auth/slurm",
+    "CredType=cred/slurm",
+    "AuthInfo=use_client_ids",
+    "SlurmUser=slurm",
+    "SlurmdUser=root",
     `StateSaveLocation=${POD_MOUNTS.spool}/slurmctld`,
     `SlurmdSpoolDir=${POD_MOUNTS.spool}/slurmd`,
     `SlurmctldPidFile=${POD_MOUNTS.run}/slurmctld.pid`,
@@ -44,8 +46,8 @@ export function slurmConf(input: SlurmConfInput): string {
     "SelectType=select/cons_tres",
     "SelectTypeParameters=CR_CPU",
     "ReturnToService=2",
-    "# Slurm 22.05 sizes its node table for dynamic nodes (slurmd -Z) by MaxNodeCount; slurmctld reaches each directly.",
-    "MaxNodeCount=64",
+    "# Dynamic nodes (slurmd -Z) need room in the node table, as the operator's MaxNodeCount gives; slurmctld reaches each directly.",
+    "MaxNodeCount=1024",
     "TreeWidth=65533",
     `SlurmdTimeout=${input.slurmdTimeoutSeconds}`,
     "AccountingStorageType=accounting_storage/slurmdbd",
@@ -57,29 +59,28 @@ export function slurmConf(input: SlurmConfInput): string {
     "# debug: slurmctld logs each ping agent it spawns, the journey's evidence of 6818 pings.",
     "SlurmctldDebug=debug",
     "SlurmdDebug=debug",
-    "# prologScripts of the central release (fleet), where Slinky puts them; 22.05 takes one Prolog.",
-    ...prologPaths(controlPlane).map((p) => `Prolog=${p}`),
+    "# prologScripts of the central release (fleet), by file name as the operator writes them: in /etc/slurm, sent to slurmd configless.",
+    ...Object.keys(controlPlane.prologs).sort().map((k) => `Prolog=${prologFile(k)}`),
     "# controller.extraConf of the central release (fleet):",
     controlPlane.extraConf.trim(),
     "",
   ].join("\n");
 }
 
-/** Where each of the release's Prolog scripts lives on a slurmd pod (the chart's ConfigMap key `prolog-<key>`). */
-export function prologPaths(controlPlane: Pick<ControlPlaneValues, "prologs">): string[] {
-  const keys = Object.keys(controlPlane.prologs);
-  if (keys.length > 1) throw new Error(`journey: Slurm 22.05 runs one Prolog; the central release has ${keys.length} (${keys.join(", ")})`);
-  return keys.map((k) => `${POD_MOUNTS.etc}/prolog-${k}`);
+/** The file name of one of the release's Prolog scripts in /etc/slurm (the chart's ConfigMap key `prolog-<key>`). */
+export function prologFile(key: string): string {
+  return `prolog-${key}`;
 }
 
 export function slurmdbdConf(input: { readonly tenant: TenantSide; readonly controlPlane: ControlPlaneValues; readonly password: string }): string {
   const { accounting } = input.controlPlane;
   return [
     `# slurmdbd.conf of ${input.tenant.namespace}: Slinky's accounting storageConfig from the fleet.`,
-    "AuthType=auth/munge",
+    "AuthType=auth/slurm",
+    "AuthInfo=use_client_ids",
     `DbdHost=${slinkyNames(input.tenant).accountingPod}`,
     `DbdPort=${SLURM_PORTS.slurmdbd}`,
-    "SlurmUser=root",
+    "SlurmUser=slurm",
     `PidFile=${POD_MOUNTS.run}/slurmdbd.pid`,
     "DebugLevel=info",
     "StorageType=accounting_storage/mysql",
