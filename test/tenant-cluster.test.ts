@@ -389,7 +389,7 @@ describe("the customer side of a tenant stack", function () {
       // As the chart reads each NodeSet: over nodesetDefaults.
       const cpu4 = mergeHelmValues(slurm.nodesetDefaults, slurm.nodesets["cpu-4"]) as any;
       assert.equal(cpu4.replicas, 0);
-      assert.deepEqual(cpu4.slurmd.resources.requests, { cpu: "3700m", memory: "13760Mi" });
+      assert.deepEqual(cpu4.slurmd.resources.requests, { cpu: "3000m", memory: "13760Mi" });
       assert.deepEqual(cpu4.slurmd.resources.limits, cpu4.slurmd.resources.requests);
       assert.deepEqual(cpu4.podSpec.nodeSelector, { "clusterra.io/shape": "cpu", "karpenter.k8s.aws/instance-cpu": "4" });
       assert.deepEqual(cpu4.slurmd.volumeMounts.map((m: { mountPath: string }) => m.mountPath), ["/mnt/efs", "/etc/passwd", "/etc/group"]);
@@ -445,6 +445,10 @@ describe("the customer side of a tenant stack", function () {
       assert.ok(r.memoryMiB + w.daemonSetRequests.memoryMiB <= allocatableMiB, `${vcpus}x${ratio}`);
       assert.ok(r.memoryMiB > allocatableMiB / 2, "two would not fit");
       assert.ok(r.cpuMillis + w.daemonSetRequests.cpuMillis <= vcpus * 1000 - w.kubeReserved.cpuMillis - w.systemReserved.cpuMillis);
+      // slurm-operator v1.2.1 gives slurmd its CPU limit as POD_CPUS rounded up to a whole CPU
+      // (3700m became POD_CPUS=4): a fraction would make Slurm place more work than the cgroup runs.
+      assert.equal(r.cpuMillis % 1000, 0, `${vcpus}x${ratio}: ${r.cpuMillis}m is not whole CPUs`);
+      assert.ok(r.cpuMillis >= 1000, `${vcpus}x${ratio}: no whole CPU left`);
     }
     assert.deepEqual(nodeSetPlans([{ name: "gpu", memoryPerCpuGiB: 4, sizes: [2, 8], maxNodes: 1, capacityType: "spot" }]).map((n) => n.name), ["gpu-2", "gpu-8"]);
   });

@@ -14,15 +14,20 @@ export interface SlurmdRequest {
   readonly memoryMiB: number;
 }
 
-/** Requests (= limits: slurmd takes POD_CPUS/POD_MEMORY from them) for one worker of `vcpus` x `memoryPerCpuGiB`. */
+/**
+ * Requests (= limits: slurmd takes POD_CPUS/POD_MEMORY from them) for one worker of `vcpus` x
+ * `memoryPerCpuGiB`. CPUs are whole: slurm-operator v1.2.1 hands the limit to slurmd rounded
+ * up (3700m became POD_CPUS=4, Slurm then placing four CPUs of work in a 3.7-CPU cgroup), so
+ * the fraction left after the reservations stays with the node's daemons.
+ */
 export function slurmdRequest(vcpus: number, memoryPerCpuGiB: number): SlurmdRequest {
   const w = WORKER_NODE;
   const capacityMiB = vcpus * memoryPerCpuGiB * 1024;
   const usableMiB = Math.floor(capacityMiB * (1 - w.vmMemoryOverheadPercent));
   const memoryMiB = usableMiB - w.kubeReserved.memoryMiB - w.systemReserved.memoryMiB - w.evictionHardMemoryMiB - w.daemonSetRequests.memoryMiB;
   const cpuMillis = vcpus * 1000 - w.kubeReserved.cpuMillis - w.systemReserved.cpuMillis - w.daemonSetRequests.cpuMillis;
-  // Whole 100m and 64 MiB steps: Slurm sees round numbers, and rounding down keeps the fit.
-  return { cpuMillis: Math.floor(cpuMillis / 100) * 100, memoryMiB: Math.floor(memoryMiB / 64) * 64 };
+  // Whole CPUs and 64 MiB steps, rounded down: Slurm sees what the cgroup gives, and the pod still fits.
+  return { cpuMillis: Math.floor(cpuMillis / 1000) * 1000, memoryMiB: Math.floor(memoryMiB / 64) * 64 };
 }
 
 /** One NodeSet per shape x size, named `<shape>-<vcpus>`. */
