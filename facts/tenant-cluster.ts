@@ -90,10 +90,13 @@ export const WORKER_NODE = {
   daemonSetRequests: { cpuMillis: 100, memoryMiB: 384 },
 } as const;
 
+/** The API group of Slinky's custom resources (Controller, NodeSet, ...). */
+export const SLINKY_API_GROUP = "slinky.slurm.net";
+
 /** Taints and labels that steer pods. */
 export const TAINTS = {
   /** On every worker NodePool: only slurmd pods tolerate it (Slinky's own toleration). */
-  slurmdOnly: { key: "nodeset.slinky.slurm.net/worker", value: "true", effect: "NoExecute" },
+  slurmdOnly: { key: `nodeset.${SLINKY_API_GROUP}/worker`, value: "true", effect: "NoExecute" },
   /** Cilium removes it when its agent is ready: nothing schedules before networking works. */
   ciliumNotReady: { key: "node.cilium.io/agent-not-ready", value: "true", effect: "NoExecute" },
   /** A node Karpenter has not registered yet (the agent starts with it). */
@@ -123,6 +126,16 @@ export const SHAPE_LABEL = "clusterra.io/shape";
 
 /** The edge-agent's image, pinned. */
 export const EDGE_AGENT_IMAGE = { repository: "ghcr.io/clusterra/edge-agent", tag: "0.9.0" } as const;
+
+/** The mutating admission policy (and its binding) that names the tenant's external Slinky Controller as central does. */
+export const SLURM_CLUSTER_NAME_POLICY = "clusterra-slurm-cluster-name";
+
+/**
+ * kube-apiserver arguments of the tenant's server for mutating admission policies: beta and
+ * off by default in Kubernetes 1.35 (on by default from 1.36). Evaluated in process, they
+ * mutate without a webhook to call.
+ */
+export const MUTATING_ADMISSION_POLICY_ARGS = ["feature-gates=MutatingAdmissionPolicy=true", "runtime-config=admissionregistration.k8s.io/v1beta1=true"] as const;
 
 /** Namespaces of the customer cluster's add-ons. */
 export const TENANT_NAMESPACES = {

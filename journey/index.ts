@@ -100,11 +100,7 @@ export function leakStep(l: Leaks): JourneyStep {
  * Failures an open issue owns: the journey keeps showing them (FAILED, the issue named) and
  * counts them apart until that issue's fix lands; then the entry goes.
  */
-export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [
-  // Chart slurm 1.2.1 writes `clusterName` into a Controller only when it is not external, so
-  // no value reaches the tenant side's; the fix needs a post-render patch or a later chart.
-  { step: /its slurmd's slurm\.conf names the cluster its slurmctld on central runs/, issue: "issue 34 (the tenant Controller's clusterName)" },
-];
+export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [];
 
 function withKnownIssue(s: JourneyStep): JourneyStep {
   const known = KNOWN_ISSUES.find((k) => k.step.test(s.name));

@@ -55,8 +55,19 @@ describe("the tenant local charts against hostile or broken values", function ()
   }
 
   it("render acme's objects from its committed files", () => {
-    assert.equal(render("cluster-manifests", {}).objects.length, 10);
+    assert.equal(render("cluster-manifests", {}).objects.length, 12);
     assert.equal(render("control-plane-manifests", {}).objects.length, 14);
+  });
+
+  it("name the slurm release's external Controller as central does, through an in-process admission policy, and refuse a name that would reach its CEL", () => {
+    const { objects } = render("cluster-manifests", {});
+    const policy = objects.find((o) => o.kind === "MutatingAdmissionPolicy");
+    const binding = objects.find((o) => o.kind === "MutatingAdmissionPolicyBinding");
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules, [{ apiGroups: ["slinky.slurm.net"], apiVersions: ["*"], operations: ["CREATE", "UPDATE"], resources: ["controllers"] }]);
+    assert.equal(policy.spec.failurePolicy, "Fail");
+    assert.equal(policy.spec.mutations[0].applyConfiguration.expression, 'Object{spec: Object.spec{clusterName: "clusterra-dev-acme"}}');
+    assert.deepEqual([binding.spec.policyName, binding.spec.matchResources.namespaceSelector.matchLabels], [policy.metadata.name, { "kubernetes.io/metadata.name": "slurm" }]);
+    assert.match(render("cluster-manifests", { tenant: { clusterName: 'x"}}, metadata: Object.metadata{name: "y' } }).error, /at '\/clusterName'/);
   });
 
   it("refuse shell in any value the workers' boot script takes, naming the key and its pattern", () => {

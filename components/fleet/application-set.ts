@@ -21,7 +21,7 @@ import { LABEL_KEYS } from "../../facts/project";
 import {
   ARGOCD_MANAGER, CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, TENANT_USERS_FILE, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET, type ClusterSecretFact,
 } from "../../facts/fleet";
-import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
+import { SLINKY_API_GROUP, TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { helmRepoUrl, type FleetRepo } from "./argo";
 import { GoTemplateError, renderGoTemplate } from "./go-template";
@@ -123,7 +123,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
     // After the control plane on central: a Slurm upgrade reaches slurmd last.
     stage: "slurmd",
     // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync may take them back.
-    ignoreDifferences: [{ group: "slinky.slurm.net", kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
+    ignoreDifferences: [{ group: SLINKY_API_GROUP, kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
   },
   { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, facts: true, centralFacts: true, values: "cluster/values/edge-agent.yaml" } },
 ];

@@ -68,7 +68,7 @@ export function tenantClusterValuesSchema(): Schema {
     users: USERS,
     ...facts("serverAddress", "kmsKeyArn", "fileSystemId", "accessPointId", "instanceProfileName", "slurmctld", "keySecretArns", "externalSecretsRoleArn"),
     ...centralFacts("centralHostIp"),
-  }, ["nodeClass", "nodePool", "slurmKeys", "usersConfigMap", "controllerService"]);
+  }, ["nodeClass", "nodePool", "slurmKeys", "usersConfigMap", "controllerService", "slurmClusterName"]);
 }
 
 /** fleet/charts/tenant-control-plane/values.schema.json */

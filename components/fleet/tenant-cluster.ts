@@ -8,7 +8,7 @@
 import {
   EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE,
 } from "../../facts/tenant-cluster";
-import { SERVER_HOST_PORTS } from "../../facts/tenant-cluster";
+import { SERVER_HOST_PORTS, SLINKY_API_GROUP, SLURM_CLUSTER_NAME_POLICY } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
@@ -187,6 +187,8 @@ export function clusterManifestsSharedValues(): Record<string, unknown> {
     },
     usersConfigMap: { name: users.metadata?.name, namespace: users.metadata?.namespace, mergeScriptKey: MERGE_SCRIPT_KEY, mergeScript: users.data?.[MERGE_SCRIPT_KEY] },
     controllerService: { name: slurmctldServiceAddress("").name, port: SLURM_PORTS.slurmctld, tenantLabel: LABEL_KEYS.tenant, managedBy: "fleet.clusterra.io" },
+    // The policy that gives the slurm release's external Controller central's cluster name (templates/slurm-cluster-name.yaml).
+    slurmClusterName: { policy: SLURM_CLUSTER_NAME_POLICY, namespace: TENANT_NAMESPACES.slurm, group: SLINKY_API_GROUP, resource: "controllers" },
   };
 }
 
@@ -320,10 +322,10 @@ export function argocdManagerObjects(): unknown[] {
     { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs },
     { apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles", "rolebindings", "clusterroles", "clusterrolebindings"], verbs: [...verbs, "escalate", "bind"] },
     { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs },
-    { apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], verbs },
+    { apiGroups: ["admissionregistration.k8s.io"], resources: ["mutatingwebhookconfigurations", "validatingwebhookconfigurations", "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"], verbs },
     { apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs },
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "list", "watch"] },
-    { apiGroups: ["karpenter.sh", "karpenter.k8s.aws", "slinky.slurm.net", "external-secrets.io", "cilium.io"], resources: ["*"], verbs },
+    { apiGroups: ["karpenter.sh", "karpenter.k8s.aws", SLINKY_API_GROUP, "external-secrets.io", "cilium.io"], resources: ["*"], verbs },
   ];
   const account: ServiceAccount = { apiVersion: "v1", kind: "ServiceAccount", metadata: { ...meta, namespace: ARGOCD_MANAGER.namespace } };
   const role: ClusterRole = { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: meta, rules };

@@ -36,7 +36,8 @@ export function tenantClusterProject(tenantId: string): string {
 
 /**
  * Cluster-scoped kinds the add-ons of a customer cluster create (CRDs, their RBAC and
- * webhooks, Karpenter's pools): nothing else, and nothing at all on central.
+ * webhooks, the Slinky Controller's cluster-name policy, Karpenter's pools): nothing else,
+ * and nothing at all on central.
  */
 export const TENANT_CLUSTER_RESOURCES = [
   { group: "", kind: "Namespace" },
@@ -45,6 +46,8 @@ export const TENANT_CLUSTER_RESOURCES = [
   { group: "rbac.authorization.k8s.io", kind: "ClusterRoleBinding" },
   { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration" },
   { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration" },
+  { group: "admissionregistration.k8s.io", kind: "MutatingAdmissionPolicy" },
+  { group: "admissionregistration.k8s.io", kind: "MutatingAdmissionPolicyBinding" },
   { group: "scheduling.k8s.io", kind: "PriorityClass" },
   { group: "karpenter.sh", kind: "NodePool" },
   { group: "karpenter.k8s.aws", kind: "EC2NodeClass" },

@@ -8,7 +8,7 @@ import { diskMetricsFiles, type HostMetrics } from "../observability/host-metric
 import { mountDataVolumeScript, type DataVolumeMount } from "../central/cloud-init";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
-import { EFS_MOUNT_PATH, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
+import { EFS_MOUNT_PATH, MUTATING_ADMISSION_POLICY_ARGS, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 
 /** What both kinds of node need to know. */
@@ -154,7 +154,8 @@ export function tenantServerConfig(init: ServerInit): Record<string, unknown> {
     "cluster-cidr": CENTRAL_K3S_RANGES.clusterCidr,
     "service-cidr": CENTRAL_K3S_RANGES.serviceCidr,
     "cluster-dns": CENTRAL_K3S_RANGES.clusterDns,
-    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false"],
+    // Mutating admission policies: the tenant's Slinky Controller takes central's cluster name through one.
+    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false", ...MUTATING_ADMISSION_POLICY_ARGS],
     "node-label": labelArgs(init.nodeLabels),
     "https-listen-port": K3S_API_PORT,
   };
