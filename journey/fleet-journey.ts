@@ -33,6 +33,10 @@ import { Processes, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { standInControllerSecrets } from "./stand-ins";
+import { SLINKY_WORKLOADS, startTenantSlurm } from "./kube/tenant-slurm";
+import type { SealedNetwork } from "./kube/sealed-network";
+import type { SlurmImage } from "./slurm/image";
+import { NETNS_ETC } from "./slurm/processes";
 import { playScalingLoop } from "./scaling";
 import { TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
@@ -47,6 +51,12 @@ export interface FleetJourneyInput {
   readonly tenants: readonly PlanResult[];
   readonly processes: Processes;
   readonly report: (s: JourneyStep) => void;
+  /** The sealed namespace the tools run in (a tenant's operator gets its cluster's names there). */
+  readonly sealed: SealedNetwork;
+  /** The slurm-operator binary itself (tools' is the sealed wrapper). */
+  readonly operatorBinary: string;
+  /** The Slurm image the tenants' slurmctld and slurmrestd run in; why not, when it is missing. */
+  readonly image: { readonly image?: SlurmImage; readonly missing?: string };
 }
 
 const CENTRAL_PORT = 17443;
@@ -74,6 +84,15 @@ function tenantServer(p: PlanResult): string {
 }
 
 export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
+  const cleanups: (() => Promise<void>)[] = [];
+  try {
+    await fleetJourney(input, cleanups);
+  } finally {
+    for (const c of cleanups) await c();
+  }
+}
+
+async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[]): Promise<void> {
   const { report, tools, processes } = input;
   const central = input.central.config as CentralConfig;
   const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
@@ -193,6 +212,8 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
 
   // 5. The tenant servers' own bootstrap: ArgoCD's account and its credential (user data).
   const credentials = new Map<string, Record<string, string>>();
+  // Secrets Manager's values: one per secret, whichever account's External Secrets reads it.
+  const secretsManager = new Map<string, string>();
   for (const t of tenants) {
     const id = t.config.tenant.id;
     const userData = parse(String(serverInstance(t.plan).inputs.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
@@ -221,7 +242,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
         if (delivered.has(key)) continue;
         const store = await kc.get(["secretstores.external-secrets.io", es.spec.secretStoreRef.name, "-n", String(es.metadata.namespace)]);
         if (!store) continue;
-        const secret = externalSecretTarget(es, credentials);
+        const secret = externalSecretTarget(es, credentials, secretsManager);
         const r = await kc.run(["apply", "--server-side", "--field-manager=external-secrets", "-f", "-"], { input: JSON.stringify(secret) });
         if (r.code === 0) delivered.set(key, Object.keys(secret.stringData));
       }
@@ -306,7 +327,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
-  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id) });
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups });
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {
@@ -328,6 +349,7 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
       tenantId: id, kc: k(id), argo, report,
       slurmApp: slurm ? { app: slurm.app, file: slurm.file ?? "" } : undefined,
       agentNamespace: TENANT_NAMESPACES.edgeAgent, nodeSetNamespace: TENANT_NAMESPACES.slurm,
+      operatorLog: () => processes.tail(`${id}-slurm-operator`, 3),
     });
   }
 
@@ -421,8 +443,20 @@ async function runSlurmOperators(o: {
   processes: Processes;
   report: (s: JourneyStep) => void;
   tenants: readonly string[];
+  input: FleetJourneyInput;
+  cleanups: (() => Promise<void>)[];
 }): Promise<void> {
   const who = `slurm-operator ${o.tools.slurmOperatorVersion}`;
+  // A tenant's operator dials its slurmrestd by its Service's name; here that name is an
+  // address of the sealed namespace forwarded into the tenant's Slurm namespace (tenant-slurm.ts).
+  const restapiAddress = (t: string) => `127.0.1.${o.tenants.indexOf(t) + 1}`;
+  const names = (name: string) => {
+    if (name === "central") return undefined;
+    const hosts = path.join((o.clusters.get(name) as Cluster).dir, "hosts");
+    const sealed = fs.readFileSync(path.join(NETNS_ETC, o.input.sealed.name, "hosts"), "utf8");
+    fs.writeFileSync(hosts, `${sealed}${restapiAddress(name)} ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}\n`);
+    return { hosts, sealed: o.input.sealed, binary: o.input.operatorBinary };
+  };
   /** Where each cluster's operator writes a Controller's slurm.conf: central per tenant namespace, a tenant cluster in its slurm namespace. */
   const configs = (name: string) => (name === "central" ? o.tenants.map((t) => tenantNamespace(t)) : [TENANT_NAMESPACES.slurm]);
   const slurmConf = async (name: string, ns: string) => {
@@ -431,7 +465,8 @@ async function runSlurmOperators(o: {
   };
   for (const [i, name] of o.specs.entries()) {
     const started = Date.now();
-    const r = await startSlurmOperator({ cluster: o.clusters.get(name) as Cluster, kc: o.k(name), namespace: TENANT_NAMESPACES.slurmOperator, tools: o.tools, processes: o.processes, port: OPERATOR_PORT + 2 * i });
+    const named = names(name);
+    const r = await startSlurmOperator({ cluster: o.clusters.get(name) as Cluster, kc: o.k(name), namespace: TENANT_NAMESPACES.slurmOperator, tools: o.tools, processes: o.processes, port: OPERATOR_PORT + 2 * i, ...(named ? { names: named } : {}) });
     const made = r.process ? await waitFor(async () => {
       if (!o.processes.alive(r.process as string)) return false;
       for (const ns of configs(name)) if (!(await slurmConf(name, ns))) return undefined;
@@ -448,6 +483,19 @@ async function runSlurmOperators(o: {
     const own = slurmConfValues((await slurmConf(t, TENANT_NAMESPACES.slurm)) ?? "").ClusterName;
     o.report(step(`tenant ${t}: its slurmd's slurm.conf names the cluster its slurmctld on central runs (${who} on both sides)`, !!central && central === own,
       `central ${tenantNamespace(t)}/${SLURM_CONFIG_MAP}: ClusterName=${central ?? "(none)"}; ${t} ${TENANT_NAMESPACES.slurm}/${SLURM_CONFIG_MAP}: ClusterName=${own ?? "(none)"}`));
+  }
+  // Each tenant's slurmctld (central's operator's StatefulSet) and slurmrestd (its own operator's Deployment), for real.
+  for (const t of o.tenants) {
+    const started = Date.now();
+    const image = o.input.image.image;
+    if (!image) {
+      o.report({ ...step(`tenant ${t}: its slurmctld and slurmrestd run as the operators made them (Slurm 26.05)`, false, o.input.image.missing ?? "no Slurm image"), ...(process.env.CI ? {} : { skipped: true }) });
+      continue;
+    }
+    const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir });
+    o.cleanups.push(slurm.stop);
+    if (slurm.restapiAddress !== restapiAddress(t)) throw new Error(`journey: ${t}'s slurmrestd forward at ${slurm.restapiAddress}, its operator's hosts file says ${restapiAddress(t)}`);
+    o.report(step(`tenant ${t}: its slurmctld (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, !slurm.problem, `${slurm.problem ?? slurm.detail} (${((Date.now() - started) / 1000).toFixed(1)} s)`));
   }
   const unpinned: string[] = [];
   let images = 0;
@@ -520,12 +568,22 @@ interface ExternalSecret {
   };
 }
 
-/** The Secret External Secrets would write: the template's keys (rendered: `{{ .key }}` as is, `{{ .key | toJson }}` as a JSON string) or each data key. */
-export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<string, Record<string, string>>): { apiVersion: string; kind: string; metadata: Record<string, unknown>; stringData: Record<string, string> } {
+/**
+ * The Secret External Secrets would write: the template's keys (rendered: `{{ .key }}` as is,
+ * `{{ .key | toJson }}` as a JSON string) or each data key. A secret the journey does not
+ * know takes a value as the plans' getRandomPassword makes it (64 letters and digits), kept
+ * in `store` so that every cluster reading that secret gets the same one, as from Secrets Manager.
+ */
+export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<string, Record<string, string>>, store: Map<string, string> = new Map()): { apiVersion: string; kind: string; metadata: Record<string, unknown>; stringData: Record<string, string> } {
   const values: Record<string, string> = {};
   for (const d of es.spec.data ?? []) {
     const real = known.get(d.remoteRef.key);
-    values[d.secretKey] = real && d.remoteRef.property ? real[d.remoteRef.property] ?? "" : crypto.randomBytes(32).toString("base64");
+    if (real && d.remoteRef.property) values[d.secretKey] = real[d.remoteRef.property] ?? "";
+    else {
+      const id = `${secretsManagerName(d.remoteRef.key)}#${d.remoteRef.property ?? ""}`;
+      if (!store.has(id)) store.set(id, randomPassword(64));
+      values[d.secretKey] = store.get(id) as string;
+    }
   }
   const template = es.spec.target?.template;
   const stringData = template?.data
@@ -536,6 +594,17 @@ export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<stri
     metadata: { name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {} },
     stringData,
   };
+}
+
+/** The secret a Secrets Manager id names: its name, or its ARN (`...:secret:<name>-<6 random characters>`). Pure. */
+export function secretsManagerName(id: string): string {
+  return /^arn:aws[a-z-]*:secretsmanager:[^:]*:\d{12}:secret:(.+)-[A-Za-z0-9]{6}$/.exec(id)?.[1] ?? id;
+}
+
+/** Letters and digits, as Secrets Manager's GetRandomPassword gives them with punctuation excluded. */
+function randomPassword(length: number): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from(crypto.randomBytes(length), (b) => alphabet[b % alphabet.length]).join("");
 }
 
 /** Every `{name, key}` Secret reference in workloads' pod templates and custom resources, unresolved. */

@@ -11,6 +11,7 @@ import * as path from "path";
 import { planStack, type PlanResult } from "../cli/plan";
 import { runFleetJourney } from "./fleet-journey";
 import { runSlurmJourney } from "./slurm";
+import { findSlurmImage } from "./slurm/image";
 import { Processes } from "./kube/processes";
 import { findTools } from "./kube/tools";
 import { readLeaks, sealedTools, sealNetwork, unsealNetwork, type Leaks, type SealedNetwork } from "./kube/sealed-network";
@@ -61,7 +62,10 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     } else {
       net = await sealNetwork();
       try {
-        await runFleetJourney({ root: o.root, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, processes, report });
+        await runFleetJourney({
+          root: o.root, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, processes, report,
+          sealed: net, operatorBinary: tools["slurm-operator"], image: findSlurmImage(o.root),
+        });
       } catch (e) {
         report(step("the Kubernetes part ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));
       }

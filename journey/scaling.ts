@@ -1,7 +1,8 @@
 /**
  * The scaling loop, played on a tenant cluster: the edge-agent's identity raises a NodeSet's
  * replicas through its scale subresource, ArgoCD's next sync must leave them, and the pod
- * Slinky's operator would then create must land on a worker of the NodeSet's shape. Also
+ * Slinky's real operator then creates (once the tenant's slurmrestd answers it) must land on
+ * a worker of the NodeSet's shape. Also
  * what the edge-agent is given to do it: a token in its pod, an AWS role its SDK can find,
  * and RBAC for exactly its NodeSets' scale.
  */
@@ -21,6 +22,8 @@ export interface ScalingLoopInput {
   readonly agentNamespace: string;
   readonly nodeSetNamespace: string;
   readonly report: (s: JourneyStep) => void;
+  /** The last lines of the tenant's slurm-operator log (why no pod came). */
+  readonly operatorLog: () => string;
 }
 
 interface PodLike {
@@ -37,35 +40,6 @@ interface NodeSet extends KubeObject {
     replicas?: number;
     slurmd: { image: string; resources?: Record<string, unknown>; volumeMounts?: unknown[] };
     template?: { spec?: { nodeSelector?: Record<string, string>; tolerations?: unknown[]; volumes?: unknown[]; affinity?: unknown } };
-  };
-}
-
-/** The slurmd pod Slinky's NodeSet controller (v1.2.1) makes for a NodeSet's ordinal. */
-export function slurmdPod(ns: NodeSet, ordinal: number): Record<string, unknown> {
-  const t = ns.spec.template?.spec ?? {};
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      name: `${ns.metadata.name}-${ordinal}`,
-      namespace: ns.metadata.namespace,
-      labels: { "app.kubernetes.io/name": "slurmd", "app.kubernetes.io/instance": ns.metadata.name },
-    },
-    spec: {
-      ...(t.nodeSelector ? { nodeSelector: t.nodeSelector } : {}),
-      ...(t.tolerations ? { tolerations: t.tolerations } : {}),
-      ...(t.affinity && Object.keys(t.affinity).length ? { affinity: t.affinity } : {}),
-      ...(t.volumes ? { volumes: t.volumes } : {}),
-      containers: [{
-        name: "slurmd",
-        image: ns.spec.slurmd.image,
-        args: ["-Z"],
-        resources: ns.spec.slurmd.resources ?? {},
-        ...(ns.spec.slurmd.volumeMounts ? { volumeMounts: ns.spec.slurmd.volumeMounts } : {}),
-        // slurmd manages cgroups and devices for its jobs: Slinky runs it privileged.
-        securityContext: { privileged: true },
-      }],
-    },
   };
 }
 
@@ -142,13 +116,18 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   const replicas = after?.spec.replicas ?? 0;
   report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after the sync of ${i.slurmApp.app.metadata.name}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.problems.length ? `; sync: ${resync.problems[0]}` : ""}`));
   if (replicas < 1 || !after) return;
-  const created = await kc.run(["create", "-f", "-"], { input: JSON.stringify(slurmdPod(after, 0)) });
-  const placed = created.code === 0 ? await waitFor(async () => {
+  // Slinky's NodeSet controller makes the pod `<NodeSet>-<ordinal>` once the tenant's
+  // slurmrestd has answered it (a reservation and its node cache), and kwok runs it.
+  let made = false;
+  const placed = await waitFor(async () => {
     const p = await kc.get<PodLike & { status?: { phase?: string } }>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]);
+    made ||= !!p;
     return p?.spec.nodeName && p.status?.phase === "Running" ? p.spec.nodeName : undefined;
-  }, 20_000) : undefined;
+  }, 90_000, 1000);
+  const events = placed ? "" : ((await kc.run(["get", "events", "-n", i.nodeSetNamespace, "--field-selector", `involvedObject.name=${after.metadata.name}`, "-o", "custom-columns=R:.reason,M:.message", "--no-headers"])).stdout.trim().split("\n").slice(-2).join(" | "));
   const node = placed ? await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed]) : undefined;
   const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.["karpenter.sh/nodepool"];
   report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape`, shapeOk,
-    created.code !== 0 ? `admission refused the pod: ${created.stderr.trim()}` : placed ? `scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})` : "not scheduled within 20 s"));
+    placed ? `slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`
+      : made ? `${after.metadata.name}-0 made but not running on a node within 90 s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within 90 s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
 }

@@ -9,7 +9,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parseCounter } from "../slurm/nft";
-import { listNamespaces, teardown } from "../slurm/network";
+import { abandonedNamespaces, teardown } from "../slurm/network";
 import { must, NETNS_ETC, run } from "../slurm/processes";
 import { BINARIES, type Tools } from "./tools";
 
@@ -41,7 +41,7 @@ export interface SealedNetwork {
 
 /** Makes the namespace (removing any a crashed run left), loopback up, resolver and firewall set. */
 export async function sealNetwork(name = `${SEALED_STEM}${process.pid}`): Promise<SealedNetwork> {
-  const left = await listNamespaces(SEALED_STEM);
+  const left = await abandonedNamespaces(SEALED_STEM);
   if (left.length) await teardown(left);
   await must(["ip", "netns", "add", name], { timeoutMs: 5000 });
   await must(["ip", "-n", name, "link", "set", "lo", "up"], { timeoutMs: 5000 });

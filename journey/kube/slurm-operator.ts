@@ -10,6 +10,7 @@ import * as path from "path";
 import { kubeconfigText, type Cluster } from "./cluster";
 import type { Kubectl } from "./kubectl";
 import type { Processes } from "./processes";
+import type { SealedNetwork } from "./sealed-network";
 import type { Tools } from "./tools";
 
 /** The operator's Deployment, as chart slurm-operator names it. */
@@ -53,6 +54,12 @@ export async function startSlurmOperator(o: {
   readonly processes: Processes;
   /** First of two loopback ports for its probes and metrics. */
   readonly port: number;
+  /**
+   * The cluster's own names (its Services, a tenant's slurmrestd among them): a hosts file
+   * bound over /etc/hosts for this operator alone, run as `binary` inside the sealed
+   * namespace (every tenant's operator dials the same Service name).
+   */
+  readonly names?: { readonly hosts: string; readonly sealed: SealedNetwork; readonly binary: string };
 }): Promise<{ process?: string; problem?: string }> {
   const d = await o.kc.get<Deployment>(["deployment", SLURM_OPERATOR_DEPLOYMENT, "-n", o.namespace]);
   const container = d?.spec.template.spec.containers.find((c) => c.name === SLURM_OPERATOR_DEPLOYMENT);
@@ -63,7 +70,12 @@ export async function startSlurmOperator(o: {
   const kubeconfig = path.join(o.cluster.dir, "slurm-operator.kubeconfig");
   fs.writeFileSync(kubeconfig, kubeconfigText(o.cluster.url, o.cluster.caData, token.stdout.trim()), { mode: 0o600 });
   const name = `${o.cluster.name}-slurm-operator`;
-  o.processes.start(name, o.tools["slurm-operator"], operatorArgs(container.args ?? [], o.port, kubeconfig));
+  const args = operatorArgs(container.args ?? [], o.port, kubeconfig);
+  if (!o.names) o.processes.start(name, o.tools["slurm-operator"], args);
+  else {
+    const argv = o.names.sealed.argv(["unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind '${o.names.hosts}' /etc/hosts && exec "$@"`, "sh", o.names.binary, ...args]);
+    o.processes.start(name, argv[0], argv.slice(1));
+  }
   return { process: name };
 }
 

@@ -33,6 +33,26 @@ export async function listNamespaces(stem: string): Promise<string[]> {
   return r.stdout.split("\n").map((l) => l.split(" ")[0]).filter((n) => n.startsWith(stem));
 }
 
+/**
+ * Namespaces named `<stem>...-<pid>` whose run has ended (no process `pid`): what a crashed
+ * run left. Another run's live namespaces are never among them.
+ */
+export async function abandonedNamespaces(stem: string): Promise<string[]> {
+  return (await listNamespaces(stem)).filter((n) => !runAlive(n));
+}
+
+/** Whether the process a namespace's name ends with (`-<pid>`) still runs. Names without one count as abandoned. */
+export function runAlive(name: string): boolean {
+  const pid = Number(/-(\d+)$/.exec(name)?.[1] ?? NaN);
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** Kills what still runs in the namespaces (by pid), deletes them and their /etc files. */
 export async function teardown(namespaces: readonly string[]): Promise<string[]> {
   const problems: string[] = [];

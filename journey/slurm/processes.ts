@@ -86,6 +86,8 @@ export interface Pod {
   readonly efs?: string;
   /** A directory holding the tenant's passwd and group, mounted over /etc's when set (its identity source's stand-in). */
   readonly identity?: string;
+  /** Further host folders mounted at paths of the image (a pod's other volumes: its logs). */
+  readonly binds?: readonly { readonly from: string; readonly to: string }[];
 }
 
 /** Mount points a pod's processes see its own directories at. */
@@ -135,6 +137,8 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
     `mount --bind ${quote(path.join(pod.root, "spool"))} ${at(POD_MOUNTS.spool)}`,
     `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${at(POD_MOUNTS.etc)}`,
     ...(pod.identity ? IDENTITY_FILES.map((f) => `mount --bind ${quote(path.join(pod.identity as string, f))} ${at(`/etc/${f}`)}`) : []),
+    // A file (a subPath) over the image's file; a folder over the image's, made when the image has none.
+    ...(pod.binds ?? []).flatMap((b) => [`{ [ -e ${at(b.to)} ] || mkdir -p ${at(b.to)}; }`, `mount --bind ${quote(b.from)} ${at(b.to)}`]),
     // The image's /mnt stays as made: a private tmpfs over it holds the mount point.
     ...(pod.efs ? [`mount -t tmpfs journey-mnt ${at("/mnt")}`, `mkdir -p ${at(POD_MOUNTS.efs)}`, `mount --bind ${quote(pod.efs)} ${at(POD_MOUNTS.efs)}`] : []),
     `hostname ${quote(pod.hostname)}`,
@@ -161,9 +165,13 @@ export class Supervisor {
 
   /** Starts a foreground daemon in a pod; its stdout and stderr go to `<logDir>/<name>.log`. */
   start(name: string, pod: Pod, argv: readonly string[]): Daemon {
+    return this.startCommand(name, inPod(pod, argv));
+  }
+
+  /** Starts a foreground command as given (already placed in its namespaces); output as `start`'s. */
+  startCommand(name: string, full: readonly string[]): Daemon {
     const log = path.join(this.logDir, `${name}.log`);
     const fd = fs.openSync(log, "a");
-    const full = inPod(pod, argv);
     const child = spawn(full[0], full.slice(1), { detached: true, stdio: ["ignore", fd, fd] });
     fs.closeSync(fd);
     if (child.pid === undefined) throw new Error(`could not start ${name}`);
