@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { asContainer, volumeFiles, type Volume } from "../journey/kube/slurm-pods";
+import { asContainer, containerArgv, volumeFiles, type Volume } from "../journey/kube/slurm-pods";
 import { slurmctldNames } from "../journey/kube/tenant-slurm";
 import { externalSecretTarget, secretsManagerName } from "../journey/fleet-journey";
 import { runAlive } from "../journey/slurm/network";
@@ -32,6 +32,11 @@ describe("the journey's tenant Slurm behind the real operators (pure parts)", ()
     assert.deepEqual(slurmctldNames("slurm-controller-0(slurm-controller.tenant-acme)"), ["slurm-controller-0", "slurm-controller.tenant-acme"]);
     assert.deepEqual(slurmctldNames("slurm-controller.tenant-acme"), ["slurm-controller.tenant-acme"]);
     assert.deepEqual(slurmctldNames(""), []);
+  });
+
+  it("runs a container's command in place of the image's entrypoint, and its args after either", () => {
+    assert.deepEqual(containerArgv({ args: ["0.0.0.0:6820"] }, ["slurmrestd"]), ["slurmrestd", "0.0.0.0:6820"]);
+    assert.deepEqual(containerArgv({ command: ["sh", "/etc/clusterra/users/merge"], args: ["x"] }, ["slurmctld", "-D"]), ["sh", "/etc/clusterra/users/merge", "x"]);
   });
 
   it("runs a container as its user, groups and environment only", () => {

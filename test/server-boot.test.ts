@@ -17,6 +17,14 @@ describe("the tenant server's first boot", function () {
     return doc.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-boot")?.content ?? "";
   }
 
+  it("serves mutating admission policies (beta in Kubernetes 1.35): the tenant's Slinky Controller is named through one", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const userData = String(byType(acme, "aws:ec2/instance:Instance")[0].inputs?.userData);
+    const doc = parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
+    const config = parse(doc.write_files.find((f) => f.path === "/etc/rancher/k3s/config.yaml")?.content ?? "") as { "kube-apiserver-arg": string[] };
+    for (const arg of ["feature-gates=MutatingAdmissionPolicy=true", "runtime-config=admissionregistration.k8s.io/v1beta1=true"]) assert.ok(config["kube-apiserver-arg"].includes(arg), arg);
+  });
+
   it("retries every package install instead of failing the boot at the first network error", async () => {
     const lines = (await bootScript()).split("\n");
     const installs = lines.filter((l) => /dnf -y install/.test(l));

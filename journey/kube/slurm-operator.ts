@@ -73,7 +73,8 @@ export async function startSlurmOperator(o: {
   const args = operatorArgs(container.args ?? [], o.port, kubeconfig);
   if (!o.names) o.processes.start(name, o.tools["slurm-operator"], args);
   else {
-    const argv = o.names.sealed.argv(["unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind '${o.names.hosts}' /etc/hosts && exec "$@"`, "sh", o.names.binary, ...args]);
+    // The hosts file as the script's first argument: no path is ever parsed by the shell.
+    const argv = o.names.sealed.argv(["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" /etc/hosts && shift && exec "$@"', "sh", o.names.hosts, o.names.binary, ...args]);
     o.processes.start(name, argv[0], argv.slice(1));
   }
   return { process: name };

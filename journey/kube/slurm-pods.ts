@@ -116,6 +116,9 @@ export interface PreparedContainer {
   readonly gid: number;
   readonly fsGroup?: number;
   readonly env: Readonly<Record<string, string>>;
+  /** The container's command, when it replaces the image's entrypoint. */
+  readonly command?: readonly string[];
+  /** Its args, after the command or the entrypoint. */
   readonly args: readonly string[];
   /** Volume sources that do not exist (or lack a key): the kubelet would not start the pod. */
   readonly missing: readonly string[];
@@ -137,6 +140,10 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
   const binds: { from: string; to: string }[] = [];
   const missing: string[] = [];
   for (const m of container.volumeMounts ?? []) {
+    if (!path.isAbsolute(m.mountPath) || m.mountPath.split("/").includes("..") || (m.subPath ?? "").split("/").includes("..")) {
+      missing.push(`volume ${m.name}: mount path ${m.mountPath}${m.subPath ? ` (subPath ${m.subPath})` : ""} leaves its root`);
+      continue;
+    }
     // A StatefulSet's claim templates are volumes too (a claim per pod, bound to a fresh volume).
     const volume = template.spec.volumes?.find((v) => v.name === m.name) ?? (claims.includes(m.name) ? { name: m.name, persistentVolumeClaim: { claimName: m.name } } : undefined);
     if (!volume) {
@@ -153,6 +160,9 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
       // As the kubelet makes them: world-writable (emptyDir), or the claim's folder group-owned by fsGroup.
       fs.chmodSync(host, 0o777);
       if (fsGroup !== undefined) fs.chownSync(host, 0, fsGroup);
+    } else if (!volume.projected && !volume.configMap && !volume.secret) {
+      missing.push(`volume ${m.name}: a kind the journey's pods do not make`);
+      continue;
     } else {
       const r = volumeFiles(volume, objects, fsGroup);
       missing.push(...r.missing);
@@ -167,7 +177,12 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
     binds.push({ from: m.subPath ? path.join(host, m.subPath) : host, to: m.mountPath });
   }
   const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
-  return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, args: [...(container.command ?? []), ...(container.args ?? [])], missing };
+  return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: container.command } : {}), args: container.args ?? [], missing };
+}
+
+/** What a container runs: its command or else the image's entrypoint, then its args (the kubelet's rule). Pure. */
+export function containerArgv(c: Pick<PreparedContainer, "command" | "args">, entrypoint: readonly string[]): string[] {
+  return [...(c.command ?? entrypoint), ...c.args];
 }
 
 /** The init containers the kubelet runs to completion before the main ones (not the sidecars: `restartPolicy: Always`). Pure. */

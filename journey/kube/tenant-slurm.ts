@@ -19,15 +19,20 @@ import { abandonedNamespaces, tcpProbe, teardown } from "../slurm/network";
 import { inPod, must, NETNS_ETC, NETNS_RUN, run, Supervisor, tail, waitFor, type Daemon, type Pod } from "../slurm/processes";
 import type { Kubectl } from "./kubectl";
 import type { SealedNetwork } from "./sealed-network";
-import { asContainer, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./slurm-pods";
+import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./slurm-pods";
 import { slurmConfValues } from "./slurm-operator";
 
 /** The namespaces' name stem: a crashed run's are found by it and removed. */
-export const TENANT_SLURM_STEM = "clusterra-slurm-";
+const TENANT_SLURM_STEM = "clusterra-slurm-";
 /** The pods' address in a tenant's namespace (TEST-NET-1, on a veth pair inside it: nothing routes there or beyond). */
 const POD_ADDRESS = "192.0.2.1/32";
 /** slurmrestd's port, as the operator's RestApi Service and Deployment give it. */
-export const SLURMRESTD_PORT = 6820;
+const SLURMRESTD_PORT = SLURM_PORTS.slurmrestd;
+
+/** Where, in the sealed namespace, the n-th tenant's operator finds its slurmrestd (its hosts file's address for the Service name). Pure. */
+export function restapiForwardAddress(index: number): string {
+  return `127.0.1.${index + 1}`;
+}
 
 /** The objects Slinky v1.2.1's operator names after the release (`<release>-controller`, `<release>-restapi`). */
 export const SLINKY_WORKLOADS = {
@@ -36,10 +41,9 @@ export const SLINKY_WORKLOADS = {
   restapi: { kind: "deployment", name: `${SLURM_RELEASE}-restapi`, container: "slurmrestd" },
 } as const;
 
-/** The entrypoint of each Slinky image (the operator sets only args), in the foreground. */
+/** The entrypoint of each Slinky image, in the foreground: the operator sets only args (a container's command would replace it). */
 const ENTRYPOINTS = { slurmctld: ["slurmctld", "-D"], slurmdbd: ["slurmdbd", "-D"], slurmrestd: ["slurmrestd"] } as const;
-/** MariaDB's port (the fleet's MariaDB resource and the Accounting's storageConfig). */
-const MARIADB_PORT = 3306;
+
 
 export interface TenantSlurm {
   readonly tenantId: string;
@@ -48,7 +52,6 @@ export interface TenantSlurm {
   /** What the steps report. */
   readonly detail: string;
   readonly problem?: string;
-  readonly slurmctldLog: string;
   readonly stop: () => Promise<void>;
 }
 
@@ -58,7 +61,10 @@ export function slurmctldNames(slurmctldHost: string): string[] {
   return m ? [m[1], ...(m[2] ? [m[2]] : [])] : [];
 }
 
-/** Starts the tenant's slurmctld and slurmrestd and the forward; a problem (and what ran) when it cannot. */
+/**
+ * Starts the tenant's MariaDB, slurmdbd, slurmctld and slurmrestd and the forward; a problem
+ * when it cannot. `stop` ends what it started and removes the namespace, whatever happened.
+ */
 export async function startTenantSlurm(o: {
   readonly tenantId: string;
   readonly index: number;
@@ -71,121 +77,133 @@ export async function startTenantSlurm(o: {
   const netns = `${TENANT_SLURM_STEM}${o.tenantId}-${process.pid}`;
   const dir = path.join(o.dir, `slurm-${o.tenantId}`);
   const supervisor = new Supervisor(path.join(dir, "logs"));
-  const restapiAddress = `127.0.1.${o.index + 1}`;
+  const restapiAddress = restapiForwardAddress(o.index);
   const daemons: Daemon[] = [];
   let slurmctldLog = path.join(dir, "slurmctld", "volumes", "slurm-logfile", "slurmctld.log");
   const stop = async () => {
     await supervisor.stopAll();
     await teardown([netns]);
   };
-  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, slurmctldLog, stop });
+  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop });
   const left = await abandonedNamespaces(`${TENANT_SLURM_STEM}${o.tenantId}-`);
   if (left.length) await teardown(left);
 
-  // Central's side: the controller StatefulSet and the slurm.conf the operator wrote.
-  const ns = tenantNamespace(o.tenantId);
-  // The operators make them once they have reconciled the Controller and RestApi.
-  const workload = (kc: Kubectl, w: { kind: string; name: string }, namespace: string) =>
-    waitFor(() => kc.get<{ spec: { template: PodTemplate; volumeClaimTemplates?: { metadata: { name: string } }[] } }>([w.kind, w.name, "-n", namespace]), 30_000, 1000);
-  const sts = await workload(o.central, SLINKY_WORKLOADS.controller, ns);
-  const dbdSts = await workload(o.central, SLINKY_WORKLOADS.accounting, ns);
-  const deploy = await workload(o.tenant, SLINKY_WORKLOADS.restapi, TENANT_NAMESPACES.slurm);
-  if (!sts || !dbdSts || !deploy) {
-    const absent = [[sts, SLINKY_WORKLOADS.controller, `${ns} on central`], [dbdSts, SLINKY_WORKLOADS.accounting, `${ns} on central`], [deploy, SLINKY_WORKLOADS.restapi, `${TENANT_NAMESPACES.slurm} in ${o.tenantId}'s cluster`]] as const;
-    return fail(absent.filter(([w]) => !w).map(([, w, where]) => `no ${w.kind} ${w.name} in ${where}`).join("; "));
-  }
-  // The tenant's namespace: loopback only; every name of both files resolves to it (below).
-  await must(["ip", "netns", "add", netns], { timeoutMs: 5000 });
-  await must(["ip", "-n", netns, "link", "set", "lo", "up"], { timeoutMs: 5000 });
-  // One address besides loopback, on a veth pair whose both ends stay in the namespace (no
-  // route beyond it): glibc's AI_ADDRCONFIG gives slurmctld no address to listen on where
-  // loopback is all there is.
-  await must(["ip", "-n", netns, "link", "add", "pod0", "type", "veth", "peer", "name", "pod1"], { timeoutMs: 5000 });
-  await must(["ip", "-n", netns, "addr", "add", POD_ADDRESS, "dev", "pod0"], { timeoutMs: 5000 });
-  // No IPv6 link-local addresses: nothing to announce, even inside.
-  for (const link of ["pod0", "pod1"]) for (const set of [["addrgenmode", "none"], ["up"]]) await must(["ip", "-n", netns, "link", "set", link, ...set], { timeoutMs: 5000 });
-  fs.mkdirSync(path.join(NETNS_ETC, netns), { recursive: true });
-  fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), "127.0.0.1 localhost\n");
-  fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
-  // The tenant's folder is seen at its own path (MariaDB's data, its init file).
-  const pod = (name: string, hostname: string, binds: PreparedContainer["binds"]): Pod => ({ netns, hostname, image: o.image.dir, shared: [dir], root: path.join(dir, name, "root"), binds });
-  for (const p of ["slurmctld", "slurmdbd", "slurmrestd", "mariadb"]) for (const d of ["run", "spool", "etc-slurm"]) fs.mkdirSync(path.join(dir, p, "root", d), { recursive: true });
-
-  /** A pod's init containers run to completion (the users' merge), then its main container made ready. */
-  const preparePod = async (kc: Kubectl, namespace: string, template: PodTemplate, main: string, name: string, hostname: string, claims: readonly string[] = []) => {
-    const problems: string[] = [];
-    for (const init of initSteps(template)) {
-      const c = await prepareContainer(kc, namespace, template, init.name, path.join(dir, name), claims);
-      if (c.missing.length) {
-        problems.push(...c.missing.map((m) => `${init.name}: ${m}`));
-        continue;
-      }
-      const r = await run(inPod(pod(name, hostname, c.binds), asContainer(c, c.args)), { timeoutMs: 30_000 });
-      if (r.code !== 0) problems.push(`init container ${init.name} exited ${r.code}: ${(r.stderr || r.stdout).trim().slice(-300)}`);
+  // Whatever fails, the namespace and what runs in it go with `stop` (the caller's cleanup).
+  const start = async (): Promise<TenantSlurm> => {
+    // Central's side: the controller StatefulSet and the slurm.conf the operator wrote.
+    const ns = tenantNamespace(o.tenantId);
+    // The operators make them once they have reconciled the Controller and RestApi.
+    const workload = (kc: Kubectl, w: { kind: string; name: string }, namespace: string) =>
+      waitFor(() => kc.get<{ spec: { template: PodTemplate; volumeClaimTemplates?: { metadata: { name: string } }[] } }>([w.kind, w.name, "-n", namespace]), 30_000, 1000);
+    const sts = await workload(o.central, SLINKY_WORKLOADS.controller, ns);
+    const dbdSts = await workload(o.central, SLINKY_WORKLOADS.accounting, ns);
+    const deploy = await workload(o.tenant, SLINKY_WORKLOADS.restapi, TENANT_NAMESPACES.slurm);
+    if (!sts || !dbdSts || !deploy) {
+      const absent = [[sts, SLINKY_WORKLOADS.controller, `${ns} on central`], [dbdSts, SLINKY_WORKLOADS.accounting, `${ns} on central`], [deploy, SLINKY_WORKLOADS.restapi, `${TENANT_NAMESPACES.slurm} in ${o.tenantId}'s cluster`]] as const;
+      return fail(absent.filter(([w]) => !w).map(([, w, where]) => `no ${w.kind} ${w.name} in ${where}`).join("; "));
     }
-    const c = await prepareContainer(kc, namespace, template, main, path.join(dir, name), claims);
-    return { c, problems: [...problems, ...c.missing.map((m) => `${main}: ${m}`)] };
+    // The tenant's namespace: loopback only; every name of both files resolves to it (below).
+    await must(["ip", "netns", "add", netns], { timeoutMs: 5000 });
+    await must(["ip", "-n", netns, "link", "set", "lo", "up"], { timeoutMs: 5000 });
+    // One address besides loopback, on a veth pair whose both ends stay in the namespace (no
+    // route beyond it): glibc's AI_ADDRCONFIG gives slurmctld no address to listen on where
+    // loopback is all there is.
+    await must(["ip", "-n", netns, "link", "add", "pod0", "type", "veth", "peer", "name", "pod1"], { timeoutMs: 5000 });
+    await must(["ip", "-n", netns, "addr", "add", POD_ADDRESS, "dev", "pod0"], { timeoutMs: 5000 });
+    // No IPv6 link-local addresses: nothing to announce, even inside.
+    for (const link of ["pod0", "pod1"]) for (const set of [["addrgenmode", "none"], ["up"]]) await must(["ip", "-n", netns, "link", "set", link, ...set], { timeoutMs: 5000 });
+    fs.mkdirSync(path.join(NETNS_ETC, netns), { recursive: true });
+    fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), "127.0.0.1 localhost\n");
+    fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+    // The tenant's folder is seen at its own path (MariaDB's data, its init file).
+    const pod = (name: string, hostname: string, binds: PreparedContainer["binds"]): Pod => ({ netns, hostname, image: o.image.dir, shared: [dir], root: path.join(dir, name, "root"), binds });
+    for (const p of ["slurmctld", "slurmdbd", "slurmrestd", "mariadb"]) for (const d of ["run", "spool", "etc-slurm"]) fs.mkdirSync(path.join(dir, p, "root", d), { recursive: true });
+
+    /** A pod's init containers run to completion (the users' merge), then its main container made ready. */
+    const preparePod = async (kc: Kubectl, namespace: string, template: PodTemplate, main: string, name: string, hostname: string, claims: readonly string[] = []) => {
+      const problems: string[] = [];
+      for (const init of initSteps(template)) {
+        const c = await prepareContainer(kc, namespace, template, init.name, path.join(dir, name), claims);
+        if (c.missing.length) {
+          problems.push(...c.missing.map((m) => `${init.name}: ${m}`));
+          continue;
+        }
+        const r = await run(inPod(pod(name, hostname, c.binds), asContainer(c, containerArgv(c, []))), { timeoutMs: 30_000 });
+        if (r.code !== 0) problems.push(`init container ${init.name} exited ${r.code}: ${(r.stderr || r.stdout).trim().slice(-300)}`);
+      }
+      const c = await prepareContainer(kc, namespace, template, main, path.join(dir, name), claims);
+      return { c, problems: [...problems, ...c.missing.map((m) => `${main}: ${m}`)] };
+    };
+    const ctldPod = await preparePod(o.central, ns, sts.spec.template, SLINKY_WORKLOADS.controller.container, "slurmctld", `${SLINKY_WORKLOADS.controller.name}-0`, (sts.spec.volumeClaimTemplates ?? []).map((c) => c.metadata.name));
+    const restPod = await preparePod(o.tenant, TENANT_NAMESPACES.slurm, deploy.spec.template, SLINKY_WORKLOADS.restapi.container, "slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`);
+    const dbdPod = await preparePod(o.central, ns, dbdSts.spec.template, SLINKY_WORKLOADS.accounting.container, "slurmdbd", `${SLINKY_WORKLOADS.accounting.name}-0`);
+    const problems = [...ctldPod.problems.map((m) => `slurmctld ${m}`), ...dbdPod.problems.map((m) => `slurmdbd ${m}`), ...restPod.problems.map((m) => `slurmrestd ${m}`)];
+    if (problems.length) return fail(`the kubelet could not start the pods: ${problems.join("; ")}`);
+    const [ctld, dbd, rest] = [ctldPod.c, dbdPod.c, restPod.c];
+    const etc = (c: PreparedContainer) => {
+      const from = c.binds.find((b) => b.to === "/etc/slurm")?.from;
+      if (!from) throw new Error("a Slurm container mounts nothing at /etc/slurm");
+      return from;
+    };
+    const central = slurmConfValues(fs.readFileSync(path.join(etc(ctld), "slurm.conf"), "utf8"));
+    const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
+    const dbdConf = slurmConfValues(fs.readFileSync(path.join(etc(dbd), "slurmdbd.conf"), "utf8"));
+    const names = [...new Set([...slurmctldNames(central.SlurmctldHost ?? ""), ...slurmctldNames(tenantSide.SlurmctldHost ?? ""), central.AccountingStorageHost, dbdConf.DbdHost, dbdConf.StorageHost].filter(Boolean))];
+    fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), `127.0.0.1 localhost ${names.join(" ")}\n`);
+    const log = ctld.binds.find((b) => b.to === "/var/log/slurm");
+    if (log) slurmctldLog = path.join(log.from, "slurmctld.log");
+
+    // The accounting database as mariadb-operator makes it for the Accounting's storageConfig
+    // (stand-in: the operator does not run yet): a fresh MariaDB from the image, the database,
+    // and its user with the password slurmdbd.conf was written with. Then slurmdbd: slurmctld
+    // serves nothing until slurmdbd has given a new cluster its id.
+    const db = await startMariadb(supervisor, pod("mariadb", "mariadb-0", []), path.join(dir, "mariadb-data"), dbdConf);
+    if (typeof db === "string") return fail(db);
+    daemons.push(db, supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds), asContainer(dbd, containerArgv(dbd, ENTRYPOINTS.slurmdbd))));
+    const dbdUp = await waitFor(async () => (daemons[1].exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmdbd, 1000)) || undefined), 30_000, 300);
+    if (!dbdUp) return fail(`slurmdbd did not listen on ${SLURM_PORTS.slurmdbd}: ${tail(daemons[1].log, 4)}`);
+
+    // slurmctld answers to the first name of SlurmctldHost: its pod's hostname.
+    const ctldHost = slurmctldNames(central.SlurmctldHost ?? "")[0] ?? `${SLINKY_WORKLOADS.controller.name}-0`;
+    const slurmctld = supervisor.start("slurmctld", pod("slurmctld", ctldHost, ctld.binds), asContainer(ctld, containerArgv(ctld, ENTRYPOINTS.slurmctld)));
+    const listening = await waitFor(async () => (slurmctld.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmctld, 1000)) || undefined), 20_000, 300);
+    if (!listening) return { ...(await fail(`slurmctld did not listen on ${SLURM_PORTS.slurmctld}: ${tail(slurmctldLog, 4)} ${tail(slurmctld.log, 2)}`)) };
+
+    const slurmrestd = supervisor.start("slurmrestd", pod("slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`, rest.binds), asContainer(rest, containerArgv(rest, ENTRYPOINTS.slurmrestd)));
+    const restUp = await waitFor(async () => (slurmrestd.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURMRESTD_PORT, 1000)) || undefined), 20_000, 300);
+    if (!restUp) return fail(`slurmrestd did not listen on ${SLURMRESTD_PORT}: ${tail(slurmrestd.log, 4)}`);
+
+    // The Service's forward: the sealed namespace's address to slurmrestd's port in the tenant's.
+    const socket = path.join(dir, "restapi.sock");
+    daemons.push(supervisor.startCommand("restapi-forward-in", ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, "socat", `UNIX-LISTEN:${socket},fork,reuseaddr`, `TCP:127.0.0.1:${SLURMRESTD_PORT}`]));
+    daemons.push(supervisor.startCommand("restapi-forward-out", o.sealed.argv(["socat", `TCP-LISTEN:${SLURMRESTD_PORT},bind=${restapiAddress},fork,reuseaddr`, `UNIX-CONNECT:${socket}`])));
+    const forwarded = await waitFor(async () => (fs.existsSync(socket) && (await tcpProbe(o.sealed.name, restapiAddress, SLURMRESTD_PORT, 1000)) ? true : undefined), 10_000, 200);
+    if (!forwarded) return fail(`the forward ${restapiAddress}:${SLURMRESTD_PORT} -> slurmrestd does not answer: ${daemons.slice(-2).map((d) => tail(d.log, 1)).join(" | ")}`);
+    return {
+      tenantId: o.tenantId,
+      restapiAddress,
+      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on MariaDB), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
+      stop,
+    };
   };
-  const ctldPod = await preparePod(o.central, ns, sts.spec.template, SLINKY_WORKLOADS.controller.container, "slurmctld", `${SLINKY_WORKLOADS.controller.name}-0`, (sts.spec.volumeClaimTemplates ?? []).map((c) => c.metadata.name));
-  const restPod = await preparePod(o.tenant, TENANT_NAMESPACES.slurm, deploy.spec.template, SLINKY_WORKLOADS.restapi.container, "slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`);
-  const dbdPod = await preparePod(o.central, ns, dbdSts.spec.template, SLINKY_WORKLOADS.accounting.container, "slurmdbd", `${SLINKY_WORKLOADS.accounting.name}-0`);
-  const problems = [...ctldPod.problems.map((m) => `slurmctld ${m}`), ...dbdPod.problems.map((m) => `slurmdbd ${m}`), ...restPod.problems.map((m) => `slurmrestd ${m}`)];
-  if (problems.length) return fail(`the kubelet could not start the pods: ${problems.join("; ")}`);
-  const [ctld, dbd, rest] = [ctldPod.c, dbdPod.c, restPod.c];
-  const etc = (c: PreparedContainer) => c.binds.find((b) => b.to === "/etc/slurm")?.from ?? "";
-  const central = slurmConfValues(fs.readFileSync(path.join(etc(ctld), "slurm.conf"), "utf8"));
-  const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
-  const dbdConf = slurmConfValues(fs.readFileSync(path.join(etc(dbd), "slurmdbd.conf"), "utf8"));
-  const names = [...new Set([...slurmctldNames(central.SlurmctldHost ?? ""), ...slurmctldNames(tenantSide.SlurmctldHost ?? ""), central.AccountingStorageHost, dbdConf.DbdHost, dbdConf.StorageHost].filter(Boolean))];
-  fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), `127.0.0.1 localhost ${names.join(" ")}\n`);
-  const log = ctld.binds.find((b) => b.to === "/var/log/slurm");
-  if (log) slurmctldLog = path.join(log.from, "slurmctld.log");
-
-  // The accounting database as mariadb-operator makes it for the Accounting's storageConfig
-  // (stand-in: the operator does not run yet): a fresh MariaDB from the image, the database,
-  // and its user with the password slurmdbd.conf was written with. Then slurmdbd: slurmctld
-  // serves nothing until slurmdbd has given a new cluster its id.
-  const db = await startMariadb(supervisor, pod("mariadb", "mariadb-0", []), path.join(dir, "mariadb-data"), dbdConf);
-  if (typeof db === "string") return fail(db);
-  daemons.push(db, supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds), asContainer(dbd, [...ENTRYPOINTS.slurmdbd, ...dbd.args])));
-  const dbdUp = await waitFor(async () => (daemons[1].exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmdbd, 1000)) || undefined), 30_000, 300);
-  if (!dbdUp) return fail(`slurmdbd did not listen on ${SLURM_PORTS.slurmdbd}: ${tail(daemons[1].log, 4)}`);
-
-  // slurmctld answers to the first name of SlurmctldHost: its pod's hostname.
-  const ctldHost = slurmctldNames(central.SlurmctldHost ?? "")[0] ?? `${SLINKY_WORKLOADS.controller.name}-0`;
-  const slurmctld = supervisor.start("slurmctld", pod("slurmctld", ctldHost, ctld.binds), asContainer(ctld, [...ENTRYPOINTS.slurmctld, ...ctld.args]));
-  const listening = await waitFor(async () => (slurmctld.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmctld, 1000)) || undefined), 20_000, 300);
-  if (!listening) return { ...(await fail(`slurmctld did not listen on ${SLURM_PORTS.slurmctld}: ${tail(slurmctldLog, 4)} ${tail(slurmctld.log, 2)}`)) };
-
-  const slurmrestd = supervisor.start("slurmrestd", pod("slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`, rest.binds), asContainer(rest, [...ENTRYPOINTS.slurmrestd, ...rest.args]));
-  const restUp = await waitFor(async () => (slurmrestd.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURMRESTD_PORT, 1000)) || undefined), 20_000, 300);
-  if (!restUp) return fail(`slurmrestd did not listen on ${SLURMRESTD_PORT}: ${tail(slurmrestd.log, 4)}`);
-
-  // The Service's forward: the sealed namespace's address to slurmrestd's port in the tenant's.
-  const socket = path.join(dir, "restapi.sock");
-  daemons.push(supervisor.startCommand("restapi-forward-in", ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, "socat", `UNIX-LISTEN:${socket},fork,reuseaddr`, `TCP:127.0.0.1:${SLURMRESTD_PORT}`]));
-  await waitFor(async () => (fs.existsSync(socket) ? true : undefined), 5000, 100);
-  daemons.push(supervisor.startCommand("restapi-forward-out", o.sealed.argv(["socat", `TCP-LISTEN:${SLURMRESTD_PORT},bind=${restapiAddress},fork,reuseaddr`, `UNIX-CONNECT:${socket}`])));
-  return {
-    tenantId: o.tenantId,
-    restapiAddress,
-    detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on MariaDB), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
-    slurmctldLog,
-    stop,
-  };
+  try {
+    return await start();
+  } catch (e) {
+    return fail(`starting the pods: ${(e as Error).message}`);
+  }
 }
 
 /** MariaDB in the pod, listening on its port, with the accounting database and user slurmdbd.conf names; a reason when it does not come up. */
 async function startMariadb(supervisor: Supervisor, pod: Pod, data: string, dbd: Readonly<Record<string, string>>): Promise<Daemon | string> {
-  const [database, user, password] = [dbd.StorageLoc, dbd.StorageUser, dbd.StoragePass];
-  if (!database || !user || !password) return `slurmdbd.conf names no StorageLoc, StorageUser or StoragePass`;
+  const [database, user, password, port] = [dbd.StorageLoc, dbd.StorageUser, dbd.StoragePass, Number(dbd.StoragePort)];
+  if (!database || !user || !password || !Number.isInteger(port)) return `slurmdbd.conf names no StorageLoc, StorageUser, StoragePass or StoragePort`;
   fs.mkdirSync(data, { recursive: true });
   const install = await run(inPod(pod, ["mariadb-install-db", "--no-defaults", `--datadir=${data}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"]), { timeoutMs: 60_000 });
   if (install.code !== 0) return `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().slice(-300)}`;
   const sql = (v: string) => v.replace(/\\/g, "\\\\").replace(/'/g, "\\'");
   const init = path.join(data, "..", "init.sql");
   fs.writeFileSync(init, `CREATE DATABASE IF NOT EXISTS \`${database}\`;\nCREATE USER IF NOT EXISTS '${sql(user)}'@'%' IDENTIFIED BY '${sql(password)}';\nGRANT ALL PRIVILEGES ON \`${database}\`.* TO '${sql(user)}'@'%';\n`, { mode: 0o600 });
-  const db = supervisor.start("mariadb", pod, ["mariadbd", "--no-defaults", "--user=root", `--datadir=${data}`, "--socket=/run/mysqld.sock", "--pid-file=/run/mysqld.pid", "--bind-address=127.0.0.1", `--port=${MARIADB_PORT}`, "--skip-name-resolve", `--init-file=${init}`]);
-  const up = await waitFor(async () => (db.exit ? false : (await tcpProbe(pod.netns, "127.0.0.1", MARIADB_PORT, 1000)) || undefined), 30_000, 300);
-  return up ? db : `MariaDB did not listen on ${MARIADB_PORT}: ${tail(db.log, 3)}`;
+  const db = supervisor.start("mariadb", pod, ["mariadbd", "--no-defaults", "--user=root", `--datadir=${data}`, "--socket=/run/mysqld.sock", "--pid-file=/run/mysqld.pid", "--bind-address=127.0.0.1", `--port=${port}`, "--skip-name-resolve", `--init-file=${init}`]);
+  const up = await waitFor(async () => (db.exit ? false : (await tcpProbe(pod.netns, "127.0.0.1", port, 1000)) || undefined), 30_000, 300);
+  return up ? db : `MariaDB did not listen on ${port}: ${tail(db.log, 3)}`;
 }

@@ -442,8 +442,9 @@ async function finishedAndAccounted(ctx: Context, id: string): Promise<string> {
 
 /**
  * The keys rotated while a job runs (README, "Day 2", rotation): a new slurm.key in every
- * pod, then each daemon restarted in the runbook's order, central's side (slurmctld,
- * slurmdbd, the login's sackd) then the tenant's slurmd; then the accounting database's password, changed
+ * pod, then each daemon restarted, central's side first (slurmctld with the login's sackd,
+ * whose clients check slurmctld on the new key; then slurmdbd), then the tenant's slurmd,
+ * each back once it has registered again; then the accounting database's password, changed
  * in MariaDB as mariadb-operator applies a new secret version, and slurmdbd restarted with
  * it. The running job finishes and is accounted, and a job after the rotation runs too.
  */
@@ -466,9 +467,11 @@ async function rotationDrill(ctx: Context): Promise<{ ok: boolean; detail: strin
     for (const d of live(`slurmd-${s.hostname}`)) await supervisor.stop(d);
     startSlurmd(ctx, i);
   }
+  // Each slurmd back on the new key: registered again since the restart (its SlurmdStartTime), and up.
+  const since = Math.floor(started / 1000) * 1000;
   const keyed = await waitFor(async () => {
-    const states = await Promise.all(ctx.topology.slurmd.map(async (s) => field(await nodeLine(ctx, s.hostname), "State") ?? ""));
-    return states.every((st) => /^(IDLE|MIXED|ALLOCATED)/.test(st)) ? true : undefined;
+    const lines = await Promise.all(ctx.topology.slurmd.map((s) => nodeLine(ctx, s.hostname)));
+    return lines.every((l) => /^(IDLE|MIXED|ALLOCATED)/.test(field(l, "State") ?? "") && Date.parse(field(l, "SlurmdStartTime") ?? "") >= since) ? true : undefined;
   }, WAIT.register, 500);
   const keyMs = Date.now() - started;
   // The database password: changed in MariaDB (the operator's part), then slurmdbd restarted with it.

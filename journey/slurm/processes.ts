@@ -118,10 +118,11 @@ function imageMounts(image: string, shared: readonly string[]): string[] {
   ];
 }
 
-/** The argv that runs `argv` in `image` with `shared` at their own paths, on this machine's network (an init container's command). */
+/** The argv that runs `argv` in `image` with `shared` at their own paths, with no network (an init container's command). */
 export function inImage(image: string, shared: readonly string[], argv: readonly string[]): string[] {
   const script = [...imageMounts(image, shared), `exec chroot ${quote(image)} "$@"`].join(" && ");
-  return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", ...argv];
+  // A network namespace of its own (loopback down): an init container's command needs none.
+  return ["unshare", "--mount", "--net", "--propagation", "private", "sh", "-c", script, "sh", ...argv];
 }
 
 /** The argv that runs `argv` inside the pod. */
