@@ -13,7 +13,8 @@ import { FACTS_FILE } from "../components/fleet/facts";
 import { promisify } from "util";
 import { parse, parseAllDocuments, stringify } from "yaml";
 import { CHARTS } from "../facts/charts";
-import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
 import { fleetDocuments, fleetFiles, type FleetProblem } from "./fleet-files";
@@ -143,6 +144,17 @@ function plainFileVersion(file: string, renders: readonly HelmRender[], tenants:
  * Renders every Application under root with Helm from chartsDir and validates everything.
  * The tools are paths from toolPath(); the reference folder supplies the extra CRDs.
  */
+/**
+ * A mutating admission policy rewrites objects inside a tenant's API server, Secrets and Pods
+ * included: the cluster-manifests chart's one policy and its binding, by name, are all the
+ * fleet may render (the tenant project's whitelist cannot say which Application). Pure.
+ */
+export function admissionPolicyProblems(objects: readonly { readonly kind: string; readonly name: string; readonly render: { readonly file: string; readonly application: string } }[]): FleetProblem[] {
+  return objects
+    .filter((o) => /^MutatingAdmissionPolicy(Binding)?$/.test(o.kind) && (!o.render.application.endsWith(`-${CLUSTER_MANIFESTS_ADDON}`) || o.name !== SLURM_CLUSTER_NAME_POLICY))
+    .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `only ${CLUSTER_MANIFESTS_ADDON} may render a mutating admission policy, and only ${SLURM_CLUSTER_NAME_POLICY} (the Slinky Controller's cluster name)` }));
+}
+
 export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
   const started = Date.now();
   const tenants = tenantVersions(root);
@@ -154,7 +166,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? kubernetesVersion(TENANT_K3S_VERSION);
     const argo = argoCdRender(chartsDir, central);
     const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
-    problems.push(...fleet.problems, ...argoCd.problems);
+    problems.push(...fleet.problems, ...argoCd.problems, ...admissionPolicyProblems(fleet.objects));
     const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);

@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from "../config";
 import { chartModel, ignoredValues } from "../cli/chart-values";
 import { checkWithCharts, referenceDir } from "../cli/fleet-check";
 import { helmRenders, renderCharts, runFleetRender, servedApis, toolPath } from "../cli/fleet-render";
-import { checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
+import { admissionPolicyProblems, checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../cli/fleet-validate";
 import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
@@ -51,6 +51,26 @@ function edit(root: string, rel: string, change: (doc: any) => void): void {
   change(doc);
   fs.writeFileSync(path.join(root, rel), stringify(doc));
 }
+
+describe("mutating admission policies in the rendered fleet", () => {
+  it("lets only cluster-manifests render one, and only the Controller's cluster-name policy and its binding", () => {
+    const o = (application: string, kind: string, name: string) => ({ kind, name, render: { file: "fleet/central/dev/tenants.yaml", application } });
+    const problems = admissionPolicyProblems([
+      o("acme-cluster-manifests", "MutatingAdmissionPolicy", "clusterra-slurm-cluster-name"),
+      o("acme-cluster-manifests", "MutatingAdmissionPolicyBinding", "clusterra-slurm-cluster-name"),
+      o("acme-cluster-manifests", "MutatingAdmissionPolicy", "rewrite-secrets"),
+      o("acme-edge-agent", "MutatingAdmissionPolicy", "clusterra-slurm-cluster-name"),
+      o("acme-slurm", "MutatingAdmissionPolicyBinding", "clusterra-slurm-cluster-name"),
+      o("acme-slurm", "ValidatingAdmissionPolicy", "anything"),
+    ]);
+    assert.deepEqual(problems.map((p) => p.at), [
+      "Application/acme-cluster-manifests renders MutatingAdmissionPolicy/rewrite-secrets",
+      "Application/acme-edge-agent renders MutatingAdmissionPolicy/clusterra-slurm-cluster-name",
+      "Application/acme-slurm renders MutatingAdmissionPolicyBinding/clusterra-slurm-cluster-name",
+    ]);
+    assert.match(problems[0].reason, /only cluster-manifests may render a mutating admission policy/);
+  });
+});
 
 describe("the fleet against the real charts", function () {
   this.timeout(120000);

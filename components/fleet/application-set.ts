@@ -37,6 +37,9 @@ import { yamlFile } from "./yaml-file";
 type Side = "central" | "cluster";
 
 /** One of a tenant's Applications, as a row of the list generator. */
+
+/** The add-on that renders a tenant cluster's own objects (fleet/charts/tenant-cluster): the one that may carry its admission policy. */
+export const CLUSTER_MANIFESTS_ADDON = "cluster-manifests";
 export interface TenantAddOn {
   /** Application name after `<tenant>-`. */
   readonly addon: string;
@@ -115,7 +118,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   // ArgoCD's own account there (the server's bootstrap makes it first; this keeps it as git says).
   { addon: "argocd-manager", side: "cluster", namespace: ARGOCD_MANAGER.namespace, stage: "crds", source: { kind: "shared-directory", objects: argocdManagerObjects } },
   {
-    addon: "cluster-manifests", side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets",
+    addon: CLUSTER_MANIFESTS_ADDON, side: "cluster", namespace: TENANT_NAMESPACES.slurm, stage: "secrets",
     source: { kind: "local-chart", path: LOCAL_CHARTS.tenantCluster, shared: clusterManifestsSharedValues, users: true, facts: true, centralFacts: true, values: "cluster/values/cluster-manifests.yaml" },
   },
   {
