@@ -111,7 +111,7 @@ export function volumeFiles(
 
 /** A container made ready to run: the folders to mount where, its user, groups and environment. */
 export interface PreparedContainer {
-  readonly binds: readonly { readonly from: string; readonly to: string }[];
+  readonly binds: readonly { readonly from: string; readonly to: string; readonly readOnly?: boolean }[];
   readonly uid: number;
   readonly gid: number;
   readonly fsGroup?: number;
@@ -137,7 +137,7 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
   const fsGroup = pod.fsGroup;
   const uid = container.securityContext?.runAsUser ?? pod.runAsUser ?? 0;
   const gid = container.securityContext?.runAsGroup ?? pod.runAsGroup ?? 0;
-  const binds: { from: string; to: string }[] = [];
+  const binds: { from: string; to: string; readOnly?: boolean }[] = [];
   const missing: string[] = [];
   for (const m of container.volumeMounts ?? []) {
     if (!path.isAbsolute(m.mountPath) || m.mountPath.split("/").includes("..") || (m.subPath ?? "").split("/").includes("..")) {
@@ -174,7 +174,7 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
         if (fsGroup !== undefined) fs.chownSync(file, 0, fsGroup);
       }
     }
-    binds.push({ from: m.subPath ? path.join(host, m.subPath) : host, to: m.mountPath });
+    binds.push({ from: m.subPath ? path.join(host, m.subPath) : host, to: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}) });
   }
   const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
   return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: container.command } : {}), args: container.args ?? [], missing };

@@ -87,7 +87,7 @@ export interface Pod {
   /** A directory holding the tenant's passwd and group, mounted over /etc's when set (its identity source's stand-in). */
   readonly identity?: string;
   /** Further host folders mounted at paths of the image (a pod's other volumes: its logs). */
-  readonly binds?: readonly { readonly from: string; readonly to: string }[];
+  readonly binds?: readonly { readonly from: string; readonly to: string; readonly readOnly?: boolean }[];
 }
 
 /** Mount points a pod's processes see its own directories at. */
@@ -139,7 +139,11 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
     `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${at(POD_MOUNTS.etc)}`,
     ...(pod.identity ? IDENTITY_FILES.map((f) => `mount --bind ${quote(path.join(pod.identity as string, f))} ${at(`/etc/${f}`)}`) : []),
     // A file (a subPath) over the image's file; a folder over the image's, made when the image has none.
-    ...(pod.binds ?? []).flatMap((b) => [`{ [ -e ${at(b.to)} ] || mkdir -p ${at(b.to)}; }`, `mount --bind ${quote(b.from)} ${at(b.to)}`]),
+    ...(pod.binds ?? []).flatMap((b) => [
+      `{ [ -e ${at(b.to)} ] || mkdir -p ${at(b.to)}; }`,
+      `mount --bind ${quote(b.from)} ${at(b.to)}`,
+      ...(b.readOnly ? [`mount -o remount,bind,ro ${at(b.to)}`] : []),
+    ]),
     // The image's /mnt stays as made: a private tmpfs over it holds the mount point.
     ...(pod.efs ? [`mount -t tmpfs journey-mnt ${at("/mnt")}`, `mkdir -p ${at(POD_MOUNTS.efs)}`, `mount --bind ${quote(pod.efs)} ${at(POD_MOUNTS.efs)}`] : []),
     `hostname ${quote(pod.hostname)}`,
