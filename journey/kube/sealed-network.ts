@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parseCounter } from "../slurm/nft";
 import { abandonedNamespaces, teardown } from "../slurm/network";
-import { must, NETNS_ETC, run } from "../slurm/processes";
+import { LOOPBACK_RESOLVER, must, NETNS_ETC, run } from "../slurm/processes";
 import { BINARIES, type Tools } from "./tools";
 
 /** The namespace's name stem: a crashed run's namespace is found by it and removed. */
@@ -48,7 +48,7 @@ export async function sealNetwork(name = `${SEALED_STEM}${process.pid}`): Promis
   const etc = path.join(NETNS_ETC, name);
   fs.mkdirSync(etc, { recursive: true });
   fs.writeFileSync(path.join(etc, "hosts"), "127.0.0.1 localhost\n::1 localhost\n");
-  fs.writeFileSync(path.join(etc, "resolv.conf"), "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+  fs.writeFileSync(path.join(etc, "resolv.conf"), LOOPBACK_RESOLVER);
   await must(["ip", "netns", "exec", name, "nft", "-f", "-"], { timeoutMs: 5000, input: sealedRuleset() });
   return { name, argv: (argv) => ["ip", "netns", "exec", name, ...argv] };
 }

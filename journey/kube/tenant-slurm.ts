@@ -16,7 +16,7 @@ import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { SLURM_PORTS } from "../../facts/contract";
 import type { SlurmImage } from "../slurm/image";
 import { abandonedNamespaces, tcpProbe, teardown } from "../slurm/network";
-import { inPod, must, NETNS_ETC, NETNS_RUN, run, Supervisor, tail, waitFor, type Daemon, type Pod } from "../slurm/processes";
+import { inPod, LOOPBACK_RESOLVER, must, NETNS_ETC, NETNS_RUN, POD_MOUNTS, run, Supervisor, tail, waitFor, type Daemon, type Pod } from "../slurm/processes";
 import type { Kubectl } from "./kubectl";
 import type { SealedNetwork } from "./sealed-network";
 import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./slurm-pods";
@@ -114,7 +114,7 @@ export async function startTenantSlurm(o: {
     for (const link of ["pod0", "pod1"]) for (const set of [["addrgenmode", "none"], ["up"]]) await must(["ip", "-n", netns, "link", "set", link, ...set], { timeoutMs: 5000 });
     fs.mkdirSync(path.join(NETNS_ETC, netns), { recursive: true });
     fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), "127.0.0.1 localhost\n");
-    fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+    fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), LOOPBACK_RESOLVER);
     // The tenant's folder is seen at its own path (MariaDB's data, its init file).
     const pod = (name: string, hostname: string, binds: PreparedContainer["binds"]): Pod => ({ netns, hostname, image: o.image.dir, shared: [dir], root: path.join(dir, name, "root"), binds });
     for (const p of ["slurmctld", "slurmdbd", "slurmrestd", "mariadb"]) for (const d of ["run", "spool", "etc-slurm"]) fs.mkdirSync(path.join(dir, p, "root", d), { recursive: true });
@@ -141,8 +141,8 @@ export async function startTenantSlurm(o: {
     if (problems.length) return fail(`the kubelet could not start the pods: ${problems.join("; ")}`);
     const [ctld, dbd, rest] = [ctldPod.c, dbdPod.c, restPod.c];
     const etc = (c: PreparedContainer) => {
-      const from = c.binds.find((b) => b.to === "/etc/slurm")?.from;
-      if (!from) throw new Error("a Slurm container mounts nothing at /etc/slurm");
+      const from = c.binds.find((b) => b.to === POD_MOUNTS.etc)?.from;
+      if (!from) throw new Error(`a Slurm container mounts nothing at ${POD_MOUNTS.etc}`);
       return from;
     };
     const central = slurmConfValues(fs.readFileSync(path.join(etc(ctld), "slurm.conf"), "utf8"));

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { DROPS, parseCounter, parseDroppedFlows, parseRuleHits, SG_TABLE, type DroppedFlow } from "./nft";
-import { must, NETNS_ETC, run, sleep } from "./processes";
+import { LOOPBACK_RESOLVER, must, NETNS_ETC, run, sleep } from "./processes";
 import type { Namespace, Topology } from "./topology";
 
 export async function buildTopology(topology: Topology): Promise<void> {
@@ -22,7 +22,7 @@ export async function buildTopology(topology: Topology): Promise<void> {
     const dir = path.join(NETNS_ETC, n.name);
     fs.mkdirSync(dir, { recursive: true });
     if (!topology.hosts.has(n.name)) fs.writeFileSync(path.join(dir, "hosts"), "127.0.0.1 localhost\n");
-    fs.writeFileSync(path.join(dir, "resolv.conf"), "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
+    fs.writeFileSync(path.join(dir, "resolv.conf"), LOOPBACK_RESOLVER);
   }
   for (const [ns, texts] of topology.rulesets) await must(["ip", "netns", "exec", ns, "nft", "-f", "-"], { timeoutMs: 5000, input: texts.join("\n") });
 }

@@ -71,6 +71,8 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 /** Where `ip netns` keeps namespaces and their per-namespace /etc files. */
 export const NETNS_RUN = "/run/netns";
 export const NETNS_ETC = "/etc/netns";
+/** Every journey namespace's resolv.conf: its own loopback, answered by nothing, so no name lookup leaves it. */
+export const LOOPBACK_RESOLVER = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n";
 
 export interface Pod {
   /** Network namespace. */
