@@ -148,9 +148,12 @@ export function tenantsApplicationSetPath(environment: string): string {
  * How ArgoCD retries a failed automated sync. Without it a failed sync of a revision is
  * never tried again by itself, and a fresh install fails by design at first: an app's
  * custom resources reach the API before the Application that installs their CRDs has
- * synced. Backoff 30 s doubling to 10 min: about an hour of tries in all.
+ * synced. Backoff 30 s doubling to 10 min: about an hour of tries in all. `refresh`: each
+ * retry syncs what the Application says now (the latest commit, a reverted chart version),
+ * not what it said when the failing sync began: a revert heals a broken sync at its next
+ * retry instead of waiting out the retries of the broken one.
  */
-export const SYNC_RETRY = { limit: 10, backoff: { duration: "30s", factor: 2, maxDuration: "10m" } } as const;
+export const SYNC_RETRY = { limit: 10, backoff: { duration: "30s", factor: 2, maxDuration: "10m" }, refresh: true } as const;
 
 /** Where External Secrets runs on central (exempt from Pod Security: it needs the host network). */
 export const EXTERNAL_SECRETS_NAMESPACE = "external-secrets";

@@ -10,16 +10,19 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { checkoutFiles } from "../cli/fleet-files";
-import { applicationRenders, helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../cli/fleet-render";
-import { expandApplicationSet, readsClusterSecrets, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../cli/fleet-render";
+import { TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
-import { ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
-import { liveClusterParams, runApplicationSet, type RolloutResult } from "./argo/application-set";
+import { ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath } from "../facts/fleet";
+import { expanderDifferences, FLEET_SYNC_TIMEOUT_MS, liveApplications, liveClusterParams, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
+import { ARGOCD_PODS, startArgoCd } from "./gitops/argocd";
+import { commitToFleet, externalSecretsPackaging, publishChart, startGitopsServers } from "./gitops/servers";
+import { yamlFile } from "../components/fleet/yaml-file";
+import { findArgoCdImage } from "./slurm/image";
 import type { PlanResult } from "../cli/plan";
 import type { CentralConfig, TenantConfig } from "../config/types";
 import { ARGOCD_CHART } from "../facts/versions";
-import { Argo, type AppResult, type Application } from "./argo/sync";
 import { splitManifests, type KubeObject, type Manifest } from "./argo/manifests";
 import { argoSettings } from "./argo/settings";
 import { syncSteps } from "./argo/order";
@@ -29,12 +32,12 @@ import { startCluster, type Cluster } from "./kube/cluster";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
 import { Kubectl } from "./kube/kubectl";
-import { Processes, waitFor } from "./kube/processes";
+import { Processes, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
-import { standInControllerSecrets } from "./stand-ins";
+import { markReady, standInControllerSecrets, standInReady } from "./stand-ins";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm } from "./kube/tenant-slurm";
-import type { SealedNetwork } from "./kube/sealed-network";
+import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./slurm/image";
 import { NETNS_ETC } from "./slurm/processes";
 import { playScalingLoop } from "./scaling";
@@ -53,13 +56,17 @@ export interface FleetJourneyInput {
   readonly report: (s: JourneyStep) => void;
   /** The sealed namespace the tools run in (a tenant's operator gets its cluster's names there). */
   readonly sealed: SealedNetwork;
-  /** The slurm-operator binary itself (tools' is the sealed wrapper). */
-  readonly operatorBinary: string;
+  /** The binaries themselves (tools' are the sealed wrappers): those that run inside a pod's own namespaces. */
+  readonly binaries: { readonly slurmOperator: string; readonly argocd: string; readonly helm: string };
   /** The Slurm image the tenants' slurmctld, slurmdbd, MariaDB and slurmrestd run in; why not, when it is missing. */
   readonly image: { readonly image?: SlurmImage; readonly missing?: string };
 }
 
 const CENTRAL_PORT = 17443;
+/** The port a tenant's K3s server serves its API on at its private address (K3s's). */
+const TENANT_API_PORT = 6443;
+/** ArgoCD's ConfigMap of TLS certificates by host name (a private CA's, here the journey's origins'). */
+const ARGOCD_TLS_CERTS = "argocd-tls-certs-cm";
 /** The External Secrets controller's Deployment (its release name, in its namespace on either side). */
 const ESO_CONTROLLER = "external-secrets";
 type Resource = { type: string; urn: string; inputs: Record<string, unknown> };
@@ -105,14 +112,14 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const centralInstance = serverInstance(input.central);
   const centralServer = readK3sServer(String(centralInstance.inputs.userData), archOf(String(centralInstance.inputs.instanceType)), "central");
   const specs = [
-    { name: "central", server: centralServer, instance: centralInstance, port: CENTRAL_PORT },
+    { name: "central", server: centralServer, instance: centralInstance, port: CENTRAL_PORT, addresses: [] as string[] },
     ...tenants.map((t, i) => {
       const inst = serverInstance(t.plan);
-      return { name: t.config.tenant.id, server: readK3sServer(String(inst.inputs.userData), archOf(String(inst.inputs.instanceType)), `${t.config.tenant.id}-server`), instance: inst, port: CENTRAL_PORT + 1 + i };
+      return { name: t.config.tenant.id, server: readK3sServer(String(inst.inputs.userData), archOf(String(inst.inputs.instanceType)), `${t.config.tenant.id}-server`), instance: inst, port: CENTRAL_PORT + 1 + i, addresses: [String(inst.inputs.privateIp)] };
     }),
   ];
   for (const s of specs) {
-    const c = await startCluster({ name: s.name, server: s.server, port: s.port, dir: path.join(input.dir, s.name), tools, processes });
+    const c = await startCluster({ name: s.name, server: s.server, port: s.port, dir: path.join(input.dir, s.name), tools, processes, addresses: s.addresses });
     clusters.set(s.name, c);
     kubectl.set(s.name, new Kubectl(tools.kubectl, c.kubeconfig));
   }
@@ -175,14 +182,6 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   }
   report(step("charts' packaging-time templates stood in from the reference", packaged.length > 0, packaged.join("; ") || "no External Secrets render installs CRDs"));
 
-  // The renders ArgoCD's repo server would produce now; a chart change replaces an Application's.
-  const renderList: HelmRender[] = [...renders];
-  const renderer = (app: Application, file: string | undefined, i: number): Manifest[] | string => {
-    const r = renderList.find((x) => x.application === app.metadata.name && x.source === i && (!file || x.file === file));
-    if (!r) return `no render for Application ${app.metadata.name} source ${i}`;
-    return byRender.get(r) ?? [];
-  };
-
   // 4. ArgoCD as the central stack installs it: its chart with the stack's values (Helm, not ArgoCD).
   const release = resources(input.central).find((r) => r.type === "kubernetes:helm.sh/v3:Release");
   const releaseValues = (release?.inputs.values ?? {}) as Record<string, unknown>;
@@ -197,19 +196,23 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const chartValues = parse(fs.readFileSync(path.join(argoRender.chartDir, "values.yaml"), "utf8")) as Record<string, unknown>;
   const settings = argoSettings(chartValues, releaseValues);
 
-  // The central stack's own ArgoCD objects: the platform project and the root Application.
-  const pulumiObjects = resources(input.central).filter((r) => /^kubernetes:argoproj.io\/v1alpha1:(AppProject|Application)$/.test(r.type)).map((r) => r.inputs as unknown as KubeObject);
-  for (const o of pulumiObjects) await c.run(["apply", "--server-side", "--field-manager=pulumi-kubernetes", "-f", "-"], { input: JSON.stringify(o) });
-  const rootApp = pulumiObjects.find((o) => o.kind === "Application") as Application;
-
-  const argo = new Argo(c, settings, input.root, central.fleet.repoUrl, renderer, {
-    localUrl: (server) => {
-      const t = tenants.findIndex((x) => tenantServer(x.plan) === server);
-      return t < 0 ? undefined : (clusters.get(tenants[t].config.tenant.id) as Cluster).url;
-    },
-    dir: input.dir,
-    kubectl: tools.kubectl,
+  // 4b. The fleet's sources inside the sealed namespace, under the names the fleet gives them;
+  // ArgoCD told of their CA as an operator tells it of a private CA (argocd-tls-certs-cm).
+  const gitops = await startGitopsServers({
+    root: input.root, chartsDir: input.chartsDir, repoUrl: central.fleet.repoUrl, revision: central.fleet.revision, charts: Object.values(CHARTS),
+    dir: path.join(input.dir, "origins"), sealed: input.sealed, processes, helm: tools.helm, registry: tools.registry,
+    packagingSource: externalSecretsPackaging(path.dirname(input.chartsDir)),
   });
+  const tls = await c.run(["patch", "configmap", ARGOCD_TLS_CERTS, "-n", ARGOCD_CHART.namespace, "--type=merge", "-p", JSON.stringify({ data: Object.fromEntries(gitops.hosts.map((h) => [h, gitops.caPem])) })]);
+  report(step("the fleet's repository and charts are served inside the sealed namespace under their own names", tls.code === 0,
+    tls.code === 0 ? `${central.fleet.repoUrl} (${central.fleet.revision} = the project's HEAD, git http-backend), ${gitops.published.length} charts (helm repo index; distribution ${tools.registry ? "registry" : ""} for oci://): ${gitops.hosts.join(", ")}; their CA in ${ARGOCD_TLS_CERTS}` : tls.stderr.trim()));
+  // Each tenant's server at its private address, as its cluster Secret names it: the address is
+  // the sealed namespace's own (on its loopback), forwarded to the tenant's API server.
+  for (const t of tenants) {
+    const ip = String(serverInstance(t.plan).inputs.privateIp);
+    await addOwnAddress(input.sealed, ip);
+    processes.start(`${t.config.tenant.id}-server-address`, "ip", ["netns", "exec", input.sealed.name, "socat", `TCP-LISTEN:${TENANT_API_PORT},bind=${ip},reuseaddr,fork`, `TCP:127.0.0.1:${new URL((clusters.get(t.config.tenant.id) as Cluster).url).port}`]);
+  }
 
   // 5. The tenant servers' own bootstrap: ArgoCD's account and its credential (user data).
   const credentials = new Map<string, Record<string, string>>();
@@ -227,104 +230,102 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     report(step(`tenant ${id}: the server publishes ArgoCD's credential`, ok, ok ? "argocd-manager applied from the user data; a 24 h token minted" : `${applied?.stderr ?? "the user data writes no argocd-manager.json"} ${token.stderr}`.trim()));
   }
 
-  // 6. Central's root, then its children in waves; each tenant's app-of-apps, then its cluster.
-  // The External Secrets controller's part, where it runs: each ExternalSecret's target
-  // written with the keys it names (stand-in values, the tenant's real ArgoCD credential).
+  // 6. The controllers the journey cannot run, stood in while ArgoCD syncs: External Secrets
+  // (each ExternalSecret's target written with the keys it names, the tenant's real ArgoCD
+  // credential among them, then its Ready condition), and the Ready conditions of the kinds
+  // stand-ins.ts lists, once their controller's Deployment is available.
   const delivered = new Map<string, string[]>();
-  const stoodIn: string[] = [];
+  const stoodIn = new Set<string>();
   const deliverSecrets = async (): Promise<void> => {
     for (const [name, kc] of kubectl) {
-      stoodIn.push(...(await standInControllerSecrets(kc)).map((x) => `${name}:${x}`));
+      for (const x of await standInControllerSecrets(kc)) stoodIn.add(`${name}:${x}`);
+      for (const x of await standInReady(kc)) stoodIn.add(`${name}:${x}`);
       const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
       if (!eso?.status?.availableReplicas) continue;
       const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
       for (const es of list?.items ?? []) {
         const key = `${name}/${es.metadata.namespace}/${es.spec.target?.name ?? es.metadata.name}`;
         if (delivered.has(key)) continue;
-        const store = await kc.get(["secretstores.external-secrets.io", es.spec.secretStoreRef.name, "-n", String(es.metadata.namespace)]);
-        if (!store) continue;
+        const store = await kc.get<{ status?: { conditions?: { type: string; status: string }[] } }>(["secretstores.external-secrets.io", es.spec.secretStoreRef.name, "-n", String(es.metadata.namespace)]);
+        if (!store?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True")) continue;
         const secret = externalSecretTarget(es, credentials, secretsManager);
         const r = await kc.run(["apply", "--server-side", "--field-manager=external-secrets", "-f", "-"], { input: JSON.stringify(secret) });
-        if (r.code === 0) delivered.set(key, Object.keys(secret.stringData));
+        if (r.code !== 0) continue;
+        delivered.set(key, Object.keys(secret.stringData));
+        await markReady(kc, "externalsecrets.external-secrets.io", "journey stand-in: Secret synced (External Secrets reads AWS Secrets Manager)", (o) => o.metadata.name === es.metadata.name && o.metadata.namespace === es.metadata.namespace);
       }
     }
   };
+  let standing = true;
+  const standIns = (async () => {
+    while (standing) {
+      await deliverSecrets().catch(() => undefined);
+      await sleep(2000);
+    }
+  })();
+  cleanups.unshift(async () => {
+    standing = false;
+    await standIns;
+  });
 
-  // Each Application is synced once in the tree's order; one that fails is tried again as
-  // ArgoCD's syncPolicy.retry would, after the others (up to three rounds here). One without
-  // retry is reported as stuck, and the journey goes on as an operator's partial sync
-  // would, to find what lies behind it.
-  const last = new Map<string, { app: Application; file?: string; depth: number; result: AppResult }>();
-  const seen = new Set<string>();
-  const stuck: string[] = [];
-  const attempt = async (app: Application, file: string | undefined, depth: number): Promise<void> => {
-    let r = await argo.sync(app, file);
-    const retry = (app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry;
-    if (!r.synced && !retry && !seen.has(app.metadata.name)) {
-      stuck.push(`${app.metadata.name}: ${r.problems[0] ?? "not synced"}`);
-      if (r.dryRunFailed) r = await argo.sync(app, file, { partial: true });
-    }
-    seen.add(app.metadata.name);
-    await deliverSecrets();
-    last.set(app.metadata.name, { app, file, depth, result: r });
-    for (const child of [...r.children].sort((a, b) => wave(a.app) - wave(b.app))) {
-      if (!seen.has(child.app.metadata.name)) await attempt(child.app, child.file, depth + 1);
-    }
-  };
-  await attempt(rootApp, undefined, 0);
-  for (let round = 1; round <= 3; round++) {
-    const again = [...last.values()].filter((x) => !x.result.synced && (x.app.spec.syncPolicy as { retry?: unknown } | undefined)?.retry);
-    if (!again.length) break;
-    for (const x of again) await attempt(x.app, x.file, x.depth);
+  // 6a. Real ArgoCD on central: the chart's pods, as its ServiceAccounts.
+  const who = `ArgoCD ${tools.argocdVersion}`;
+  const argoImage = findArgoCdImage(input.root);
+  if (!argoImage.image) {
+    report(step(`${who} runs on central as the chart's pods`, false, argoImage.missing ?? "no ArgoCD image"));
+    return;
   }
-  // 6b. The ApplicationSet controller on central: each tenant's Applications generated from
-  // its cluster Secret (now delivered) and rolled out in RollingSync's steps.
+  const argocd = await startArgoCd({ kc: c, cluster: clusters.get("central") as Cluster, namespace: ARGOCD_CHART.namespace, image: argoImage.image.dir, binaries: { argocd: input.binaries.argocd, helm: input.binaries.helm }, sealed: input.sealed, dir: path.join(input.dir, "argocd"), processes });
+  report(step(`${who} runs on central as the chart's pods (its Redis password Job, then ${ARGOCD_PODS.map((p) => p.name).join(", ")})`, !argocd.problem, argocd.problem ?? `${argocd.started.join(", ")} in the ArgoCD image (${argoImage.image.versions}), each as its ServiceAccount`));
+  if (argocd.problem) return;
+
+  // 6b. The central stack's own ArgoCD objects (the platform project, the root Application),
+  // as Pulumi applies them; from there ArgoCD syncs the fleet by itself.
+  const pulumiObjects = resources(input.central).filter((r) => /^kubernetes:argoproj.io\/v1alpha1:(AppProject|Application)$/.test(r.type)).map((r) => r.inputs as unknown as KubeObject);
+  for (const o of pulumiObjects) await c.run(["apply", "--server-side", "--field-manager=pulumi-kubernetes", "-f", "-"], { input: JSON.stringify(o) });
+  const syncStarted = Date.now();
+  const expectedGenerated = tenants.length * (1 + TENANT_ADD_ONS.length);
+  let last: LiveApplication[] = [];
+  const converged = await waitFor(async () => {
+    last = await liveApplications(c, ARGOCD_CHART.namespace);
+    const generated = last.filter((a) => a.appSet).length;
+    return generated >= expectedGenerated && last.every((a) => a.sync === "Synced" && a.health === "Healthy") ? true : undefined;
+  }, FLEET_SYNC_TIMEOUT_MS, 5000);
+  const took = ((Date.now() - syncStarted) / 1000).toFixed(0);
+  report(step(`${who} syncs the whole fleet from a fresh install by itself`, !!converged,
+    `${last.filter((a) => a.sync === "Synced" && a.health === "Healthy").length}/${last.length} Applications Synced and Healthy after ${took} s${converged ? "" : ` (gave up at ${FLEET_SYNC_TIMEOUT_MS / 60_000} min)`}`));
+
   const params = await c.get<{ data?: Record<string, string> }>(["configmap", "argocd-cmd-params-cm", "-n", ARGOCD_CHART.namespace]);
   const progressive = params?.data?.[PROGRESSIVE_SYNCS_PARAM] === "true";
   report(step("ArgoCD's ApplicationSet controller runs progressive syncs", progressive, progressive ? `argocd-cmd-params-cm ${PROGRESSIVE_SYNCS_PARAM}: "true"` : `argocd-cmd-params-cm has no ${PROGRESSIVE_SYNCS_PARAM}: "true"; RollingSync is ignored and every tenant syncs at once`));
   const waveOf = new Map(tenants.map((t) => [t.config.tenant.id, t.config.rolloutWave]));
-  const generations = new Map<string, Map<string, string>>();
-  // Those that read the repository first (each tenant's entry: its projects and cluster Secret), then those that read the cluster Secrets.
-  const readsClusters = (a: { object: KubeObject }) => readsClusterSecrets(a.object);
-  const appSets = [...last.values()].flatMap((x) => x.result.appSets.map((a) => ({ ...a, depth: x.depth + 1 }))).sort((a, b) => Number(readsClusters(a)) - Number(readsClusters(b)));
-  const syncGenerated = (file: string, depth: number) => async (app: Application): Promise<boolean> => {
-    let r = await argo.sync(app, file);
-    // syncPolicy.retry: tried again (a CRD or a Secret another Application delivers may come later).
-    for (let i = 0; i < 3 && !(r.synced && r.healthy); i++) {
-      await deliverSecrets();
-      r = await argo.sync(app, file, { partial: r.dryRunFailed });
-    }
-    await deliverSecrets();
-    last.set(app.metadata.name, { app, file, depth, result: r });
-    return r.synced && r.healthy;
-  };
-  const git = checkoutFiles(input.root);
-  for (const set of appSets) {
-    const r = await runApplicationSet({ kc: c, appset: set.object, progressive, previous: new Map(), git, sync: syncGenerated(set.file, set.depth) });
-    generations.set(set.object.metadata.name, r.specs);
-    const entries = set.object.metadata.name === TENANT_ENTRIES_APPLICATION_SET;
+  for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
+    const entries = set === TENANT_ENTRIES_APPLICATION_SET;
     const what = entries ? "every tenant's entry on central from its folder" : "every tenant's Applications from its cluster Secret";
-    report(rolloutStep(`ApplicationSet ${set.object.metadata.name} generates ${what} and rolls them out canary first`, r, waveOf, tenants.length * (entries ? 1 : TENANT_ADD_ONS.length)));
+    report(rolloutStep(`${who}: ApplicationSet ${set} generates ${what} and rolls them out canary first`, await liveRollout(c, ARGOCD_CHART.namespace, set, progressive), waveOf, tenants.length * (entries ? 1 : TENANT_ADD_ONS.length)));
   }
-
-  report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", stuck.length === 0, stuck.length ? `a failed first sync with no retry stays failed until a new commit: ${stuck.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
+  // fleet check's offline expander against what the real ApplicationSet controller generated
+  // from the same fleet (the served commit is the project's HEAD, read here from the checkout).
+  const clusterList = await liveClusterParams(c, ARGOCD_CHART.namespace);
+  const liveApps = (await c.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] }; spec: Record<string, unknown> }[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items ?? [];
+  const differences: string[] = [];
+  for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
+    const live = await c.get<Record<string, unknown>>(["applicationsets.argoproj.io", set, "-n", ARGOCD_CHART.namespace]);
+    if (!live) differences.push(`${set}: not on central`);
+    else differences.push(...expanderDifferences(live, clusterList, checkoutFiles(input.root), liveApps));
+  }
+  report(step(`fleet check's offline ApplicationSet expander generates what ${who}'s ApplicationSet controller generated`, differences.length === 0,
+    differences.length ? differences.slice(0, 4).join("; ") : `${liveApps.filter((a) => a.metadata.ownerReferences?.some((o) => o.kind === "ApplicationSet")).length} Applications from ${TENANT_ENTRIES_APPLICATION_SET} and ${TENANTS_APPLICATION_SET}: the same names, projects, destinations and sources`));
+  const noRetry = last.filter((a) => !a.retry).map((a) => a.name);
+  report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", noRetry.length === 0, noRetry.length ? `a failed first sync with no retry stays failed until a new commit: ${noRetry.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
   report(step("app-of-apps waves wait for each child Application's health", settings.applicationHealth, settings.applicationHealth ? "argocd-cm has a health check for argoproj.io/Application" : "argocd-cm has no health check for argoproj.io/Application: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other"));
-  for (const x of last.values()) {
-    const r = x.result;
-    const detail = [
-      `${r.applied} objects`,
-      r.excluded.length ? `EXCLUDED by resource.exclusions (dropped with a warning): ${r.excluded.join(", ")}` : "",
-      ...r.problems.slice(0, 5),
-    ].filter(Boolean).join("; ");
-    report(step(`${"  ".repeat(x.depth)}Application ${r.name} Synced and Healthy`, r.synced && r.healthy && r.excluded.length === 0, detail));
-  }
+  for (const a of last) report(step(`Application ${a.name} Synced and Healthy (${who})`, a.sync === "Synced" && a.health === "Healthy", a.detail));
 
   const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
   report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
     ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
     : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
-
-  report(step("Secrets of controllers the fake kubelets cannot run, written once each controller is available", true, stoodIn.length ? stoodIn.join(", ") : "none"));
+  report(step("what controllers that cannot run here write, written once each controller is available", true, stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
@@ -336,57 +337,63 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     report(step(`${name}: every Secret reference resolves (name and key)`, missing.length === 0, missing.length ? missing.slice(0, 8).join("; ") : "all resolve"));
   }
 
-  // 8. ArgoCD's cache of each tenant cluster, now that the fleet's CRDs are served there.
+  // 8. ArgoCD's cache of each tenant cluster lists with argocd-manager's credential (respectRBAC).
+  const controllerLog = processes.log(`${ARGOCD_PODS[2].name}-0`);
   for (const t of tenants) {
-    const forbidden = await argo.cacheProblems(tenantServer(t.plan));
-    report(step(`tenant ${t.config.tenant.id}: ArgoCD's credential may list every API its cache lists`, forbidden.length === 0 || settings.respectRBAC !== "", forbidden.length ? `${forbidden.length} forbidden (respectRBAC ${settings.respectRBAC || "unset"}): ${forbidden.slice(0, 8).join("; ")}` : "every served API listable"));
+    const server = tenantServer(t.plan);
+    const refused = controllerLog.split("\n").filter((l) => l.includes(server) && /forbidden|failed to sync cluster/i.test(l));
+    report(step(`tenant ${t.config.tenant.id}: ArgoCD's cache of its cluster lists everything with argocd-manager's credential (${who})`, refused.length === 0, refused.length ? `${refused.length} refusals in the application controller's log: ${refused.slice(0, 3).join(" | ").slice(0, 600)}` : `no refusal for ${server} in the application controller's log (respectRBAC ${settings.respectRBAC || "unset"})`));
   }
 
   // 9. The scaling loop on each tenant cluster.
   for (const t of tenants) {
     const id = t.config.tenant.id;
-    const slurm = last.get(`${id}-slurm`);
     await playScalingLoop({
-      tenantId: id, kc: k(id), argo, report,
-      slurmApp: slurm ? { app: slurm.app, file: slurm.file ?? "" } : undefined,
+      tenantId: id, kc: k(id), report,
+      resync: () => refreshApplication(c, ARGOCD_CHART.namespace, `${id}-slurm`),
+      slurmApp: `${id}-slurm`,
       agentNamespace: TENANT_NAMESPACES.edgeAgent, nodeSetNamespace: TENANT_NAMESPACES.slurm,
       operatorLog: () => processes.tail(`${id}-slurm-operator`, 3),
     });
   }
-
-  // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version in the
-  // ApplicationSet (facts/charts.ts), rolled out canary first, each tenant's control plane
-  // before its slurmd. The new version is the pinned chart repackaged (only its version differs).
-  const set = appSets.find((x) => x.object.metadata.name === TENANTS_APPLICATION_SET);
-  if (!set) return;
+  // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
+  // published to its registry and the tenants' ApplicationSet committed with it (facts/charts.ts),
+  // rolled out by ArgoCD canary first, each tenant's control plane before its slurmd. The new
+  // version is the pinned chart repackaged (only its version differs). ArgoCD is told of the
+  // commit as a git webhook tells it (a refresh of the root), not by waiting for its poll.
   const charts = path.join(input.dir, "charts-bumped");
   fs.mkdirSync(charts, { recursive: true });
-  for (const e of fs.readdirSync(input.chartsDir)) if (!fs.existsSync(path.join(charts, e))) fs.symlinkSync(path.join(input.chartsDir, e), path.join(charts, e));
-  let generation = generations.get(set.object.metadata.name) ?? new Map<string, string>();
-  /** Publishes a slurm chart version (the pinned one repackaged, `extra` templates added) and rolls the ApplicationSet that pins it out. */
+  const slurmOrigin = gitops.origins.oci.find((r) => r.charts.some((x) => x.chart === CHARTS.slurm.chart));
+  const rootName = String((pulumiObjects.find((o) => o.kind === "Application") as KubeObject).metadata.name);
+  /** Publishes a slurm chart version (the pinned one repackaged, `extra` templates added), commits the ApplicationSet that pins it, and waits for ArgoCD's rollout. */
   const rollOutSlurm = async (version: string, extra: Record<string, string> = {}) => {
+    const problems: string[] = [];
     const dir = path.join(charts, `${CHARTS.slurm.chart}-${version}`);
     if (version !== CHARTS.slurm.version && !fs.existsSync(dir)) {
       fs.cpSync(path.join(input.chartsDir, `${CHARTS.slurm.chart}-${CHARTS.slurm.version}`), dir, { recursive: true });
       const chartYaml = path.join(dir, "Chart.yaml");
       fs.writeFileSync(chartYaml, fs.readFileSync(chartYaml, "utf8").replace(/^version:.*$/m, `version: ${version}`));
       for (const [file, text] of Object.entries(extra)) fs.writeFileSync(path.join(dir, "templates", file), text);
+      if (slurmOrigin) await publishChart(gitops, tools.helm, dir, slurmOrigin, path.join(charts, "packages")).catch((e: Error) => problems.push(e.message));
     }
-    const appset = tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }) as unknown as KubeObject;
-    const applied = await c.run(["apply", "--server-side", "--field-manager=argocd-controller", "--force-conflicts", "-f", "-"], { input: JSON.stringify(appset) });
-    const apps = expandApplicationSet(appset as unknown as Record<string, unknown>, await liveClusterParams(c, ARGOCD_CHART.namespace));
-    const out = path.join(input.dir, `render-${version}`);
-    const fresh = applicationRenders(input.root, charts, apps.map((g) => ({ file: set.file, index: 0, object: g.application })));
-    const rendered = await renderFleetCharts(helm, fresh.renders, out);
-    const slurmApps = new Set(fresh.renders.filter((r) => r.chartLabel === `${CHARTS.slurm.chart}-${version}`).map((r) => r.application));
-    for (let i = renderList.length - 1; i >= 0; i--) if (slurmApps.has(renderList[i].application)) renderList.splice(i, 1);
-    for (const r of fresh.renders.filter((x) => slurmApps.has(x.application))) {
-      renderList.push(r);
-      byRender.set(r, rendered.objects.filter((o) => o.render === r).flatMap((o) => splitManifests(fs.readFileSync(path.join(out, o.out), "utf8"), `${r.chartLabel} render`)));
-    }
-    const r = await runApplicationSet({ kc: c, appset, progressive, previous: generation, git, sync: syncGenerated(set.file, set.depth) });
-    generation = r.specs;
-    const problems = [...(applied.code ? [applied.stderr.trim()] : []), ...fresh.problems.map((p) => `${p.at}: ${p.reason}`), ...rendered.problems.map((p) => `${p.at}: ${p.reason}`)];
+    const since = new Date(Date.now() - 1000).toISOString().replace(/\.\d+Z$/, "Z");
+    const file = yamlFile(`stack central-${central.environment}`, tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }));
+    await commitToFleet(gitops, central.fleet.revision, { [tenantsApplicationSetPath(central.environment)]: file }, `fleet: slurm chart ${version}`).catch((e: Error) => problems.push(e.message));
+    await c.run(["annotate", "--overwrite", "applications.argoproj.io", rootName, "-n", ARGOCD_CHART.namespace, `${REFRESH_ANNOTATION}=normal`]);
+    // Settled: every Application the set generates carries the version and is Synced and
+    // Healthy, or nothing has moved for a minute (a stopped rollout).
+    let moved = Date.now();
+    let seen = "";
+    await waitFor(async () => {
+      const r = await liveRollout(c, ARGOCD_CHART.namespace, TENANTS_APPLICATION_SET, progressive, since);
+      const state = JSON.stringify(r.entries);
+      if (state !== seen) [seen, moved] = [state, Date.now()];
+      const slurmApps = (await c.get<{ items: { metadata: { name: string }; spec: { sources?: { chart?: string; targetRevision?: string }[] } }[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items.filter((a) => a.spec.sources?.some((x) => x.chart === CHARTS.slurm.chart)) ?? [];
+      const carried = slurmApps.length > 0 && slurmApps.every((a) => a.spec.sources?.some((x) => x.chart === CHARTS.slurm.chart && x.targetRevision === version));
+      if (carried && r.stoppedAt === undefined && r.entries.filter((e) => e.synced).length >= slurmApps.length) return true;
+      return Date.now() - moved > ROLLOUT_QUIET_MS ? true : undefined;
+    }, ROLLOUT_TIMEOUT_MS, 3000);
+    const r = await liveRollout(c, ARGOCD_CHART.namespace, TENANTS_APPLICATION_SET, progressive, since);
     return { r, problems };
   };
   /** Per tenant, how many of its Slurm objects (NodeSets on its cluster, its Controller on central) come from this chart version. */
@@ -407,7 +414,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const labelled = [...after].map(([t, n]) => `${t}: ${n.on}/${n.all} Slurm objects from ${CHARTS.slurm.chart}-${good}`);
   for (const [t, n] of after) if (n.on !== n.all || !n.all) bump.problems.push(`${t}: ${n.all - n.on} Slurm objects not from the new chart`);
   const changed = bump.r.entries.filter((e) => e.synced).length;
-  const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${good}) rolls out canary first, each control plane before its slurmd`, { ...bump.r, problems: [...bump.r.problems, ...bump.problems] }, waveOf, changed || 1);
+  const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${good}) committed to the fleet rolls out canary first, each control plane before its slurmd (${who})`, { ...bump.r, problems: [...bump.r.problems, ...bump.problems] }, waveOf, changed || 1);
   report({ ...rollout, passed: rollout.passed && changed === tenants.length * 2, detail: `${rollout.detail}; ${labelled.join("; ")}` });
 
   // 11. A chart change that breaks the canary (one object the API server refuses): the rollout
@@ -420,13 +427,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const reached = bad.r.entries.filter((e) => e.synced).map((e) => e.name);
   const stoppedWell = bad.r.stoppedAt !== undefined && reached.length > 0 && reached.every((n) => canaries.some((t) => n.startsWith(`${t}-`))) && later.every((t) => untouched.get(t)?.on === untouched.get(t)?.all);
   report(step(
-    `a chart change that breaks the canary stops the rollout before ${later.join(", ") || "the later waves"}`,
+    `a chart change that breaks the canary stops the rollout before ${later.join(", ") || "the later waves"} (${who})`,
     stoppedWell && canaries.length > 0 && later.length > 0,
     `stopped at step ${bad.r.stoppedAt === undefined ? "none" : bad.r.stoppedAt + 1}; synced: ${reached.join(", ") || "none"} (${bad.r.entries.filter((e) => e.synced && !e.healthy).map((e) => e.name).join(", ") || "none"} not healthy); ${later.map((t) => `${t}: ${untouched.get(t)?.on}/${untouched.get(t)?.all} Slurm objects still from ${good}`).join("; ")}`,
   ));
   const back = await rollOutSlurm(good);
   const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
-  report(step("rolling back to the good version heals the canary and reaches every wave", healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
+  report(step(`a revert commit heals the canary and reaches every wave, with nobody touching ArgoCD (${who})`, healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
 }
 
 /** The first of the loopback ports the clusters' slurm-operators listen on (two each). */
@@ -456,7 +463,7 @@ async function runSlurmOperators(o: {
     const hosts = path.join((o.clusters.get(name) as Cluster).dir, "hosts");
     const sealed = fs.readFileSync(path.join(NETNS_ETC, o.input.sealed.name, "hosts"), "utf8");
     fs.writeFileSync(hosts, `${sealed}${restapiAddress(name)} ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}\n`);
-    return { hosts, sealed: o.input.sealed, binary: o.input.operatorBinary };
+    return { hosts, sealed: o.input.sealed, binary: o.input.binaries.slurmOperator };
   };
   /** Where each cluster's operator writes a Controller's slurm.conf: central per tenant namespace, a tenant cluster in its slurm namespace. */
   const configs = (name: string) => (name === "central" ? o.tenants.map((t) => tenantNamespace(t)) : [TENANT_NAMESPACES.slurm]);
@@ -642,10 +649,6 @@ export function walkRefs(v: unknown, at: string, found: (where: string, name: st
     }
     walkRefs(value, here, found);
   }
-}
-
-function wave(o: KubeObject): number {
-  return Number(o.metadata.annotations?.["argocd.argoproj.io/sync-wave"] ?? 0);
 }
 
 function kubeMinor(k3sVersion: string): string {

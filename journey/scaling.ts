@@ -6,7 +6,6 @@
  * what the edge-agent is given to do it: a token in its pod, an AWS role its SDK can find,
  * and RBAC for exactly its NodeSets' scale.
  */
-import type { Application, Argo } from "./argo/sync";
 import type { KubeObject } from "./argo/manifests";
 import type { Kubectl } from "./kube/kubectl";
 import { waitFor } from "./kube/processes";
@@ -15,9 +14,10 @@ import { step, type JourneyStep } from "./step";
 export interface ScalingLoopInput {
   readonly tenantId: string;
   readonly kc: Kubectl;
-  readonly argo: Argo;
-  /** The tenant's Slurm Application (its NodeSets), as the fleet declares it. */
-  readonly slurmApp: { app: Application; file: string } | undefined;
+  /** The tenant's Slurm Application's name (its NodeSets). */
+  readonly slurmApp: string;
+  /** Has ArgoCD refresh that Application and waits for what it then does; what went wrong. */
+  readonly resync: () => Promise<string[]>;
   /** Where the edge-agent runs and the NodeSets live. */
   readonly agentNamespace: string;
   readonly nodeSetNamespace: string;
@@ -107,14 +107,14 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   // The smallest NodeSet: the journey's worker of each shape has the shape's smallest size.
   const cpus = (n: NodeSet) => Number((n.spec.template?.spec?.nodeSelector ?? {})["karpenter.k8s.aws/instance-cpu"] ?? Infinity);
   const target = [...nodeSets].sort((a, b) => cpus(a) - cpus(b))[0];
-  if (!target || !i.slurmApp) return report(step(`tenant ${id}: the scaling loop raises a NodeSet`, false, "no NodeSet or no Slurm Application to play it on"));
+  if (!target) return report(step(`tenant ${id}: the scaling loop raises a NodeSet`, false, "no NodeSet or no Slurm Application to play it on"));
   const scaled = await kc.run(["scale", `nodesets.slinky.slurm.net/${target.metadata.name}`, "-n", i.nodeSetNamespace, "--replicas=1"], { as: agent });
   report(step(`tenant ${id}: the edge-agent raises ${target.metadata.name} to 1`, scaled.code === 0, scaled.code === 0 ? "scaled through the scale subresource as the edge-agent" : scaled.stderr.trim()));
   if (scaled.code !== 0) return;
-  const resync = await i.argo.sync(i.slurmApp.app, i.slurmApp.file);
+  const resync = await i.resync();
   const after = await kc.get<NodeSet>(["nodesets.slinky.slurm.net", target.metadata.name, "-n", i.nodeSetNamespace]);
   const replicas = after?.spec.replicas ?? 0;
-  report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after the sync of ${i.slurmApp.app.metadata.name}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.problems.length ? `; sync: ${resync.problems[0]}` : ""}`));
+  report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after ArgoCD refreshed ${i.slurmApp}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.length ? `; ${resync[0]}` : ""}`));
   if (replicas < 1 || !after) return;
   // Slinky's NodeSet controller makes the pod `<NodeSet>-<ordinal>` once the tenant's
   // slurmrestd has answered it (a reservation and its node cache), and kwok runs it.

@@ -1,22 +1,66 @@
 /**
- * Secrets that running controllers write, which the journey's fake kubelets cannot run:
- * written by the journey once the controller that owns them is available, and listed in
- * the report. Nothing else is stood in: a Secret no running controller would write stays
- * missing, and the journey says so.
+ * What controllers the journey cannot run write (they call AWS, or are not run here yet):
+ * written by the journey once the controller that owns them is available (its Deployment,
+ * by kwok), and listed in the report. Nothing else is stood in: a Secret no running
+ * controller would write stays missing, and an object no available controller would make
+ * Ready stays Progressing in ArgoCD's eyes, and the journey says so.
  *
  * - cert-manager: each Certificate's spec.secretName, once cert-manager is available;
  * - a controller told by flag where to keep its certificates (`--*-secret-name=<name>`,
  *   mariadb-operator's cert-controller), once its Deployment is available;
- * - Helm hook Jobs that create a Secret (argo-cd's redis-secret-init writes argocd-redis,
- *   key auth), once the Job has succeeded.
+ * - the Ready condition ArgoCD's health checks wait for, on the kinds in READY_STAND_INS.
  */
 import * as crypto from "crypto";
 import type { Kubectl } from "./kube/kubectl";
 
-/** Hook Jobs that write a Secret, by the Job's name suffix: the Secret and its keys. */
-export const HOOK_SECRETS: readonly { jobSuffix: string; secret: string; keys: readonly string[] }[] = [
-  { jobSuffix: "redis-secret-init", secret: "argocd-redis", keys: ["auth"] },
+/**
+ * Kinds whose controller writes a Ready condition that ArgoCD's health check (its built-in
+ * Lua) waits for, and which the journey cannot run: the resource, the Deployment of the
+ * controller that would write it, and why it does not run here. An ExternalSecret is made
+ * Ready only once its target Secret was written (the fleet journey's External Secrets part).
+ */
+export const READY_STAND_INS: readonly { readonly resource: string; readonly controller: string; readonly why: string; readonly clusterScoped?: boolean }[] = [
+  { resource: "secretstores.external-secrets.io", controller: "external-secrets", why: "External Secrets reads AWS Secrets Manager" },
+  { resource: "clustersecretstores.external-secrets.io", controller: "external-secrets", why: "External Secrets reads AWS Secrets Manager", clusterScoped: true },
+  { resource: "nodepools.karpenter.sh", controller: "karpenter", why: "Karpenter calls EC2" },
+  { resource: "ec2nodeclasses.karpenter.k8s.aws", controller: "karpenter", why: "Karpenter calls EC2" },
+  { resource: "certificates.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here" },
+  { resource: "issuers.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here" },
+  { resource: "clusterissuers.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here", clusterScoped: true },
+  { resource: "mariadbs.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
+  { resource: "databases.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
+  { resource: "users.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
+  { resource: "grants.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
+  { resource: "backups.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
 ];
+
+/** The status a controller writes when an object is Ready (the condition ArgoCD's health reads). Pure. */
+export function readyStatus(now: Date, message: string): { status: { conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[] } } {
+  return { status: { conditions: [{ type: "Ready", status: "True", reason: "Ready", message, lastTransitionTime: now.toISOString().replace(/\.\d+Z$/, "Z") }] } };
+}
+
+/** Marks Ready each object of `resource` that has no Ready condition yet; returns `<kind>/<namespace>/<name>` of those it marked. */
+export async function markReady(kc: Kubectl, resource: string, message: string, only?: (o: Meta) => boolean): Promise<string[]> {
+  const list = (await kc.get<Listed<Meta & { status?: { conditions?: { type: string; status: string }[] } }>>([resource, "-A"]))?.items ?? [];
+  const out: string[] = [];
+  for (const o of list) {
+    if (o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) continue;
+    if (only && !only(o)) continue;
+    const where = o.metadata.namespace ? ["-n", o.metadata.namespace] : [];
+    const r = await kc.run(["patch", resource, o.metadata.name, ...where, "--subresource=status", "--type=merge", "-p", JSON.stringify(readyStatus(new Date(), message))]);
+    if (r.code === 0) out.push(`${resource.split(".")[0]}/${o.metadata.namespace ?? ""}/${o.metadata.name}`);
+  }
+  return out;
+}
+
+/** Marks Ready what the available stood-in controllers would; returns what it marked. */
+export async function standInReady(kc: Kubectl): Promise<string[]> {
+  const deployments = (await kc.get<Listed<Meta & { status?: { availableReplicas?: number } }>>(["deployments", "-A"]))?.items ?? [];
+  const available = new Set(deployments.filter((d) => (d.status?.availableReplicas ?? 0) > 0).map((d) => d.metadata.name));
+  const out: string[] = [];
+  for (const s of READY_STAND_INS.filter((x) => available.has(x.controller))) out.push(...(await markReady(kc, s.resource, `journey stand-in: ${s.why}`)));
+  return out;
+}
 
 interface Listed<T> {
   items: T[];
@@ -24,6 +68,7 @@ interface Listed<T> {
 interface Meta {
   metadata: { name: string; namespace: string };
 }
+export type { Meta as ObjectMeta };
 
 async function writeSecret(kc: Kubectl, namespace: string, name: string, keys: readonly string[], out: string[]): Promise<void> {
   if (await kc.get(["secret", name, "-n", namespace])) return;
@@ -46,10 +91,6 @@ export async function standInControllerSecrets(kc: Kubectl): Promise<string[]> {
       const m = /^--[a-z-]*secret-name=([a-z0-9.-]+)$/.exec(arg);
       if (m) await writeSecret(kc, d.metadata.namespace, m[1], ["tls.crt", "tls.key", "ca.crt"], out);
     }
-  }
-  const jobs = (await kc.get<Listed<Meta & { status?: { succeeded?: number } }>>(["jobs", "-A"]))?.items ?? [];
-  for (const h of HOOK_SECRETS) {
-    for (const j of jobs.filter((x) => x.metadata.name.endsWith(h.jobSuffix) && (x.status?.succeeded ?? 0) > 0)) await writeSecret(kc, j.metadata.namespace, h.secret, h.keys, out);
   }
   return out;
 }

@@ -6,7 +6,6 @@
 import * as assert from "node:assert/strict";
 import { clusterParams, expandApplicationSet, rolloutSteps, TENANT_ADD_ONS, tenantAddOnValueFiles, tenantsApplicationSet } from "../components/fleet/application-set";
 import { GoTemplateError, renderGoTemplate } from "../components/fleet/go-template";
-import { appsToSync } from "../journey/argo/application-set";
 import { ROLLOUT_STAGES, ROLLOUT_WAVES } from "../facts/fleet";
 import { CHARTS } from "../facts/charts";
 import { entryObjects } from "./helpers";
@@ -122,17 +121,6 @@ describe("the tenants' ApplicationSet", () => {
     const apps = expandApplicationSet(bumped, [cluster("acme", "canary")]);
     const versions = apps.flatMap((a) => (a.application.spec as { sources: { chart?: string; targetRevision?: string }[] }).sources.filter((s) => s.chart === "slurm").map((s) => s.targetRevision));
     assert.deepEqual(versions, ["9.9.9", "9.9.9"]);
-  });
-});
-
-describe("RollingSync's gate", () => {
-  it("lets the first step sync, and each next one only when every earlier Application is Healthy", () => {
-    const steps = [["acme-crds"], ["acme-slurm"], ["globex-crds"], ["globex-slurm"]];
-    assert.deepEqual([...appsToSync(steps, new Set())], ["acme-crds"]);
-    assert.deepEqual([...appsToSync(steps, new Set(["acme-crds"]))], ["acme-crds", "acme-slurm"]);
-    assert.deepEqual([...appsToSync(steps, new Set(["acme-crds", "acme-slurm", "globex-crds", "globex-slurm"]))].length, 4);
-    // A canary that does not become healthy stops the rollout before the general wave.
-    assert.ok(!appsToSync(steps, new Set(["acme-crds"])).has("globex-crds"));
   });
 });
 

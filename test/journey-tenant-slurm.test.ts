@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { asContainer, containerArgv, volumeFiles, type Volume } from "../journey/kube/slurm-pods";
+import { asContainer, containerArgv, volumeFiles, type Volume } from "../journey/kube/pods";
 import { slurmctldNames } from "../journey/kube/tenant-slurm";
 import { externalSecretTarget, secretsManagerName } from "../journey/fleet-journey";
 import { runAlive } from "../journey/slurm/network";

@@ -98,7 +98,8 @@ describe("the journey's API servers dial nothing outside loopback (issue 33)", f
 describe("the journey's sealed namespace", () => {
   it("counts and drops whatever is addressed outside loopback, IPv4 and IPv6", () => {
     const rules = sealedRuleset();
-    assert.match(rules, /ip daddr != 127\.0\.0\.0\/8 counter name outside drop/);
+    assert.match(rules, /ip daddr != 127\.0\.0\.0\/8 ip daddr != @own counter name outside drop/);
+    assert.match(rules, /set own \{ type ipv4_addr; \}/);
     assert.match(rules, /ip6 daddr != ::1 counter name outside drop/);
   });
 

@@ -54,6 +54,64 @@ export const APPLICATION_HEALTH_LUA = [
   "",
 ].join("\n");
 
+/**
+ * Health of a CustomResourceDefinition: Degraded on what ArgoCD's own check (v3.4.4's built-in
+ * Lua) calls Degraded when the CRD says so (names refused, a non-structural schema),
+ * Progressing while it terminates, otherwise Healthy, where the built-in check says Degraded
+ * ("not established") or Progressing ("status conditions not found"). Why: ArgoCD's sync
+ * itself waits for each CRD to be established before it goes on (gitops-engine's
+ * ensureCRDReady), but the application controller's cache kept the CRDs as created, with no
+ * or partial conditions, for minutes after the API server established them (the journey, real
+ * ArgoCD v3.4.4 on a real API server): the built-in check held each CRD Application Degraded
+ * or Progressing until its next reconciliation (three to six minutes with the 180 s timeout),
+ * and the root's wave, and every tenant's RollingSync step behind it, waited or failed on it.
+ */
+export const CRD_HEALTH_LUA = [
+  "if obj.metadata.deletionTimestamp ~= nil then",
+  "  return { status = \"Progressing\", message = \"CRD is terminating\" }",
+  "end",
+  "if obj.status ~= nil and obj.status.conditions ~= nil then",
+  "  for _, c in ipairs(obj.status.conditions) do",
+  "    if c.type == \"NamesAccepted\" and c.status == \"False\" then",
+  "      return { status = \"Degraded\", message = \"CRD names have not been accepted: \" .. (c.message or \"\") }",
+  "    end",
+  "    if c.type == \"NonStructuralSchema\" and c.status == \"True\" then",
+  "      return { status = \"Degraded\", message = \"Schema violations found: \" .. (c.message or \"\") }",
+  "    end",
+  "    if c.type == \"Terminating\" and c.status == \"True\" then",
+  "      return { status = \"Progressing\", message = \"CRD is terminating\" }",
+  "    end",
+  "  end",
+  "end",
+  "return { status = \"Healthy\", message = \"CRD accepted (ArgoCD's sync waits for it to be established)\" }",
+  "",
+].join("\n");
+
+/**
+ * Health of an ApplicationSet, as the root Application waits on it: Degraded when it cannot
+ * generate (ErrorOccurred, or its Applications not up to date), Healthy once it has generated
+ * them, Progressing until then. ArgoCD's built-in check also calls it Progressing while a
+ * RollingSync rollout runs, so the root's sync waited on the rollout, and a rollout stuck on a
+ * broken canary held the root's sync forever: the commit that reverts the change was never
+ * synced (the journey, real ArgoCD v3.4.4). A rollout's progress is each Application's own.
+ */
+export const APPLICATIONSET_HEALTH_LUA = [
+  "if obj.status ~= nil and obj.status.conditions ~= nil then",
+  "  for _, c in ipairs(obj.status.conditions) do",
+  "    if (c.type == \"ErrorOccurred\" and c.status == \"True\") or (c.type == \"ResourcesUpToDate\" and c.status == \"False\") then",
+  "      return { status = \"Degraded\", message = c.message or \"\" }",
+  "    end",
+  "  end",
+  "  for _, c in ipairs(obj.status.conditions) do",
+  "    if c.type == \"ResourcesUpToDate\" and c.status == \"True\" then",
+  "      return { status = \"Healthy\", message = c.message or \"\" }",
+  "    end",
+  "  end",
+  "end",
+  "return { status = \"Progressing\", message = \"Waiting for the status to be reported\" }",
+  "",
+].join("\n");
+
 /** argocd-cmd-params-cm's key that lets the ApplicationSet controller run RollingSync (beta in 3.x, off by default). */
 export const PROGRESSIVE_SYNCS_PARAM = "applicationsetcontroller.enable.progressive.syncs";
 
@@ -81,6 +139,10 @@ export function argocdValues(environment: string): Record<string, unknown> {
         // An app-of-apps waits for each child's health before its next wave (ArgoCD assesses
         // no Application's health by default): CRDs, then operators, then tenants.
         "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,
+        // The root does not wait on the tenants' rollouts (APPLICATIONSET_HEALTH_LUA: why).
+        "resource.customizations.health.argoproj.io_ApplicationSet": APPLICATIONSET_HEALTH_LUA,
+        // A CRD Application Healthy once its CRDs are accepted (CRD_HEALTH_LUA: why).
+        "resource.customizations.health.apiextensions.k8s.io_CustomResourceDefinition": CRD_HEALTH_LUA,
       },
       repositories: ociRepositories(),
       // The tenants' ApplicationSets roll a fleet-wide change out wave by wave (RollingSync).

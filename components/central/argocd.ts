@@ -5,7 +5,8 @@ import { Provider } from "@pulumi/kubernetes/provider";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT, PLATFORM_PROJECT } from "../../facts/versions";
 import { platformName } from "../../facts/project";
 import { CHARTS } from "../../facts/charts";
-import { CENTRAL_ADD_ONS, SYNC_RETRY } from "../../facts/fleet";
+import { CENTRAL_ADD_ONS } from "../../facts/fleet";
+import { syncRetry } from "../fleet/argo";
 import { appProject, helmRepoUrl } from "../fleet/argo";
 import { argocdValues } from "./argocd-values";
 
@@ -41,7 +42,7 @@ export function rootApplication(args: { repoUrl: string; revision: string; fleet
       syncPolicy: {
         automated: { prune: true, selfHeal: true },
         syncOptions: ["ServerSideApply=true", "SkipDryRunOnMissingResource=true"],
-        retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+        retry: syncRetry(),
       },
     },
   };

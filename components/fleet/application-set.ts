@@ -19,11 +19,11 @@ import { parse } from "yaml";
 import { CHARTS, type ChartKey, type ChartPin } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import {
-  ARGOCD_MANAGER, CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, SYNC_RETRY, TENANT_USERS_FILE, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET, type ClusterSecretFact,
+  ARGOCD_MANAGER, CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_STAGES, ROLLOUT_WAVES, SLURM_RELEASE, TENANT_USERS_FILE, tenantsFleetPath, tenantsSharedPath, tenantProject, TENANTS_APPLICATION_SET, type ClusterSecretFact,
 } from "../../facts/fleet";
 import { SLINKY_API_GROUP, TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../../facts/versions";
-import { helmRepoUrl, type FleetRepo } from "./argo";
+import { helmRepoUrl, syncRetry, type FleetRepo } from "./argo";
 import { GoTemplateError, renderGoTemplate } from "./go-template";
 import { controlPlaneManifestsSharedValues, controlPlaneSharedValues, type CentralBackups } from "./control-plane";
 import { centralFactsPath, FACTS_FILE } from "./facts";
@@ -58,7 +58,7 @@ export interface TenantAddOn {
   /** Helm parameters from the tenant's cluster Secret: its name, its server, or a fact it carries (facts/fleet.ts CLUSTER_SECRET_FACTS). */
   readonly parameters?: readonly { readonly name: string; readonly from: "name" | "server" | ClusterSecretFact }[];
   /** Fields ArgoCD must not compare (a value the cluster sets, never git). */
-  readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers: string[] }[];
+  readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers?: string[]; jqPathExpressions?: string[] }[];
 }
 
 type Values = Record<string, unknown>;
@@ -108,11 +108,15 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   {
     addon: "slurm-operator", side: "cluster", namespace: TENANT_NAMESPACES.slurmOperator, stage: "operators", releaseName: "slurm-operator",
     source: { kind: "chart", chart: "slurmOperator", shared: slurmOperatorValues },
-    // Without cert-manager (no room on a 4 GiB server) the chart makes a new webhook CA on every render.
+    // Without cert-manager (no room on a 4 GiB server) the chart makes a new webhook CA on every
+    // render: the first sync's CA stays, in the Secret and in every webhook's caBundle (the
+    // validating configuration has six webhooks; ignoring the first only, self-heal rewrote the
+    // other five with each render's CA, which the served certificate no longer matched: the
+    // journey, real ArgoCD v3.4.4).
     ignoreDifferences: [
       { group: "", kind: "Secret", name: "slurm-operator-webhook-ca", jsonPointers: ["/data"] },
-      { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
-      { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", jsonPointers: ["/webhooks/0/clientConfig/caBundle"] },
+      { group: "admissionregistration.k8s.io", kind: "MutatingWebhookConfiguration", name: "slurm-operator-webhook", jqPathExpressions: [".webhooks[]?.clientConfig.caBundle"] },
+      { group: "admissionregistration.k8s.io", kind: "ValidatingWebhookConfiguration", name: "slurm-operator-webhook", jqPathExpressions: [".webhooks[]?.clientConfig.caBundle"] },
     ],
   },
   // ArgoCD's own account there (the server's bootstrap makes it first; this keeps it as git says).
@@ -340,7 +344,7 @@ export function tenantsApplicationSet(environment: string, repo: FleetRepo, char
             // `prune` says. Between rollouts nothing self-heals: drift on a cluster shows as
             // OutOfSync until the next change rolls out (or an operator syncs by hand).
             automated: { prune: true, selfHeal: true },
-            retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+            retry: syncRetry(),
           },
         },
       },

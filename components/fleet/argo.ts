@@ -41,7 +41,7 @@ export interface AppArgs {
   /** Labels for a namespace the Application creates (NetworkPolicies select on them). */
   readonly namespaceLabels?: Readonly<Record<string, string>>;
   /** Fields ArgoCD must not compare (a value the cluster sets, never git). */
-  readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers: string[] }[];
+  readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers?: string[]; jqPathExpressions?: string[] }[];
 }
 
 /** An OCI chart repository as ArgoCD's Helm source names it (no scheme); others as they are. */
@@ -83,10 +83,10 @@ export function application(a: AppArgs): Application {
         automated: { prune: true, selfHeal: true },
         // With ignoreDifferences, a sync also leaves those fields as the cluster has them.
         syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
-        retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+        retry: syncRetry(),
         ...(a.namespaceLabels ? { managedNamespaceMetadata: { labels: { ...a.namespaceLabels } } } : {}),
       },
-      ...(a.ignoreDifferences ? { ignoreDifferences: a.ignoreDifferences.map((d) => ({ ...d, jsonPointers: [...d.jsonPointers] })) } : {}),
+      ...(a.ignoreDifferences ? { ignoreDifferences: a.ignoreDifferences.map((d) => ({ ...d, ...(d.jsonPointers ? { jsonPointers: [...d.jsonPointers] } : {}), ...(d.jqPathExpressions ? { jqPathExpressions: [...d.jqPathExpressions] } : {}) })) } : {}),
     },
   };
 }
@@ -117,4 +117,9 @@ export function appProject(p: ProjectArgs): AppProject {
       ...(p.namespaceResources ? { namespaceResourceWhitelist: p.namespaceResources.map((r) => ({ group: r.group, kind: r.kind })) } : {}),
     },
   };
+}
+
+/** syncPolicy.retry of every Application the fleet writes (facts/fleet.ts SYNC_RETRY), as a fresh object. */
+export function syncRetry(): { limit: number; backoff: { duration: string; factor: number; maxDuration: string }; refresh: boolean } {
+  return { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff }, refresh: SYNC_RETRY.refresh };
 }

@@ -3,6 +3,7 @@ import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { centralFleetPath, tenantEntriesApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
 import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
+import { syncRetry } from "./argo";
 import { tenantChartSchemaFiles } from "./chart-schemas";
 import { TENANT_ENTRY_SHARED_VALUES, tenantEntriesApplicationSet, tenantEntrySharedValues } from "./tenant-entry";
 import { slurmKeySecretNames } from "../tenant/slurm-keys";
@@ -88,7 +89,9 @@ export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
         { repoURL: f.repoUrl, targetRevision: f.revision, path: "fleet/charts/cluster-api", helm: { valueFiles: [`$values/${dir}/values/cluster-api.yaml`] } },
       ],
       destination: { server: ARGOCD_IN_CLUSTER, namespace: CLUSTER_API_NAMESPACE },
-      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true", "ServerSideApply=true"] },
+      // Retried as every other Application: a first sync that fails (its namespace's quota,
+      // a CRD not yet served) would otherwise stay failed until the next commit.
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ["CreateNamespace=true", "ServerSideApply=true"], retry: syncRetry() },
     },
   };
   return {

@@ -71,6 +71,11 @@ export function ciliumSharedValues(): Record<string, unknown> {
     k8sServicePort: K3S_API_PORT,
     operator: { replicas: 1, nodeSelector: ON_SERVER },
     resources: { requests: { cpu: `${WORKER_NODE.daemonSetRequests.cpuMillis}m`, memory: `${WORKER_NODE.daemonSetRequests.memoryMiB}Mi` } },
+    // Hubble's CA and server certificate made once in the cluster by the chart's certgen Job
+    // (renewed by its CronJob), not by Helm: the chart's default (helm) draws a new CA at every
+    // render, so ArgoCD saw cilium-ca and hubble-server-certs OutOfSync after every refresh and
+    // self-heal rotated them each time (the journey, real ArgoCD v3.4.4).
+    hubble: { tls: { auto: { method: "cronJob" } } },
   };
 }
 

@@ -14,14 +14,14 @@
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
 import {
-  CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, SYNC_RETRY, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
+  CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
   type RolloutWave,
 } from "../../facts/fleet";
 import { LABEL_KEYS } from "../../facts/project";
 import { tenantClusterName } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../../facts/versions";
 import { centralOnlySecretNames } from "../tenant/slurm-keys";
-import { helmRepoUrl, type FleetRepo } from "./argo";
+import { helmRepoUrl, syncRetry, type FleetRepo } from "./argo";
 import { FACTS_FILE } from "./facts";
 
 /** The customer cluster's API as ArgoCD names it. */
@@ -149,7 +149,7 @@ export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo
           ],
           syncPolicy: {
             automated: { prune: true, selfHeal: true },
-            retry: { limit: SYNC_RETRY.limit, backoff: { ...SYNC_RETRY.backoff } },
+            retry: syncRetry(),
             syncOptions: ["ServerSideApply=true"],
           },
         },

@@ -12,6 +12,7 @@ import * as path from "path";
 import { promisify } from "util";
 import { apiServerArgs, controllerManagerArgs, type K3sServer } from "../k3s";
 import { SEALED_API_SERVER_FLAGS } from "./outbound";
+import { issueCertificate, makeCa } from "./pki";
 import { Processes, waitFor } from "./processes";
 import type { Tools } from "./tools";
 
@@ -26,6 +27,8 @@ export interface ClusterOptions {
   readonly dir: string;
   readonly tools: Tools;
   readonly processes: Processes;
+  /** Further addresses its serving certificate names (a tenant server's private address, as K3s names its node's). */
+  readonly addresses?: readonly string[];
 }
 
 export interface Cluster {
@@ -40,14 +43,11 @@ export interface Cluster {
   readonly apiServerArgs: readonly string[];
 }
 
-/** A CA, a serving certificate for 127.0.0.1 and the service-account key pair, by openssl. */
-async function makeCertificates(dir: string, name: string): Promise<void> {
-  fs.mkdirSync(dir, { recursive: true });
+/** A CA, a serving certificate for 127.0.0.1 (and `ips`: the address the server's clients dial) and the service-account key pair. */
+async function makeCertificates(dir: string, name: string, ips: readonly string[]): Promise<void> {
+  const ca = await makeCa(dir, "ca", `journey-${name}-ca`);
+  await issueCertificate(dir, ca, "server", "kube-apiserver", ["localhost", "kubernetes.default.svc"], ["127.0.0.1", ...ips]);
   const o = (args: string[]) => run("openssl", args, { cwd: dir });
-  await o(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", `/CN=journey-${name}-ca`]);
-  await o(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=kube-apiserver"]);
-  fs.writeFileSync(path.join(dir, "san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:kubernetes.default.svc\n");
-  await o(["x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext"]);
   await o(["genrsa", "-out", "sa.key", "2048"]);
   await o(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
 }
@@ -65,7 +65,7 @@ export function kubeconfigText(url: string, caData: string, token: string): stri
 /** Starts the control plane and waits until the API answers /readyz. */
 export async function startCluster(o: ClusterOptions): Promise<Cluster> {
   const certs = path.join(o.dir, "pki");
-  await makeCertificates(certs, o.name);
+  await makeCertificates(certs, o.name, o.addresses ?? []);
   const token = crypto.randomBytes(24).toString("hex");
   fs.writeFileSync(path.join(certs, "tokens.csv"), `${token},journey-admin,journey-admin,system:masters\n`, { mode: 0o600 });
   const url = `https://127.0.0.1:${o.port}`;

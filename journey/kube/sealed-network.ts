@@ -17,15 +17,18 @@ import { BINARIES, type Tools } from "./tools";
 export const SEALED_STEM = "clusterra-k8s-";
 const TABLE = "clusterra_sealed";
 const COUNTER = "outside";
+/** The set of the namespace's own further addresses (on its loopback): a tenant server's private address, which ArgoCD dials. */
+const OWN = "own";
 
-/** The namespace's firewall: counts and drops whatever is addressed outside loopback. */
+/** The namespace's firewall: counts and drops whatever is addressed outside loopback and the namespace's own addresses. */
 export function sealedRuleset(): string {
   return [
     `table inet ${TABLE} {`,
     `  counter ${COUNTER} { }`,
+    `  set ${OWN} { type ipv4_addr; }`,
     "  chain output {",
     "    type filter hook output priority 0; policy accept;",
-    `    meta nfproto ipv4 ip daddr != 127.0.0.0/8 counter name ${COUNTER} drop`,
+    `    meta nfproto ipv4 ip daddr != 127.0.0.0/8 ip daddr != @${OWN} counter name ${COUNTER} drop`,
     `    meta nfproto ipv6 ip6 daddr != ::1 counter name ${COUNTER} drop`,
     "  }",
     "}",
@@ -51,6 +54,16 @@ export async function sealNetwork(name = `${SEALED_STEM}${process.pid}`): Promis
   fs.writeFileSync(path.join(etc, "resolv.conf"), LOOPBACK_RESOLVER);
   await must(["ip", "netns", "exec", name, "nft", "-f", "-"], { timeoutMs: 5000, input: sealedRuleset() });
   return { name, argv: (argv) => ["ip", "netns", "exec", name, ...argv] };
+}
+
+/**
+ * Gives the namespace `address` on its loopback (a tenant server's private address, as ArgoCD's
+ * cluster Secret names it), so a dial to it stays inside the namespace, and lets the firewall
+ * pass it. Packets to it never leave: the address is the namespace's own.
+ */
+export async function addOwnAddress(net: SealedNetwork, address: string): Promise<void> {
+  await must(["ip", "-n", net.name, "addr", "add", `${address}/32`, "dev", "lo"], { timeoutMs: 5000 });
+  await must(net.argv(["nft", "add", "element", "inet", TABLE, OWN, `{ ${address} }`]), { timeoutMs: 5000 });
 }
 
 /** Removes the namespace and its /etc files, ending whatever still runs in it. */

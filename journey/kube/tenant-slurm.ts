@@ -19,7 +19,7 @@ import { abandonedNamespaces, tcpProbe, teardown } from "../slurm/network";
 import { inPod, LOOPBACK_RESOLVER, must, NETNS_ETC, NETNS_RUN, POD_MOUNTS, run, Supervisor, tail, waitFor, type Daemon, type Pod } from "../slurm/processes";
 import type { Kubectl } from "./kubectl";
 import type { SealedNetwork } from "./sealed-network";
-import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./slurm-pods";
+import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
 import { slurmConfValues } from "./slurm-operator";
 
 /** The namespaces' name stem: a crashed run's are found by it and removed. */

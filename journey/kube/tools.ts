@@ -6,7 +6,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 
-export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator"] as const;
+export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator", "argocd", "registry"] as const;
 type Binary = (typeof BINARIES)[number];
 
 export type Tools = Record<Binary, string> & {
@@ -14,6 +14,8 @@ export type Tools = Record<Binary, string> & {
   readonly kwokStages: readonly string[];
   /** Slinky's slurm-operator's module version, as `go version -m` reads it off the binary. */
   readonly slurmOperatorVersion: string;
+  /** ArgoCD's module version, read the same way. */
+  readonly argocdVersion: string;
 };
 
 /** kwok's stages the journey uses: nodes ready, pods running and completing, deletes. */
@@ -27,8 +29,10 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   const found = Object.fromEntries(BINARIES.map((b) => [b, path.join(bin, b)])) as Record<Binary, string>;
   let stageDir: string | undefined;
   let slurmOperatorVersion = "unknown";
+  let argocdVersion = "unknown";
   try {
     slurmOperatorVersion = /\bmod\s+github\.com\/SlinkyProject\/slurm-operator\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found["slurm-operator"]], { encoding: "utf8" }))?.[1] ?? slurmOperatorVersion;
+    argocdVersion = /\b(?:mod|dep)\s+github\.com\/argoproj\/argo-cd\/v3\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found.argocd], { encoding: "utf8" }))?.[1] ?? argocdVersion;
     const version = /\bmod\s+sigs\.k8s\.io\/kwok\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found.kwok], { encoding: "utf8" }))?.[1];
     const modCache = execFileSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).trim();
     if (version) stageDir = path.join(modCache, "sigs.k8s.io", `kwok@${version}`, "kustomize", "stage");
@@ -37,5 +41,5 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   }
   const stages = stageDir ? KWOK_STAGES.map((s) => path.join(stageDir as string, s)).filter((s) => fs.existsSync(s)) : [];
   if (stages.length !== KWOK_STAGES.length) return { missing: [`kwok's stage files (${KWOK_STAGES.join(", ")}) under its module in the Go module cache`] };
-  return { tools: { ...found, kwokStages: stages, slurmOperatorVersion }, missing: [] };
+  return { tools: { ...found, kwokStages: stages, slurmOperatorVersion, argocdVersion }, missing: [] };
 }

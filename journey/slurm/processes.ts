@@ -84,6 +84,8 @@ export interface Pod {
   readonly shared: readonly string[];
   /** The pod's own directory: run/, spool/, etc-slurm/ are mounted over /run, /var/spool, /etc/slurm. */
   readonly root: string;
+  /** false: a pod of an image without Slurm's folders (ArgoCD's), whose volumes are all in `binds`. */
+  readonly slurmDirs?: false;
   /** The tenant's shared file system, mounted at /mnt/efs when set. */
   readonly efs?: string;
   /** A directory holding the tenant's passwd and group, mounted over /etc's when set (its identity source's stand-in). */
@@ -106,6 +108,40 @@ export function preparePod(pod: Pod, spoolDirs: readonly string[] = []): void {
 /** A word for sh, whatever it holds. */
 export function quote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Where `p` lies inside `image` on the machine, its symbolic links followed as they resolve
+ * inside the image (a chroot's view: an absolute link starts again at the image's root), so a
+ * mount point is never looked up through a link that names a folder of the machine (the
+ * ArgoCD image's /var/run is a link to /run). Reads the image's links; the rest need not exist.
+ */
+export function inImagePath(image: string, p: string): string {
+  const rest = p.split("/").filter(Boolean);
+  const done: string[] = [];
+  for (let hops = 0; rest.length > 0; ) {
+    const part = rest.shift() as string;
+    if (part === ".") continue;
+    if (part === "..") {
+      done.pop();
+      continue;
+    }
+    const here = path.join(image, ...done, part);
+    let link: string | undefined;
+    try {
+      link = fs.lstatSync(here).isSymbolicLink() ? fs.readlinkSync(here) : undefined;
+    } catch {
+      link = undefined;
+    }
+    if (link === undefined) {
+      done.push(part);
+      continue;
+    }
+    if (++hops > 40) throw new Error(`${p} in ${image}: too many symbolic links`);
+    rest.unshift(...link.split("/").filter(Boolean));
+    if (link.startsWith("/")) done.length = 0;
+  }
+  return path.join(image, ...done);
 }
 
 /** The shell commands that mount the image's kernel file systems, a private /tmp and the shared folders (a private mount namespace). */
@@ -136,16 +172,17 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
     ...imageMounts(pod.image, pod.shared),
     `mount --bind ${quote(path.join(etc, "hosts"))} ${at("/etc/hosts")}`,
     `mount --bind ${quote(path.join(etc, "resolv.conf"))} ${at("/etc/resolv.conf")}`,
-    `mount --bind ${quote(path.join(pod.root, "run"))} ${at(POD_MOUNTS.run)}`,
-    `mount --bind ${quote(path.join(pod.root, "spool"))} ${at(POD_MOUNTS.spool)}`,
-    `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${at(POD_MOUNTS.etc)}`,
+    ...(pod.slurmDirs === false ? [] : [
+      `mount --bind ${quote(path.join(pod.root, "run"))} ${at(POD_MOUNTS.run)}`,
+      `mount --bind ${quote(path.join(pod.root, "spool"))} ${at(POD_MOUNTS.spool)}`,
+      `mount --bind ${quote(path.join(pod.root, "etc-slurm"))} ${at(POD_MOUNTS.etc)}`,
+    ]),
     ...(pod.identity ? IDENTITY_FILES.map((f) => `mount --bind ${quote(path.join(pod.identity as string, f))} ${at(`/etc/${f}`)}`) : []),
     // A file (a subPath) over the image's file; a folder over the image's, made when the image has none.
-    ...(pod.binds ?? []).flatMap((b) => [
-      `{ [ -e ${at(b.to)} ] || mkdir -p ${at(b.to)}; }`,
-      `mount --bind ${quote(b.from)} ${at(b.to)}`,
-      ...(b.readOnly ? [`mount -o remount,bind,ro ${at(b.to)}`] : []),
-    ]),
+    ...(pod.binds ?? []).flatMap((b) => {
+      const to = quote(inImagePath(pod.image, b.to));
+      return [`{ [ -e ${to} ] || mkdir -p ${to}; }`, `mount --bind ${quote(b.from)} ${to}`, ...(b.readOnly ? [`mount -o remount,bind,ro ${to}`] : [])];
+    }),
     // The image's /mnt stays as made: a private tmpfs over it holds the mount point.
     ...(pod.efs ? [`mount -t tmpfs journey-mnt ${at("/mnt")}`, `mkdir -p ${at(POD_MOUNTS.efs)}`, `mount --bind ${quote(pod.efs)} ${at(POD_MOUNTS.efs)}`] : []),
     `hostname ${quote(pod.hostname)}`,

@@ -1,10 +1,12 @@
 /**
- * The pods Slinky's operator builds, run for real where the journey can: a container of an
- * operator-made pod template started in the Slurm image (journey/slurm/image.ts) as the
- * kubelet would start it, with its volumes made as the kubelet makes them (projected
+ * Pods the journey runs for real where it can (the Slinky operator's Slurm pods, ArgoCD's):
+ * a container of a pod template started in an image (a root file system install-tools made)
+ * as the kubelet would start it, with its volumes made as the kubelet makes them (projected
  * ConfigMaps and Secrets written out with their modes and the pod's fsGroup, emptyDirs and
- * claims as fresh folders), its user and groups from its security context, and its command
- * the image's entrypoint (`slurmctld -D`, `slurmrestd`) followed by the container's args.
+ * claims as fresh folders, the service account's token), its environment resolved from the
+ * live ConfigMaps and Secrets and the pod's fields, `$(VAR)` expanded in its command and
+ * args, its user and groups from its security context, and its command the image's
+ * entrypoint followed by the container's args.
  */
 import * as fs from "fs";
 import * as path from "path";
@@ -22,8 +24,8 @@ export interface Volume {
     readonly defaultMode?: number;
     readonly sources: readonly { readonly configMap?: { readonly name: string; readonly items?: readonly KeyToPath[] }; readonly secret?: { readonly name: string; readonly items?: readonly KeyToPath[] } }[];
   };
-  readonly configMap?: { readonly name: string; readonly items?: readonly KeyToPath[]; readonly defaultMode?: number };
-  readonly secret?: { readonly secretName: string; readonly items?: readonly KeyToPath[]; readonly defaultMode?: number };
+  readonly configMap?: { readonly name: string; readonly items?: readonly KeyToPath[]; readonly defaultMode?: number; readonly optional?: boolean };
+  readonly secret?: { readonly secretName: string; readonly items?: readonly KeyToPath[]; readonly defaultMode?: number; readonly optional?: boolean };
   readonly emptyDir?: Record<string, unknown>;
   readonly persistentVolumeClaim?: { readonly claimName: string };
 }
@@ -32,15 +34,28 @@ export interface Container {
   readonly name: string;
   readonly args?: readonly string[];
   readonly command?: readonly string[];
-  readonly env?: readonly { readonly name: string; readonly value?: string }[];
+  readonly env?: readonly EnvVar[];
   readonly volumeMounts?: readonly { readonly name: string; readonly mountPath: string; readonly subPath?: string; readonly readOnly?: boolean }[];
   readonly securityContext?: { readonly runAsUser?: number; readonly runAsGroup?: number };
   /** `Always` on an init container: a sidecar (the chart's log tailers), not a step before the main container. */
   readonly restartPolicy?: string;
 }
 
+/** A container's environment variable: a value, or one read from a ConfigMap, a Secret or the pod. */
+export interface EnvVar {
+  readonly name: string;
+  readonly value?: string;
+  readonly valueFrom?: {
+    readonly configMapKeyRef?: { readonly name: string; readonly key: string; readonly optional?: boolean };
+    readonly secretKeyRef?: { readonly name: string; readonly key: string; readonly optional?: boolean };
+    readonly fieldRef?: { readonly fieldPath: string };
+  };
+}
+
 export interface PodTemplate {
   readonly spec: {
+    readonly serviceAccountName?: string;
+    readonly automountServiceAccountToken?: boolean;
     readonly containers: readonly Container[];
     readonly initContainers?: readonly Container[];
     readonly volumes?: readonly Volume[];
@@ -80,7 +95,7 @@ export function volumeFiles(
 ): { files: VolumeFile[]; missing: string[] } {
   const text = (d: Readonly<Record<string, string>> | undefined) => (d ? Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v)])) : undefined);
   const b64 = (d: Readonly<Record<string, string>> | undefined) => (d ? Object.fromEntries(Object.entries(d).map(([k, v]) => [k, Buffer.from(v, "base64")])) : undefined);
-  const sources: { what: string; data: Record<string, Buffer> | undefined; items?: readonly KeyToPath[] }[] = [];
+  const sources: { what: string; data: Record<string, Buffer> | undefined; items?: readonly KeyToPath[]; optional?: boolean }[] = [];
   let defaultMode = 0o644;
   if (volume.projected) {
     defaultMode = volume.projected.defaultMode ?? defaultMode;
@@ -90,21 +105,22 @@ export function volumeFiles(
     }
   } else if (volume.configMap) {
     defaultMode = volume.configMap.defaultMode ?? defaultMode;
-    sources.push({ what: `ConfigMap ${volume.configMap.name}`, data: text(objects.configMaps.get(volume.configMap.name)), items: volume.configMap.items });
+    sources.push({ what: `ConfigMap ${volume.configMap.name}`, data: text(objects.configMaps.get(volume.configMap.name)), items: volume.configMap.items, optional: volume.configMap.optional });
   } else if (volume.secret) {
     defaultMode = volume.secret.defaultMode ?? defaultMode;
-    sources.push({ what: `Secret ${volume.secret.secretName}`, data: b64(objects.secrets.get(volume.secret.secretName)), items: volume.secret.items });
+    sources.push({ what: `Secret ${volume.secret.secretName}`, data: b64(objects.secrets.get(volume.secret.secretName)), items: volume.secret.items, optional: volume.secret.optional });
   }
   const files: VolumeFile[] = [];
   const missing: string[] = [];
   for (const s of sources) {
     if (!s.data) {
-      missing.push(`${s.what} (absent)`);
+      // An optional source that does not exist leaves the volume empty (the kubelet's rule).
+      if (!s.optional) missing.push(`${s.what} (absent)`);
       continue;
     }
     const r = sourceFiles(s.data, s.items, defaultMode);
     files.push(...r.files);
-    missing.push(...r.missing.map((k) => `${s.what} key ${k}`));
+    if (!s.optional) missing.push(...r.missing.map((k) => `${s.what} key ${k}`));
   }
   return { files: files.map((f) => ({ ...f, mode: fsGroup === undefined ? f.mode : f.mode | 0o440 })), missing };
 }
@@ -124,8 +140,69 @@ export interface PreparedContainer {
   readonly missing: readonly string[];
 }
 
+/** The pod's own fields a container's environment may read (`fieldRef`). */
+export interface PodFields {
+  readonly name: string;
+  readonly namespace: string;
+  /** Its address (`status.podIP`). */
+  readonly ip?: string;
+  readonly serviceAccountName?: string;
+}
+
+/**
+ * A container's environment as the kubelet resolves it: values, ConfigMap and Secret keys
+ * (an optional one that is absent is left out), the pod's fields, and `$(VAR)` in a value
+ * expanded from the variables before it. Pure.
+ */
+export function containerEnv(
+  env: readonly EnvVar[],
+  objects: { readonly configMaps: ReadonlyMap<string, Readonly<Record<string, string>>>; readonly secrets: ReadonlyMap<string, Readonly<Record<string, string>>> },
+  pod: PodFields,
+): { env: Record<string, string>; missing: string[] } {
+  const out: Record<string, string> = {};
+  const missing: string[] = [];
+  const fields: Record<string, string | undefined> = { "metadata.name": pod.name, "metadata.namespace": pod.namespace, "status.podIP": pod.ip, "spec.serviceAccountName": pod.serviceAccountName };
+  for (const e of env) {
+    const from = e.valueFrom;
+    if (e.value !== undefined) out[e.name] = expandVars(e.value, out);
+    else if (from?.configMapKeyRef) {
+      const v = objects.configMaps.get(from.configMapKeyRef.name)?.[from.configMapKeyRef.key];
+      if (v !== undefined) out[e.name] = v;
+      else if (!from.configMapKeyRef.optional) missing.push(`env ${e.name}: ConfigMap ${from.configMapKeyRef.name} key ${from.configMapKeyRef.key}`);
+    } else if (from?.secretKeyRef) {
+      const v = objects.secrets.get(from.secretKeyRef.name)?.[from.secretKeyRef.key];
+      if (v !== undefined) out[e.name] = Buffer.from(v, "base64").toString();
+      else if (!from.secretKeyRef.optional) missing.push(`env ${e.name}: Secret ${from.secretKeyRef.name} key ${from.secretKeyRef.key}`);
+    } else if (from?.fieldRef) {
+      const v = fields[from.fieldRef.fieldPath];
+      if (v !== undefined) out[e.name] = v;
+      else missing.push(`env ${e.name}: field ${from.fieldRef.fieldPath} (the journey's pods have none)`);
+    } else if (from) missing.push(`env ${e.name}: ${Object.keys(from).join(", ")} (a source the journey's pods do not resolve)`);
+    else out[e.name] = "";
+  }
+  return { env: out, missing };
+}
+
+/** `$(VAR)` replaced by the variable's value where it is defined, `$$` by `$` (the kubelet's expansion of command, args and values). Pure. */
+export function expandVars(text: string, env: Readonly<Record<string, string>>): string {
+  return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (whole: string, name?: string) => (name === undefined ? "$" : env[name] ?? whole));
+}
+
+/** Where the kubelet projects a pod's service-account token, CA and namespace. */
+export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/** A pod's identity: its fields, and the token its service account was given (projected unless the template turns it off). */
+export interface PodIdentity {
+  readonly fields: PodFields;
+  /** The image's user and environment (its Dockerfile's USER and ENV), under the container's own. */
+  readonly image?: { readonly uid: number; readonly gid: number; readonly env?: Readonly<Record<string, string>> };
+  /** Variables the kubelet gives every container (the API server's address). */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly serviceAccount?: { readonly token: string; readonly caPem: string };
+}
+
 /** Makes a container's volumes under `dir` from the live objects of its namespace (`claims`: a StatefulSet's claim templates). */
-export async function prepareContainer(kc: Kubectl, namespace: string, template: PodTemplate, containerName: string, dir: string, claims: readonly string[] = []): Promise<PreparedContainer> {
+export async function prepareContainer(kc: Kubectl, namespace: string, template: PodTemplate, containerName: string, dir: string, claims: readonly string[] = [], identity?: PodIdentity): Promise<PreparedContainer> {
   const container = [...template.spec.containers, ...(template.spec.initContainers ?? [])].find((c) => c.name === containerName);
   if (!container) throw new Error(`no container ${containerName} in the pod template`);
   const list = async (kind: string) => {
@@ -135,8 +212,8 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
   const objects = { configMaps: await list("configmaps"), secrets: await list("secrets") };
   const pod = template.spec.securityContext ?? {};
   const fsGroup = pod.fsGroup;
-  const uid = container.securityContext?.runAsUser ?? pod.runAsUser ?? 0;
-  const gid = container.securityContext?.runAsGroup ?? pod.runAsGroup ?? 0;
+  const uid = container.securityContext?.runAsUser ?? pod.runAsUser ?? identity?.image?.uid ?? 0;
+  const gid = container.securityContext?.runAsGroup ?? pod.runAsGroup ?? identity?.image?.gid ?? 0;
   const binds: { from: string; to: string; readOnly?: boolean }[] = [];
   const missing: string[] = [];
   for (const m of container.volumeMounts ?? []) {
@@ -176,8 +253,18 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
     }
     binds.push({ from: m.subPath ? path.join(host, m.subPath) : host, to: m.mountPath, ...(m.readOnly ? { readOnly: true } : {}) });
   }
-  const env = Object.fromEntries((container.env ?? []).filter((e) => e.value !== undefined).map((e) => [e.name, e.value as string]));
-  return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: container.command } : {}), args: container.args ?? [], missing };
+  if (identity?.serviceAccount && template.spec.automountServiceAccountToken !== false) {
+    const sa = path.join(dir, "volumes", "kube-api-access");
+    fs.mkdirSync(sa, { recursive: true });
+    for (const [file, content] of Object.entries({ token: identity.serviceAccount.token, "ca.crt": identity.serviceAccount.caPem, namespace })) fs.writeFileSync(path.join(sa, file), content, { mode: 0o644 });
+    binds.push({ from: sa, to: SERVICE_ACCOUNT_DIR, readOnly: true });
+  }
+  const fields: PodFields = identity?.fields ?? { name: containerName, namespace };
+  const resolved = containerEnv(container.env ?? [], objects, fields);
+  missing.push(...resolved.missing);
+  const env = { ...identity?.image?.env, ...identity?.env, ...resolved.env };
+  const expand = (list: readonly string[]) => list.map((a) => expandVars(a, env));
+  return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: expand(container.command) } : {}), args: expand(container.args ?? []), missing };
 }
 
 /** What a container runs: its command or else the image's entrypoint, then its args (the kubelet's rule). Pure. */
