@@ -15,14 +15,14 @@ import { TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/appli
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
 import { ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath } from "../facts/fleet";
-import { expanderDifferences, FLEET_SYNC_TIMEOUT_MS, liveApplications, liveClusterParams, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
+import { expanderDifferences, FLEET_SYNC_TIMEOUT_MS, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
 import { ARGOCD_PODS, startArgoCd } from "./gitops/argocd";
 import { commitToFleet, externalSecretsPackaging, publishChart, startGitopsServers } from "./gitops/servers";
 import { yamlFile } from "../components/fleet/yaml-file";
 import { findArgoCdImage } from "./slurm/image";
 import type { PlanResult } from "../cli/plan";
 import type { CentralConfig, TenantConfig } from "../config/types";
-import { ARGOCD_CHART } from "../facts/versions";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { splitManifests, type KubeObject, type Manifest } from "./argo/manifests";
 import { argoSettings } from "./argo/settings";
 import { syncSteps } from "./argo/order";
@@ -304,6 +304,32 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const what = entries ? "every tenant's entry on central from its folder" : "every tenant's Applications from its cluster Secret";
     report(rolloutStep(`${who}: ApplicationSet ${set} generates ${what} and rolls them out canary first`, await liveRollout(c, ARGOCD_CHART.namespace, set, progressive), waveOf, tenants.length * (entries ? 1 : TENANT_ADD_ONS.length)));
   }
+  // RollingSync's gate includes each step's ExternalSecrets: no later step's Application began
+  // its first sync before every ExternalSecret of an earlier step was Ready.
+  const kcOfServer = (server: string) => (server === ARGOCD_IN_CLUSTER ? c : kubectl.get(tenants.find((t) => tenantServer(t.plan) === server)?.config.tenant.id ?? ""));
+  const gate: string[] = [];
+  let gated = 0;
+  for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
+    const live = await c.get<{ status?: { applicationStatus?: { application: string; step?: string }[] } }>(["applicationsets.argoproj.io", set, "-n", ARGOCD_CHART.namespace]);
+    const steps = new Map((live?.status?.applicationStatus ?? []).map((x) => [x.application, Number(x.step ?? "1") - 1]));
+    const apps = ((await c.get<{ items: (ApplicationObject & { spec: { destination?: { server?: string } } })[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items ?? []).filter((a) => steps.has(a.metadata.name));
+    const ready: SecretsReady[] = [];
+    for (const a of apps) {
+      const kc = kcOfServer(a.spec.destination?.server ?? "");
+      const secrets: { name: string; readyAt: string }[] = [];
+      for (const r of (a.status?.resources ?? []).filter((x) => x.kind === "ExternalSecret")) {
+        const es = kc ? await kc.get<{ status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }>(["externalsecrets.external-secrets.io", r.name, "-n", r.namespace ?? ""]) : undefined;
+        const cond = es?.status?.conditions?.find((x) => x.type === "Ready" && x.status === "True");
+        secrets.push({ name: `${r.namespace}/${r.name}`, readyAt: cond?.lastTransitionTime ?? "" });
+      }
+      gated += secrets.length;
+      if (secrets.length) ready.push({ app: a.metadata.name, secrets });
+    }
+    gate.push(...secretsGateViolations(steps, new Map(apps.map((a) => [a.metadata.name, rolloutStart(a)])), ready));
+  }
+  report(step(`RollingSync moves on only once each step's ExternalSecrets are Ready (${who})`, gate.length === 0 && gated > 0,
+    gate.length ? gate.slice(0, 4).join("; ") : gated ? `${gated} ExternalSecrets, each Ready before any later step's Application began to sync` : "no generated Application has an ExternalSecret"));
+
   // fleet check's offline expander against what the real ApplicationSet controller generated
   // from the same fleet (the served commit is the project's HEAD, read here from the checkout).
   const clusterList = await liveClusterParams(c, ARGOCD_CHART.namespace);

@@ -193,3 +193,17 @@ describe("what real ArgoCD showed of the fleet, kept", () => {
     assert.deepEqual(ciliumSharedValues().hubble, { tls: { auto: { method: "cronJob" } } });
   });
 });
+
+describe("RollingSync waits on each step's ExternalSecrets (pure part)", () => {
+  it("names a later step that started before an earlier step's ExternalSecret was Ready, or without it", async () => {
+    const { secretsGateViolations } = await import("../journey/gitops/applications");
+    const steps = new Map([["acme-control-plane-manifests", 0], ["acme-slurm", 1], ["globex-control-plane-manifests", 2]]);
+    const starts = new Map([["acme-control-plane-manifests", "2026-11-25T10:00:00Z"], ["acme-slurm", "2026-11-25T10:01:00Z"], ["globex-control-plane-manifests", "2026-11-25T10:03:00Z"]]);
+    const ok = [{ app: "acme-control-plane-manifests", secrets: [{ name: "tenant-acme/slurm-key", readyAt: "2026-11-25T10:00:30Z" }] }];
+    assert.deepEqual(secretsGateViolations(steps, starts, ok), []);
+    const late = [{ app: "acme-control-plane-manifests", secrets: [{ name: "tenant-acme/slurm-key", readyAt: "2026-11-25T10:02:00Z" }] }];
+    assert.deepEqual(secretsGateViolations(steps, starts, late), ["acme-slurm (step 2) started 2026-11-25T10:01:00Z, before acme-control-plane-manifests's ExternalSecret tenant-acme/slurm-key was Ready (2026-11-25T10:02:00Z)"]);
+    const never = [{ app: "acme-slurm", secrets: [{ name: "slurm/jwt", readyAt: "" }] }];
+    assert.match(secretsGateViolations(steps, starts, never).join(), /globex-control-plane-manifests \(step 3\) started .*, before acme-slurm's ExternalSecret slurm\/jwt was Ready \(never\)/);
+  });
+});

@@ -207,3 +207,30 @@ export function expanderDifferences(set: Record<string, unknown>, clusters: read
   }
   return out;
 }
+
+/** An Application's ExternalSecrets and when each became Ready ("" while it is not). */
+export interface SecretsReady {
+  readonly app: string;
+  readonly secrets: readonly { readonly name: string; readonly readyAt: string }[];
+}
+
+/**
+ * Where RollingSync moved on before an Application's ExternalSecrets were Ready: each
+ * Application of a later step whose first sync of the rollout started before (or without) an
+ * earlier step's ExternalSecret being Ready. Empty when every step waited. Pure.
+ */
+export function secretsGateViolations(steps: ReadonlyMap<string, number>, starts: ReadonlyMap<string, string>, ready: readonly SecretsReady[]): string[] {
+  const out: string[] = [];
+  for (const r of ready) {
+    const step = steps.get(r.app);
+    if (step === undefined) continue;
+    for (const [later, s] of steps) {
+      const started = starts.get(later) ?? "";
+      if (s <= step || !started) continue;
+      for (const es of r.secrets.filter((x) => !x.readyAt || x.readyAt > started)) {
+        out.push(`${later} (step ${s + 1}) started ${started}, before ${r.app}'s ExternalSecret ${es.name} was Ready (${es.readyAt || "never"})`);
+      }
+    }
+  }
+  return out;
+}
