@@ -205,7 +205,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   });
   const tls = await c.run(["patch", "configmap", ARGOCD_TLS_CERTS, "-n", ARGOCD_CHART.namespace, "--type=merge", "-p", JSON.stringify({ data: Object.fromEntries(gitops.hosts.map((h) => [h, gitops.caPem])) })]);
   report(step("the fleet's repository and charts are served inside the sealed namespace under their own names", tls.code === 0,
-    tls.code === 0 ? `${central.fleet.repoUrl} (${central.fleet.revision} = the project's HEAD, git http-backend), ${gitops.published.length} charts (helm repo index; distribution ${tools.registry ? "registry" : ""} for oci://): ${gitops.hosts.join(", ")}; their CA in ${ARGOCD_TLS_CERTS}` : tls.stderr.trim()));
+    tls.code === 0 ? `${central.fleet.repoUrl} (${central.fleet.revision} = the project's HEAD, git http-backend), ${gitops.published.length} charts (helm repo index; a distribution registry for oci://): ${gitops.hosts.join(", ")}; their CA in ${ARGOCD_TLS_CERTS}` : tls.stderr.trim()));
   // Each tenant's server at its private address, as its cluster Secret names it: the address is
   // the sealed namespace's own (on its loopback), forwarded to the tenant's API server.
   for (const t of tenants) {

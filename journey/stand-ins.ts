@@ -68,7 +68,6 @@ interface Listed<T> {
 interface Meta {
   metadata: { name: string; namespace: string };
 }
-export type { Meta as ObjectMeta };
 
 async function writeSecret(kc: Kubectl, namespace: string, name: string, keys: readonly string[], out: string[]): Promise<void> {
   if (await kc.get(["secret", name, "-n", namespace])) return;

@@ -46,7 +46,6 @@ export interface LiveApplication {
   /** The ApplicationSet that generated it, if one did. */
   readonly appSet?: string;
   readonly retry: boolean;
-  readonly startedAt?: string;
   readonly detail: string;
 }
 
@@ -77,7 +76,6 @@ export function liveApplication(a: ApplicationObject): LiveApplication {
     health: st.health?.status ?? "Unknown",
     ...(owner ? { appSet: owner } : {}),
     retry: !!a.spec.syncPolicy?.retry,
-    ...(st.operationState?.startedAt ? { startedAt: st.operationState.startedAt } : {}),
     detail: applicationDetail(a),
   };
 }

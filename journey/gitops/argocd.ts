@@ -42,8 +42,9 @@ export const ARGOCD_PODS = [
   { kind: "deployment", name: "argocd-server", container: "server", entrypoint: TINI, address: "127.0.3.5", service: "argocd-server", listenEnv: ["ARGOCD_SERVER_LISTEN_ADDRESS", "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS"], listenFlags: [] },
 ] as const;
 
-/** The chart's Job that makes Redis's password (Secret argocd-redis), run before Redis. */
+/** The chart's Job that makes Redis's password (Secret argocd-redis), run before Redis, and its pod's address. */
 const REDIS_SECRET_JOB = "argocd-redis-secret-init";
+const REDIS_SECRET_JOB_ADDRESS = "127.0.3.9";
 
 /** `--flag=:port` (or `--flag=host:port`) rewritten to `--flag=<address>:port` for the flags given. Pure. */
 export function pinListeners(args: readonly string[], flags: readonly string[], address: string): string[] {
@@ -120,7 +121,7 @@ export async function startArgoCd(o: ArgoCdInput): Promise<ArgoCd> {
   // The Redis password, as the chart's Job makes it (`argocd admin redis-initial-password`).
   const job = await o.kc.get<Workload>(["job", REDIS_SECRET_JOB, "-n", o.namespace]);
   if (!job) return { started: [], problem: `no Job ${o.namespace}/${REDIS_SECRET_JOB}` };
-  const init = await prepare(job.spec.template, REDIS_SECRET_JOB, job.spec.template.spec.containers[0].name, "127.0.3.9");
+  const init = await prepare(job.spec.template, REDIS_SECRET_JOB, job.spec.template.spec.containers[0].name, REDIS_SECRET_JOB_ADDRESS);
   if (typeof init === "string") return { started: [], problem: init };
   const made = await run(inPod(pod(REDIS_SECRET_JOB, REDIS_SECRET_JOB, init), asContainer(init, containerArgv(init, []))), { timeoutMs: 60_000 });
   if (made.code !== 0) return { started: [], problem: `${REDIS_SECRET_JOB}: exit ${made.code}: ${(made.stderr || made.stdout).trim().slice(-400)}` };
