@@ -88,6 +88,35 @@ export const CRD_HEALTH_LUA = [
 ].join("\n");
 
 /**
+ * Health of a mariadb-operator Backup: Healthy once its schedule is in place ("Scheduled"), while
+ * a scheduled run goes on ("Running") and after a run succeeded; Degraded when the last run
+ * failed; Progressing until the operator has reported. Why: ArgoCD v3.4.4's built-in check
+ * calls every condition with status False Progressing, and mariadb-operator 26.6.0 reports a
+ * scheduled Backup `Complete=False` ("Scheduled") until its first run succeeds (journey, the real
+ * operator): a new tenant's control-plane-manifests stayed Progressing until the first nightly
+ * backup, holding its RollingSync step and every later wave for up to a day. A one-off Backup
+ * (no schedule) stays Progressing until its Job completes, as the built-in check has it.
+ */
+export const BACKUP_HEALTH_LUA = [
+  "if obj.status == nil or obj.status.conditions == nil then",
+  "  return { status = \"Progressing\", message = \"No status info available\" }",
+  "end",
+  "for _, c in ipairs(obj.status.conditions) do",
+  "  if c.type == \"Complete\" then",
+  "    local said = (c.reason or \"\") .. \" \" .. (c.message or \"\")",
+  "    if c.message == \"Failed\" then return { status = \"Degraded\", message = said } end",
+  "    if c.status == \"True\" then return { status = \"Healthy\", message = said } end",
+  "    if obj.spec ~= nil and obj.spec.schedule ~= nil and (c.message == \"Scheduled\" or c.message == \"Running\") then",
+  "      return { status = \"Healthy\", message = said }",
+  "    end",
+  "    return { status = \"Progressing\", message = said }",
+  "  end",
+  "end",
+  "return { status = \"Progressing\", message = \"No Complete condition yet\" }",
+  "",
+].join("\n");
+
+/**
  * Health of an ApplicationSet, as the root Application waits on it: Degraded when it cannot
  * generate (ErrorOccurred, or its Applications not up to date), Healthy once it has generated
  * them, Progressing until then. ArgoCD's built-in check also calls it Progressing while a
@@ -143,6 +172,8 @@ export function argocdValues(environment: string): Record<string, unknown> {
         "resource.customizations.health.argoproj.io_ApplicationSet": APPLICATIONSET_HEALTH_LUA,
         // A CRD Application Healthy once its CRDs are accepted (CRD_HEALTH_LUA: why).
         "resource.customizations.health.apiextensions.k8s.io_CustomResourceDefinition": CRD_HEALTH_LUA,
+        // A scheduled Backup Healthy once scheduled, not only after its first run (BACKUP_HEALTH_LUA: why).
+        "resource.customizations.health.k8s.mariadb.com_Backup": BACKUP_HEALTH_LUA,
       },
       repositories: ociRepositories(),
       // The tenants' ApplicationSets roll a fleet-wide change out wave by wave (RollingSync).

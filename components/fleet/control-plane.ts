@@ -160,8 +160,8 @@ interface SecretKeyRef {
 export interface MariaDbBackup {
   readonly apiVersion: "k8s.mariadb.com/v1alpha1";
   readonly kind: "Backup";
-  /** No namespace: the chart puts it in the tenant's. */
-  readonly metadata: { readonly name: string };
+  /** No namespace: the chart puts it in the tenant's. Its sync wave follows the MariaDB's. */
+  readonly metadata: { readonly name: string; readonly annotations: { readonly "argocd.argoproj.io/sync-wave": string } };
   readonly spec: {
     readonly mariaDbRef: { readonly name: string };
     readonly schedule: { readonly cron: string };
@@ -182,7 +182,9 @@ function accountingBackup(backups: CentralBackups): MariaDbBackup {
   return {
     apiVersion: "k8s.mariadb.com/v1alpha1",
     kind: "Backup",
-    metadata: { name: ACCOUNTING_BACKUP.name },
+    // Applied once its MariaDB is Healthy (wave 0): before it, the operator errors on a
+    // Backup of a MariaDB that does not exist yet and retries it with back-off.
+    metadata: { name: ACCOUNTING_BACKUP.name, annotations: { "argocd.argoproj.io/sync-wave": "1" } },
     spec: {
       mariaDbRef: { name: ACCOUNTING_DATABASE.service },
       schedule: { cron: backups.schedule },
