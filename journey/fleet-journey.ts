@@ -35,7 +35,8 @@ import { Kubectl } from "./kube/kubectl";
 import { Processes, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
-import { markReady, standInControllerSecrets, standInReady } from "./stand-ins";
+import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
+import { accountingLogin, CentralMariadb } from "./kube/mariadb";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./slurm/image";
@@ -57,7 +58,7 @@ export interface FleetJourneyInput {
   /** The sealed namespace the tools run in (a tenant's operator gets its cluster's names there). */
   readonly sealed: SealedNetwork;
   /** The binaries themselves (tools' are the sealed wrappers): those that run inside a pod's own namespaces. */
-  readonly binaries: { readonly slurmOperator: string; readonly argocd: string; readonly helm: string };
+  readonly binaries: { readonly slurmOperator: string; readonly mariadbOperator: string; readonly argocd: string; readonly helm: string };
   /** The Slurm image the tenants' slurmctld, slurmdbd, MariaDB and slurmrestd run in; why not, when it is missing. */
   readonly image: { readonly image?: SlurmImage; readonly missing?: string };
 }
@@ -123,6 +124,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     clusters.set(s.name, c);
     kubectl.set(s.name, new Kubectl(tools.kubectl, c.kubeconfig));
   }
+  // K3s's packaged local-storage add-on where the server keeps it: its default StorageClass
+  // before any claim is made (the provisioner is stood in while ArgoCD syncs).
+  for (const s of specs.filter((x) => x.server.localStorage)) await kubectl.get(s.name)?.run(["apply", "-f", "-"], { input: JSON.stringify(localPathStorageClass()) });
   const admission = centralServer.admissionConfig ? (parse(centralServer.admissionConfig) as { plugins?: { configuration?: { defaults?: { enforce?: string }; exemptions?: { namespaces?: string[] } } }[] }).plugins?.[0]?.configuration : undefined;
   report(step("control planes up from the servers' user data", true, `${specs.map((s) => s.name).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s; central enforces Pod Security "${admission?.defaults?.enforce ?? "privileged"}" (exempt: ${admission?.exemptions?.namespaces?.join(", ") ?? "none"}); tenants run K3s's default (no admission configuration)`));
 
@@ -236,10 +240,19 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // stand-ins.ts lists, once their controller's Deployment is available.
   const delivered = new Map<string, string[]>();
   const stoodIn = new Set<string>();
+  // mariadb-operator runs for real on central, and each MariaDB pod it makes, in the Slurm
+  // image; without the image (by hand) its kinds' conditions are stood in instead.
+  const slurmImage = input.image.image;
+  const mariadb = slurmImage
+    ? new CentralMariadb({ cluster: clusters.get("central") as Cluster, kc: c, binary: input.binaries.mariadbOperator, image: slurmImage.dir, sealed: input.sealed, processes, dir: path.join(input.dir, "mariadb"), port: MARIADB_OPERATOR_PORT })
+    : undefined;
+  const readyRows = mariadb ? READY_STAND_INS : [...READY_STAND_INS, ...MARIADB_STAND_INS];
   const deliverSecrets = async (): Promise<void> => {
+    await mariadb?.tick();
     for (const [name, kc] of kubectl) {
       for (const x of await standInControllerSecrets(kc)) stoodIn.add(`${name}:${x}`);
-      for (const x of await standInReady(kc)) stoodIn.add(`${name}:${x}`);
+      for (const x of await standInReady(kc, readyRows)) stoodIn.add(`${name}:${x}`);
+      if (specs.find((s) => s.name === name)?.server.localStorage) for (const x of await standInLocalPath(kc)) stoodIn.add(`${name}:${x}`);
       const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
       if (!eso?.status?.availableReplicas) continue;
       const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
@@ -351,11 +364,12 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
     ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
     : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
+  if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", input, report, version: tools.mariadbOperatorVersion });
   report(step("what controllers that cannot run here write, written once each controller is available", true, stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
-  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups });
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb });
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {
@@ -464,6 +478,52 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
 
 /** The first of the loopback ports the clusters' slurm-operators listen on (two each). */
 const OPERATOR_PORT = 18081;
+/** mariadb-operator's probe and metrics ports on the sealed namespace's loopback (after the slurm-operators'). */
+const MARIADB_OPERATOR_PORT = 18091;
+
+/**
+ * mariadb-operator on central, checked after the fleet synced: it ran as its ServiceAccount,
+ * every MariaDB, Database, User, Grant and Backup carries its own Ready condition, and each
+ * tenant's slurmdbd user logs in to the MariaDB pod with the grants the operator gave it.
+ */
+async function mariadbSteps(o: { mariadb: CentralMariadb; c: Kubectl; tenants: readonly string[]; image: string; input: FleetJourneyInput; report: (s: JourneyStep) => void; version: string }): Promise<void> {
+  const who = `mariadb-operator ${o.version}`;
+  const log = o.mariadb.operator ? o.input.processes.log(o.mariadb.operator) : "";
+  const forbidden = log.split("\n").filter((l) => /forbidden/i.test(l));
+  type Condition = { type: string; status: string; message?: string; lastTransitionTime?: string };
+  type Listed = { items: { metadata: { name: string; namespace: string; creationTimestamp?: string }; spec?: { mariaDbRef?: { name: string } }; status?: { conditions?: Condition[] } }[] };
+  const notReady: string[] = [];
+  let ready = 0;
+  const readyAt = new Map<string, string>();
+  for (const kind of ["mariadbs", "databases", "users", "grants"]) {
+    for (const x of (await o.c.get<Listed>([`${kind}.k8s.mariadb.com`, "-A"]))?.items ?? []) {
+      const cond = x.status?.conditions?.find((k) => k.type === "Ready");
+      if (cond?.status === "True") ready++;
+      else notReady.push(`${kind} ${x.metadata.namespace}/${x.metadata.name}: ${cond?.message ?? "no Ready condition"}`);
+      if (kind === "mariadbs") readyAt.set(`${x.metadata.namespace}/${x.metadata.name}`, cond?.status === "True" ? cond.lastTransitionTime ?? "" : "");
+    }
+  }
+  // A scheduled Backup reports Complete (Scheduled, Running, Success or Failed), never Ready;
+  // it is applied after its MariaDB is Ready (its sync wave), so the operator never saw it orphaned.
+  for (const b of (await o.c.get<Listed>(["backups.k8s.mariadb.com", "-A"]))?.items ?? []) {
+    const cond = b.status?.conditions?.find((k) => k.type === "Complete");
+    const dbReady = readyAt.get(`${b.metadata.namespace}/${b.spec?.mariaDbRef?.name ?? ""}`);
+    if (!cond || cond.message === "Failed") notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: ${cond?.message ?? "no Complete condition"}`);
+    else if (!dbReady || (b.metadata.creationTimestamp ?? "") < dbReady) notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: applied at ${b.metadata.creationTimestamp}, before its MariaDB was Ready (${dbReady || "never"})`);
+    else ready++;
+  }
+  const alive = !!o.mariadb.operator && o.input.processes.alive(o.mariadb.operator);
+  o.report(step(`central: ${who} reconciles every tenant's MariaDB, its database, user, grant and backup (applied after its MariaDB is Ready), as its ServiceAccount (chart RBAC)`, alive && forbidden.length === 0 && notReady.length === 0 && ready > 0,
+    o.mariadb.problem ?? (!alive ? `the operator is not running: ${o.mariadb.operator ? o.input.processes.tail(o.mariadb.operator) : "never started"}` : forbidden.length ? `refused by its RBAC: ${forbidden.slice(0, 3).join(" | ")}` : notReady.length ? notReady.slice(0, 6).join("; ") : `${ready} objects Ready by the operator's own conditions (each Backup Complete: scheduled)`)));
+  for (const t of o.tenants) {
+    const ns = tenantNamespace(t);
+    const pod = o.mariadb.pod(ns);
+    const login = pod?.port ? await accountingLogin({ kc: o.c, namespace: ns, pod, image: o.image, sealed: o.input.sealed, dir: path.join(o.input.dir, "mariadb", `${ns}-check`) }) : undefined;
+    const ok = !!login && !login.problem && login.database && login.grants.length > 0;
+    o.report(step(`tenant ${t}: its MariaDB runs from the StatefulSet ${who} made, and slurmdbd's user logs in with the grants the operator gave it over SQL`, ok,
+      !pod ? `no MariaDB StatefulSet in ${ns}` : pod.problem ?? login?.problem ?? `${pod.address}:${pod.port}; database ${login?.database ? "present" : "ABSENT"}; ${login?.grants.join(" | ") ?? ""}`));
+  }
+}
 
 /**
  * The real slurm-operator on each cluster as its ServiceAccount; then, per tenant, the
@@ -479,6 +539,7 @@ async function runSlurmOperators(o: {
   tenants: readonly string[];
   input: FleetJourneyInput;
   cleanups: (() => Promise<void>)[];
+  mariadb?: CentralMariadb;
 }): Promise<void> {
   const who = `slurm-operator ${o.tools.slurmOperatorVersion}`;
   // A tenant's operator dials its slurmrestd by its Service's name; here that name is an
@@ -526,7 +587,7 @@ async function runSlurmOperators(o: {
       o.report({ ...step(`tenant ${t}: its slurmctld and slurmdbd (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, false, o.input.image.missing ?? "no Slurm image"), ...(process.env.CI ? {} : { skipped: true }) });
       continue;
     }
-    const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir });
+    const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir, mariadb: o.mariadb?.pod(tenantNamespace(t)) });
     o.cleanups.push(slurm.stop);
     o.report(step(`tenant ${t}: its slurmctld and slurmdbd (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, !slurm.problem, `${slurm.problem ?? slurm.detail} (${((Date.now() - started) / 1000).toFixed(1)} s)`));
   }
@@ -660,7 +721,7 @@ async function missingSecretRefs(kc: Kubectl): Promise<string[]> {
   return missing;
 }
 
-/** Calls back for each Secret reference: secretKeyRef/*KeyRef {name,key}, secret volumes, envFrom secretRef. */
+/** Calls back for each Secret reference: secretKeyRef/*KeyRef {name,key} (not a ConfigMap's), secret volumes, envFrom secretRef. */
 export function walkRefs(v: unknown, at: string, found: (where: string, name: string, key?: string) => void): void {
   if (!v || typeof v !== "object") return;
   if (Array.isArray(v)) return v.forEach((x, i) => walkRefs(x, `${at}[${i}]`, found));
@@ -669,7 +730,8 @@ export function walkRefs(v: unknown, at: string, found: (where: string, name: st
     const ref = value as { name?: unknown; key?: unknown; secretName?: unknown; optional?: unknown } | null;
     // A reference its operator generates (mariadb-operator's `generate: true`) is not the fleet's to deliver.
     if (ref && typeof ref === "object" && !Array.isArray(ref) && ref.optional !== true && (ref as { generate?: unknown }).generate !== true) {
-      if (/(secretKeyRef|KeyRef|SecretKeyRef)$/.test(key) && typeof ref.name === "string") found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);
+      // A ConfigMap's key (configMapKeyRef, mariadb-operator's myCnfConfigMapKeyRef) is no Secret reference.
+      if (/KeyRef$/.test(key) && !/configMapKeyRef$/i.test(key) && typeof ref.name === "string") found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);
       else if (key === "secret" && typeof ref.secretName === "string") found(here, ref.secretName);
       else if (key === "secretRef" && typeof ref.name === "string" && at.endsWith("]")) found(here, ref.name, typeof ref.key === "string" ? ref.key : undefined);
     }

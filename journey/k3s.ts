@@ -20,6 +20,8 @@ export interface K3sServer {
   readonly nodeLabels: Readonly<Record<string, string>>;
   /** The kubelet's pod capacity (K3s's default 110 unless the user data sets max-pods). */
   readonly maxPods: number;
+  /** Whether K3s deploys its packaged local-storage add-on (a default StorageClass, local-path), i.e. the config does not disable it. */
+  readonly localStorage: boolean;
 }
 
 /** K3s's kubelet default when no max-pods is given. */
@@ -62,7 +64,8 @@ export function readK3sServer(userData: string, arch: string, hostname: string):
     "node.kubernetes.io/instance-type": "k3s",
     ...keyValues(list(config["node-label"])),
   };
-  return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS };
+  const localStorage = !list(config.disable).flatMap((d) => d.split(",")).map((d) => d.trim()).includes("local-storage");
+  return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage };
 }
 
 /** Paths the harness gives the API server in place of K3s's own files. */

@@ -8,6 +8,7 @@
  * - cert-manager: each Certificate's spec.secretName, once cert-manager is available;
  * - a controller told by flag where to keep its certificates (`--*-secret-name=<name>`,
  *   mariadb-operator's cert-controller), once its Deployment is available;
+ * - mariadb-operator's kinds only where the journey has no image to run MariaDB in;
  * - the Ready condition ArgoCD's health checks wait for, on the kinds in READY_STAND_INS.
  */
 import * as crypto from "crypto";
@@ -19,7 +20,14 @@ import type { Kubectl } from "./kube/kubectl";
  * controller that would write it, and why it does not run here. An ExternalSecret is made
  * Ready only once its target Secret was written (the fleet journey's External Secrets part).
  */
-export const READY_STAND_INS: readonly { readonly resource: string; readonly controller: string; readonly why: string; readonly clusterScoped?: boolean }[] = [
+export interface StandIn {
+  readonly resource: string;
+  readonly controller: string;
+  readonly why: string;
+  readonly clusterScoped?: boolean;
+}
+
+export const READY_STAND_INS: readonly StandIn[] = [
   { resource: "secretstores.external-secrets.io", controller: "external-secrets", why: "External Secrets reads AWS Secrets Manager" },
   { resource: "clustersecretstores.external-secrets.io", controller: "external-secrets", why: "External Secrets reads AWS Secrets Manager", clusterScoped: true },
   { resource: "nodepools.karpenter.sh", controller: "karpenter", why: "Karpenter calls EC2" },
@@ -27,12 +35,15 @@ export const READY_STAND_INS: readonly { readonly resource: string; readonly con
   { resource: "certificates.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here" },
   { resource: "issuers.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here" },
   { resource: "clusterissuers.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here", clusterScoped: true },
-  { resource: "mariadbs.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
-  { resource: "databases.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
-  { resource: "users.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
-  { resource: "grants.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
-  { resource: "backups.k8s.mariadb.com", controller: "mariadb-operator", why: "mariadb-operator is not run here yet" },
 ];
+
+/**
+ * mariadb-operator's kinds, stood in only where the journey cannot run the operator's MariaDB
+ * pods (no Slurm image, by hand): with the image, the real operator writes their conditions.
+ */
+export const MARIADB_STAND_INS: readonly StandIn[] = ["mariadbs", "databases", "users", "grants", "backups"].map((kind) => ({
+  resource: `${kind}.k8s.mariadb.com`, controller: "mariadb-operator", why: "no Slurm image to run the MariaDB pods in (scripts/install-tools makes it)",
+}));
 
 /** The status a controller writes when an object is Ready (the condition ArgoCD's health reads). Pure. */
 export function readyStatus(now: Date, message: string): { status: { conditions: { type: string; status: string; reason: string; message: string; lastTransitionTime: string }[] } } {
@@ -54,11 +65,11 @@ export async function markReady(kc: Kubectl, resource: string, message: string, 
 }
 
 /** Marks Ready what the available stood-in controllers would; returns what it marked. */
-export async function standInReady(kc: Kubectl): Promise<string[]> {
+export async function standInReady(kc: Kubectl, rows: readonly StandIn[] = READY_STAND_INS): Promise<string[]> {
   const deployments = (await kc.get<Listed<Meta & { status?: { availableReplicas?: number } }>>(["deployments", "-A"]))?.items ?? [];
   const available = new Set(deployments.filter((d) => (d.status?.availableReplicas ?? 0) > 0).map((d) => d.metadata.name));
   const out: string[] = [];
-  for (const s of READY_STAND_INS.filter((x) => available.has(x.controller))) out.push(...(await markReady(kc, s.resource, `journey stand-in: ${s.why}`)));
+  for (const s of rows.filter((x) => available.has(x.controller))) out.push(...(await markReady(kc, s.resource, `journey stand-in: ${s.why}`)));
   return out;
 }
 
@@ -90,6 +101,68 @@ export async function standInControllerSecrets(kc: Kubectl): Promise<string[]> {
       const m = /^--[a-z-]*secret-name=([a-z0-9.-]+)$/.exec(arg);
       if (m) await writeSecret(kc, d.metadata.namespace, m[1], ["tls.crt", "tls.key", "ca.crt"], out);
     }
+  }
+  return out;
+}
+
+/**
+ * K3s's packaged local-storage add-on: its StorageClass (default, local-path) as K3s's
+ * manifest gives it. Its provisioner is stood in (`standInLocalPath`): on a server it makes a
+ * folder under /var/lib/rancher/k3s/storage per claim, here a volume object bound the same way.
+ */
+export const K3S_LOCAL_PATH = { storageClass: "local-path", provisioner: "rancher.io/local-path", hostRoot: "/var/lib/rancher/k3s/storage" } as const;
+
+/** The StorageClass K3s's local-storage manifest applies. Pure. */
+export function localPathStorageClass(): Record<string, unknown> {
+  return {
+    apiVersion: "storage.k8s.io/v1",
+    kind: "StorageClass",
+    metadata: { name: K3S_LOCAL_PATH.storageClass, annotations: { "storageclass.kubernetes.io/is-default-class": "true" } },
+    provisioner: K3S_LOCAL_PATH.provisioner,
+    volumeBindingMode: "WaitForFirstConsumer",
+    reclaimPolicy: "Delete",
+  };
+}
+
+interface Claim {
+  metadata: { name: string; namespace: string; uid: string; annotations?: Record<string, string> };
+  spec: { storageClassName?: string; accessModes?: string[]; resources?: { requests?: { storage?: string } }; volumeName?: string };
+  status?: { phase?: string };
+}
+
+/**
+ * The volume local-path-provisioner makes for a claim the scheduler placed on a node (its
+ * `selected-node` annotation): a hostPath folder on that node, bound to the claim; undefined
+ * for a claim that is not local-path's to provision yet. Pure.
+ */
+export function localPathVolume(claim: Claim): Record<string, unknown> | undefined {
+  const node = claim.metadata.annotations?.["volume.kubernetes.io/selected-node"];
+  if (claim.spec.storageClassName !== K3S_LOCAL_PATH.storageClass || !node || claim.spec.volumeName || claim.status?.phase !== "Pending") return undefined;
+  const name = `pvc-${claim.metadata.uid}`;
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name, annotations: { "pv.kubernetes.io/provisioned-by": K3S_LOCAL_PATH.provisioner } },
+    spec: {
+      capacity: { storage: claim.spec.resources?.requests?.storage ?? "1Gi" },
+      accessModes: claim.spec.accessModes ?? ["ReadWriteOnce"],
+      persistentVolumeReclaimPolicy: "Delete",
+      storageClassName: K3S_LOCAL_PATH.storageClass,
+      claimRef: { apiVersion: "v1", kind: "PersistentVolumeClaim", namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid },
+      hostPath: { path: `${K3S_LOCAL_PATH.hostRoot}/${name}_${claim.metadata.namespace}_${claim.metadata.name}`, type: "DirectoryOrCreate" },
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "kubernetes.io/hostname", operator: "In", values: [node] }] }] } },
+    },
+  };
+}
+
+/** Provisions what K3s's local-path provisioner would; returns the claims it provisioned. */
+export async function standInLocalPath(kc: Kubectl): Promise<string[]> {
+  const out: string[] = [];
+  for (const claim of (await kc.get<Listed<Claim>>(["persistentvolumeclaims", "-A"]))?.items ?? []) {
+    const pv = localPathVolume(claim);
+    if (!pv) continue;
+    const r = await kc.run(["create", "-f", "-"], { input: JSON.stringify(pv) });
+    if (r.code === 0) out.push(`persistentvolumeclaim/${claim.metadata.namespace}/${claim.metadata.name}`);
   }
   return out;
 }

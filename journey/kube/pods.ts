@@ -35,6 +35,8 @@ export interface Container {
   readonly args?: readonly string[];
   readonly command?: readonly string[];
   readonly env?: readonly EnvVar[];
+  /** Every key of a ConfigMap or Secret as a variable (`prefix` before each name); `env` wins over them. */
+  readonly envFrom?: readonly EnvFromSource[];
   readonly volumeMounts?: readonly { readonly name: string; readonly mountPath: string; readonly subPath?: string; readonly readOnly?: boolean }[];
   readonly securityContext?: { readonly runAsUser?: number; readonly runAsGroup?: number };
   /** `Always` on an init container: a sidecar (the chart's log tailers), not a step before the main container. */
@@ -50,6 +52,12 @@ export interface EnvVar {
     readonly secretKeyRef?: { readonly name: string; readonly key: string; readonly optional?: boolean };
     readonly fieldRef?: { readonly fieldPath: string };
   };
+}
+
+export interface EnvFromSource {
+  readonly prefix?: string;
+  readonly configMapRef?: { readonly name: string; readonly optional?: boolean };
+  readonly secretRef?: { readonly name: string; readonly optional?: boolean };
 }
 
 export interface PodTemplate {
@@ -183,6 +191,30 @@ export function containerEnv(
   return { env: out, missing };
 }
 
+/**
+ * The variables a container's `envFrom` gives, as the kubelet resolves them: every key of
+ * each ConfigMap or Secret in order (a later source wins), with its prefix; a source that is
+ * absent and not optional is missing. Pure.
+ */
+export function envFromSources(
+  sources: readonly EnvFromSource[],
+  objects: { readonly configMaps: ReadonlyMap<string, Readonly<Record<string, string>>>; readonly secrets: ReadonlyMap<string, Readonly<Record<string, string>>> },
+): { env: Record<string, string>; missing: string[] } {
+  const out: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const s of sources) {
+    const ref = s.configMapRef ?? s.secretRef;
+    if (!ref) continue;
+    const data = s.configMapRef ? objects.configMaps.get(ref.name) : objects.secrets.get(ref.name);
+    if (!data) {
+      if (!ref.optional) missing.push(`envFrom: ${s.configMapRef ? "ConfigMap" : "Secret"} ${ref.name}`);
+      continue;
+    }
+    for (const [k, v] of Object.entries(data)) out[`${s.prefix ?? ""}${k}`] = s.secretRef ? Buffer.from(v, "base64").toString() : v;
+  }
+  return { env: out, missing };
+}
+
 /** `$(VAR)` replaced by the variable's value where it is defined, `$$` by `$` (the kubelet's expansion of command, args and values). Pure. */
 export function expandVars(text: string, env: Readonly<Record<string, string>>): string {
   return text.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (whole: string, name?: string) => (name === undefined ? "$" : env[name] ?? whole));
@@ -260,9 +292,10 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
     binds.push({ from: sa, to: SERVICE_ACCOUNT_DIR, readOnly: true });
   }
   const fields: PodFields = identity?.fields ?? { name: containerName, namespace };
+  const from = envFromSources(container.envFrom ?? [], objects);
   const resolved = containerEnv(container.env ?? [], objects, fields);
-  missing.push(...resolved.missing);
-  const env = { ...identity?.image?.env, ...identity?.env, ...resolved.env };
+  missing.push(...from.missing, ...resolved.missing);
+  const env = { ...identity?.image?.env, ...identity?.env, ...from.env, ...resolved.env };
   const expand = (list: readonly string[]) => list.map((a) => expandVars(a, env));
   return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: expand(container.command) } : {}), args: expand(container.args ?? []), missing };
 }

@@ -23,10 +23,11 @@ export const SLURM_CONFIG_MAP = "slurm-config";
 const ADDRESS_FLAGS = ["--health-addr", "--metrics-addr"] as const;
 
 /**
- * The Deployment's container arguments with each address flag on 127.0.0.1 (`port`,
- * `port + 1`): three clusters' operators share the sealed namespace's loopback. Pure.
+ * A controller's container arguments with each address flag (`--health-addr`,
+ * `--metrics-addr`) on 127.0.0.1 (`port`, `port + 1`): the clusters' operators share the
+ * sealed namespace's loopback. Pure.
  */
-export function operatorArgs(deploymentArgs: readonly string[], port: number, kubeconfig: string): string[] {
+export function pinAddressFlags(deploymentArgs: readonly string[], port: number): string[] {
   const out: string[] = [];
   for (let i = 0; i < deploymentArgs.length; i++) {
     const a = deploymentArgs[i];
@@ -38,7 +39,13 @@ export function operatorArgs(deploymentArgs: readonly string[], port: number, ku
     if (a === flag) i++;
     out.push(`${flag}=127.0.0.1:${port + ADDRESS_FLAGS.indexOf(flag)}`);
   }
-  return [...out, `--kubeconfig=${kubeconfig}`];
+  for (const flag of ADDRESS_FLAGS) if (!out.some((a) => a.startsWith(`${flag}=`))) out.push(`${flag}=127.0.0.1:${port + ADDRESS_FLAGS.indexOf(flag)}`);
+  return out;
+}
+
+/** The slurm-operator's arguments: its address flags pinned, then the kubeconfig of its ServiceAccount. Pure. */
+export function operatorArgs(deploymentArgs: readonly string[], port: number, kubeconfig: string): string[] {
+  return [...pinAddressFlags(deploymentArgs, port), `--kubeconfig=${kubeconfig}`];
 }
 
 interface Deployment {

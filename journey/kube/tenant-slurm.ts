@@ -2,9 +2,10 @@
  * A tenant's Slurm behind the real operators: central's slurmctld from the StatefulSet and
  * slurm.conf Slinky's operator made for it on central, and the tenant's slurmrestd from the
  * Deployment and configuration the tenant's operator made in the tenant's cluster, both Slurm
- * 26.05 from the journey's image (journey/kube/slurm-pods.ts runs them as the kubelet would).
+ * 26.05 from the journey's image (journey/kube/pods.ts runs them as the kubelet would).
  * They share a network namespace of the tenant's own, loopback only: every tenant's
- * slurmctld listens on 6817, and the names of both slurm.conf files resolve to it there. The
+ * slurmctld listens on 6817, and the names of both slurm.conf files resolve to it there;
+ * slurmdbd's database name is forwarded to the MariaDB mariadb-operator made. The
  * tenant's operator reaches its slurmrestd by the Service name its RestApi gives
  * (`slurm-restapi.slurm:6820`) at an address of the sealed namespace that socat forwards into
  * the tenant's (as a Service forwards): the NodeSet controller's joint, for real.
@@ -21,6 +22,7 @@ import type { Kubectl } from "./kubectl";
 import type { SealedNetwork } from "./sealed-network";
 import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
 import { slurmConfValues } from "./slurm-operator";
+import type { MariadbPod } from "./mariadb";
 
 /** The namespaces' name stem: a crashed run's are found by it and removed. */
 const TENANT_SLURM_STEM = "clusterra-slurm-";
@@ -73,6 +75,8 @@ export async function startTenantSlurm(o: {
   readonly tenant: Kubectl;
   readonly sealed: SealedNetwork;
   readonly dir: string;
+  /** The tenant's MariaDB on central, as mariadb-operator made it (journey/kube/mariadb.ts). */
+  readonly mariadb?: MariadbPod;
 }): Promise<TenantSlurm> {
   const netns = `${TENANT_SLURM_STEM}${o.tenantId}-${process.pid}`;
   const dir = path.join(o.dir, `slurm-${o.tenantId}`);
@@ -117,7 +121,7 @@ export async function startTenantSlurm(o: {
     fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), LOOPBACK_RESOLVER);
     // The tenant's folder is seen at its own path (MariaDB's data, its init file).
     const pod = (name: string, hostname: string, binds: PreparedContainer["binds"]): Pod => ({ netns, hostname, image: o.image.dir, shared: [dir], root: path.join(dir, name, "root"), binds });
-    for (const p of ["slurmctld", "slurmdbd", "slurmrestd", "mariadb"]) for (const d of ["run", "spool", "etc-slurm"]) fs.mkdirSync(path.join(dir, p, "root", d), { recursive: true });
+    for (const p of ["slurmctld", "slurmdbd", "slurmrestd"]) for (const d of ["run", "spool", "etc-slurm"]) fs.mkdirSync(path.join(dir, p, "root", d), { recursive: true });
 
     /** A pod's init containers run to completion (the users' merge), then its main container made ready. */
     const preparePod = async (kc: Kubectl, namespace: string, template: PodTemplate, main: string, name: string, hostname: string, claims: readonly string[] = []) => {
@@ -153,15 +157,22 @@ export async function startTenantSlurm(o: {
     const log = ctld.binds.find((b) => b.to === "/var/log/slurm");
     if (log) slurmctldLog = path.join(log.from, "slurmctld.log");
 
-    // The accounting database as mariadb-operator makes it for the Accounting's storageConfig
-    // (stand-in: the operator does not run yet): a fresh MariaDB from the image, the database,
-    // and its user with the password slurmdbd.conf was written with. Then slurmdbd: slurmctld
-    // serves nothing until slurmdbd has given a new cluster its id.
-    const db = await startMariadb(supervisor, pod("mariadb", "mariadb-0", []), path.join(dir, "mariadb-data"), dbdConf);
-    if (typeof db === "string") return fail(db);
-    daemons.push(db, supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds), asContainer(dbd, containerArgv(dbd, ENTRYPOINTS.slurmdbd))));
-    const dbdUp = await waitFor(async () => (daemons[1].exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmdbd, 1000)) || undefined), 30_000, 300);
-    if (!dbdUp) return fail(`slurmdbd did not listen on ${SLURM_PORTS.slurmdbd}: ${tail(daemons[1].log, 4)}`);
+    // The accounting database mariadb-operator made (its StatefulSet's pod in the sealed
+    // namespace; the database, user and grant by the operator over SQL), reached at the name
+    // slurmdbd.conf gives it through a forward (as its Service forwards). Then slurmdbd:
+    // slurmctld serves nothing until slurmdbd has given a new cluster its id.
+    const port = Number(dbdConf.StoragePort);
+    if (!o.mariadb?.port || o.mariadb.problem) return fail(`no MariaDB from mariadb-operator for ${ns}: ${o.mariadb?.problem ?? "its pod never started"}`);
+    if (!Number.isInteger(port)) return fail("slurmdbd.conf names no StoragePort");
+    const dbSocket = path.join(dir, "mariadb.sock");
+    daemons.push(supervisor.startCommand("mariadb-forward-out", o.sealed.argv(["socat", `UNIX-LISTEN:${dbSocket},fork,reuseaddr`, `TCP:${o.mariadb.address}:${o.mariadb.port}`])));
+    if (!(await waitFor(async () => fs.existsSync(dbSocket) || undefined, 10_000, 200))) return fail(`the forward to MariaDB at ${o.mariadb.address}:${o.mariadb.port} did not start: ${tail(daemons[0].log, 2)}`);
+    const db = supervisor.startCommand("mariadb-forward-in", ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, "socat", `TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${dbSocket}`]);
+    if (!(await waitFor(async () => (await tcpProbe(netns, "127.0.0.1", port, 1000)) || undefined, 10_000, 200))) return fail(`the forward ${dbdConf.StorageHost}:${port} -> MariaDB does not answer: ${tail(db.log, 2)}`);
+    const slurmdbd = supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds), asContainer(dbd, containerArgv(dbd, ENTRYPOINTS.slurmdbd)));
+    daemons.push(db, slurmdbd);
+    const dbdUp = await waitFor(async () => (slurmdbd.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmdbd, 1000)) || undefined), 30_000, 300);
+    if (!dbdUp) return fail(`slurmdbd did not listen on ${SLURM_PORTS.slurmdbd}: ${tail(slurmdbd.log, 4)}`);
 
     // slurmctld answers to the first name of SlurmctldHost: its pod's hostname.
     const ctldHost = slurmctldNames(central.SlurmctldHost ?? "")[0] ?? `${SLINKY_WORKLOADS.controller.name}-0`;
@@ -182,7 +193,7 @@ export async function startTenantSlurm(o: {
     return {
       tenantId: o.tenantId,
       restapiAddress,
-      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on MariaDB), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
+      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,
     };
   };
@@ -191,19 +202,4 @@ export async function startTenantSlurm(o: {
   } catch (e) {
     return fail(`starting the pods: ${(e as Error).message}`);
   }
-}
-
-/** MariaDB in the pod, listening on its port, with the accounting database and user slurmdbd.conf names; a reason when it does not come up. */
-async function startMariadb(supervisor: Supervisor, pod: Pod, data: string, dbd: Readonly<Record<string, string>>): Promise<Daemon | string> {
-  const [database, user, password, port] = [dbd.StorageLoc, dbd.StorageUser, dbd.StoragePass, Number(dbd.StoragePort)];
-  if (!database || !user || !password || !Number.isInteger(port)) return `slurmdbd.conf names no StorageLoc, StorageUser, StoragePass or StoragePort`;
-  fs.mkdirSync(data, { recursive: true });
-  const install = await run(inPod(pod, ["mariadb-install-db", "--no-defaults", `--datadir=${data}`, "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"]), { timeoutMs: 60_000 });
-  if (install.code !== 0) return `mariadb-install-db failed: ${(install.stderr || install.stdout).trim().slice(-300)}`;
-  const sql = (v: string) => v.replace(/\\/g, "\\\\").replace(/'/g, "\\'");
-  const init = path.join(data, "..", "init.sql");
-  fs.writeFileSync(init, `CREATE DATABASE IF NOT EXISTS \`${database}\`;\nCREATE USER IF NOT EXISTS '${sql(user)}'@'%' IDENTIFIED BY '${sql(password)}';\nGRANT ALL PRIVILEGES ON \`${database}\`.* TO '${sql(user)}'@'%';\n`, { mode: 0o600 });
-  const db = supervisor.start("mariadb", pod, ["mariadbd", "--no-defaults", "--user=root", `--datadir=${data}`, "--socket=/run/mysqld.sock", "--pid-file=/run/mysqld.pid", "--bind-address=127.0.0.1", `--port=${port}`, "--skip-name-resolve", `--init-file=${init}`]);
-  const up = await waitFor(async () => (db.exit ? false : (await tcpProbe(pod.netns, "127.0.0.1", port, 1000)) || undefined), 30_000, 300);
-  return up ? db : `MariaDB did not listen on ${port}: ${tail(db.log, 3)}`;
 }

@@ -6,7 +6,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 
-export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator", "argocd", "registry"] as const;
+export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator", "mariadb-operator", "argocd", "registry"] as const;
 type Binary = (typeof BINARIES)[number];
 
 export type Tools = Record<Binary, string> & {
@@ -16,6 +16,8 @@ export type Tools = Record<Binary, string> & {
   readonly slurmOperatorVersion: string;
   /** ArgoCD's module version, read the same way. */
   readonly argocdVersion: string;
+  /** mariadb-operator's module version, read the same way. */
+  readonly mariadbOperatorVersion: string;
 };
 
 /** kwok's stages the journey uses: nodes ready, pods running and completing, deletes. */
@@ -30,8 +32,10 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   let stageDir: string | undefined;
   let slurmOperatorVersion = "unknown";
   let argocdVersion = "unknown";
+  let mariadbOperatorVersion = "unknown";
   try {
     slurmOperatorVersion = /\bmod\s+github\.com\/SlinkyProject\/slurm-operator\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found["slurm-operator"]], { encoding: "utf8" }))?.[1] ?? slurmOperatorVersion;
+    mariadbOperatorVersion = /\bmod\s+github\.com\/mariadb-operator\/mariadb-operator\/v26\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found["mariadb-operator"]], { encoding: "utf8" }))?.[1] ?? mariadbOperatorVersion;
     argocdVersion = /\b(?:mod|dep)\s+github\.com\/argoproj\/argo-cd\/v3\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found.argocd], { encoding: "utf8" }))?.[1] ?? argocdVersion;
     const version = /\bmod\s+sigs\.k8s\.io\/kwok\s+(\S+)/.exec(execFileSync("go", ["version", "-m", found.kwok], { encoding: "utf8" }))?.[1];
     const modCache = execFileSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).trim();
@@ -41,5 +45,5 @@ export function findTools(root: string): { tools?: Tools; missing: string[] } {
   }
   const stages = stageDir ? KWOK_STAGES.map((s) => path.join(stageDir as string, s)).filter((s) => fs.existsSync(s)) : [];
   if (stages.length !== KWOK_STAGES.length) return { missing: [`kwok's stage files (${KWOK_STAGES.join(", ")}) under its module in the Go module cache`] };
-  return { tools: { ...found, kwokStages: stages, slurmOperatorVersion, argocdVersion }, missing: [] };
+  return { tools: { ...found, kwokStages: stages, slurmOperatorVersion, argocdVersion, mariadbOperatorVersion }, missing: [] };
 }

@@ -1,5 +1,5 @@
 // mariadb-operator v26.6.0: the operator chart mariadb-operator 26.6.0 deploys (cmd/controller;
-// its webhook and cert-controller are subcommands). a verified recipe, not yet in scripts/install-tools (README.md); nothing here
+// its webhook and cert-controller are subcommands), built by scripts/install-tools (README.md); nothing here
 // is committed but this file, go.sum, tools.go and README.md. The module proxy here refuses
 // github.com/mariadb-operator/mariadb-operator/v26 v26.6.0 (403), so install-tools unpacks its
 // release tarball into .tools/src (gitignored) and the replace below builds that tree; see
