@@ -91,17 +91,24 @@ function tenantServer(p: PlanResult): string {
   return `https://${String(serverInstance(p).inputs.privateIp)}:6443`;
 }
 
-export async function runFleetJourney(input: FleetJourneyInput): Promise<void> {
+/** What the Kubernetes part hands the Slurm part: per tenant, central's slurmctld /etc/slurm as Slinky's operator wrote it. */
+export interface FleetJourneyResult {
+  readonly controllerEtc: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
+export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJourneyResult> {
   const cleanups: (() => Promise<void>)[] = [];
+  const controllerEtc = new Map<string, Readonly<Record<string, string>>>();
   try {
-    await fleetJourney(input, cleanups);
+    await fleetJourney(input, cleanups, controllerEtc);
+    return { controllerEtc };
   } finally {
     // Each cleanup runs whatever another's did.
     for (const c of cleanups) await c().catch((e: unknown) => input.report(step("what the Kubernetes part started is gone", false, String(e))));
   }
 }
 
-async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[]): Promise<void> {
+async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], controllerEtc: Map<string, Readonly<Record<string, string>>>): Promise<void> {
   const { report, tools, processes } = input;
   const central = input.central.config as CentralConfig;
   const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
@@ -369,7 +376,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
-  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb });
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controllerEtc });
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {
@@ -540,6 +547,7 @@ async function runSlurmOperators(o: {
   input: FleetJourneyInput;
   cleanups: (() => Promise<void>)[];
   mariadb?: CentralMariadb;
+  controllerEtc: Map<string, Readonly<Record<string, string>>>;
 }): Promise<void> {
   const who = `slurm-operator ${o.tools.slurmOperatorVersion}`;
   // A tenant's operator dials its slurmrestd by its Service's name; here that name is an
@@ -589,6 +597,7 @@ async function runSlurmOperators(o: {
     }
     const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir, mariadb: o.mariadb?.pod(tenantNamespace(t)) });
     o.cleanups.push(slurm.stop);
+    if (slurm.controllerEtc) o.controllerEtc.set(t, slurm.controllerEtc);
     o.report(step(`tenant ${t}: its slurmctld and slurmdbd (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, !slurm.problem, `${slurm.problem ?? slurm.detail} (${((Date.now() - started) / 1000).toFixed(1)} s)`));
   }
   const unpinned: string[] = [];

@@ -9,6 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { planStack, type PlanResult } from "../cli/plan";
+import type { TenantConfig } from "../config/types";
 import { runFleetJourney } from "./fleet-journey";
 import { runSlurmJourney } from "./slurm";
 import { findSlurmImage } from "./slurm/image";
@@ -50,6 +51,8 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   const processes = new Processes(path.join(dir, "logs"));
   const started = Date.now();
   let net: SealedNetwork | undefined;
+  // central's slurmctld /etc/slurm per tenant, as the Kubernetes part's Slinky operator wrote it.
+  let controllerEtc: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map();
   try {
     const central = await planStack({ stack: o.centralStack, root: o.root }, undefined);
     const tenants: PlanResult[] = [];
@@ -62,10 +65,10 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     } else {
       net = await sealNetwork();
       try {
-        await runFleetJourney({
+        ({ controllerEtc } = await runFleetJourney({
           root: o.root, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, processes, report,
           sealed: net, binaries: { slurmOperator: tools["slurm-operator"], mariadbOperator: tools["mariadb-operator"], argocd: tools.argocd, helm: tools.helm }, image: findSlurmImage(o.root),
-        });
+        }));
       } catch (e) {
         report(step("the Kubernetes part ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));
       }
@@ -76,7 +79,8 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     if (process.getuid?.() !== 0 && !process.env.CI) {
       report({ ...step("Slurm across the plans' rules (network namespaces, nftables, slurmctld/slurmd/slurmdbd)", false, "needs root: run `sudo npm run journey`"), skipped: true });
     } else {
-      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root })) report(s);
+      const etc = controllerEtc.get((tenants[0].config as TenantConfig).tenant.id);
+      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { controllerEtc: etc } : {}) })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {

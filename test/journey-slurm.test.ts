@@ -1,8 +1,9 @@
 /**
  * The Slurm journey's pure parts: security-group rules read from a plan in any of AWS's
  * shapes, their translation to nftables (stateful, default deny, drops recorded), the NAT
- * Kubernetes does, and slurm.conf from the fleet. The whole journey (root, namespaces, real
- * daemons) runs only with JOURNEY_SLURM=1.
+ * Kubernetes does, and the slurm.conf the daemons read (the operator's, with the journey's
+ * overrides). The Slurm part itself runs in `npm run journey` (root, namespaces, real daemons),
+ * or alone with `node dist/journey/slurm/main.js` on a kept run's operator files.
  */
 import * as assert from "node:assert/strict";
 import { spawnSync } from "child_process";
@@ -11,15 +12,14 @@ import * as os from "os";
 import * as path from "path";
 import type { DeploymentResource } from "../cli/deployment";
 import { slurmctldNodePort, SLURM_PORTS, srunPortBlock } from "../facts/contract";
-import { planSlurmJourney, runSlurmJourney } from "../journey/slurm";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/slurm/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../journey/slurm/security-groups";
-import { nodeSetOf, partitionsOf, prologFile, slurmConf } from "../journey/slurm/slurm-config";
+import { journeyEtcSlurm, nodeSetOf, partitionsOf } from "../journey/slurm/slurm-config";
+import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/slurm/image";
 import { planTopology } from "../journey/slurm/topology";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
-import { formatStep } from "../journey/step";
 import { plan } from "./helpers";
 
 function resource(type: string, name: string, outputs: Record<string, unknown>): DeploymentResource {
@@ -155,20 +155,20 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     const moved: TenantSide = { ...world.tenant, srun: { ...world.tenant.srun, ports: world.tenant.srun.ports.map((p, i) => (i === 0 ? { ...p, targetPort: 22 } : p)), selector: {} } };
     assert.deepEqual(srunProblems(moved).map((p) => p.split(":")[1].trim().split(" ").slice(0, 3).join(" ")), ["srun ports not", "the srun Service"]);
 
-    const conf = slurmConf({ tenant: world.tenant, controlPlane: world.controlPlane, slurmdTimeoutSeconds: 15 });
-    assert.match(conf, /^SlurmctldHost=slurm-controller-0\(slurm-controller\.tenant-acme\)$/m);
-    assert.match(conf, /^SlurmctldParameters=enable_configless$/m);
-    assert.match(conf, /^AccountingStoragePort=6819$/m);
-    // Authentication as Slinky v1.2.1's operator writes it (its builder's constants), never munge.
-    for (const line of ["AuthType=auth/slurm", "CredType=cred/slurm", "AuthInfo=use_client_ids", "SlurmUser=slurm"]) assert.match(conf, new RegExp(`^${line}$`, "m"), line);
-    assert.doesNotMatch(conf, /munge/);
-    // The release's Prolog scripts by file name: in /etc/slurm, sent to slurmd configless.
-    assert.deepEqual(conf.split("\n").filter((l) => l.startsWith("Prolog=")), Object.keys(world.controlPlane.prologs).sort().map((k) => `Prolog=${prologFile(k)}`));
-    assert.ok(Object.keys(world.controlPlane.prologs).length > 0);
-    for (const line of world.controlPlane.extraConf.trim().split("\n")) assert.ok(conf.includes(line), line);
-    const nodeSet = nodeSetOf(world.controlPlane.extraConf, topology.slurmd[0].features);
+    // The Slurm part's daemons read the operator's files (the Kubernetes part hands them over),
+    // keys left out, with the journey's overrides after the operator's lines.
+    const operator = ["ClusterName=clusterra-dev-acme", "SlurmctldHost=slurm-controller-0(slurm-controller.tenant-acme)", "AuthType=auth/slurm", "CredType=cred/slurm", "Prolog=prolog-user-directories", world.controlPlane.extraConf.trim()].join("\n");
+    const etc = journeyEtcSlurm({ "slurm.conf": `${operator}\n`, "cgroup.conf": "CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n", "prolog-user-directories": "#!/bin/sh\n", "slurm.key": "k", "jwt.key": "j" }, 15);
+    assert.deepEqual(Object.keys(etc).sort(), ["cgroup.conf", "prolog-user-directories", "slurm.conf"]);
+    assert.ok(etc["slurm.conf"].startsWith(operator));
+    const values = slurmConfValues(etc["slurm.conf"]);
+    for (const [key, value] of Object.entries({ ClusterName: "clusterra-dev-acme", AuthType: "auth/slurm", CredType: "cred/slurm", Prolog: "prolog-user-directories" })) assert.equal(values[key], value, key);
+    for (const [key, value] of Object.entries({ ProctrackType: "proctrack/linuxproc", TaskPlugin: "task/none", SlurmdTimeout: "15" })) assert.equal(values[key], value, key);
+    assert.doesNotMatch(etc["slurm.conf"], /munge/);
+    assert.match(etc["cgroup.conf"], /^CgroupPlugin=disabled$/m);
+    const nodeSet = nodeSetOf(etc["slurm.conf"], topology.slurmd[0].features);
     assert.equal(nodeSet, world.tenant.nodeSets[0].name);
-    assert.ok(partitionsOf(world.controlPlane.extraConf, nodeSet ?? "").length > 0);
+    assert.ok(partitionsOf(etc["slurm.conf"], nodeSet ?? "").length > 0);
   });
 
   it("finds the groups Karpenter's selector picks by tag", () => {
@@ -194,20 +194,5 @@ describe("Slurm journey: the image", () => {
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }
-  });
-});
-
-describe("Slurm journey on this machine (JOURNEY_SLURM=1, root)", function () {
-  this.timeout(240000);
-  const enabled = process.env.JOURNEY_SLURM === "1" && process.getuid?.() === 0;
-
-  (enabled ? it : it.skip)("walks the path, interactive srun, salloc and srun --pty from central's login included, with nothing dropped", async () => {
-    const plans = await planSlurmJourney();
-    const steps = await runSlurmJourney({ workDir: path.join(os.tmpdir(), "journey-slurm"), plans });
-    for (const s of steps) console.log(`      ${formatStep(s)}`);
-    assert.deepEqual(steps.filter((s) => !s.passed).map((s) => s.name), []);
-    const interactive = steps.filter((s) => /from central's login \(timeout|in a pty/.test(s.name));
-    assert.equal(interactive.length, 4);
-    for (const s of interactive) assert.match(s.detail, /launch from 10\.0\.0\.10 \(central host\); dropped: nothing/, s.name);
   });
 });

@@ -53,6 +53,8 @@ export interface TenantSlurm {
   readonly restapiAddress: string;
   /** What the steps report. */
   readonly detail: string;
+  /** The files of the controller pod's /etc/slurm the operator wrote (slurm.conf, cgroup.conf, Prolog scripts), keys left out: the Slurm part's configuration. */
+  readonly controllerEtc?: Readonly<Record<string, string>>;
   readonly problem?: string;
   readonly stop: () => Promise<void>;
 }
@@ -149,7 +151,8 @@ export async function startTenantSlurm(o: {
       if (!from) throw new Error(`a Slurm container mounts nothing at ${POD_MOUNTS.etc}`);
       return from;
     };
-    const central = slurmConfValues(fs.readFileSync(path.join(etc(ctld), "slurm.conf"), "utf8"));
+    const controllerEtc = Object.fromEntries(fs.readdirSync(etc(ctld)).filter((f) => !f.endsWith(".key") && fs.statSync(path.join(etc(ctld), f)).isFile()).map((f) => [f, fs.readFileSync(path.join(etc(ctld), f), "utf8")]));
+    const central = slurmConfValues(controllerEtc["slurm.conf"] ?? "");
     const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
     const dbdConf = slurmConfValues(fs.readFileSync(path.join(etc(dbd), "slurmdbd.conf"), "utf8"));
     const names = [...new Set([...slurmctldNames(central.SlurmctldHost ?? ""), ...slurmctldNames(tenantSide.SlurmctldHost ?? ""), central.AccountingStorageHost, dbdConf.DbdHost, dbdConf.StorageHost].filter(Boolean))];
@@ -193,6 +196,7 @@ export async function startTenantSlurm(o: {
     return {
       tenantId: o.tenantId,
       restapiAddress,
+      controllerEtc,
       detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,
     };

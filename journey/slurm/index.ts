@@ -25,6 +25,8 @@ export interface SlurmJourneyOptions {
   readonly srunTimeoutMs?: number;
   /** Project root holding fleet/ (default: this checkout). */
   readonly root?: string;
+  /** central's slurmctld /etc/slurm as Slinky's operator wrote it for the tenant (the Kubernetes part; by hand, a kept run's folder). */
+  readonly controllerEtc?: Readonly<Record<string, string>>;
 }
 
 export const DEFAULT_STACKS = { central: "central-dev", tenant: "tenant-acme-dev", other: "tenant-globex-dev" } as const;
@@ -57,5 +59,6 @@ export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<Jou
     slurmdCount: Math.max(1, Math.min(2, options.slurmdCount ?? 2)),
     srunTimeoutMs: options.srunTimeoutMs ?? 20_000,
     ...(options.root ? { root: options.root } : {}),
+    ...(options.controllerEtc ? { controllerEtc: options.controllerEtc } : {}),
   });
 }

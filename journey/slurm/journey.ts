@@ -13,7 +13,8 @@ import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, ru
 import { sharedDirectory, userDirectory } from "../../components/identity/passwd";
 import { DIRECTORY_MODES } from "../../components/identity/user-directories";
 import { SHARED_GROUP, type TenantUser } from "../../config/users";
-import { mariadbInitSql, nodeSetOf, partitionsOf, prologFile, slurmConf, slurmdbdConf } from "./slurm-config";
+import { journeyEtcSlurm, journeyOverrides, mariadbInitSql, nodeSetOf, partitionsOf, slurmdbdConf } from "./slurm-config";
+import { slurmConfValues } from "../kube/slurm-operator";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
 import { SG_TABLE } from "./nft";
@@ -27,6 +28,8 @@ export interface JourneyRunOptions {
   readonly root?: string;
   /** The image every pod runs (journey/slurm/image.ts). */
   readonly image: SlurmImage;
+  /** The files of central's slurmctld /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
+  readonly controllerEtc?: Readonly<Record<string, string>>;
 }
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
@@ -54,6 +57,8 @@ interface Context {
   };
   readonly token: string;
   readonly image: SlurmImage;
+  /** central's slurmctld /etc/slurm: the operator's files with the journey's overrides (slurm-config.ts). */
+  readonly etc?: Readonly<Record<string, string>>;
 }
 
 function seconds(ms: number): string {
@@ -97,8 +102,10 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     login: path.join(work, "identity", "login"),
     slurmd: path.join(work, "identity", "slurmd"),
   };
+  // Each pod's own /var/log/slurm (the operator's pods mount a volume there: SlurmctldLogFile, SlurmdLogFile).
   const pod = (name: string, hostname: string, netns: string, identity: string, efs?: string): Pod => ({
     netns, hostname, image: options.image.dir, shared: [work], root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}),
+    binds: [{ from: path.join(work, "pods", name, "log"), to: SLURM_LOG_DIR }],
   });
   // The access point's root as the plan creates it: what the nodes see at /mnt/efs.
   const efs = path.join(work, "efs");
@@ -121,6 +128,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     },
     token: randomBytes(6).toString("hex"),
     image: options.image,
+    ...(options.controllerEtc ? { etc: journeyEtcSlurm(options.controllerEtc, SLURMD_TIMEOUT_S) } : {}),
   };
   try {
     const network = await timed("namespaces and security groups up", () => networkUp(ctx));
@@ -235,6 +243,19 @@ async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }>
 
 /** Slurm's own user in the image and Slinky's pods (SlurmUser): it owns slurm.key, slurmdbd.conf and slurmctld's state. */
 const SLURM_USER = { name: "slurm", uid: 401, gid: 401 } as const;
+/** Keys of the operator's slurm.conf (and one override) whose running values `slurmctld up` compares with the file. */
+const RUNNING_KEYS = ["ClusterName", "StateSaveLocation", "SlurmctldParameters", "AuthAltTypes", "ProctrackType"] as const;
+
+/** Where Slinky's pods keep their Slurm logs (the operator's slurm.conf names files there). */
+const SLURM_LOG_DIR = "/var/log/slurm";
+
+/** slurmctld's state folder on the machine: the operator's StateSaveLocation, under the pod's spool volume. */
+function stateDir(ctx: Context): string {
+  const at = slurmConfValues(ctx.etc?.["slurm.conf"] ?? "").StateSaveLocation ?? `${POD_MOUNTS.spool}/slurmctld`;
+  if (!at.startsWith(`${POD_MOUNTS.spool}/`)) throw new Error(`StateSaveLocation ${at} is not under ${POD_MOUNTS.spool}, the controller pod's state volume`);
+  return path.join(ctx.pods.slurmctld.root, "spool", at.slice(POD_MOUNTS.spool.length + 1));
+}
+
 /** Where every Slurm daemon and sackd reads the tenant's shared key (Slinky mounts it there). */
 const SLURM_KEY = "slurm.key";
 
@@ -263,7 +284,8 @@ async function accountingUp(ctx: Context): Promise<{ ok: boolean; detail: string
   const slurmUsers: [Pod, string][] = [[pods.slurmctld, "spool/slurmctld"], [pods.slurmctld, "run/slurmctld"], [pods.slurmdbd, "run/slurmdbd"]];
   // sackd keeps the configuration it fetched in /run/slurm/conf, where the login's clients read it.
   fs.mkdirSync(path.join(pods.login.root, "run", "slurm"), { recursive: true, mode: 0o755 });
-  for (const [p, dir] of slurmUsers) {
+  // Every pod's log folder: SlurmUser's, as the image's own /var/log/slurm.
+  for (const [p, dir] of [...slurmUsers, ...[...keyed, pods.mariadb].map((x): [Pod, string] => [x, "log"])]) {
     fs.mkdirSync(path.join(p.root, dir), { recursive: true, mode: 0o755 });
     fs.chownSync(path.join(p.root, dir), SLURM_USER.uid, SLURM_USER.gid);
   }
@@ -328,24 +350,40 @@ async function accountingTables(ctx: Context): Promise<number | undefined> {
 
 async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const { pods, world, topology } = ctx;
-  const conf = slurmConf({ tenant: world.tenant, controlPlane: world.controlPlane, slurmdTimeoutSeconds: SLURMD_TIMEOUT_S });
-  // The controller holds the file (and its Prolog scripts, served configless); the login's
-  // sackd and the slurmd fetch them from it.
-  fs.writeFileSync(path.join(pods.slurmctld.root, "etc-slurm", "slurm.conf"), conf);
-  for (const [key, script] of Object.entries(world.controlPlane.prologs)) fs.writeFileSync(path.join(pods.slurmctld.root, "etc-slurm", prologFile(key)), script, { mode: 0o755 });
+  if (!ctx.etc?.["slurm.conf"]) return { ok: false, detail: "no slurm.conf from central's Slinky operator: the Kubernetes part did not reach the tenant's slurmctld" };
+  // The controller holds the operator's files (its Prolog scripts among them, served
+  // configless); the login's sackd and the slurmd fetch them from it.
+  const etc = path.join(pods.slurmctld.root, "etc-slurm");
+  for (const [file, text] of Object.entries(ctx.etc)) fs.writeFileSync(path.join(etc, file), text, { mode: file.startsWith("prolog-") ? 0o755 : 0o644 });
+  // auth/jwt beside auth/slurm (the operator's AuthAltTypes): a per-run key where it names it, SlurmUser's.
+  const jwt = /(?:^|,)jwt_key=([^,\s]+)/.exec(slurmConfValues(ctx.etc["slurm.conf"]).AuthAltParameters ?? "")?.[1];
+  const state = stateDir(ctx);
+  fs.mkdirSync(state, { recursive: true, mode: 0o755 });
+  fs.chownSync(state, SLURM_USER.uid, SLURM_USER.gid);
+  if (jwt?.startsWith(`${POD_MOUNTS.etc}/`)) {
+    const file = path.join(etc, jwt.slice(POD_MOUNTS.etc.length + 1));
+    fs.writeFileSync(file, randomBytes(32), { mode: 0o600 });
+    fs.chownSync(file, SLURM_USER.uid, SLURM_USER.gid);
+  }
   const started = await startSlurmctld(ctx, true);
   if (typeof started === "string") return { ok: false, detail: started };
   const ping = started.ping;
-  let shown = "";
+  let registered = "";
   const cluster = await waitFor(async () => {
     const r = await login(ctx, ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster,controlhost,controlport"], 5000);
-    shown = (r.stdout + r.stderr).trim();
+    registered = (r.stdout + r.stderr).trim();
     return r.stdout.includes(`${world.controlPlane.clusterName}|${topology.central.slurmctld.address}|`) ? r.stdout.trim() : undefined;
   }, WAIT.slurmctld, 500);
   const parts = (await login(ctx, ["sinfo", "-h", "-o", "%P"], 5000)).stdout.trim().split("\n").join(",");
+  // What slurmctld runs with is the operator's file (and the overrides after it): the keys below
+  // as `scontrol show config` reports them.
+  const given = slurmConfValues(ctx.etc["slurm.conf"]);
+  const shown = (await login(ctx, ["scontrol", "show", "config"], 5000)).stdout;
+  const running = (key: string) => new RegExp(`^${key}\\s*=\\s*(.*?)\\s*$`, "m").exec(shown)?.[1];
+  const differ = RUNNING_KEYS.filter((k) => running(k) !== given[k]).map((k) => `${k}: running ${running(k) ?? "(none)"}, the file says ${given[k] ?? "(none)"}`);
   return {
-    ok: cluster !== undefined,
-    detail: `${ping} at ${topology.central.slurmctld.address}:${SLURM_PORTS.slurmctld}, NodePort ${world.tenant.nodePort} on ${topology.central.hostAddress}; partitions ${parts}; accounting: ${cluster ?? `cluster not registered in slurmdbd: ${shown || "nothing"}`}`,
+    ok: cluster !== undefined && differ.length === 0,
+    detail: `on the slurm.conf central's Slinky operator wrote (${journeyOverrides(SLURMD_TIMEOUT_S).filter((l) => /^[A-Za-z]+=/.test(l)).length} keys overridden after it): ${differ.length ? `NOT RUNNING IT: ${differ.join("; ")}` : RUNNING_KEYS.map((k) => `${k}=${given[k]}`).join(", ")}; ${ping} at ${topology.central.slurmctld.address}:${SLURM_PORTS.slurmctld}, NodePort ${world.tenant.nodePort} on ${topology.central.hostAddress}; partitions ${parts}; accounting: ${cluster ?? `cluster not registered in slurmdbd: ${registered || "nothing"}`}`,
   };
 }
 
@@ -398,7 +436,7 @@ async function restoreDrill(ctx: Context): Promise<{ ok: boolean; detail: string
   const dump = path.join(dir, `${backup.name}.sql${backup.compression === "gzip" ? ".gz" : backup.compression === "bzip2" ? ".bz2" : ""}`);
   const dumped = await run(inPod(pods.mariadb, ["bash", "-c", `set -o pipefail; mariadb-dump --no-defaults -S ${MARIADB_SOCKET} -u root --single-transaction --events --routines --databases ${backup.databases.map(quote).join(" ")}${zip} > ${quote(dump)}`]), { timeoutMs: WAIT.mariadb });
   if (dumped.code !== 0) return { ok: false, detail: `the backup failed: ${dumped.stderr.trim()}` };
-  const state = path.join(pods.slurmctld.root, "spool", "slurmctld");
+  const state = stateDir(ctx);
   const snapshot = path.join(dir, "slurmctld-state");
   // The daily snapshot comes long after a submission: here, once slurmctld has saved the held job's state.
   const saved = await waitFor(async () => (fs.existsSync(path.join(state, "job_state")) && fs.statSync(path.join(state, "job_state")).mtimeMs > submittedAt ? true : undefined), WAIT.slurmctld, 200);
@@ -521,8 +559,9 @@ async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: str
       continue;
     }
     const addr = field(line, "NodeAddr");
-    const nodeSet = nodeSetOf(world.controlPlane.extraConf, s.features);
-    const expectedParts = nodeSet ? partitionsOf(world.controlPlane.extraConf, nodeSet) : [];
+    // The NodeSet and partitions the operator's slurm.conf gives a node of these features.
+    const nodeSet = nodeSetOf(ctx.etc?.["slurm.conf"] ?? "", s.features);
+    const expectedParts = nodeSet ? partitionsOf(ctx.etc?.["slurm.conf"] ?? "", nodeSet) : [];
     const parts = (field(line, "Partitions") ?? "").split(",").filter(Boolean);
     const missing = expectedParts.filter((p) => !parts.includes(p));
     if (addr !== s.address) {

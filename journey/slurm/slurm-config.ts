@@ -1,75 +1,55 @@
 /**
- * The Slurm configuration central's Slinky serves a tenant, rebuilt from the committed
- * fleet: the controller's name and port, configless, accounting through slurmdbd, and the
- * partition and NodeSet lines of the central release's `controller.extraConf` (Slinky's
- * hybrid mode puts every remote NodeSet's lines there), with the authentication Slinky
- * v1.2.1's operator writes (auth/slurm, cred/slurm, use_client_ids). Where the journey's
- * pods differ from Slinky's (cgroup tracking), the stand-in is named. Pure.
+ * The Slurm configuration the Slurm part's daemons read: the slurm.conf, cgroup.conf and
+ * Prolog scripts central's Slinky operator (v1.2.1) wrote for the tenant, taken from the
+ * Kubernetes part (the controller pod's /etc/slurm), with the journey's overrides appended
+ * (slurmctld keeps a key's last value), each a named stand-in; and slurmdbd's configuration
+ * from the central release's storageConfig. Pure.
  */
 import { SLURM_PORTS } from "../../facts/contract";
-import { SLURM_RELEASE } from "../../facts/fleet";
 import { POD_MOUNTS } from "./processes";
 import type { ControlPlaneValues, TenantSide } from "./world";
 import { slinkyNames } from "./world";
 
-export interface SlurmConfInput {
-  readonly tenant: TenantSide;
-  readonly controlPlane: ControlPlaneValues;
-  /** How often slurmctld pings idle nodes is SlurmdTimeout/3: short, so a ping falls inside the journey. */
-  readonly slurmdTimeoutSeconds: number;
-}
-
-export function slurmConf(input: SlurmConfInput): string {
-  const { tenant, controlPlane } = input;
-  const names = slinkyNames(tenant);
+/**
+ * What the journey changes in the operator's slurm.conf, and why: every value here is a
+ * stand-in for something this machine cannot give its pods or a wait it shortens.
+ */
+export function journeyOverrides(slurmdTimeoutSeconds: number): string[] {
   return [
-    `# slurm.conf of ${tenant.namespace} as central's Slinky serves it (configless), for the journey.`,
-    `ClusterName=${controlPlane.clusterName}`,
-    `SlurmctldHost=${names.controllerPod}(${names.controllerService})`,
-    `SlurmctldPort=${SLURM_PORTS.slurmctld}`,
-    `SlurmdPort=${SLURM_PORTS.slurmd}`,
-    "SlurmctldParameters=enable_configless",
-    "# As Slinky's operator writes them: the tenant's slurm.key in /etc/slurm of every pod.",
-    "AuthType=auth/slurm",
-    "CredType=cred/slurm",
-    "AuthInfo=use_client_ids",
-    "SlurmUser=slurm",
-    "SlurmdUser=root",
-    `StateSaveLocation=${POD_MOUNTS.spool}/slurmctld`,
-    `SlurmdSpoolDir=${POD_MOUNTS.spool}/slurmd`,
-    `SlurmctldPidFile=${POD_MOUNTS.run}/slurmctld.pid`,
-    `SlurmdPidFile=${POD_MOUNTS.run}/slurmd.pid`,
-    "# Stand-in for proctrack/cgroup and task/cgroup: several slurmd share this machine's cgroup tree.",
+    "# --- The journey's overrides of the operator's file (the last value of a key wins) ---",
+    "# Several slurmd share this machine's cgroup tree (cgroup.conf: CgroupPlugin=disabled): no cgroup tracking or confinement.",
     "ProctrackType=proctrack/linuxproc",
     "TaskPlugin=task/none",
     "JobAcctGatherType=jobacct_gather/none",
-    "SelectType=select/cons_tres",
-    "SelectTypeParameters=CR_CPU",
-    "ReturnToService=2",
-    "# Dynamic nodes (slurmd -Z) need room in the node table, as the operator's MaxNodeCount gives; slurmctld reaches each directly.",
-    "MaxNodeCount=1024",
-    "TreeWidth=65533",
-    `SlurmdTimeout=${input.slurmdTimeoutSeconds}`,
-    "AccountingStorageType=accounting_storage/slurmdbd",
-    `AccountingStorageHost=${SLURM_RELEASE}-accounting`,
-    `AccountingStoragePort=${SLURM_PORTS.slurmdbd}`,
-    "JobCompType=jobcomp/none",
-    "MpiDefault=none",
-    "MailProg=/bin/true",
+    "# slurmctld pings idle nodes every SlurmdTimeout/3: short, so a ping falls inside the journey.",
+    `SlurmdTimeout=${slurmdTimeoutSeconds}`,
     "# debug: slurmctld logs each ping agent it spawns, the journey's evidence of 6818 pings.",
     "SlurmctldDebug=debug",
     "SlurmdDebug=debug",
-    "# prologScripts of the central release (fleet), by file name as the operator writes them: in /etc/slurm, sent to slurmd configless.",
-    ...Object.keys(controlPlane.prologs).sort().map((k) => `Prolog=${prologFile(k)}`),
-    "# controller.extraConf of the central release (fleet):",
-    controlPlane.extraConf.trim(),
     "",
-  ].join("\n");
+  ];
 }
 
-/** The file name of one of the release's Prolog scripts in /etc/slurm (the chart's ConfigMap key `prolog-<key>`). */
-export function prologFile(key: string): string {
-  return `prolog-${key}`;
+/** The cgroup.conf the journey's pods get in place of the operator's (slurmd 26.05 needs a cgroup file system or none at all). */
+export const JOURNEY_CGROUP_CONF = "# The journey's stand-in for the operator's cgroup.conf: several slurmd share this machine's cgroup tree.\nCgroupPlugin=disabled\n";
+
+/** The operator's slurm.conf with the journey's overrides after it. Pure. */
+export function journeySlurmConf(operatorConf: string, slurmdTimeoutSeconds: number): string {
+  return [operatorConf.trimEnd(), "", ...journeyOverrides(slurmdTimeoutSeconds)].join("\n");
+}
+
+/**
+ * The files of central's slurmctld /etc/slurm the Slurm part writes: the operator's, keys left
+ * out (the part makes its own per-run slurm.key and jwt.key), slurm.conf with the overrides,
+ * cgroup.conf replaced. Pure.
+ */
+export function journeyEtcSlurm(operatorEtc: Readonly<Record<string, string>>, slurmdTimeoutSeconds: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [file, text] of Object.entries(operatorEtc)) {
+    if (file.endsWith(".key")) continue;
+    out[file] = file === "slurm.conf" ? journeySlurmConf(text, slurmdTimeoutSeconds) : file === "cgroup.conf" ? JOURNEY_CGROUP_CONF : text;
+  }
+  return out;
 }
 
 export function slurmdbdConf(input: { readonly tenant: TenantSide; readonly controlPlane: ControlPlaneValues; readonly password: string }): string {

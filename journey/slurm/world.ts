@@ -83,8 +83,6 @@ export interface PodIdentity {
 export interface ControlPlaneValues {
   readonly clusterName: string;
   readonly extraConf: string;
-  /** `prologScripts`: key -> script (the chart names the file `prolog-<key>`). */
-  readonly prologs: Readonly<Record<string, string>>;
   readonly accounting: { readonly host: string; readonly port: number; readonly database: string; readonly username: string };
   /** MariaDB's my.cnf from the fleet's MariaDB resource. */
   readonly mariadbCnf: string;
@@ -267,7 +265,6 @@ function controlPlaneValues(plan: PlanResult, root: string, helm: string): Contr
   return {
     clusterName: String(must(values.clusterName, "the central release's clusterName")),
     extraConf: String(get(values, "controller", "extraConf") ?? ""),
-    prologs: (values.prologScripts ?? {}) as Record<string, string>,
     slurmctldIdentity: podIdentity("slurmctld", must(values.controller as Doc | undefined, "controller values"), "slurmctld", users),
     loginIdentity: podIdentity("login", loginSet, "login", users),
     accounting: {
