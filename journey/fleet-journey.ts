@@ -133,7 +133,10 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   }
   // K3s's packaged local-storage add-on where the server keeps it: its default StorageClass
   // before any claim is made (the provisioner is stood in while ArgoCD syncs).
-  for (const s of specs.filter((x) => x.server.localStorage)) await kubectl.get(s.name)?.run(["apply", "-f", "-"], { input: JSON.stringify(localPathStorageClass()) });
+  for (const s of specs.filter((x) => x.server.localStorage)) {
+    const r = await (kubectl.get(s.name) as Kubectl).run(["apply", "-f", "-"], { input: JSON.stringify(localPathStorageClass()) });
+    if (r.code !== 0) report(step(`${s.name}: K3s's local-path StorageClass applied (its claims bind)`, false, r.stderr.trim().slice(0, 300)));
+  }
   const admission = centralServer.admissionConfig ? (parse(centralServer.admissionConfig) as { plugins?: { configuration?: { defaults?: { enforce?: string }; exemptions?: { namespaces?: string[] } } }[] }).plugins?.[0]?.configuration : undefined;
   report(step("control planes up from the servers' user data", true, `${specs.map((s) => s.name).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s; central enforces Pod Security "${admission?.defaults?.enforce ?? "privileged"}" (exempt: ${admission?.exemptions?.namespaces?.join(", ") ?? "none"}); tenants run K3s's default (no admission configuration)`));
 

@@ -80,7 +80,10 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       report({ ...step("Slurm across the plans' rules (network namespaces, nftables, slurmctld/slurmd/slurmdbd)", false, "needs root: run `sudo npm run journey`"), skipped: true });
     } else {
       const etc = controllerEtc.get((tenants[0].config as TenantConfig).tenant.id);
-      for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { controllerEtc: etc } : {}) })) report(s);
+      // Its daemons read the slurm.conf the operator wrote: by hand without it (the Kubernetes part
+      // stopped short) the part is skipped with why; in CI it runs and fails at slurmctld.
+      if (!etc && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote", false, "the Kubernetes part did not reach the tenant's slurmctld (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>/slurm-<tenant>/slurmctld/volumes/slurm-etc"), skipped: true });
+      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { controllerEtc: etc } : {}) })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {

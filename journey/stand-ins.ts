@@ -110,7 +110,7 @@ export async function standInControllerSecrets(kc: Kubectl): Promise<string[]> {
  * manifest gives it. Its provisioner is stood in (`standInLocalPath`): on a server it makes a
  * folder under /var/lib/rancher/k3s/storage per claim, here a volume object bound the same way.
  */
-export const K3S_LOCAL_PATH = { storageClass: "local-path", provisioner: "rancher.io/local-path", hostRoot: "/var/lib/rancher/k3s/storage" } as const;
+const K3S_LOCAL_PATH = { storageClass: "local-path", provisioner: "rancher.io/local-path", hostRoot: "/var/lib/rancher/k3s/storage" } as const;
 
 /** The StorageClass K3s's local-storage manifest applies. Pure. */
 export function localPathStorageClass(): Record<string, unknown> {

@@ -51,6 +51,7 @@ describe("central's ArgoCD health checks, run by real ArgoCD", function () {
 
   it("calls a failed backup Degraded, and a Backup without the operator's report, or a one-off still running, Progressing", () => {
     assert.equal(health(backup(true, { status: "False", reason: "CronJobScheduled", message: "Failed" }), cm.cm), "Degraded");
+    assert.equal(health(backup(true, { status: "False", reason: "Failed", message: "Error creating CronJob" }), cm.cm), "Degraded");
     assert.equal(health(backup(true), cm.cm), "Progressing");
     assert.equal(health(backup(false, { status: "False", reason: "JobRunning", message: "Running" }), cm.cm), "Progressing");
   });

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { envFromSources } from "../journey/kube/pods";
-import { initSql, mariadbAddress, mariadbNames } from "../journey/kube/mariadb";
+import { initSql, mariadbAddress, mariadbNames, optionValue } from "../journey/kube/mariadb";
 import { pinAddressFlags } from "../journey/kube/slurm-operator";
 import { localPathStorageClass, localPathVolume } from "../journey/stand-ins";
 import { readK3sServer } from "../journey/k3s";
@@ -30,6 +30,10 @@ describe("the journey's real mariadb-operator (pure parts)", () => {
     assert.match(sql, /DROP USER IF EXISTS 'root'@'127\.0\.0\.1', 'root'@'::1';/);
     assert.equal(initSql({ MARIADB_ROOT_HOST: "%" }), undefined);
     assert.doesNotMatch(initSql({ MARIADB_ROOT_PASSWORD: "p", MARIADB_ROOT_HOST: "localhost" }) ?? "", /CREATE USER/);
+  });
+
+  it("quotes a value in a client option file, so a # or a quote stays part of the password", () => {
+    assert.equal(optionValue('p#a"s\\s'), '"p#a\\"s\\\\s"');
   });
 
   it("resolves the names the operator dials a MariaDB by, each tenant's at its own address", () => {

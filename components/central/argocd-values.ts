@@ -89,13 +89,16 @@ export const CRD_HEALTH_LUA = [
 
 /**
  * Health of a mariadb-operator Backup: Healthy once its schedule is in place ("Scheduled"), while
- * a scheduled run goes on ("Running") and after a run succeeded; Degraded when the last run
- * failed; Progressing until the operator has reported. Why: ArgoCD v3.4.4's built-in check
+ * a scheduled run goes on ("Running") and after a run succeeded; Degraded when the operator says
+ * a run or the Backup itself failed; Progressing until the operator has reported. Why: ArgoCD v3.4.4's built-in check
  * calls every condition with status False Progressing, and mariadb-operator 26.6.0 reports a
  * scheduled Backup `Complete=False` ("Scheduled") until its first run succeeds (journey, the real
  * operator): a new tenant's control-plane-manifests stayed Progressing until the first nightly
  * backup, holding its RollingSync step and every later wave for up to a day. A one-off Backup
  * (no schedule) stays Progressing until its Job completes, as the built-in check has it.
+ * Blind spot, the operator's: it reports "Scheduled" again after a failed run while no run has
+ * ever succeeded, so health cannot tell a first night's failure; the backup Job's own failure is
+ * what an operator's alerting watches for that.
  */
 export const BACKUP_HEALTH_LUA = [
   "if obj.status == nil or obj.status.conditions == nil then",
@@ -104,7 +107,7 @@ export const BACKUP_HEALTH_LUA = [
   "for _, c in ipairs(obj.status.conditions) do",
   "  if c.type == \"Complete\" then",
   "    local said = (c.reason or \"\") .. \" \" .. (c.message or \"\")",
-  "    if c.message == \"Failed\" then return { status = \"Degraded\", message = said } end",
+  "    if c.message == \"Failed\" or c.reason == \"Failed\" then return { status = \"Degraded\", message = said } end",
   "    if c.status == \"True\" then return { status = \"Healthy\", message = said } end",
   "    if obj.spec ~= nil and obj.spec.schedule ~= nil and (c.message == \"Scheduled\" or c.message == \"Running\") then",
   "      return { status = \"Healthy\", message = said }",

@@ -15,7 +15,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { CENTRAL_ADD_ONS } from "../../facts/fleet";
+import { ACCOUNTING_DATABASE, CENTRAL_ADD_ONS } from "../../facts/fleet";
 import { kubeconfigText, type Cluster } from "./cluster";
 import type { Kubectl } from "./kubectl";
 import { asContainer, containerArgv, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
@@ -25,12 +25,15 @@ import { pinAddressFlags } from "./slurm-operator";
 import { tcpProbe } from "../slurm/network";
 import { inPod, NETNS_ETC, preparePod, run, waitFor, type Pod } from "../slurm/processes";
 
-/** The chart's Deployment and container, in the namespace the fleet installs it in. */
-export const MARIADB_OPERATOR = {
-  deployment: "mariadb-operator",
-  container: "controller",
-  namespace: (CENTRAL_ADD_ONS.find((a) => a.name === "mariadb-operator") ?? { namespace: "mariadb-operator" }).namespace,
-} as const;
+/** The chart's Deployment and container (the fleet installs it as the central add-on of that name). */
+const MARIADB_OPERATOR = { deployment: "mariadb-operator", container: "controller" } as const;
+
+/** The namespace the fleet installs mariadb-operator in. */
+function operatorNamespace(): string {
+  const addOn = CENTRAL_ADD_ONS.find((a) => a.name === MARIADB_OPERATOR.deployment);
+  if (!addOn) throw new Error(`no central add-on ${MARIADB_OPERATOR.deployment} in facts/fleet.ts`);
+  return addOn.namespace;
+}
 
 /** The MariaDB pod's container, as the operator names it. */
 const MARIADB_CONTAINER = "mariadb";
@@ -80,7 +83,7 @@ interface Workload {
 }
 
 /** Starts the operator where ArgoCD synced its Deployment; the process name, or why not. */
-export async function startMariadbOperator(o: {
+async function startMariadbOperator(o: {
   readonly cluster: Cluster;
   readonly kc: Kubectl;
   readonly binary: string;
@@ -90,7 +93,7 @@ export async function startMariadbOperator(o: {
   /** First of two loopback ports for its probes and metrics. */
   readonly port: number;
 }): Promise<{ process?: string; problem?: string }> {
-  const ns = MARIADB_OPERATOR.namespace;
+  const ns = operatorNamespace();
   fs.mkdirSync(o.dir, { recursive: true });
   const d = await o.kc.get<Workload>(["deployment", MARIADB_OPERATOR.deployment, "-n", ns]);
   if (!d) return { problem: `no Deployment ${ns}/${MARIADB_OPERATOR.deployment}` };
@@ -113,7 +116,7 @@ export async function startMariadbOperator(o: {
  * Runs the first pod of a MariaDB's StatefulSet at `address`, its names resolving there in the
  * sealed namespace; what it runs, or why not.
  */
-export async function startMariadbPod(o: {
+async function startMariadbPod(o: {
   readonly kc: Kubectl;
   readonly statefulSet: Workload;
   readonly image: string;
@@ -170,6 +173,11 @@ export async function startMariadbPod(o: {
   return up ? { process: name, port } : { problem: `${ns}/${podName} did not listen on ${o.address}:${port}: ${o.processes.tail(name, 4)}` };
 }
 
+/** A value in a MariaDB option file, quoted so that `#`, quotes and spaces stay part of it. Pure. */
+export function optionValue(v: string): string {
+  return `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
+}
+
 /** A MariaDB pod the journey runs: where it listens, or why it does not. */
 export interface MariadbPod {
   readonly namespace: string;
@@ -211,7 +219,7 @@ export class CentralMariadb {
 
   private async pass(): Promise<void> {
     if (!this.operator && !this.problem) {
-      if (!(await this.o.kc.get(["deployment", MARIADB_OPERATOR.deployment, "-n", MARIADB_OPERATOR.namespace]))) return;
+      if (!(await this.o.kc.get(["deployment", MARIADB_OPERATOR.deployment, "-n", operatorNamespace()]))) return;
       const r = await startMariadbOperator({ cluster: this.o.cluster, kc: this.o.kc, binary: this.o.binary, sealed: this.o.sealed, processes: this.o.processes, dir: path.join(this.o.dir, "operator"), port: this.o.port });
       this.operator = r.process;
       this.problem = r.problem;
@@ -246,16 +254,16 @@ export async function accountingLogin(o: {
   readonly sealed: SealedNetwork;
   readonly dir: string;
 }): Promise<{ grants: string[]; database: boolean; problem?: string }> {
-  const db = await o.kc.get<{ spec: { username?: string; database?: string; passwordSecretKeyRef?: { name: string; key: string } } }>(["mariadbs.k8s.mariadb.com", MARIADB_CONTAINER, "-n", o.namespace]);
+  const db = await o.kc.get<{ spec: { username?: string; database?: string; passwordSecretKeyRef?: { name: string; key: string } } }>(["mariadbs.k8s.mariadb.com", ACCOUNTING_DATABASE.service, "-n", o.namespace]);
   const ref = db?.spec.passwordSecretKeyRef;
-  if (!db?.spec.username || !db.spec.database || !ref) return { grants: [], database: false, problem: `MariaDB ${o.namespace}/${MARIADB_CONTAINER} names no username, database and password Secret` };
+  if (!db?.spec.username || !db.spec.database || !ref) return { grants: [], database: false, problem: `MariaDB ${o.namespace}/${ACCOUNTING_DATABASE.service} names no username, database and password Secret` };
   const secret = await o.kc.get<{ data?: Record<string, string> }>(["secret", ref.name, "-n", o.namespace]);
   const password = secret?.data?.[ref.key];
   if (!password || !o.pod.port) return { grants: [], database: false, problem: `no Secret ${o.namespace}/${ref.name} key ${ref.key}, or no MariaDB listening` };
   // The password in a client option file only root reads, never on a command line.
   const dir = path.join(o.dir, "client");
   fs.mkdirSync(path.join(dir, "run"), { recursive: true });
-  fs.writeFileSync(path.join(dir, "run", "client.cnf"), `[client]\nuser=${db.spec.username}\npassword=${Buffer.from(password, "base64").toString()}\n`, { mode: 0o600 });
+  fs.writeFileSync(path.join(dir, "run", "client.cnf"), `[client]\nuser=${optionValue(db.spec.username)}\npassword=${optionValue(Buffer.from(password, "base64").toString())}\n`, { mode: 0o600 });
   const pod: Pod = { netns: o.sealed.name, hostname: "client", image: o.image, shared: [], root: dir };
   preparePod(pod);
   const sql = `SHOW GRANTS; SELECT CONCAT('database:', COUNT(*)) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '${db.spec.database.replace(/'/g, "''")}'`;

@@ -90,7 +90,9 @@ export async function startTenantSlurm(o: {
     await supervisor.stopAll();
     await teardown([netns]);
   };
-  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop });
+  // Once read, the operator's files go to the Slurm part whatever fails after.
+  let controllerEtc: Record<string, string> | undefined;
+  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop, ...(controllerEtc ? { controllerEtc } : {}) });
   const left = await abandonedNamespaces(`${TENANT_SLURM_STEM}${o.tenantId}-`);
   if (left.length) await teardown(left);
 
@@ -151,7 +153,7 @@ export async function startTenantSlurm(o: {
       if (!from) throw new Error(`a Slurm container mounts nothing at ${POD_MOUNTS.etc}`);
       return from;
     };
-    const controllerEtc = Object.fromEntries(fs.readdirSync(etc(ctld)).filter((f) => !f.endsWith(".key") && fs.statSync(path.join(etc(ctld), f)).isFile()).map((f) => [f, fs.readFileSync(path.join(etc(ctld), f), "utf8")]));
+    controllerEtc = Object.fromEntries(fs.readdirSync(etc(ctld)).filter((f) => !f.endsWith(".key") && fs.statSync(path.join(etc(ctld), f)).isFile()).map((f) => [f, fs.readFileSync(path.join(etc(ctld), f), "utf8")]));
     const central = slurmConfValues(controllerEtc["slurm.conf"] ?? "");
     const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
     const dbdConf = slurmConfValues(fs.readFileSync(path.join(etc(dbd), "slurmdbd.conf"), "utf8"));

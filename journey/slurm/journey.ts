@@ -354,7 +354,8 @@ async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string 
   // The controller holds the operator's files (its Prolog scripts among them, served
   // configless); the login's sackd and the slurmd fetch them from it.
   const etc = path.join(pods.slurmctld.root, "etc-slurm");
-  for (const [file, text] of Object.entries(ctx.etc)) fs.writeFileSync(path.join(etc, file), text, { mode: file.startsWith("prolog-") ? 0o755 : 0o644 });
+  // Scripts (Prolog, Epilog and the like) executable; configuration files read-only.
+  for (const [file, text] of Object.entries(ctx.etc)) fs.writeFileSync(path.join(etc, file), text, { mode: file.endsWith(".conf") ? 0o644 : 0o755 });
   // auth/jwt beside auth/slurm (the operator's AuthAltTypes): a per-run key where it names it, SlurmUser's.
   const jwt = /(?:^|,)jwt_key=([^,\s]+)/.exec(slurmConfValues(ctx.etc["slurm.conf"]).AuthAltParameters ?? "")?.[1];
   const state = stateDir(ctx);

@@ -31,10 +31,10 @@ export function journeyOverrides(slurmdTimeoutSeconds: number): string[] {
 }
 
 /** The cgroup.conf the journey's pods get in place of the operator's (slurmd 26.05 needs a cgroup file system or none at all). */
-export const JOURNEY_CGROUP_CONF = "# The journey's stand-in for the operator's cgroup.conf: several slurmd share this machine's cgroup tree.\nCgroupPlugin=disabled\n";
+const JOURNEY_CGROUP_CONF = "# The journey's stand-in for the operator's cgroup.conf: several slurmd share this machine's cgroup tree.\nCgroupPlugin=disabled\n";
 
 /** The operator's slurm.conf with the journey's overrides after it. Pure. */
-export function journeySlurmConf(operatorConf: string, slurmdTimeoutSeconds: number): string {
+function journeySlurmConf(operatorConf: string, slurmdTimeoutSeconds: number): string {
   return [operatorConf.trimEnd(), "", ...journeyOverrides(slurmdTimeoutSeconds)].join("\n");
 }
 
