@@ -289,6 +289,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   cleanups.unshift(async () => {
     standing = false;
     await standIns;
+    // No MariaDB pod still being started once the processes are stopped.
+    await mariadb?.settled();
   });
 
   // 6a. Real ArgoCD on central: the chart's pods, as its ServiceAccounts.
@@ -375,6 +377,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
     ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
     : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
+  await mariadb?.settled();
   if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", input, report, version: tools.mariadbOperatorVersion });
   report(step("what controllers that cannot run here write, written once each controller is available", true, stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
 

@@ -196,6 +196,8 @@ export class CentralMariadb {
   operator?: string;
   problem?: string;
   private readonly pods = new Map<string, MariadbPod>();
+  /** Pods being started: each runs on its own, so a slow first start never holds the caller's loop. */
+  private readonly starting = new Map<string, Promise<void>>();
 
   constructor(private readonly o: {
     readonly cluster: Cluster;
@@ -208,17 +210,22 @@ export class CentralMariadb {
     readonly port: number;
   }) {}
 
-  /** One pass; a failure to start is kept as the problem the steps report, never thrown. */
+  /** One pass; a failure is kept as the problem the steps report, never thrown, and the operator's start is tried again next pass. */
   async tick(): Promise<void> {
     try {
       await this.pass();
     } catch (e) {
-      this.problem ??= `starting mariadb-operator or its pods: ${(e as Error).message}`;
+      this.problem = `starting mariadb-operator or its pods: ${(e as Error).message}`;
     }
   }
 
+  /** Waits for the pods being started (before their steps read them). */
+  async settled(): Promise<void> {
+    await Promise.all(this.starting.values());
+  }
+
   private async pass(): Promise<void> {
-    if (!this.operator && !this.problem) {
+    if (!this.operator) {
       if (!(await this.o.kc.get(["deployment", MARIADB_OPERATOR.deployment, "-n", operatorNamespace()]))) return;
       const r = await startMariadbOperator({ cluster: this.o.cluster, kc: this.o.kc, binary: this.o.binary, sealed: this.o.sealed, processes: this.o.processes, dir: path.join(this.o.dir, "operator"), port: this.o.port });
       this.operator = r.process;
@@ -232,10 +239,10 @@ export class CentralMariadb {
       const s = await this.o.kc.get<Workload>(["statefulset", m.metadata.name, "-n", ns]);
       if (!s) continue;
       const address = mariadbAddress(this.pods.size);
-      this.pods.set(ns, { namespace: ns, address });
-      const r = await startMariadbPod({ kc: this.o.kc, statefulSet: s, image: this.o.image, sealed: this.o.sealed, processes: this.o.processes, dir: path.join(this.o.dir, ns), address })
-        .catch((e: Error) => ({ problem: `starting ${ns}/${s.metadata.name}-0: ${e.message}` }));
-      this.pods.set(ns, { namespace: ns, address, ...r });
+      this.pods.set(ns, { namespace: ns, address, problem: "still starting" });
+      this.starting.set(ns, startMariadbPod({ kc: this.o.kc, statefulSet: s, image: this.o.image, sealed: this.o.sealed, processes: this.o.processes, dir: path.join(this.o.dir, ns), address })
+        .catch((e: Error) => ({ problem: `starting ${ns}/${s.metadata.name}-0: ${e.message}` }))
+        .then((r) => void this.pods.set(ns, { namespace: ns, address, ...r })));
     }
   }
 
