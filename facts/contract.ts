@@ -133,7 +133,7 @@ export const PEERING_FLOWS: readonly PeeringFlow[] = [
     id: "slurmd-to-slurmctld",
     from: "tenant-vpc", to: "central-host", side: "central",
     protocol: "tcp", ports: "per-tenant",
-    purpose: "slurmd (and the customer cluster slurmrestd) to this tenant slurmctld, on its own NodePort",
+    purpose: "slurmd, and the tenant cluster slurmrestd (Slinky creates slurmd pods only through it), to this tenant slurmctld, on its own NodePort",
   },
   {
     id: "edge-agent-heartbeat",

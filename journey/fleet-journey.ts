@@ -37,7 +37,7 @@ import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
 import { accountingLogin, CentralMariadb } from "./kube/mariadb";
-import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm } from "./kube/tenant-slurm";
+import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./slurm/image";
 import { NETNS_ETC } from "./slurm/processes";
@@ -383,7 +383,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
-  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controllerEtc });
+  const restapis = new Map<string, RestapiSwitch>();
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controllerEtc, restapis });
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {
@@ -408,6 +409,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       slurmApp: `${id}-slurm`,
       agentNamespace: TENANT_NAMESPACES.edgeAgent, nodeSetNamespace: TENANT_NAMESPACES.slurm,
       operatorLog: () => processes.tail(`${id}-slurm-operator`, 3),
+      operatorLogText: () => processes.log(`${id}-slurm-operator`),
+      ...(restapis.has(id) ? { slurmrestd: restapis.get(id) } : {}),
     });
   }
   // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
@@ -555,6 +558,8 @@ async function runSlurmOperators(o: {
   cleanups: (() => Promise<void>)[];
   mariadb?: CentralMariadb;
   controllerEtc: Map<string, Readonly<Record<string, string>>>;
+  /** Each tenant's slurmrestd, for the scaling loop to stop and start. */
+  restapis: Map<string, RestapiSwitch>;
 }): Promise<void> {
   const who = `slurm-operator ${o.tools.slurmOperatorVersion}`;
   // A tenant's operator dials its slurmrestd by its Service's name; here that name is an
@@ -605,6 +610,7 @@ async function runSlurmOperators(o: {
     const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir, mariadb: o.mariadb?.pod(tenantNamespace(t)) });
     o.cleanups.push(slurm.stop);
     if (slurm.controllerEtc) o.controllerEtc.set(t, slurm.controllerEtc);
+    if (slurm.slurmrestd && !slurm.problem) o.restapis.set(t, slurm.slurmrestd);
     o.report(step(`tenant ${t}: its slurmctld and slurmdbd (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, !slurm.problem, `${slurm.problem ?? slurm.detail} (${((Date.now() - started) / 1000).toFixed(1)} s)`));
   }
   const unpinned: string[] = [];

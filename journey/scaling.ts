@@ -24,6 +24,29 @@ export interface ScalingLoopInput {
   readonly report: (s: JourneyStep) => void;
   /** The last lines of the tenant's slurm-operator log (why no pod came). */
   readonly operatorLog: () => string;
+  /** The tenant's slurm-operator log, whole. */
+  readonly operatorLogText: () => string;
+  /** The tenant's slurmrestd, held down while the NodeSet is raised (absent: the pod is awaited at once). */
+  readonly slurmrestd?: { readonly stop: () => Promise<void>; readonly start: () => Promise<string | undefined> };
+}
+
+/** How long slurmrestd stays down after the raise and ArgoCD's refresh: the NodeSet controller tries it more than once within it. */
+const RESTAPI_DOWN_MS = 15_000;
+
+/** The errors in the operator's log (JSON lines, controller-runtime's) from calls to its slurmrestd, as it wrote them. Pure. */
+export function restapiFailures(log: string): string[] {
+  const errors: string[] = [];
+  for (const line of log.split("\n")) {
+    if (!line.includes("slurm-restapi")) continue;
+    let entry: { msg?: unknown; error?: unknown };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.msg === "Reconciler error" && typeof entry.error === "string" && entry.error.includes("slurm-restapi")) errors.push(entry.error);
+  }
+  return errors;
 }
 
 interface PodLike {
@@ -108,13 +131,35 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   const cpus = (n: NodeSet) => Number((n.spec.template?.spec?.nodeSelector ?? {})["karpenter.k8s.aws/instance-cpu"] ?? Infinity);
   const target = [...nodeSets].sort((a, b) => cpus(a) - cpus(b))[0];
   if (!target) return report(step(`tenant ${id}: the scaling loop raises a NodeSet`, false, "no NodeSet or no Slurm Application to play it on"));
+  // The joint: Slinky's NodeSet controller creates a slurmd pod only through the tenant's
+  // slurmrestd (a reservation and its node cache). The raise is made while slurmrestd is down:
+  // no pod may come, and the operator must say why; once slurmrestd is back the pod comes
+  // with no second raise (the scaling loop raises once and waits; nothing is lost).
+  const logFrom = i.operatorLogText().length;
+  if (i.slurmrestd) await i.slurmrestd.stop();
   const scaled = await kc.run(["scale", `nodesets.slinky.slurm.net/${target.metadata.name}`, "-n", i.nodeSetNamespace, "--replicas=1"], { as: agent });
   report(step(`tenant ${id}: the edge-agent raises ${target.metadata.name} to 1`, scaled.code === 0, scaled.code === 0 ? "scaled through the scale subresource as the edge-agent" : scaled.stderr.trim()));
-  if (scaled.code !== 0) return;
+  if (scaled.code !== 0) {
+    await i.slurmrestd?.start();
+    return;
+  }
+  const downSince = Date.now();
   const resync = await i.resync();
   const after = await kc.get<NodeSet>(["nodesets.slinky.slurm.net", target.metadata.name, "-n", i.nodeSetNamespace]);
   const replicas = after?.spec.replicas ?? 0;
   report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after ArgoCD refreshed ${i.slurmApp}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.length ? `; ${resync[0]}` : ""}`));
+  if (i.slurmrestd) {
+    const remaining = RESTAPI_DOWN_MS - (Date.now() - downSince);
+    if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
+    const early = await kc.get<PodLike>(["pod", `${target.metadata.name}-0`, "-n", i.nodeSetNamespace]);
+    const why = restapiFailures(i.operatorLogText().slice(logFrom));
+    const restarted = await i.slurmrestd.start();
+    report(step(`tenant ${id}: while its slurmrestd is down the NodeSet controller makes no slurmd pod, and says why`, !early && why.length > 0 && !restarted,
+      [early ? `${target.metadata.name}-0 was made with slurmrestd down: the operator does not wait on it` : `no ${target.metadata.name}-0 in ${((Date.now() - downSince) / 1000).toFixed(0)} s down`,
+        why.length ? `the operator: ${why.length} failed calls, last: ${why[why.length - 1].slice(0, 300)}` : "the operator's log names no failed call to slurm-restapi",
+        restarted ? `slurmrestd did not come back: ${restarted}` : "slurmrestd started again"].join("; ")));
+    if (restarted) return;
+  }
   if (replicas < 1 || !after) return;
   // Slinky's NodeSet controller makes the pod `<NodeSet>-<ordinal>` once the tenant's
   // slurmrestd has answered it (a reservation and its node cache), and kwok runs it.
@@ -127,7 +172,7 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   const events = placed ? "" : ((await kc.run(["get", "events", "-n", i.nodeSetNamespace, "--field-selector", `involvedObject.name=${after.metadata.name}`, "-o", "custom-columns=R:.reason,M:.message", "--no-headers"])).stdout.trim().split("\n").slice(-2).join(" | "));
   const node = placed ? await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed]) : undefined;
   const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.["karpenter.sh/nodepool"];
-  report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape`, shapeOk,
+  report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape${i.slurmrestd ? " once slurmrestd is back, with no second raise" : ""}`, shapeOk,
     placed ? `slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`
       : made ? `${after.metadata.name}-0 made but not running on a node within 90 s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within 90 s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
 }

@@ -1,5 +1,6 @@
 import * as assert from "node:assert/strict";
 import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/slurm-operator";
+import { restapiFailures } from "../journey/scaling";
 
 describe("the journey's real slurm-operator", () => {
   it("runs with its Deployment's arguments, its probes and metrics on the journey's loopback ports, as the given kubeconfig", () => {
@@ -22,5 +23,18 @@ describe("the journey's real slurm-operator", () => {
     assert.equal(unpinnedImage("docker.io/library/alpine:latest"), "docker.io/library/alpine:latest: the latest tag");
     assert.equal(unpinnedImage("alpine"), "alpine: no tag (latest)");
     assert.equal(unpinnedImage("localhost:5000/alpine"), "localhost:5000/alpine: no tag (latest)");
+  });
+
+  it("finds the NodeSet controller's failed calls to its slurmrestd in the operator's log, and nothing else", () => {
+    const refused = 'failed \\"Reservation\\" step: Get \\"http://slurm-restapi.slurm:6820/slurm/v0.0.44/reservation/SlurmOperatorMaint-w\\": dial tcp 127.0.1.1:6820: connect: connection refused';
+    const log = [
+      '{"level":"info","msg":"Starting EventSource","controller":"restapi-controller"}',
+      `{"level":"error","msg":"encountered an error while reconciling request","controller":"nodeset-controller","error":"${refused}"}`,
+      `{"level":"error","msg":"Reconciler error","controller":"nodeset-controller","error":"${refused}"}`,
+      '{"level":"error","msg":"Reconciler error","controller":"nodeset-controller","error":"pods \\"w-0\\" is forbidden"}',
+      "slurm-restapi: not JSON",
+    ].join("\n");
+    assert.deepEqual(restapiFailures(log), [JSON.parse(`"${refused}"`)]);
+    assert.deepEqual(restapiFailures(""), []);
   });
 });

@@ -55,8 +55,16 @@ export interface TenantSlurm {
   readonly detail: string;
   /** The files of the controller pod's /etc/slurm the operator wrote (slurm.conf, cgroup.conf, Prolog scripts), keys left out: the Slurm part's configuration. */
   readonly controllerEtc?: Readonly<Record<string, string>>;
+  /** The tenant's slurmrestd process, stopped and started again behind its Service (the forward stays), as a crashed pod and its restart. */
+  readonly slurmrestd?: RestapiSwitch;
   readonly problem?: string;
   readonly stop: () => Promise<void>;
+}
+
+/** Stops and restarts a tenant's slurmrestd; `start` gives why it did not listen again, if it did not. */
+export interface RestapiSwitch {
+  readonly stop: () => Promise<void>;
+  readonly start: () => Promise<string | undefined>;
 }
 
 /** `<Key>=<value>`'s host part for names like `slurm-controller-0(slurm-controller.tenant-acme)`. Pure. */
@@ -185,9 +193,21 @@ export async function startTenantSlurm(o: {
     const listening = await waitFor(async () => (slurmctld.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmctld, 1000)) || undefined), 20_000, 300);
     if (!listening) return { ...(await fail(`slurmctld did not listen on ${SLURM_PORTS.slurmctld}: ${tail(slurmctldLog, 4)} ${tail(slurmctld.log, 2)}`)) };
 
-    const slurmrestd = supervisor.start("slurmrestd", pod("slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`, rest.binds), asContainer(rest, containerArgv(rest, ENTRYPOINTS.slurmrestd)));
-    const restUp = await waitFor(async () => (slurmrestd.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURMRESTD_PORT, 1000)) || undefined), 20_000, 300);
-    if (!restUp) return fail(`slurmrestd did not listen on ${SLURMRESTD_PORT}: ${tail(slurmrestd.log, 4)}`);
+    let slurmrestd: Daemon | undefined;
+    const startRestd = async (): Promise<string | undefined> => {
+      const d = supervisor.start("slurmrestd", pod("slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`, rest.binds), asContainer(rest, containerArgv(rest, ENTRYPOINTS.slurmrestd)));
+      slurmrestd = d;
+      const up = await waitFor(async () => (d.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURMRESTD_PORT, 1000)) || undefined), 20_000, 300);
+      return up ? undefined : `slurmrestd did not listen on ${SLURMRESTD_PORT}: ${tail(d.log, 4)}`;
+    };
+    const restDown = await startRestd();
+    if (restDown) return fail(restDown);
+    const restapi: RestapiSwitch = {
+      stop: async () => {
+        if (slurmrestd && !slurmrestd.exit) await supervisor.stop(slurmrestd);
+      },
+      start: startRestd,
+    };
 
     // The Service's forward: the sealed namespace's address to slurmrestd's port in the tenant's.
     const socket = path.join(dir, "restapi.sock");
@@ -199,6 +219,7 @@ export async function startTenantSlurm(o: {
       tenantId: o.tenantId,
       restapiAddress,
       controllerEtc,
+      slurmrestd: restapi,
       detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,
     };
