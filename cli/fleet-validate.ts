@@ -15,6 +15,7 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { CHARTS } from "../facts/charts";
 import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
+import { controllerConfProblems } from "../components/fleet/control-plane";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
 import { fleetDocuments, fleetFiles, type FleetProblem } from "./fleet-files";
@@ -155,6 +156,21 @@ export function admissionPolicyProblems(objects: readonly { readonly kind: strin
     .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `only ${CLUSTER_MANIFESTS_ADDON} may render a mutating admission policy, and only ${SLURM_CLUSTER_NAME_POLICY} (the Slinky Controller's cluster name)` }));
 }
 
+/**
+ * Every Slinky Controller rendered for central is a tenant's, and the tenant is SlurmUser of
+ * it through its own slurm.key: its slurm.conf lines (`extraConf`) and slurmctld scripts may
+ * make it run nothing on central, and it keeps `disable_triggers` (controllerConfProblems). Pure.
+ */
+export function tenantControllerProblems(objects: readonly { readonly kind: string; readonly name: string; readonly render: { readonly file: string; readonly application: string; readonly server: string }; readonly object: Record<string, unknown> }[]): FleetProblem[] {
+  return objects.filter((o) => o.kind === "Controller" && o.render.server === ARGOCD_IN_CLUSTER).flatMap((o) => {
+    const spec = (o.object.spec ?? {}) as { extraConf?: unknown; prologSlurmctldScriptRefs?: unknown[]; epilogSlurmctldScriptRefs?: unknown[] };
+    const at = `Application/${o.render.application} renders Controller/${o.name}`;
+    const scripts = (["prologSlurmctldScriptRefs", "epilogSlurmctldScriptRefs"] as const).filter((k) => (spec[k] ?? []).length > 0)
+      .map((k) => `${k}: slurmctld would run these scripts on central (never on a tenant's controller)`);
+    return [...controllerConfProblems(typeof spec.extraConf === "string" ? spec.extraConf : ""), ...scripts].map((reason) => ({ file: o.render.file, at, reason }));
+  });
+}
+
 export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
   const started = Date.now();
   const tenants = tenantVersions(root);
@@ -168,6 +184,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
     problems.push(...fleet.problems, ...argoCd.problems, ...admissionPolicyProblems(fleet.objects));
     const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
+    problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);
     writeCrds(crdDir, [...fleet.objects.map((o) => read(renderedDir, o)), ...argoCd.objects.map((o) => read(path.join(work, "argocd"), o))], reference);

@@ -8,7 +8,7 @@
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { TENANT_CONTROL_PLANE, type ComponentRequest } from "../../facts/control-plane";
+import { CONTROLLER_PROGRAM_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
@@ -76,12 +76,61 @@ export function hybridSlurmConf(nodeSets: readonly NodeSetPlan[]): string {
 }
 
 /**
- * The central release's `controller.extraConf`: the remote NodeSets and partitions, and the
- * tenant's SrunPortRange. slurmctld serves this slurm.conf to the login's sackd (configless),
- * so srun and salloc there listen only on the block central forwards to the login pod.
+ * The central release's `controller.extraConf`: the remote NodeSets and partitions, the
+ * tenant's SrunPortRange, and the SlurmctldParameters that contain a tenant on central (the
+ * operator merges them with its own). slurmctld serves this slurm.conf to the login's sackd
+ * (configless), so srun and salloc there listen only on the block central forwards to the
+ * login pod.
  */
 export function controlPlaneExtraConf(f: Pick<ControlPlaneFacts, "nodeSets" | "srunPortBlock">): string {
-  return `${hybridSlurmConf(f.nodeSets)}SrunPortRange=${f.srunPortBlock.from}-${f.srunPortBlock.to}\n`;
+  return `${hybridSlurmConf(f.nodeSets)}SrunPortRange=${f.srunPortBlock.from}-${f.srunPortBlock.to}\nSlurmctldParameters=${TENANT_SLURMCTLD_PARAMETERS.join(",")}\n`;
+}
+
+/** slurm.conf's `Key=Value` and `Include` lines as slurmctld reads them (keys case-insensitive, comments dropped); NodeName, PartitionName and NodeSet lines are left out. Pure. */
+function confEntries(conf: string): { key: string; value: string }[] {
+  return conf.split("\n").flatMap((line) => {
+    const text = line.replace(/#.*$/, "");
+    // `Include <file>` takes no `=`.
+    const include = /^\s*(include)\s+(\S.*?)\s*$/i.exec(text);
+    if (include) return [{ key: include[1], value: include[2] }];
+    const m = /^\s*([A-Za-z]+)\s*=\s*(.*?)\s*$/.exec(text);
+    return m && !/^(NodeName|PartitionName|NodeSet|DownNodes|FrontendName)$/i.test(m[1]) ? [{ key: m[1], value: m[2] }] : [];
+  });
+}
+
+/**
+ * What a tenant controller's slurm.conf lines (its `extraConf`) would let the tenant run on
+ * central, or leave open: a key that runs a program, a flag that does, and a
+ * SlurmctldParameters without the containing ones. Empty when none. Pure.
+ */
+export function controllerConfProblems(extraConf: string): string[] {
+  const entries = confEntries(extraConf);
+  const problems: string[] = [];
+  for (const e of entries) {
+    const key = CONTROLLER_PROGRAM_KEYS.find((k) => k.toLowerCase() === e.key.toLowerCase());
+    if (key) problems.push(`${e.key}=${e.value}: slurmctld would run what ${key} names on central (never set on a tenant's controller)`);
+  }
+  const params = entries.filter((e) => e.key.toLowerCase() === "slurmctldparameters").flatMap((e) => e.value.split(",").map((p) => p.trim()));
+  for (const flag of CONTROLLER_PROGRAM_PARAMETERS) if (params.some((p) => p.toLowerCase() === flag)) problems.push(`SlurmctldParameters ${flag}: slurmctld would run a program on central`);
+  const missing = TENANT_SLURMCTLD_PARAMETERS.filter((need) => !params.some((p) => p.toLowerCase() === need));
+  if (missing.length) problems.push(`SlurmctldParameters lacks ${missing.join(", ")}: a tenant, SlurmUser through its own slurm.key, could set a trigger that runs a program on central`);
+  return problems;
+}
+
+/**
+ * The init container that removes slurmctld's stored event triggers before it starts: a
+ * permanent one saved before `disable_triggers` would still fire (its program run in the
+ * controller's pod). Mounts only the state claim.
+ */
+export function clearTriggersInitContainer(image: { readonly repository: string; readonly tag: string }): Record<string, unknown> {
+  const dir = "/statesave";
+  return {
+    name: "clear-triggers",
+    image: `${image.repository}:${image.tag}`,
+    command: ["/bin/rm", "-f", "--", ...SLURMCTLD_TRIGGER_STATE.files.map((f) => `${dir}/${f}`)],
+    volumeMounts: [{ name: SLURMCTLD_TRIGGER_STATE.volume, mountPath: dir }],
+    resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } },
+  };
 }
 
 const keyRef = (id: "slurm" | "jwt") => ({ create: false, secretRef: { name: CONTROL_PLANE_SECRETS[id].name, key: CONTROL_PLANE_SECRETS[id].key } });
@@ -108,7 +157,7 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     controller: {
       slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts },
       logfile: { image: { ...SLINKY_IMAGES.helper } },
-      podSpec: { initContainers: [ctld.initContainer], volumes: ctld.volumes },
+      podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: ctld.volumes },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
     },
     restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd") } },

@@ -13,6 +13,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
+import { SLURMCTLD_TRIGGER_STATE } from "../../facts/control-plane";
 import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { SLURM_PORTS } from "../../facts/contract";
 import type { SlurmImage } from "../slurm/image";
@@ -144,15 +145,27 @@ export async function startTenantSlurm(o: {
           problems.push(...c.missing.map((m) => `${init.name}: ${m}`));
           continue;
         }
+        plantTrigger(c);
         const r = await run(inPod(pod(name, hostname, c.binds), asContainer(c, containerArgv(c, []))), { timeoutMs: 30_000 });
         if (r.code !== 0) problems.push(`init container ${init.name} exited ${r.code}: ${(r.stderr || r.stdout).trim().slice(-300)}`);
       }
       const c = await prepareContainer(kc, namespace, template, main, path.join(dir, name), claims);
       return { c, problems: [...problems, ...c.missing.map((m) => `${main}: ${m}`)] };
     };
+    // A permanent trigger stored before disable_triggers (it would still fire): written into
+    // the state claim once a container has made it, for the controller's init containers to remove.
+    const stateSave = path.join(dir, "slurmctld", "volumes", SLURMCTLD_TRIGGER_STATE.volume);
+    const storedTrigger = path.join(stateSave, SLURMCTLD_TRIGGER_STATE.files[0]);
+    let planted = false;
+    const plantTrigger = (c: PreparedContainer) => {
+      if (planted || !c.binds.some((b) => b.from === stateSave)) return;
+      fs.writeFileSync(storedTrigger, "a trigger stored before disable_triggers\n");
+      planted = true;
+    };
     const ctldPod = await preparePod(o.central, ns, sts.spec.template, SLINKY_WORKLOADS.controller.container, "slurmctld", `${SLINKY_WORKLOADS.controller.name}-0`, (sts.spec.volumeClaimTemplates ?? []).map((c) => c.metadata.name));
     const restPod = await preparePod(o.tenant, TENANT_NAMESPACES.slurm, deploy.spec.template, SLINKY_WORKLOADS.restapi.container, "slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`);
     const dbdPod = await preparePod(o.central, ns, dbdSts.spec.template, SLINKY_WORKLOADS.accounting.container, "slurmdbd", `${SLINKY_WORKLOADS.accounting.name}-0`);
+    if (!planted || fs.existsSync(storedTrigger)) ctldPod.problems.push(planted ? `init containers left ${SLURMCTLD_TRIGGER_STATE.files[0]} in the state claim: a trigger stored before disable_triggers would fire` : `no init container mounts the state claim ${SLURMCTLD_TRIGGER_STATE.volume}: nothing removes a trigger stored before disable_triggers`);
     const problems = [...ctldPod.problems.map((m) => `slurmctld ${m}`), ...dbdPod.problems.map((m) => `slurmdbd ${m}`), ...restPod.problems.map((m) => `slurmrestd ${m}`)];
     if (problems.length) return fail(`the kubelet could not start the pods: ${problems.join("; ")}`);
     const [ctld, dbd, rest] = [ctldPod.c, dbdPod.c, restPod.c];
@@ -220,7 +233,7 @@ export async function startTenantSlurm(o: {
       restapiAddress,
       controllerEtc,
       slurmrestd: restapi,
-      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
+      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}, SlurmctldParameters=${central.SlurmctldParameters}; a stored ${SLURMCTLD_TRIGGER_STATE.files[0]} removed by its init containers), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,
     };
   };

@@ -156,6 +156,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
       steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; each reads their own output from the login, never the other's`, () => twoUsers(ctx)));
     }
+    if (registered.passed) steps.push(await timed(`${world.tenant.id}'s slurm.key, as SlurmUser on its own node, sets no trigger on its slurmctld on central (a trigger's program would run in the controller's pod)`, () => triggerRefused(ctx)));
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
     const block = world.tenant.srun.block;
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s srun block ${block.from}-${block.to}`, () => isolation(ctx, block.from)));
@@ -653,6 +654,31 @@ async function twoNodeJob(ctx: Context): Promise<{ ok: boolean; detail: string }
   const lines = fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
   const missing = names.filter((n) => !lines.includes(n));
   return { ok: missing.length === 0 && /^COMPLETED/.test(state), detail: `job ${id} ${state}; srun output ${JSON.stringify(lines.sort())}${missing.length ? `, missing ${missing.join(",")}` : ""}` };
+}
+
+/**
+ * The tenant is root on its own nodes and holds slurm.key, with which auth/slurm signs a
+ * credential for any uid: as SlurmUser on its own slurmd pod it asks its slurmctld on central
+ * for a permanent trigger on its own node going down, whose program slurmctld would run in its
+ * pod on central. Refused, and none stored: the slurm.conf the operator wrote carries
+ * `disable_triggers`. A trigger that was accepted is cleared again, so the rest runs as before.
+ */
+async function triggerRefused(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const [node, pod] = [ctx.topology.slurmd[0], ctx.pods.slurmd[0]];
+  const asSlurmUser = (argv: readonly string[]) => run(inPod(pod, ["runuser", "-u", SLURM_USER.name, "--", ...argv]), { timeoutMs: WAIT.command });
+  const who = await asSlurmUser(["scontrol", "ping"]);
+  if (who.code !== 0) return { ok: false, detail: `SlurmUser on ${node.hostname} does not reach slurmctld at all (the check would prove nothing): ${(who.stderr || who.stdout).trim()}` };
+  const set = await asSlurmUser(["strigger", "--set", `--node=${node.hostname}`, "--down", "--flags=PERM", "--program=/bin/true"]);
+  const stored = (await asSlurmUser(["strigger", "--get", "--noheader"])).stdout.trim().split("\n").filter(Boolean);
+  for (const line of stored) await asSlurmUser(["strigger", "--clear", `--id=${line.trim().split(/\s+/)[0]}`]);
+  const params = slurmConfValues(ctx.etc?.["slurm.conf"] ?? "").SlurmctldParameters ?? "(none)";
+  const ok = set.code !== 0 && stored.length === 0;
+  return {
+    ok,
+    detail: ok
+      ? `strigger --set --node=${node.hostname} --down --flags=PERM as ${SLURM_USER.name} (${SLURM_USER.uid}) refused: ${(set.stderr || set.stdout).trim()}; no trigger stored (SlurmctldParameters=${params})`
+      : `ACCEPTED: ${stored.length} trigger(s) stored as ${SLURM_USER.name} from ${node.hostname} with the tenant's own key (${stored.join(" | ")}); its program would run in slurmctld's pod on central; cleared again (SlurmctldParameters=${params})`,
+  };
 }
 
 /** A command as one of the tenant's users, in a pod (runuser: no password, as the console's session would be). */
