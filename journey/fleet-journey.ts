@@ -36,7 +36,7 @@ import { Processes, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
-import { accountingLogin, CentralMariadb } from "./kube/mariadb";
+import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./slurm/image";
@@ -378,7 +378,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
     : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
   await mariadb?.settled();
-  if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", input, report, version: tools.mariadbOperatorVersion });
+  if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", processes: input.processes, sealed: input.sealed, dir: input.dir, report, version: tools.mariadbOperatorVersion });
   report(step("what controllers that cannot run here write, written once each controller is available", true, stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
@@ -497,50 +497,6 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
 const OPERATOR_PORT = 18081;
 /** mariadb-operator's probe and metrics ports on the sealed namespace's loopback (after the slurm-operators'). */
 const MARIADB_OPERATOR_PORT = 18091;
-
-/**
- * mariadb-operator on central, checked after the fleet synced: it ran as its ServiceAccount,
- * every MariaDB, Database, User, Grant and Backup carries its own Ready condition, and each
- * tenant's slurmdbd user logs in to the MariaDB pod with the grants the operator gave it.
- */
-async function mariadbSteps(o: { mariadb: CentralMariadb; c: Kubectl; tenants: readonly string[]; image: string; input: FleetJourneyInput; report: (s: JourneyStep) => void; version: string }): Promise<void> {
-  const who = `mariadb-operator ${o.version}`;
-  const log = o.mariadb.operator ? o.input.processes.log(o.mariadb.operator) : "";
-  const forbidden = log.split("\n").filter((l) => /forbidden/i.test(l));
-  type Condition = { type: string; status: string; message?: string; lastTransitionTime?: string };
-  type Listed = { items: { metadata: { name: string; namespace: string; creationTimestamp?: string }; spec?: { mariaDbRef?: { name: string } }; status?: { conditions?: Condition[] } }[] };
-  const notReady: string[] = [];
-  let ready = 0;
-  const readyAt = new Map<string, string>();
-  for (const kind of ["mariadbs", "databases", "users", "grants"]) {
-    for (const x of (await o.c.get<Listed>([`${kind}.k8s.mariadb.com`, "-A"]))?.items ?? []) {
-      const cond = x.status?.conditions?.find((k) => k.type === "Ready");
-      if (cond?.status === "True") ready++;
-      else notReady.push(`${kind} ${x.metadata.namespace}/${x.metadata.name}: ${cond?.message ?? "no Ready condition"}`);
-      if (kind === "mariadbs") readyAt.set(`${x.metadata.namespace}/${x.metadata.name}`, cond?.status === "True" ? cond.lastTransitionTime ?? "" : "");
-    }
-  }
-  // A scheduled Backup reports Complete (Scheduled, Running, Success or Failed), never Ready;
-  // it is applied after its MariaDB is Ready (its sync wave), so the operator never saw it orphaned.
-  for (const b of (await o.c.get<Listed>(["backups.k8s.mariadb.com", "-A"]))?.items ?? []) {
-    const cond = b.status?.conditions?.find((k) => k.type === "Complete");
-    const dbReady = readyAt.get(`${b.metadata.namespace}/${b.spec?.mariaDbRef?.name ?? ""}`);
-    if (!cond || cond.message === "Failed") notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: ${cond?.message ?? "no Complete condition"}`);
-    else if (!dbReady || (b.metadata.creationTimestamp ?? "") < dbReady) notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: applied at ${b.metadata.creationTimestamp}, before its MariaDB was Ready (${dbReady || "never"})`);
-    else ready++;
-  }
-  const alive = !!o.mariadb.operator && o.input.processes.alive(o.mariadb.operator);
-  o.report(step(`central: ${who} reconciles every tenant's MariaDB, its database, user, grant and backup (applied after its MariaDB is Ready), as its ServiceAccount (chart RBAC)`, alive && forbidden.length === 0 && notReady.length === 0 && ready > 0,
-    o.mariadb.problem ?? (!alive ? `the operator is not running: ${o.mariadb.operator ? o.input.processes.tail(o.mariadb.operator) : "never started"}` : forbidden.length ? `refused by its RBAC: ${forbidden.slice(0, 3).join(" | ")}` : notReady.length ? notReady.slice(0, 6).join("; ") : `${ready} objects Ready by the operator's own conditions (each Backup Complete: scheduled)`)));
-  for (const t of o.tenants) {
-    const ns = tenantNamespace(t);
-    const pod = o.mariadb.pod(ns);
-    const login = pod?.port ? await accountingLogin({ kc: o.c, namespace: ns, pod, image: o.image, sealed: o.input.sealed, dir: path.join(o.input.dir, "mariadb", `${ns}-check`) }) : undefined;
-    const ok = !!login && !login.problem && login.database && login.grants.length > 0;
-    o.report(step(`tenant ${t}: its MariaDB runs from the StatefulSet ${who} made, and slurmdbd's user logs in with the grants the operator gave it over SQL`, ok,
-      !pod ? `no MariaDB StatefulSet in ${ns}` : pod.problem ?? login?.problem ?? `${pod.address}:${pod.port}; database ${login?.database ? "present" : "ABSENT"}; ${login?.grants.join(" | ") ?? ""}`));
-  }
-}
 
 /**
  * The real slurm-operator on each cluster as its ServiceAccount; then, per tenant, the

@@ -20,6 +20,7 @@ import type { Processes } from "../kube/processes";
 import { waitFor } from "../kube/processes";
 import type { SealedNetwork } from "../kube/sealed-network";
 import { inPod, NETNS_ETC, run, type Pod } from "../slurm/processes";
+import { loopbackAddress } from "../loopback";
 
 /** ArgoCD's image: its user, environment and entrypoint (its Dockerfile's USER, ENV and ENTRYPOINT; HOME from its passwd, as the runtime sets it). */
 const ARGOCD_IMAGE = { uid: 999, gid: 999, env: { HOME: "/home/argocd", USER: "argocd", GRPC_ENABLE_TXT_SERVICE_CONFIG: "false" } } as const;
@@ -34,17 +35,17 @@ const IMAGE_BINARIES = { argocd: "/usr/local/bin/argocd", helm: "/usr/local/bin/
  * address by (environment variables the chart reads from argocd-cmd-params-cm, or flags).
  */
 export const ARGOCD_PODS = [
-  { kind: "deployment", name: "argocd-redis", container: "redis", entrypoint: ["redis-server"], address: "127.0.3.1", service: "argocd-redis", listenEnv: [], listenFlags: [] },
-  { kind: "deployment", name: "argocd-repo-server", container: "repo-server", entrypoint: TINI, address: "127.0.3.2", service: "argocd-repo-server", listenEnv: ["ARGOCD_REPO_SERVER_LISTEN_ADDRESS", "ARGOCD_REPO_SERVER_LISTEN_METRICS_ADDRESS"], listenFlags: [] },
-  { kind: "statefulset", name: "argocd-application-controller", container: "application-controller", entrypoint: TINI, address: "127.0.3.3", service: undefined, listenEnv: [], listenFlags: [] },
-  { kind: "deployment", name: "argocd-applicationset-controller", container: "applicationset-controller", entrypoint: TINI, address: "127.0.3.4", service: "argocd-applicationset-controller", listenEnv: [], listenFlags: ["--metrics-addr", "--probe-addr", "--webhook-addr"] },
+  { kind: "deployment", name: "argocd-redis", container: "redis", entrypoint: ["redis-server"], address: loopbackAddress("argocd", 0), service: "argocd-redis", listenEnv: [], listenFlags: [] },
+  { kind: "deployment", name: "argocd-repo-server", container: "repo-server", entrypoint: TINI, address: loopbackAddress("argocd", 1), service: "argocd-repo-server", listenEnv: ["ARGOCD_REPO_SERVER_LISTEN_ADDRESS", "ARGOCD_REPO_SERVER_LISTEN_METRICS_ADDRESS"], listenFlags: [] },
+  { kind: "statefulset", name: "argocd-application-controller", container: "application-controller", entrypoint: TINI, address: loopbackAddress("argocd", 2), service: undefined, listenEnv: [], listenFlags: [] },
+  { kind: "deployment", name: "argocd-applicationset-controller", container: "applicationset-controller", entrypoint: TINI, address: loopbackAddress("argocd", 3), service: "argocd-applicationset-controller", listenEnv: [], listenFlags: ["--metrics-addr", "--probe-addr", "--webhook-addr"] },
   // The API server: nothing of the journey calls it, but it makes argocd-secret's server key at its first start, as in a real install.
-  { kind: "deployment", name: "argocd-server", container: "server", entrypoint: TINI, address: "127.0.3.5", service: "argocd-server", listenEnv: ["ARGOCD_SERVER_LISTEN_ADDRESS", "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS"], listenFlags: [] },
+  { kind: "deployment", name: "argocd-server", container: "server", entrypoint: TINI, address: loopbackAddress("argocd", 4), service: "argocd-server", listenEnv: ["ARGOCD_SERVER_LISTEN_ADDRESS", "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS"], listenFlags: [] },
 ] as const;
 
 /** The chart's Job that makes Redis's password (Secret argocd-redis), run before Redis, and its pod's address. */
 const REDIS_SECRET_JOB = "argocd-redis-secret-init";
-const REDIS_SECRET_JOB_ADDRESS = "127.0.3.9";
+const REDIS_SECRET_JOB_ADDRESS = loopbackAddress("argocd", 8);
 
 /** `--flag=:port` (or `--flag=host:port`) rewritten to `--flag=<address>:port` for the flags given. Pure. */
 export function pinListeners(args: readonly string[], flags: readonly string[], address: string): string[] {

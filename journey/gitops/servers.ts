@@ -18,10 +18,11 @@ import { waitFor } from "../kube/processes";
 import type { SealedNetwork } from "../kube/sealed-network";
 import { must, NETNS_ETC, run } from "../slurm/processes";
 import { fleetOrigins, type ChartOrigin, type Origins } from "./origins";
+import { loopbackAddress } from "../loopback";
 import type { ServeConfig } from "./serve";
 
 /** The loopback addresses of the sealed namespace the two servers answer on (port 443, as the names' URLs say). */
-export const ORIGIN_ADDRESSES = { https: "127.0.2.1", registry: "127.0.2.2" } as const;
+export const ORIGIN_ADDRESSES = { https: loopbackAddress("origin", 0), registry: loopbackAddress("origin", 1) } as const;
 const HTTPS_PORT = 443;
 
 export interface GitopsServersInput {

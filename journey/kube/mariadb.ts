@@ -15,7 +15,8 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { ACCOUNTING_DATABASE, CENTRAL_ADD_ONS } from "../../facts/fleet";
+import { ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, tenantNamespace } from "../../facts/fleet";
+import { step, type JourneyStep } from "../step";
 import { kubeconfigText, type Cluster } from "./cluster";
 import type { Kubectl } from "./kubectl";
 import { asContainer, containerArgv, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
@@ -24,6 +25,7 @@ import type { SealedNetwork } from "./sealed-network";
 import { pinAddressFlags } from "./slurm-operator";
 import { tcpProbe } from "../slurm/network";
 import { inPod, NETNS_ETC, preparePod, run, waitFor, type Pod } from "../slurm/processes";
+import { loopbackAddress } from "../loopback";
 
 /** The chart's Deployment and container (the fleet installs it as the central add-on of that name). */
 const MARIADB_OPERATOR = { deployment: "mariadb-operator", container: "controller" } as const;
@@ -43,7 +45,7 @@ const MYSQL_USER = "mysql";
 
 /** The n-th MariaDB's address in the sealed namespace. Pure. */
 export function mariadbAddress(index: number): string {
-  return `127.0.4.${index + 1}`;
+  return loopbackAddress("mariadb", index);
 }
 
 /**
@@ -278,4 +280,48 @@ export async function accountingLogin(o: {
   if (r.code !== 0) return { grants: [], database: false, problem: `${db.spec.username} cannot log in: ${(r.stderr || r.stdout).trim().slice(-300)}` };
   const lines = r.stdout.trim().split("\n");
   return { grants: lines.filter((l) => l.startsWith("GRANT")), database: lines.includes("database:1") };
+}
+
+/**
+ * mariadb-operator on central, checked after the fleet synced: it ran as its ServiceAccount,
+ * every MariaDB, Database, User, Grant and Backup carries its own Ready condition, and each
+ * tenant's slurmdbd user logs in to the MariaDB pod with the grants the operator gave it.
+ */
+export async function mariadbSteps(o: { mariadb: CentralMariadb; c: Kubectl; tenants: readonly string[]; image: string; processes: Processes; sealed: SealedNetwork; dir: string; report: (s: JourneyStep) => void; version: string }): Promise<void> {
+  const who = `mariadb-operator ${o.version}`;
+  const log = o.mariadb.operator ? o.processes.log(o.mariadb.operator) : "";
+  const forbidden = log.split("\n").filter((l) => /forbidden/i.test(l));
+  type Condition = { type: string; status: string; message?: string; lastTransitionTime?: string };
+  type Listed = { items: { metadata: { name: string; namespace: string; creationTimestamp?: string }; spec?: { mariaDbRef?: { name: string } }; status?: { conditions?: Condition[] } }[] };
+  const notReady: string[] = [];
+  let ready = 0;
+  const readyAt = new Map<string, string>();
+  for (const kind of ["mariadbs", "databases", "users", "grants"]) {
+    for (const x of (await o.c.get<Listed>([`${kind}.k8s.mariadb.com`, "-A"]))?.items ?? []) {
+      const cond = x.status?.conditions?.find((k) => k.type === "Ready");
+      if (cond?.status === "True") ready++;
+      else notReady.push(`${kind} ${x.metadata.namespace}/${x.metadata.name}: ${cond?.message ?? "no Ready condition"}`);
+      if (kind === "mariadbs") readyAt.set(`${x.metadata.namespace}/${x.metadata.name}`, cond?.status === "True" ? cond.lastTransitionTime ?? "" : "");
+    }
+  }
+  // A scheduled Backup reports Complete (Scheduled, Running, Success or Failed), never Ready;
+  // it is applied after its MariaDB is Ready (its sync wave), so the operator never saw it orphaned.
+  for (const b of (await o.c.get<Listed>(["backups.k8s.mariadb.com", "-A"]))?.items ?? []) {
+    const cond = b.status?.conditions?.find((k) => k.type === "Complete");
+    const dbReady = readyAt.get(`${b.metadata.namespace}/${b.spec?.mariaDbRef?.name ?? ""}`);
+    if (!cond || cond.message === "Failed") notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: ${cond?.message ?? "no Complete condition"}`);
+    else if (!dbReady || (b.metadata.creationTimestamp ?? "") < dbReady) notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: applied at ${b.metadata.creationTimestamp}, before its MariaDB was Ready (${dbReady || "never"})`);
+    else ready++;
+  }
+  const alive = !!o.mariadb.operator && o.processes.alive(o.mariadb.operator);
+  o.report(step(`central: ${who} reconciles every tenant's MariaDB, its database, user, grant and backup (applied after its MariaDB is Ready), as its ServiceAccount (chart RBAC)`, alive && forbidden.length === 0 && notReady.length === 0 && ready > 0,
+    o.mariadb.problem ?? (!alive ? `the operator is not running: ${o.mariadb.operator ? o.processes.tail(o.mariadb.operator) : "never started"}` : forbidden.length ? `refused by its RBAC: ${forbidden.slice(0, 3).join(" | ")}` : notReady.length ? notReady.slice(0, 6).join("; ") : `${ready} objects Ready by the operator's own conditions (each Backup Complete: scheduled)`)));
+  for (const t of o.tenants) {
+    const ns = tenantNamespace(t);
+    const pod = o.mariadb.pod(ns);
+    const login = pod?.port ? await accountingLogin({ kc: o.c, namespace: ns, pod, image: o.image, sealed: o.sealed, dir: path.join(o.dir, "mariadb", `${ns}-check`) }) : undefined;
+    const ok = !!login && !login.problem && login.database && login.grants.length > 0;
+    o.report(step(`tenant ${t}: its MariaDB runs from the StatefulSet ${who} made, and slurmdbd's user logs in with the grants the operator gave it over SQL`, ok,
+      !pod ? `no MariaDB StatefulSet in ${ns}` : pod.problem ?? login?.problem ?? `${pod.address}:${pod.port}; database ${login?.database ? "present" : "ABSENT"}; ${login?.grants.join(" | ") ?? ""}`));
+  }
 }

@@ -24,6 +24,7 @@ import type { SealedNetwork } from "./sealed-network";
 import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
 import { slurmConfValues } from "./slurm-operator";
 import type { MariadbPod } from "./mariadb";
+import { loopbackAddress } from "../loopback";
 
 /** The namespaces' name stem: a crashed run's are found by it and removed. */
 const TENANT_SLURM_STEM = "clusterra-slurm-";
@@ -34,7 +35,7 @@ const SLURMRESTD_PORT = SLURM_PORTS.slurmrestd;
 
 /** Where, in the sealed namespace, the n-th tenant's operator finds its slurmrestd (its hosts file's address for the Service name). Pure. */
 export function restapiForwardAddress(index: number): string {
-  return `127.0.1.${index + 1}`;
+  return loopbackAddress("restapiForward", index);
 }
 
 /** The objects Slinky v1.2.1's operator names after the release (`<release>-controller`, `<release>-restapi`). */
@@ -47,6 +48,27 @@ export const SLINKY_WORKLOADS = {
 /** The entrypoint of each Slinky image, in the foreground: the operator sets only args (a container's command would replace it). */
 const ENTRYPOINTS = { slurmctld: ["slurmctld", "-D"], slurmdbd: ["slurmdbd", "-D"], slurmrestd: ["slurmrestd"] } as const;
 
+
+/** One end of a forward: an address and port in a network namespace, and how a command runs there. */
+interface ForwardEnd {
+  readonly side: { readonly ns: string; readonly argv: (argv: string[]) => string[] };
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * A TCP forward between two network namespaces that do not route to each other (as a
+ * Service forwards): socat listens at `from`, hands each connection over a Unix socket in
+ * the tenant's folder to socat in the other namespace, which dials `to`. Started once the
+ * socket exists and `from` accepts; what went wrong otherwise.
+ */
+async function forward(supervisor: Supervisor, name: string, socket: string, from: ForwardEnd, to: ForwardEnd): Promise<{ daemons: Daemon[]; problem?: string }> {
+  const target = supervisor.startCommand(`${name}-to`, to.side.argv(["socat", `UNIX-LISTEN:${socket},fork,reuseaddr`, `TCP:${to.address}:${to.port}`]));
+  if (!(await waitFor(async () => fs.existsSync(socket) || undefined, 10_000, 200))) return { daemons: [target], problem: `its far end did not start: ${tail(target.log, 2)}` };
+  const listener = supervisor.startCommand(`${name}-from`, from.side.argv(["socat", `TCP-LISTEN:${from.port},bind=${from.address},fork,reuseaddr`, `UNIX-CONNECT:${socket}`]));
+  const up = await waitFor(async () => (await tcpProbe(from.side.ns, from.address, from.port, 1000)) || undefined, 10_000, 200);
+  return up ? { daemons: [target, listener] } : { daemons: [target, listener], problem: `it does not accept at ${from.address}:${from.port}: ${tail(listener.log, 2)}` };
+}
 
 export interface TenantSlurm {
   readonly tenantId: string;
@@ -190,13 +212,13 @@ export async function startTenantSlurm(o: {
     const port = Number(dbdConf.StoragePort);
     if (!o.mariadb?.port || o.mariadb.problem) return fail(`no MariaDB from mariadb-operator for ${ns}: ${o.mariadb?.problem ?? "its pod never started"}`);
     if (!Number.isInteger(port)) return fail("slurmdbd.conf names no StoragePort");
-    const dbSocket = path.join(dir, "mariadb.sock");
-    daemons.push(supervisor.startCommand("mariadb-forward-out", o.sealed.argv(["socat", `UNIX-LISTEN:${dbSocket},fork,reuseaddr`, `TCP:${o.mariadb.address}:${o.mariadb.port}`])));
-    if (!(await waitFor(async () => fs.existsSync(dbSocket) || undefined, 10_000, 200))) return fail(`the forward to MariaDB at ${o.mariadb.address}:${o.mariadb.port} did not start: ${tail(daemons[0].log, 2)}`);
-    const db = supervisor.startCommand("mariadb-forward-in", ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, "socat", `TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${dbSocket}`]);
-    if (!(await waitFor(async () => (await tcpProbe(netns, "127.0.0.1", port, 1000)) || undefined, 10_000, 200))) return fail(`the forward ${dbdConf.StorageHost}:${port} -> MariaDB does not answer: ${tail(db.log, 2)}`);
+    const inTenant: ForwardEnd["side"] = { ns: netns, argv: (argv) => ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, ...argv] };
+    const inSealed: ForwardEnd["side"] = { ns: o.sealed.name, argv: (argv) => o.sealed.argv(argv) };
+    const dbForward = await forward(supervisor, "mariadb-forward", path.join(dir, "mariadb.sock"), { side: inTenant, address: "127.0.0.1", port }, { side: inSealed, address: o.mariadb.address, port: o.mariadb.port });
+    daemons.push(...dbForward.daemons);
+    if (dbForward.problem) return fail(`the forward ${dbdConf.StorageHost}:${port} -> MariaDB at ${o.mariadb.address}:${o.mariadb.port}: ${dbForward.problem}`);
     const slurmdbd = supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds), asContainer(dbd, containerArgv(dbd, ENTRYPOINTS.slurmdbd)));
-    daemons.push(db, slurmdbd);
+    daemons.push(slurmdbd);
     const dbdUp = await waitFor(async () => (slurmdbd.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmdbd, 1000)) || undefined), 30_000, 300);
     if (!dbdUp) return fail(`slurmdbd did not listen on ${SLURM_PORTS.slurmdbd}: ${tail(slurmdbd.log, 4)}`);
 
@@ -223,11 +245,9 @@ export async function startTenantSlurm(o: {
     };
 
     // The Service's forward: the sealed namespace's address to slurmrestd's port in the tenant's.
-    const socket = path.join(dir, "restapi.sock");
-    daemons.push(supervisor.startCommand("restapi-forward-in", ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, "socat", `UNIX-LISTEN:${socket},fork,reuseaddr`, `TCP:127.0.0.1:${SLURMRESTD_PORT}`]));
-    daemons.push(supervisor.startCommand("restapi-forward-out", o.sealed.argv(["socat", `TCP-LISTEN:${SLURMRESTD_PORT},bind=${restapiAddress},fork,reuseaddr`, `UNIX-CONNECT:${socket}`])));
-    const forwarded = await waitFor(async () => (fs.existsSync(socket) && (await tcpProbe(o.sealed.name, restapiAddress, SLURMRESTD_PORT, 1000)) ? true : undefined), 10_000, 200);
-    if (!forwarded) return fail(`the forward ${restapiAddress}:${SLURMRESTD_PORT} -> slurmrestd does not answer: ${daemons.slice(-2).map((d) => tail(d.log, 1)).join(" | ")}`);
+    const restForward = await forward(supervisor, "restapi-forward", path.join(dir, "restapi.sock"), { side: inSealed, address: restapiAddress, port: SLURMRESTD_PORT }, { side: inTenant, address: "127.0.0.1", port: SLURMRESTD_PORT });
+    daemons.push(...restForward.daemons);
+    if (restForward.problem) return fail(`the forward ${restapiAddress}:${SLURMRESTD_PORT} -> slurmrestd: ${restForward.problem}`);
     return {
       tenantId: o.tenantId,
       restapiAddress,
