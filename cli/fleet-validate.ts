@@ -16,6 +16,8 @@ import { CHARTS } from "../facts/charts";
 import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
+import { tenantNamespace } from "../facts/fleet";
+import { tenantEgressProblems } from "./fleet-egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
 import { fleetDocuments, fleetFiles, type FleetProblem } from "./fleet-files";
@@ -156,6 +158,17 @@ export function admissionPolicyProblems(objects: readonly { readonly kind: strin
     .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `only ${CLUSTER_MANIFESTS_ADDON} may render a mutating admission policy, and only ${SLURM_CLUSTER_NAME_POLICY} (the Slinky Controller's cluster name)` }));
 }
 
+/** A top-level value as Helm gives it to a render: the last value file (or the inline values) that sets it. */
+function renderValue(r: HelmRender, key: string): string | undefined {
+  let value: unknown;
+  for (const file of r.valueFiles) {
+    const doc = fs.existsSync(file) ? (parse(fs.readFileSync(file, "utf8")) as Record<string, unknown> | null) : null;
+    if (doc && key in doc) value = doc[key];
+  }
+  if (r.inlineValues && key in r.inlineValues) value = r.inlineValues[key];
+  return typeof value === "string" ? value : undefined;
+}
+
 /**
  * Every Slinky Controller rendered for central is a tenant's, and the tenant is SlurmUser of
  * it through its own slurm.key: its slurm.conf lines (`extraConf`) and slurmctld scripts may
@@ -184,6 +197,10 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
     problems.push(...fleet.problems, ...argoCd.problems, ...admissionPolicyProblems(fleet.objects));
     const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
+    problems.push(...tenantEgressProblems(fleet.objects.filter((o) => o.render.server === ARGOCD_IN_CLUSTER && o.namespace?.startsWith(tenantNamespace(""))).map((o) => ({
+      file: o.render.file, application: o.render.application, namespace: o.namespace as string, kind: o.kind,
+      object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: renderValue(o.render, "tenantCidr"),
+    }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);

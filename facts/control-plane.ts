@@ -1,3 +1,6 @@
+import { SLURM_PORTS } from "./contract";
+import { ACCOUNTING_DATABASE, MARIADB_BACKUP_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels } from "./fleet";
+
 /**
  * What one tenant's Slurm control plane on central asks of the central host: the requests
  * the fleet gives each component, and the capacity check sums. Limits are the fleet's
@@ -54,3 +57,45 @@ export const CONTROLLER_PROGRAM_PARAMETERS = ["reboot_from_controller"] as const
  * every start.
  */
 export const SLURMCTLD_TRIGGER_STATE = { volume: "statesave", files: ["trigger_state", "trigger_state.old"] } as const;
+
+/** The pods of a tenant's namespace on central, as its egress policies name them. */
+export type ControlPlanePod = "slurmctld" | "slurmdbd" | "slurmrestd" | "login" | "mariadb" | "backup";
+
+/** A peer in the tenant's own namespace and the port it listens on (`srun-block`: the tenant's SrunPortRange on the login). */
+export interface EgressPeer {
+  readonly pod: ControlPlanePod;
+  readonly port: number | "srun-block";
+}
+
+/**
+ * Where each pod of a tenant's namespace on central may open connections, and nothing else:
+ * a tenant's pods run code the tenant controls (its slurm.key makes it SlurmUser of its
+ * slurmctld), so egress is denied by default and each flow Slurm needs is listed. `slurmd`:
+ * the tenant's own VPC on 6818 only; `dns`: the cluster's DNS. Never IMDS, the API server,
+ * the central VPC, another namespace or the internet; MariaDB nowhere (skip-name-resolve).
+ */
+export const CONTROL_PLANE_EGRESS: Readonly<Record<ControlPlanePod, { readonly peers: readonly EgressPeer[]; readonly slurmd: boolean; readonly dns: boolean }>> = {
+  // Its accounting; allocation and step messages to srun/salloc on the login; its slurmd.
+  slurmctld: { peers: [{ pod: "slurmdbd", port: SLURM_PORTS.slurmdbd }, { pod: "login", port: "srun-block" }], slurmd: true, dns: true },
+  // Its database; accounting updates pushed to slurmctld.
+  slurmdbd: { peers: [{ pod: "mariadb", port: ACCOUNTING_DATABASE.port }, { pod: "slurmctld", port: SLURM_PORTS.slurmctld }], slurmd: false, dns: true },
+  slurmrestd: { peers: [{ pod: "slurmctld", port: SLURM_PORTS.slurmctld }, { pod: "slurmdbd", port: SLURM_PORTS.slurmdbd }], slurmd: false, dns: true },
+  // sackd and the clients (scontrol, sbatch, sacct through slurmdbd, the REST API); srun's steps to slurmd.
+  login: { peers: [{ pod: "slurmctld", port: SLURM_PORTS.slurmctld }, { pod: "slurmdbd", port: SLURM_PORTS.slurmdbd }, { pod: "slurmrestd", port: SLURM_PORTS.slurmrestd }], slurmd: true, dns: true },
+  mariadb: { peers: [], slurmd: false, dns: false },
+  // mariadb-operator's nightly dump, into its claim.
+  backup: { peers: [{ pod: "mariadb", port: ACCOUNTING_DATABASE.port }], slurmd: false, dns: true },
+};
+
+/** The labels each pod of a tenant's namespace carries, as its operator (or the fleet) sets them. */
+export function controlPlanePodLabels(pod: ControlPlanePod): Readonly<Record<string, string>> {
+  switch (pod) {
+    case "login": return slinkyLoginPodLabels();
+    case "mariadb": return MARIADB_POD_LABELS;
+    case "backup": return MARIADB_BACKUP_POD_LABELS;
+    default: return slinkyPodLabels(pod);
+  }
+}
+
+/** The cluster's DNS on K3s (CoreDNS, its packaged add-on): the one peer outside a tenant's namespace its pods may reach. */
+export const CLUSTER_DNS = { namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, port: 53 } as const;

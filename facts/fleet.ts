@@ -201,6 +201,8 @@ export const ACCOUNTING_DATABASE = { service: "mariadb", port: 3306, database: "
  * tenant namespace's NetworkPolicy must admit it on the database port.
  */
 export const MARIADB_POD_LABELS = { "app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": ACCOUNTING_DATABASE.service } as const;
+/** Labels the fleet gives the pods of each tenant's backup Job (the Backup's `podMetadata`): its egress policy selects on them. */
+export const MARIADB_BACKUP_POD_LABELS = { "app.kubernetes.io/name": "mariadb-backup", "app.kubernetes.io/instance": "mariadb-daily" } as const;
 export const MARIADB_OPERATOR_POD_LABELS = { "app.kubernetes.io/name": "mariadb-operator", "app.kubernetes.io/instance": "mariadb-operator" } as const;
 
 /**
@@ -240,10 +242,11 @@ export function nodeSetObjectName(key: string): string {
 }
 
 /**
- * Labels the Slinky operator (v1.2.1) puts on the slurmctld and slurmrestd pods of a
- * release: the NodePort Service and the NetworkPolicies select on them.
+ * Labels the Slinky operator (v1.2.1) puts on the slurmctld, slurmdbd and slurmrestd pods of
+ * a release (`name` the daemon, `instance` the Controller, Accounting or RestApi, each named
+ * after the release): the NodePort Service and the NetworkPolicies select on them.
  */
-export function slinkyPodLabels(component: "slurmctld" | "slurmrestd"): Record<string, string> {
+export function slinkyPodLabels(component: "slurmctld" | "slurmdbd" | "slurmrestd"): Record<string, string> {
   return { "app.kubernetes.io/name": component, "app.kubernetes.io/instance": SLURM_RELEASE };
 }
 

@@ -45,6 +45,7 @@ import { playScalingLoop } from "./scaling";
 import { TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { step, type JourneyStep } from "./step";
+import { unmatchedSelectors, type PolicyLike } from "./kube/policies";
 
 export interface FleetJourneyInput {
   readonly root: string;
@@ -385,6 +386,20 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
   const restapis = new Map<string, RestapiSwitch>();
   await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controllerEtc, restapis });
+
+  // 6d. Each tenant namespace's NetworkPolicies select the pods the real operators made
+  // (and each peer in the namespace is one of them): a policy on the wrong labels protects
+  // nothing, an egress peer on the wrong labels leaves its flow closed.
+  for (const t of tenants) {
+    const ns = tenantNamespace(t.config.tenant.id);
+    const policies = (await c.get<{ items: PolicyLike[] }>(["networkpolicies", "-n", ns]))?.items ?? [];
+    const pods = (await c.get<{ items: { metadata: { labels?: Record<string, string> } }[] }>(["pods", "-n", ns]))?.items ?? [];
+    const cronJobs = (await c.get<{ items: { spec: { jobTemplate: { spec: { template: { metadata?: { labels?: Record<string, string> } } } } } }[] }>(["cronjobs", "-n", ns]))?.items ?? [];
+    const labels = [...pods.map((p) => p.metadata.labels ?? {}), ...cronJobs.map((j) => j.spec.jobTemplate.spec.template.metadata?.labels ?? {})];
+    const unmatched = unmatchedSelectors(policies, labels);
+    report(step(`tenant ${t.config.tenant.id}: its namespace's NetworkPolicies on central select the pods the operators made, and each peer is one of them`, policies.length > 0 && unmatched.length === 0,
+      !policies.length ? `no NetworkPolicy in ${ns}` : unmatched.length ? unmatched.slice(0, 6).join("; ") : `${policies.length} policies over ${pods.length} pods and ${cronJobs.length} CronJob template${cronJobs.length === 1 ? "" : "s"} in ${ns}`));
+  }
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.
   for (const [name, kc] of kubectl) {

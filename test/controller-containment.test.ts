@@ -4,6 +4,7 @@ import { CONTROLLER_PROGRAM_KEYS, SLURMCTLD_TRIGGER_STATE } from "../facts/contr
 import { SLINKY_IMAGES } from "../facts/fleet";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { tenantControllerProblems } from "../cli/fleet-validate";
+import { tenantEgressProblems } from "../cli/fleet-egress";
 
 const facts = {
   nodeSets: [{ name: "cpu-4", shape: { name: "cpu" } }] as unknown as Parameters<typeof controlPlaneExtraConf>[0]["nodeSets"],
@@ -58,5 +59,52 @@ describe("a tenant's controller on central runs nothing the tenant names", () =>
     ]);
     assert.deepEqual(problems.map((p) => p.reason.split(":")[0]), ["EpilogSlurmctld=/x", "SlurmctldParameters lacks disable_triggers", "prologSlurmctldScriptRefs"]);
     assert.ok(problems.every((p) => p.at === "Application/acme-slurm renders Controller/slurm" && p.file === "fleet/central/dev/tenants.yaml"));
+  });
+});
+
+describe("egress of a tenant's namespace on central", () => {
+  const cidr = "10.16.0.0/20";
+  const ns = "tenant-acme";
+  const rendered = (name: string, spec: Record<string, unknown>) => ({ file: "fleet/central/dev/tenants.yaml", application: "acme-control-plane-manifests", namespace: ns, kind: "NetworkPolicy", object: { metadata: { name }, spec }, tenantCidr: cidr });
+  const ctld = { matchLabels: { "app.kubernetes.io/name": "slurmctld", "app.kubernetes.io/instance": "slurm" } };
+  const dbd = { matchLabels: { "app.kubernetes.io/name": "slurmdbd", "app.kubernetes.io/instance": "slurm" } };
+  const deny = rendered("egress-none-by-default", { podSelector: {}, policyTypes: ["Egress"] });
+  const egress = (rules: unknown[]) => rendered("slurmctld-egress", { podSelector: ctld, policyTypes: ["Egress"], egress: rules });
+
+  it("refuses a tenant namespace whose pods are not egress-isolated, naming the namespace", () => {
+    const problems = tenantEgressProblems([{ ...deny, kind: "ConfigMap", object: {} }, egress([{ to: [{ podSelector: dbd }], ports: [{ protocol: "TCP", port: 6819 }] }])]);
+    assert.deepEqual(problems.map((p) => p.at), ["namespace tenant-acme"]);
+    assert.match(problems[0].reason, /not egress-isolated/);
+  });
+
+  it("refuses every egress beyond the pod's listed flows, each named", () => {
+    const problems = tenantEgressProblems([deny, egress([
+      { to: [{ podSelector: dbd }], ports: [{ protocol: "TCP", port: 6819 }] },
+      { to: [{ podSelector: dbd }], ports: [{ protocol: "TCP", port: 3306 }] },
+      { to: [{ ipBlock: { cidr: "10.0.0.0/8" } }], ports: [{ protocol: "TCP", port: 6818 }] },
+      { to: [{ ipBlock: { cidr } }], ports: [{ protocol: "TCP", port: 6443 }] },
+      { to: [{ ipBlock: { cidr: "169.254.169.254/32" } }], ports: [{ protocol: "TCP", port: 80 }] },
+      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "tenant-globex" } } }], ports: [{ protocol: "TCP", port: 6817 }] },
+      { to: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": "mariadb" } } }], ports: [{ protocol: "TCP", port: 3306 }] },
+      { ports: [{ protocol: "TCP", port: 443 }] },
+      { to: [{ ipBlock: { cidr } }] },
+    ])]);
+    assert.deepEqual(problems.map((p) => p.at.replace(/.* egress/, "egress")), ["egress[1]", "egress[2]", "egress[3]", "egress[4]", "egress[5]", "egress[6]", "egress[7]", "egress[8]"]);
+    assert.match(problems[0].reason, /slurmctld to slurmdbd on TCP\/3306: slurmdbd is reached by slurmctld on 6819 only/);
+    assert.match(problems[1].reason, /only the tenant's own VPC \(10\.16\.0\.0\/20\)/);
+    assert.match(problems[2].reason, /only TCP\/6818 \(slurmd\)/);
+    assert.match(problems[4].reason, /to another namespace .*tenant-globex.*only the cluster's DNS/);
+    assert.match(problems[5].reason, /not a peer of slurmctld/);
+    assert.match(problems[6].reason, /every destination/);
+    assert.match(problems[7].reason, /every port/);
+  });
+
+  it("refuses egress for pods the fleet lists none for, and any for MariaDB", () => {
+    const mariadb = rendered("mariadb-egress", { podSelector: { matchLabels: { "app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": "mariadb" } }, policyTypes: ["Egress"], egress: [{ to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ protocol: "UDP", port: 53 }] }] });
+    const all = rendered("all-egress", { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }], ports: [{ protocol: "TCP", port: 443 }] }] });
+    const problems = tenantEgressProblems([deny, mariadb, all]);
+    assert.equal(problems.length, 2);
+    assert.match(problems[0].reason, /mariadb to another namespace.*only nothing outside the namespace/);
+    assert.match(problems[1].reason, /the fleet lists no egress for/);
   });
 });

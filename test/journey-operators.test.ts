@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/slurm-operator";
 import { restapiFailures } from "../journey/scaling";
+import { unmatchedSelectors } from "../journey/kube/policies";
 
 describe("the journey's real slurm-operator", () => {
   it("runs with its Deployment's arguments, its probes and metrics on the journey's loopback ports, as the given kubeconfig", () => {
@@ -36,5 +37,18 @@ describe("the journey's real slurm-operator", () => {
     ].join("\n");
     assert.deepEqual(restapiFailures(log), [JSON.parse(`"${refused}"`)]);
     assert.deepEqual(restapiFailures(""), []);
+  });
+
+  it("names each NetworkPolicy selector, own or peer, that matches none of the operators' pods", () => {
+    const ctld = { "app.kubernetes.io/name": "slurmctld", "app.kubernetes.io/instance": "slurm" };
+    const policies = [
+      { metadata: { name: "same-namespace-only" }, spec: { podSelector: {}, ingress: [{ from: [{ podSelector: {} }] }] } },
+      { metadata: { name: "slurmctld-egress" }, spec: { podSelector: { matchLabels: ctld }, egress: [{ to: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "slurmdbd" } } }] }, { to: [{ namespaceSelector: { matchLabels: { x: "y" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }] }] } },
+      { metadata: { name: "login-egress" }, spec: { podSelector: { matchLabels: { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "slurm-login" } } } },
+    ];
+    assert.deepEqual(unmatchedSelectors(policies, [{ ...ctld, "pod-template-hash": "1" }, { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "slurm-login-login" }]), [
+      'slurmctld-egress: its peer {"app.kubernetes.io/name":"slurmdbd"} is no pod',
+      'login-egress selects no pod ({"app.kubernetes.io/name":"login","app.kubernetes.io/instance":"slurm-login"})',
+    ]);
   });
 });

@@ -8,9 +8,9 @@
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { CONTROLLER_PROGRAM_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest } from "../../facts/control-plane";
+import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
 import {
-  ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
+  ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_BACKUP_POD_LABELS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
 import type { CentralConfig } from "../../config/types";
 import type { TenantUser } from "../../config/users";
@@ -219,6 +219,8 @@ export interface MariaDbBackup {
     readonly databases: readonly string[];
     readonly storage: { readonly persistentVolumeClaim: { readonly accessModes: readonly string[]; readonly resources: { readonly requests: { readonly storage: string } } } };
     readonly resources: Record<string, unknown>;
+    /** Labels of the backup Job's pods. */
+    readonly podMetadata: { readonly labels: Readonly<Record<string, string>> };
   };
 }
 
@@ -242,6 +244,8 @@ function accountingBackup(backups: CentralBackups): MariaDbBackup {
       databases: [ACCOUNTING_DATABASE.database],
       storage: { persistentVolumeClaim: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: `${ACCOUNTING_BACKUP.storageGiB}Gi` } } } },
       resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } },
+      // Its Job's pods: the egress policy for the dump selects on them.
+      podMetadata: { labels: { ...MARIADB_BACKUP_POD_LABELS } },
     },
   };
 }
@@ -301,6 +305,8 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
       accountingDatabase(),
       accountingBackup(backups),
       policy("same-namespace-only", { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] }),
+      // Egress: nothing, unless an egress policy of the chart allows it (CONTROL_PLANE_EGRESS).
+      policy(EGRESS_DENY_POLICY, { podSelector: {}, policyTypes: ["Egress"] }),
       policy("mariadb-from-operator", {
         podSelector: { matchLabels: { ...MARIADB_POD_LABELS } },
         policyTypes: ["Ingress"],
@@ -326,8 +332,29 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
       slurmctld: { name: "slurmctld-from-tenant-vpc", selector: slinkyPodLabels("slurmctld"), port: SLURM_PORTS.slurmctld },
       srun: { name: "srun-from-tenant-vpc", selector: slinkyLoginPodLabels() },
       slurmrestd: { name: "slurmrestd-from-cluster-api", selector: slinkyPodLabels("slurmrestd"), port: SLURM_PORTS.slurmrestd },
+      egress: egressPolicyValues(),
+      slurmdPort: SLURM_PORTS.slurmd,
+      dns: { namespace: CLUSTER_DNS.namespace, selector: CLUSTER_DNS.labels, port: CLUSTER_DNS.port },
     },
   };
+}
+
+/** The namespace-wide policy that leaves a tenant's pods no egress but what the egress policies allow. */
+export const EGRESS_DENY_POLICY = "egress-none-by-default";
+
+/** The chart's egress policies, one per pod that opens connections (CONTROL_PLANE_EGRESS): its selector, its peers' selectors and ports, the tenant's slurmd, DNS. */
+function egressPolicyValues(): Record<string, unknown>[] {
+  return (Object.keys(CONTROL_PLANE_EGRESS) as ControlPlanePod[]).flatMap((pod) => {
+    const e = CONTROL_PLANE_EGRESS[pod];
+    if (!e.peers.length && !e.slurmd && !e.dns) return [];
+    return [{
+      name: `${pod}-egress`,
+      selector: controlPlanePodLabels(pod),
+      to: e.peers.map((p) => (p.port === "srun-block" ? { selector: controlPlanePodLabels(p.pod), srunBlock: true } : { selector: controlPlanePodLabels(p.pod), port: p.port })),
+      slurmd: e.slurmd,
+      dns: e.dns,
+    }];
+  });
 }
 
 /** The tenant's own values of the control-plane-manifests chart: its region, VPC, srun block and secrets' names (its users come from its users file, its facts from its facts file). */

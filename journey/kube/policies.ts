@@ -1,0 +1,36 @@
+/**
+ * NetworkPolicies against the pods they are meant for: a policy whose selector matches no pod
+ * the operators made protects nothing (and an egress peer that matches none leaves its flow
+ * closed). The journey reads the live pods and CronJob templates of each tenant namespace on
+ * central, as Slinky's and mariadb-operator's real controllers labelled them.
+ */
+
+interface Selector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly unknown[];
+}
+
+/** The parts of a NetworkPolicy the check reads. */
+export interface PolicyLike {
+  readonly metadata: { readonly name: string };
+  readonly spec: {
+    readonly podSelector?: Selector;
+    readonly ingress?: readonly { readonly from?: readonly { readonly podSelector?: Selector; readonly namespaceSelector?: Selector }[] }[];
+    readonly egress?: readonly { readonly to?: readonly { readonly podSelector?: Selector; readonly namespaceSelector?: Selector }[] }[];
+  };
+}
+
+const selects = (s: Selector, labels: Readonly<Record<string, string>>) => Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+const specific = (s: Selector | undefined): s is Selector => !!s && Object.keys(s.matchLabels ?? {}).length > 0 && !(s.matchExpressions ?? []).length;
+
+/** Each selector of the policies (the policy's own pods, and peers in the same namespace) that matches none of the pods' label sets, named. Pure. */
+export function unmatchedSelectors(policies: readonly PolicyLike[], pods: readonly Readonly<Record<string, string>>[]): string[] {
+  const none = (s: Selector) => !pods.some((labels) => selects(s, labels));
+  const out: string[] = [];
+  for (const p of policies) {
+    if (specific(p.spec.podSelector) && none(p.spec.podSelector)) out.push(`${p.metadata.name} selects no pod (${JSON.stringify(p.spec.podSelector.matchLabels)})`);
+    const peers = [...(p.spec.ingress ?? []).flatMap((r) => r.from ?? []), ...(p.spec.egress ?? []).flatMap((r) => r.to ?? [])];
+    for (const peer of peers) if (!peer.namespaceSelector && specific(peer.podSelector) && none(peer.podSelector)) out.push(`${p.metadata.name}: its peer ${JSON.stringify(peer.podSelector.matchLabels)} is no pod`);
+  }
+  return [...new Set(out)];
+}
