@@ -4,6 +4,7 @@
  * runs as its submitter and its files belong to them on the shared file system. Pure checks
  * here; the config module reports them with the file and key.
  */
+import { isImageAccountName, RESERVED_NAME_PREFIXES } from "../facts/image-accounts";
 
 export interface TenantUser {
   readonly name: string;
@@ -40,6 +41,7 @@ export function userProblems(users: readonly TenantUser[], at: (i: number) => nu
   users.forEach((u, position) => {
     const i = at(position);
     if (u.name === SHARED_GROUP.name) out.push({ index: i, field: "name", value: u.name, problem: "is the tenant's shared group", valid: `any other Linux name than ${SHARED_GROUP.name}` });
+    else if (isImageAccountName(u.name)) out.push({ index: i, field: "name", value: u.name, problem: "is an account or group of the platform's images (it would replace the image's own entry on every pod)", valid: `a name that is not ${RESERVED_NAME_PREFIXES.map((p) => `${p}...`).join(" or ")} nor one of facts/image-accounts.ts (root, slurm, sshd, mysql, ...)` });
     else if (!LINUX_NAME.test(u.name)) out.push({ index: i, field: "name", value: u.name, problem: "not a valid Linux user name", valid: "lowercase letters, digits, _ and -, starting with a letter or _, at most 32 characters" });
     else if (names.has(u.name)) out.push({ index: i, field: "name", value: u.name, problem: `duplicates users[${names.get(u.name)}].name`, valid: "a name no other user of this tenant has" });
     else names.set(u.name, i);

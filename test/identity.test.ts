@@ -5,7 +5,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { groupLines, identityPodParts, MERGE_SCRIPT_KEY, passwdLines, userDirectory, usersConfigMap, usersDigest } from "../components/identity/passwd";
 import { DIRECTORY_MODES, userDirectoriesProlog } from "../components/identity/user-directories";
-import { validateStack } from "../config";
+import { PROJECT_ROOT, validateStack } from "../config";
 import { SHARED_GROUP, TENANT_ID_FLOOR, userProblems, type TenantUser } from "../config/users";
 import { exampleFile, exampleFiles, withValues } from "./helpers";
 
@@ -113,7 +113,26 @@ describe("the users' directories (the Prolog, run with sh as root)", function ()
 
 describe("tenant users (validation)", () => {
   it("accepts distinct valid names with ids from the floor up", () => {
-    assert.deepEqual(userProblems([alice, bob, { name: "_svc-1", uid: TENANT_ID_FLOOR + 7, gid: TENANT_ID_FLOOR + 7 }]), []);
+    assert.deepEqual(userProblems([alice, bob, { name: "svc_1-a", uid: TENANT_ID_FLOOR + 7, gid: TENANT_ID_FLOOR + 7 }]), []);
+  });
+
+  it("refuses the names of the images' accounts and groups, and the distributions' reserved prefixes", () => {
+    const names = ["root", "slurm", "sshd", "mysql", "shadow", "ubuntu", "systemd-network", "_apt"];
+    const problems = userProblems(names.map((name, i) => ({ name, uid: TENANT_ID_FLOOR + i, gid: TENANT_ID_FLOOR + i })));
+    assert.deepEqual(problems.map((p) => [p.index, p.field, p.value]), names.map((n, i) => [i, "name", n]));
+    assert.match(problems[0].problem, /account or group of the platform's images/);
+    assert.match(problems[0].valid, /systemd-\.\.\. or _\.\.\./);
+  });
+
+  it("refuses every account and group of the journey's Slurm image (when install-tools has made it)", function () {
+    const root = path.join(PROJECT_ROOT, ".tools", "rootfs", "slurm", "etc");
+    if (!fs.existsSync(path.join(root, "passwd"))) {
+      if (process.env.CI) assert.fail(`no ${root}/passwd: bash scripts/install-tools makes the Slurm image`);
+      return this.skip();
+    }
+    const names = ["passwd", "group"].flatMap((f) => fs.readFileSync(path.join(root, f), "utf8").split("\n").filter(Boolean).map((l) => l.split(":")[0]));
+    const taken = names.filter((n) => userProblems([{ name: n, uid: TENANT_ID_FLOOR, gid: TENANT_ID_FLOOR }]).every((p) => p.field !== "name"));
+    assert.deepEqual(taken, [], `names of the image's accounts a user could take: ${taken.join(", ")}`);
   });
 
   it("keeps the shared group's name and gid for the group", () => {
@@ -147,6 +166,7 @@ describe("tenant users in the stack file (clusterra:users)", () => {
     assert.ok(!r.ok);
     const users = r.issues.filter((i) => i.key.startsWith("clusterra:users")).map((i) => [i.key, i.value, i.problem]);
     assert.deepEqual(users.filter(([k]) => k !== "clusterra:users[0].uid"), [
+      ["clusterra:users[1].name", "root", "is an account or group of the platform's images (it would replace the image's own entry on every pod)"],
       ["clusterra:users[1].uid", 0, "collides with the images' system and default user ids"],
       ["clusterra:users[1].gid", 0, "collides with the images' system and default user ids"],
       ["clusterra:users[3].name", "bob", "duplicates users[2].name"],
