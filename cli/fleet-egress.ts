@@ -6,7 +6,7 @@
  * policy that allows more, or a pod the fleet does not know, is a problem. Pure.
  */
 import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, type ControlPlanePod } from "../facts/control-plane";
-import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
+import { SLURM_PORTS } from "../facts/contract";
 import type { FleetProblem } from "./fleet-files";
 
 interface Selector {
@@ -35,8 +35,15 @@ export interface RenderedPolicy {
   readonly namespace: string;
   readonly kind: string;
   readonly object: Policy;
-  /** The tenant VPC's CIDR, from the Application's values. */
+  /** The tenant VPC's CIDR, as its stack file plans it (not as the rendered values say). */
   readonly tenantCidr: string | undefined;
+  /** The tenant's srun block (facts/contract.ts). */
+  readonly srunBlock: { readonly from: number; readonly to: number } | undefined;
+}
+
+/** The policy types Kubernetes gives a NetworkPolicy: as listed, or Ingress plus Egress when it has egress rules. */
+function policyTypes(spec: Policy["spec"]): readonly string[] {
+  return spec?.policyTypes ?? ["Ingress", ...(spec?.egress ? ["Egress"] : [])];
 }
 
 const isEmpty = (s: Selector | undefined) => !s || (Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0);
@@ -47,7 +54,7 @@ const podOf = (s: Selector | undefined): ControlPlanePod | undefined =>
 const tcp = (p: Port) => (p.protocol ?? "TCP") === "TCP";
 
 /** Why one egress rule's peer and ports are more than `pod` may reach; empty when they are not. */
-function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], cidr: string | undefined): string[] {
+function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], cidr: string | undefined, block: RenderedPolicy["srunBlock"]): string[] {
   const allowed = CONTROL_PLANE_EGRESS[pod];
   const portText = ports.map((p) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`).join(",");
   if (peer.ipBlock) {
@@ -63,9 +70,10 @@ function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], 
   const to = podOf(peer.podSelector);
   const peers = allowed.peers.filter((p) => p.pod === to);
   if (!to || !peers.length) return [`to pods ${JSON.stringify(peer.podSelector?.matchLabels ?? {})}: not a peer of ${pod} (${allowed.peers.map((p) => p.pod).join(", ") || "none"})`];
-  const fits = (p: Port) => tcp(p) && peers.some((x) => (x.port === "srun-block" ? !!p.endPort && p.endPort - Number(p.port) + 1 === SRUN_PORT_BLOCK_SIZE : Number(p.port) === x.port && !p.endPort));
+  const fits = (p: Port) => tcp(p) && peers.some((x) => (x.port === "srun-block" ? !!block && Number(p.port) === block.from && p.endPort === block.to : Number(p.port) === x.port && !p.endPort));
   const extra = ports.filter((p) => !fits(p));
-  return extra.length ? [`to ${to} on ${extra.map((p) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`).join(",")}: ${to} is reached by ${pod} on ${peers.map((x) => x.port).join(", ")} only`] : [];
+  const allowedPorts = peers.map((x) => (x.port === "srun-block" ? (block ? `${block.from}-${block.to} (the tenant's srun block)` : "the tenant's srun block") : String(x.port)));
+  return extra.length ? [`to ${to} on ${extra.map((p) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`).join(",")}: ${to} is reached by ${pod} on ${allowedPorts.join(", ")} only`] : [];
 }
 
 /** Every tenant namespace's egress (from every object rendered into it) against CONTROL_PLANE_EGRESS: isolated by default, and nothing more allowed. */
@@ -78,12 +86,12 @@ export function tenantEgressProblems(objects: readonly RenderedPolicy[]): FleetP
     namespaces.set(o.namespace, entry);
   }
   for (const [namespace, { first, list }] of namespaces) {
-    const isolated = list.some((p) => isEmpty(p.object.spec?.podSelector) && (p.object.spec?.policyTypes ?? []).includes("Egress") && !(p.object.spec?.egress ?? []).length);
+    const isolated = list.some((p) => isEmpty(p.object.spec?.podSelector) && policyTypes(p.object.spec).includes("Egress") && !(p.object.spec?.egress ?? []).length);
     if (!isolated) problems.push({ file: first.file, at: `namespace ${namespace}`, reason: "its pods are not egress-isolated: no NetworkPolicy selects every pod with policyTypes Egress and no egress rule (tenant code could reach anything)" });
     for (const p of list) {
       const spec = p.object.spec ?? {};
       const rules = spec.egress ?? [];
-      if (!(spec.policyTypes ?? []).includes("Egress") || !rules.length) continue;
+      if (!policyTypes(spec).includes("Egress") || !rules.length) continue;
       const at = `Application/${p.application} NetworkPolicy ${namespace}/${p.object.metadata?.name ?? "?"}`;
       const pod = podOf(spec.podSelector);
       if (!pod) {
@@ -91,7 +99,7 @@ export function tenantEgressProblems(objects: readonly RenderedPolicy[]): FleetP
         continue;
       }
       for (const [i, rule] of rules.entries()) {
-        const reasons = !(rule.to ?? []).length ? ["allows every destination (no `to`)"] : !(rule.ports ?? []).length ? ["allows every port (no `ports`)"] : (rule.to ?? []).flatMap((peer) => peerProblems(pod, peer, rule.ports ?? [], p.tenantCidr));
+        const reasons = !(rule.to ?? []).length ? ["allows every destination (no `to`)"] : !(rule.ports ?? []).length ? ["allows every port (no `ports`)"] : (rule.to ?? []).flatMap((peer) => peerProblems(pod, peer, rule.ports ?? [], p.tenantCidr, p.srunBlock));
         for (const reason of reasons) problems.push({ file: p.file, at: `${at} egress[${i}]`, reason: `${pod} ${reason}` });
       }
     }

@@ -17,6 +17,8 @@ import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-c
 import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
 import { tenantNamespace } from "../facts/fleet";
+import { srunPortBlock } from "../facts/contract";
+import { readAllStackFiles } from "../config";
 import { tenantEgressProblems } from "./fleet-egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
@@ -158,15 +160,16 @@ export function admissionPolicyProblems(objects: readonly { readonly kind: strin
     .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `only ${CLUSTER_MANIFESTS_ADDON} may render a mutating admission policy, and only ${SLURM_CLUSTER_NAME_POLICY} (the Slinky Controller's cluster name)` }));
 }
 
-/** A top-level value as Helm gives it to a render: the last value file (or the inline values) that sets it. */
-function renderValue(r: HelmRender, key: string): string | undefined {
-  let value: unknown;
-  for (const file of r.valueFiles) {
-    const doc = fs.existsSync(file) ? (parse(fs.readFileSync(file, "utf8")) as Record<string, unknown> | null) : null;
-    if (doc && key in doc) value = doc[key];
+/** Each tenant stack file's planned VPC CIDR, by `<env>/<id>`: what a tenant namespace's egress may reach, whatever a values file says. */
+function plannedTenantCidrs(root: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const f of readAllStackFiles(root)) {
+    const v = f.values as Record<string, { id?: unknown; vpcCidr?: unknown } | unknown>;
+    const id = (v["clusterra:tenant"] as { id?: unknown } | undefined)?.id;
+    const cidr = (v["clusterra:network"] as { vpcCidr?: unknown } | undefined)?.vpcCidr;
+    if (v["clusterra:kind"] === "tenant" && typeof id === "string" && typeof cidr === "string") out.set(`${String(v["clusterra:environment"])}/${id}`, cidr);
   }
-  if (r.inlineValues && key in r.inlineValues) value = r.inlineValues[key];
-  return typeof value === "string" ? value : undefined;
+  return out;
 }
 
 /**
@@ -197,10 +200,14 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     const [fleet, argoCd] = [await renderFleetCharts(tools.helm, renders, renderedDir), fs.existsSync(argo.chartDir) ? await renderCharts(tools.helm, [argo], path.join(work, "argocd")) : { objects: [], problems: [] }];
     problems.push(...fleet.problems, ...argoCd.problems, ...admissionPolicyProblems(fleet.objects));
     const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
-    problems.push(...tenantEgressProblems(fleet.objects.filter((o) => o.render.server === ARGOCD_IN_CLUSTER && o.namespace?.startsWith(tenantNamespace(""))).map((o) => ({
-      file: o.render.file, application: o.render.application, namespace: o.namespace as string, kind: o.kind,
-      object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: renderValue(o.render, "tenantCidr"),
-    }))));
+    // Each object in its namespace (its own, or the Application's), the tenant's CIDR as its stack file plans it.
+    const cidrs = plannedTenantCidrs(root);
+    const inNamespace = fleet.objects.map((o) => ({ o, namespace: o.namespace ?? o.render.namespace }));
+    problems.push(...tenantEgressProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => {
+      const id = namespace.slice(tenantNamespace("").length);
+      const env = /^fleet\/central\/([^/]+)\//.exec(o.render.file)?.[1] ?? "";
+      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: cidrs.get(`${env}/${id}`), srunBlock: srunPortBlock(id) };
+    })));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);

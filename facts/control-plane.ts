@@ -42,10 +42,18 @@ export const TENANT_SLURMCTLD_PARAMETERS = ["disable_triggers"] as const;
  */
 export const CONTROLLER_PROGRAM_KEYS = [
   "PrologSlurmctld", "EpilogSlurmctld", "MailProg", "ResvProlog", "ResvEpilog",
-  "ResumeProgram", "ResumeFailProgram", "SuspendProgram", "SlurmctldPrimaryOnProg", "SlurmctldPrimaryOffProg",
-  "JobSubmitPlugins", "JobCompType", "JobCompLoc", "BurstBufferType", "PrEpPlugins", "SlurmctldPlugstack",
+  "ResumeProgram", "ResumeFailProgram", "SuspendProgram", "SlurmctldPrimaryOnProg", "SlurmctldPrimaryOffProg", "PowerAction",
+  "JobSubmitPlugins", "JobCompType", "JobCompLoc", "JobCompPassScript", "BurstBufferType", "PrEpPlugins", "SlurmctldPlugstack",
+  "CertmgrType", "CertmgrParameters", "CertgenType", "CertgenParameters",
   "PluginDir", "Include",
 ] as const;
+
+/**
+ * The only slurm.conf keys a tenant controller's own lines (its `extraConf`) may set: the
+ * remote NodeSets and partitions, the srun block, the containing parameters and the job
+ * limits. Anything else is refused, so a key this list of programs misses cannot slip in.
+ */
+export const TENANT_CONTROLLER_CONF_KEYS = ["NodeSet", "PartitionName", "SrunPortRange", "SlurmctldParameters", "MaxJobCount", "SchedulerParameters"] as const;
 
 /** SlurmctldParameters flags with which slurmctld runs a program itself (RebootProgram, from the controller). */
 export const CONTROLLER_PROGRAM_PARAMETERS = ["reboot_from_controller"] as const;
@@ -75,8 +83,9 @@ export interface EgressPeer {
  * the central VPC, another namespace or the internet; MariaDB nowhere (skip-name-resolve).
  */
 export const CONTROL_PLANE_EGRESS: Readonly<Record<ControlPlanePod, { readonly peers: readonly EgressPeer[]; readonly slurmd: boolean; readonly dns: boolean }>> = {
-  // Its accounting; allocation and step messages to srun/salloc on the login; its slurmd.
-  slurmctld: { peers: [{ pod: "slurmdbd", port: SLURM_PORTS.slurmdbd }, { pod: "login", port: "srun-block" }], slurmd: true, dns: true },
+  // Its accounting; allocation and step messages to srun/salloc on the login, and each
+  // reconfigure pushed to the login's sackd (it listens on SlurmdPort); its slurmd.
+  slurmctld: { peers: [{ pod: "slurmdbd", port: SLURM_PORTS.slurmdbd }, { pod: "login", port: "srun-block" }, { pod: "login", port: SLURM_PORTS.slurmd }], slurmd: true, dns: true },
   // Its database; accounting updates pushed to slurmctld.
   slurmdbd: { peers: [{ pod: "mariadb", port: ACCOUNTING_DATABASE.port }, { pod: "slurmctld", port: SLURM_PORTS.slurmctld }], slurmd: false, dns: true },
   slurmrestd: { peers: [{ pod: "slurmctld", port: SLURM_PORTS.slurmctld }, { pod: "slurmdbd", port: SLURM_PORTS.slurmdbd }], slurmd: false, dns: true },
@@ -99,3 +108,20 @@ export function controlPlanePodLabels(pod: ControlPlanePod): Readonly<Record<str
 
 /** The cluster's DNS on K3s (CoreDNS, its packaged add-on): the one peer outside a tenant's namespace its pods may reach. */
 export const CLUSTER_DNS = { namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, port: 53 } as const;
+
+/** Per-pod PID limit of central's kubelet (K3s sets none): a fork bomb in a tenant's pod exhausts its own pod, not the host's PIDs. */
+export const CENTRAL_POD_MAX_PIDS = 4096;
+
+/** The largest batch script a tenant's slurmctld accepts (`SchedulerParameters=max_script_size`, Slurm's default 4 MiB): each pending job keeps its script in the state volume. */
+export const MAX_SCRIPT_BYTES = 256 * 1024;
+
+/** What a job record holds besides its script (environment, arguments, the record), budgeted per job. */
+const JOB_RECORD_BYTES = 64 * 1024;
+
+/** The share of slurmctld's state volume pending jobs may fill: the rest keeps node and reservation state and the previous save. */
+const JOB_STATE_SHARE = 0.5;
+
+/** MaxJobCount for a state volume of `stateGiB`: the jobs, each at its budget, fill no more than their share of it. Pure. */
+export function maxJobCount(stateGiB: number): number {
+  return Math.floor((stateGiB * 1024 ** 3 * JOB_STATE_SHARE) / (MAX_SCRIPT_BYTES + JOB_RECORD_BYTES));
+}

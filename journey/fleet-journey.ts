@@ -399,6 +399,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const unmatched = unmatchedSelectors(policies, labels);
     report(step(`tenant ${t.config.tenant.id}: its namespace's NetworkPolicies on central select the pods the operators made, and each peer is one of them`, policies.length > 0 && unmatched.length === 0,
       !policies.length ? `no NetworkPolicy in ${ns}` : unmatched.length ? unmatched.slice(0, 6).join("; ") : `${policies.length} policies over ${pods.length} pods and ${cronJobs.length} CronJob template${cronJobs.length === 1 ? "" : "s"} in ${ns}`));
+    // The API server admitted every pod the operators made under the namespace's quota (its own
+    // accounting, after the LimitRange's defaults): what they use of it.
+    const quotas = (await c.get<{ items: { metadata: { name: string }; status?: { hard?: Record<string, string>; used?: Record<string, string> } }[] }>(["resourcequotas", "-n", ns]))?.items ?? [];
+    const refused = (await c.run(["get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "custom-columns=M:.message", "--no-headers"])).stdout.split("\n").filter((l) => /exceeded quota|forbidden/i.test(l));
+    const usage = quotas.flatMap((q) => Object.entries(q.status?.hard ?? {}).map(([k, hard]) => `${k} ${q.status?.used?.[k] ?? "?"}/${hard}`));
+    report(step(`tenant ${t.config.tenant.id}: the operators' pods are admitted under its namespace's ResourceQuota and LimitRange on central`, quotas.length > 0 && refused.length === 0 && pods.length > 0,
+      !quotas.length ? `no ResourceQuota in ${ns}` : refused.length ? `refused: ${[...new Set(refused)].slice(0, 3).join(" | ")}` : `${pods.length} pods; used/hard: ${usage.join(", ")}`));
   }
 
   // 7. Every Secret a workload or custom resource names exists with the key it names.

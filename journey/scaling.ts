@@ -137,25 +137,39 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   // with no second raise (the scaling loop raises once and waits; nothing is lost).
   const logFrom = i.operatorLogText().length;
   if (i.slurmrestd) await i.slurmrestd.stop();
-  const scaled = await kc.run(["scale", `nodesets.slinky.slurm.net/${target.metadata.name}`, "-n", i.nodeSetNamespace, "--replicas=1"], { as: agent });
-  report(step(`tenant ${id}: the edge-agent raises ${target.metadata.name} to 1`, scaled.code === 0, scaled.code === 0 ? "scaled through the scale subresource as the edge-agent" : scaled.stderr.trim()));
-  if (scaled.code !== 0) {
-    await i.slurmrestd?.start();
-    return;
-  }
+  // Whatever happens while it is down, slurmrestd runs again for what follows.
+  let restarted: string | undefined | null = null;
+  const restart = async () => (restarted ??= (await i.slurmrestd?.start()) ?? undefined);
+  let scaled: Awaited<ReturnType<Kubectl["run"]>>;
+  let resync: string[] = [];
+  let after: NodeSet | undefined;
+  let early: PodLike | undefined;
+  let why: string[] = [];
   const downSince = Date.now();
-  const resync = await i.resync();
-  const after = await kc.get<NodeSet>(["nodesets.slinky.slurm.net", target.metadata.name, "-n", i.nodeSetNamespace]);
+  let downMs = 0;
+  try {
+    scaled = await kc.run(["scale", `nodesets.slinky.slurm.net/${target.metadata.name}`, "-n", i.nodeSetNamespace, "--replicas=1"], { as: agent });
+    if (scaled.code === 0) {
+      resync = await i.resync();
+      after = await kc.get<NodeSet>(["nodesets.slinky.slurm.net", target.metadata.name, "-n", i.nodeSetNamespace]);
+      if (i.slurmrestd) {
+        const remaining = RESTAPI_DOWN_MS - (Date.now() - downSince);
+        if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
+        early = await kc.get<PodLike>(["pod", `${target.metadata.name}-0`, "-n", i.nodeSetNamespace]);
+        why = restapiFailures(i.operatorLogText().slice(logFrom));
+      }
+    }
+  } finally {
+    downMs = Date.now() - downSince;
+    await restart();
+  }
+  report(step(`tenant ${id}: the edge-agent raises ${target.metadata.name} to 1`, scaled.code === 0, scaled.code === 0 ? "scaled through the scale subresource as the edge-agent" : scaled.stderr.trim()));
+  if (scaled.code !== 0) return;
   const replicas = after?.spec.replicas ?? 0;
   report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after ArgoCD refreshed ${i.slurmApp}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.length ? `; ${resync[0]}` : ""}`));
   if (i.slurmrestd) {
-    const remaining = RESTAPI_DOWN_MS - (Date.now() - downSince);
-    if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
-    const early = await kc.get<PodLike>(["pod", `${target.metadata.name}-0`, "-n", i.nodeSetNamespace]);
-    const why = restapiFailures(i.operatorLogText().slice(logFrom));
-    const restarted = await i.slurmrestd.start();
     report(step(`tenant ${id}: while its slurmrestd is down the NodeSet controller makes no slurmd pod, and says why`, !early && why.length > 0 && !restarted,
-      [early ? `${target.metadata.name}-0 was made with slurmrestd down: the operator does not wait on it` : `no ${target.metadata.name}-0 in ${((Date.now() - downSince) / 1000).toFixed(0)} s down`,
+      [early ? `${target.metadata.name}-0 was made with slurmrestd down: the operator does not wait on it` : `no ${target.metadata.name}-0 in ${(downMs / 1000).toFixed(0)} s down`,
         why.length ? `the operator: ${why.length} failed calls, last: ${why[why.length - 1].slice(0, 300)}` : "the operator's log names no failed call to slurm-restapi",
         restarted ? `slurmrestd did not come back: ${restarted}` : "slurmrestd started again"].join("; ")));
     if (restarted) return;

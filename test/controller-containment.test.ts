@@ -1,7 +1,8 @@
 import * as assert from "node:assert/strict";
-import { clearTriggersInitContainer, controlPlaneExtraConf, controlPlaneSharedValues, controllerConfProblems } from "../components/fleet/control-plane";
-import { CONTROLLER_PROGRAM_KEYS, SLURMCTLD_TRIGGER_STATE } from "../facts/control-plane";
-import { SLINKY_IMAGES } from "../facts/fleet";
+import { clearTriggersInitContainer, controlPlaneExtraConf, controlPlaneQuota, controlPlaneSharedValues, controllerConfProblems } from "../components/fleet/control-plane";
+import { CONTROLLER_PROGRAM_KEYS, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
+import { SLINKY_IMAGES, SLURMCTLD_STATE_GIB } from "../facts/fleet";
+import { SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { tenantControllerProblems } from "../cli/fleet-validate";
 import { tenantEgressProblems } from "../cli/fleet-egress";
@@ -30,14 +31,28 @@ describe("a tenant's controller on central runs nothing the tenant names", () =>
       const line = key === "Include" ? "include /etc/slurm/more.conf" : `${key.toLowerCase()}=/tmp/x`;
       const problems = controllerConfProblems(`${contained}${line}\n`);
       assert.equal(problems.length, 1, `${key}: ${problems.join("; ")}`);
-      assert.ok(problems[0].startsWith(key === "Include" ? "include=/etc/slurm/more.conf" : `${key.toLowerCase()}=/tmp/x`), problems[0]);
+      assert.ok(problems[0].startsWith(line), problems[0]);
       assert.match(problems[0], new RegExp(`what ${key} names on central`));
     }
   });
 
-  it("refuses reboot_from_controller, and reads no program in comments, NodeName or PartitionName lines", () => {
+  it("refuses reboot_from_controller, and reads no program in comments or PartitionName and NodeSet lines", () => {
     assert.match(controllerConfProblems("SlurmctldParameters=disable_triggers, reboot_from_controller\n").join(), /reboot_from_controller: slurmctld would run a program/);
-    assert.deepEqual(controllerConfProblems(`${contained}# PrologSlurmctld=/tmp/x\nNodeName=n1 Feature=MailProg=1\nPartitionName=p Nodes=ALL\n`), []);
+    assert.deepEqual(controllerConfProblems(`${contained}# PrologSlurmctld=/tmp/x\nNodeSet=n1 Feature=MailProg=1\nPartitionName=p Nodes=ALL\n`), []);
+  });
+
+  it("reads the lines as Slurm's parser does: the last SlurmctldParameters, operators, backslashes, continuations", () => {
+    assert.match(controllerConfProblems(`${contained}SlurmctldParameters=enable_configless\n`).join(), /lacks disable_triggers in its last line \(SlurmctldParameters=enable_configless\), the one slurmctld keeps/);
+    for (const line of ["PrologSlurmctld+=/x", "Prolog\\Slurmctld=/x", "PrologSl\\\nurmctld=/x", "Inc\\lude /etc/x.conf", "PowerAction=1 Location=slurmctld Program=/x", "CertmgrType=certmgr/script"]) {
+      const problems = controllerConfProblems(`${contained}${line}\n`);
+      assert.equal(problems.length, 1, `${JSON.stringify(line)}: ${problems.join("; ")}`);
+      assert.match(problems[0], /slurmctld would run what \w+ names on central/, line);
+    }
+  });
+
+  it("refuses any key outside the tenant controller's few, naming them", () => {
+    const problems = controllerConfProblems(`${contained}MinJobAge=1\nSrunPortRange=30100-30109\n`);
+    assert.deepEqual(problems, ["MinJobAge=1: not a key a tenant's controller may set (NodeSet, PartitionName, SrunPortRange, SlurmctldParameters, MaxJobCount, SchedulerParameters)"]);
   });
 
   it("removes stored triggers before slurmctld starts: an init container on the state claim only", () => {
@@ -65,7 +80,8 @@ describe("a tenant's controller on central runs nothing the tenant names", () =>
 describe("egress of a tenant's namespace on central", () => {
   const cidr = "10.16.0.0/20";
   const ns = "tenant-acme";
-  const rendered = (name: string, spec: Record<string, unknown>) => ({ file: "fleet/central/dev/tenants.yaml", application: "acme-control-plane-manifests", namespace: ns, kind: "NetworkPolicy", object: { metadata: { name }, spec }, tenantCidr: cidr });
+  const srunBlock = { from: 32730, to: 32739 };
+  const rendered = (name: string, spec: Record<string, unknown>) => ({ file: "fleet/central/dev/tenants.yaml", application: "acme-control-plane-manifests", namespace: ns, kind: "NetworkPolicy", object: { metadata: { name }, spec }, tenantCidr: cidr, srunBlock });
   const ctld = { matchLabels: { "app.kubernetes.io/name": "slurmctld", "app.kubernetes.io/instance": "slurm" } };
   const dbd = { matchLabels: { "app.kubernetes.io/name": "slurmdbd", "app.kubernetes.io/instance": "slurm" } };
   const deny = rendered("egress-none-by-default", { podSelector: {}, policyTypes: ["Egress"] });
@@ -99,6 +115,16 @@ describe("egress of a tenant's namespace on central", () => {
     assert.match(problems[7].reason, /every port/);
   });
 
+  it("reads a policy without policyTypes as Kubernetes does (egress rules make it an egress policy), and checks the srun block's own ports", () => {
+    const login = { matchLabels: { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "slurm-login-login" } };
+    const problems = tenantEgressProblems([deny,
+      rendered("open", { podSelector: {}, egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }], ports: [{ port: 443 }] }] }),
+      egress([{ to: [{ podSelector: login }], ports: [{ protocol: "TCP", port: 32730, endPort: 32739 }] }, { to: [{ podSelector: login }], ports: [{ protocol: "TCP", port: 22, endPort: 31 }] }, { to: [{ podSelector: login }], ports: [{ protocol: "TCP", port: 6818 }] }]),
+    ]);
+    assert.deepEqual(problems.map((p) => p.at.replace(/^Application\/\S+ /, "")), ["NetworkPolicy tenant-acme/open", "NetworkPolicy tenant-acme/slurmctld-egress egress[1]"]);
+    assert.match(problems[1].reason, /on TCP\/22-31: login is reached by slurmctld on 32730-32739 \(the tenant's srun block\), 6818 only/);
+  });
+
   it("refuses egress for pods the fleet lists none for, and any for MariaDB", () => {
     const mariadb = rendered("mariadb-egress", { podSelector: { matchLabels: { "app.kubernetes.io/name": "mariadb", "app.kubernetes.io/instance": "mariadb" } }, policyTypes: ["Egress"], egress: [{ to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ protocol: "UDP", port: 53 }] }] });
     const all = rendered("all-egress", { podSelector: {}, policyTypes: ["Egress"], egress: [{ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }], ports: [{ protocol: "TCP", port: 443 }] }] });
@@ -106,5 +132,35 @@ describe("egress of a tenant's namespace on central", () => {
     assert.equal(problems.length, 2);
     assert.match(problems[0].reason, /mariadb to another namespace.*only nothing outside the namespace/);
     assert.match(problems[1].reason, /the fleet lists no egress for/);
+  });
+});
+
+describe("a tenant's share of central, enforced", () => {
+  it("sizes MaxJobCount so pending jobs at the largest script fill half the state volume, and writes it with max_script_size", () => {
+    assert.equal(maxJobCount(4), Math.floor((4 * 1024 ** 3) / 2 / (MAX_SCRIPT_BYTES + 64 * 1024)));
+    assert.ok(maxJobCount(4) * MAX_SCRIPT_BYTES < 4 * 1024 ** 3 / 2);
+    const conf = controlPlaneExtraConf(facts);
+    assert.match(conf, new RegExp(`^MaxJobCount=${maxJobCount(SLURMCTLD_STATE_GIB)}$`, "m"));
+    assert.match(conf, new RegExp(`^SchedulerParameters=max_script_size=${MAX_SCRIPT_BYTES}$`, "m"));
+  });
+
+  it("gives each tenant namespace a ResourceQuota from the capacity facts and a LimitRange defaulting what the charts leave unset", () => {
+    const [quota, limits] = controlPlaneQuota() as { kind: string; spec: { hard?: Record<string, string>; limits?: Record<string, unknown>[] } }[];
+    const sum = tenantControlPlaneRequest();
+    assert.equal(quota.kind, "ResourceQuota");
+    assert.equal(quota.spec.hard?.["requests.cpu"], `${2 * sum.cpuMillis}m`);
+    assert.equal(quota.spec.hard?.["requests.memory"], `${2 * sum.memoryMiB}Mi`);
+    assert.equal(quota.spec.hard?.["requests.storage"], `${SLURMCTLD_STATE_GIB + 10 + 10}Gi`);
+    assert.equal(quota.spec.hard?.persistentvolumeclaims, "3");
+    assert.equal(quota.spec.hard?.["services.nodeports"], String(1 + SRUN_PORT_BLOCK_SIZE));
+    assert.equal(quota.spec.hard?.["services.loadbalancers"], "0");
+    assert.ok(quota.spec.hard?.["limits.ephemeral-storage"], "ephemeral storage is bounded");
+    assert.equal(limits.kind, "LimitRange");
+    const container = limits.spec.limits?.find((l) => l.type === "Container") as { defaultRequest: Record<string, string>; default: Record<string, string> };
+    for (const r of Object.keys(quota.spec.hard ?? {}).filter((k) => /^(requests|limits)\.(cpu|memory|ephemeral-storage)$/.test(k))) {
+      const [kind, name] = r.split(".");
+      assert.ok((kind === "requests" ? container.defaultRequest : container.default)[name], `a container without ${r} gets a default (the quota would refuse its pod)`);
+    }
+    assert.deepEqual(limits.spec.limits?.find((l) => l.type === "PersistentVolumeClaim"), { type: "PersistentVolumeClaim", max: { storage: "10Gi" } });
   });
 });

@@ -8,7 +8,7 @@
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
+import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_BACKUP_POD_LABELS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
@@ -49,13 +49,16 @@ export function controlPlanePath(environment: string, tenantId: string): string 
 
 const quantity = (r: ComponentRequest) => ({ cpu: `${r.cpuMillis}m`, memory: `${r.memoryMiB}Mi` });
 
+/** Each component's memory limit, as a multiple of its request: room for a burst (slurmctld's scheduling pass, MariaDB's buffer pool), not for a leak. */
+const MEMORY_LIMIT_FACTOR = 2;
+
 /**
  * Requests exactly as facts/control-plane.ts (the capacity check sums them); a memory
  * limit of twice the request keeps one tenant from starving the shared host.
  */
 export function componentResources(component: keyof typeof TENANT_CONTROL_PLANE): Record<string, unknown> {
   const r = TENANT_CONTROL_PLANE[component];
-  return { requests: quantity(r), limits: { memory: `${r.memoryMiB * 2}Mi` } };
+  return { requests: quantity(r), limits: { memory: `${r.memoryMiB * MEMORY_LIMIT_FACTOR}Mi` } };
 }
 
 /**
@@ -77,43 +80,61 @@ export function hybridSlurmConf(nodeSets: readonly NodeSetPlan[]): string {
 
 /**
  * The central release's `controller.extraConf`: the remote NodeSets and partitions, the
- * tenant's SrunPortRange, and the SlurmctldParameters that contain a tenant on central (the
- * operator merges them with its own). slurmctld serves this slurm.conf to the login's sackd
+ * tenant's SrunPortRange, the SlurmctldParameters that contain a tenant on central (the
+ * operator merges them with its own), and the job limits that keep its state volume from
+ * filling. slurmctld serves this slurm.conf to the login's sackd
  * (configless), so srun and salloc there listen only on the block central forwards to the
  * login pod.
  */
 export function controlPlaneExtraConf(f: Pick<ControlPlaneFacts, "nodeSets" | "srunPortBlock">): string {
-  return `${hybridSlurmConf(f.nodeSets)}SrunPortRange=${f.srunPortBlock.from}-${f.srunPortBlock.to}\nSlurmctldParameters=${TENANT_SLURMCTLD_PARAMETERS.join(",")}\n`;
+  return [
+    hybridSlurmConf(f.nodeSets).trimEnd(),
+    `SrunPortRange=${f.srunPortBlock.from}-${f.srunPortBlock.to}`,
+    `SlurmctldParameters=${TENANT_SLURMCTLD_PARAMETERS.join(",")}`,
+    // Pending jobs keep their scripts in the state volume: bounded so they cannot fill it.
+    `MaxJobCount=${maxJobCount(SLURMCTLD_STATE_GIB)}`,
+    `SchedulerParameters=max_script_size=${MAX_SCRIPT_BYTES}`,
+    "",
+  ].join("\n");
 }
 
-/** slurm.conf's `Key=Value` and `Include` lines as slurmctld reads them (keys case-insensitive, comments dropped); NodeName, PartitionName and NodeSet lines are left out. Pure. */
-function confEntries(conf: string): { key: string; value: string }[] {
-  return conf.split("\n").flatMap((line) => {
-    const text = line.replace(/#.*$/, "");
-    // `Include <file>` takes no `=`.
-    const include = /^\s*(include)\s+(\S.*?)\s*$/i.exec(text);
-    if (include) return [{ key: include[1], value: include[2] }];
-    const m = /^\s*([A-Za-z]+)\s*=\s*(.*?)\s*$/.exec(text);
-    return m && !/^(NodeName|PartitionName|NodeSet|DownNodes|FrontendName)$/i.test(m[1]) ? [{ key: m[1], value: m[2] }] : [];
+/**
+ * slurm.conf's lines as Slurm's parser reads them (parse_config.c): continuation lines joined,
+ * backslashes dropped, comments cut, a key of letters, digits, `_` and `.` before `=` (an
+ * operator such as `+=` before it ignored for a string), `Include <file>` without `=`. Pure.
+ */
+function confEntries(conf: string): { key: string; value: string; typed: string }[] {
+  const joined = conf.replace(/\\\r?\n/g, "").replace(/\\/g, "");
+  return joined.split("\n").flatMap((line) => {
+    const text = line.replace(/#.*$/, "").trim();
+    if (!text) return [];
+    const include = /^(include)\s+(\S.*)$/i.exec(text);
+    if (include) return [{ key: include[1], value: include[2], typed: text }];
+    const m = /^([A-Za-z0-9_.]+)\s*[-*+/]?=\s*(.*)$/.exec(text);
+    return m ? [{ key: m[1], value: m[2], typed: text }] : [{ key: text, value: "", typed: text }];
   });
 }
 
 /**
  * What a tenant controller's slurm.conf lines (its `extraConf`) would let the tenant run on
- * central, or leave open: a key that runs a program, a flag that does, and a
- * SlurmctldParameters without the containing ones. Empty when none. Pure.
+ * central, or leave open: a key outside TENANT_CONTROLLER_CONF_KEYS (named as a program when it
+ * is one), a flag that runs a program, and a last SlurmctldParameters (the one the operator
+ * merges and Slurm keeps) without the containing ones. Empty when none. Pure.
  */
 export function controllerConfProblems(extraConf: string): string[] {
   const entries = confEntries(extraConf);
   const problems: string[] = [];
+  const is = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
   for (const e of entries) {
-    const key = CONTROLLER_PROGRAM_KEYS.find((k) => k.toLowerCase() === e.key.toLowerCase());
-    if (key) problems.push(`${e.key}=${e.value}: slurmctld would run what ${key} names on central (never set on a tenant's controller)`);
+    if (TENANT_CONTROLLER_CONF_KEYS.some((k) => is(k, e.key))) continue;
+    const program = CONTROLLER_PROGRAM_KEYS.find((k) => is(k, e.key));
+    problems.push(program ? `${e.typed}: slurmctld would run what ${program} names on central (never set on a tenant's controller)` : `${e.typed}: not a key a tenant's controller may set (${TENANT_CONTROLLER_CONF_KEYS.join(", ")})`);
   }
-  const params = entries.filter((e) => e.key.toLowerCase() === "slurmctldparameters").flatMap((e) => e.value.split(",").map((p) => p.trim()));
-  for (const flag of CONTROLLER_PROGRAM_PARAMETERS) if (params.some((p) => p.toLowerCase() === flag)) problems.push(`SlurmctldParameters ${flag}: slurmctld would run a program on central`);
-  const missing = TENANT_SLURMCTLD_PARAMETERS.filter((need) => !params.some((p) => p.toLowerCase() === need));
-  if (missing.length) problems.push(`SlurmctldParameters lacks ${missing.join(", ")}: a tenant, SlurmUser through its own slurm.key, could set a trigger that runs a program on central`);
+  const last = entries.filter((e) => is(e.key, "SlurmctldParameters")).pop();
+  const params = (last?.value ?? "").split(",").map((p) => p.trim().toLowerCase());
+  for (const flag of CONTROLLER_PROGRAM_PARAMETERS) if (params.includes(flag)) problems.push(`SlurmctldParameters ${flag}: slurmctld would run a program on central`);
+  const missing = TENANT_SLURMCTLD_PARAMETERS.filter((need) => !params.includes(need));
+  if (missing.length) problems.push(`SlurmctldParameters lacks ${missing.join(", ")}${last ? ` in its last line (${last.typed}), the one slurmctld keeps` : ""}: a tenant, SlurmUser through its own slurm.key, could set a trigger that runs a program on central`);
   return problems;
 }
 
@@ -307,6 +328,7 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
       policy("same-namespace-only", { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] }),
       // Egress: nothing, unless an egress policy of the chart allows it (CONTROL_PLANE_EGRESS).
       policy(EGRESS_DENY_POLICY, { podSelector: {}, policyTypes: ["Egress"] }),
+      ...controlPlaneQuota(),
       policy("mariadb-from-operator", {
         podSelector: { matchLabels: { ...MARIADB_POD_LABELS } },
         policyTypes: ["Ingress"],
@@ -337,6 +359,57 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
       dns: { namespace: CLUSTER_DNS.namespace, selector: CLUSTER_DNS.labels, port: CLUSTER_DNS.port },
     },
   };
+}
+
+/** Claims a tenant's namespace holds: slurmctld's state, the accounting database, its backup. */
+const CONTROL_PLANE_CLAIMS_GIB = [SLURMCTLD_STATE_GIB, ACCOUNTING_DATABASE.storageGiB, ACCOUNTING_BACKUP.storageGiB] as const;
+
+/** Requests and limits of a container the fleet gives none (Slinky's sidecars and init containers, mariadb-operator's): the LimitRange's defaults. */
+const CONTAINER_DEFAULTS = { request: { cpu: "10m", memory: "16Mi", "ephemeral-storage": "64Mi" }, limit: { memory: "128Mi", "ephemeral-storage": "512Mi" } } as const;
+
+/** Pods a tenant's namespace runs at most: its five components, a surge pod for each of its two Deployments (slurmrestd, the login), the backup Job, two spare. */
+const CONTROL_PLANE_PODS = 10;
+
+/** Ephemeral storage (logs, emptyDirs, writable layers) all of a tenant's pods may take together on the host's disk. */
+const CONTROL_PLANE_EPHEMERAL_GIB = 8;
+
+/**
+ * A tenant's share of central, enforced by the API server: a ResourceQuota sized from the
+ * capacity facts (twice the control plane's requests and limits: a rolling replacement and
+ * the backup Job fit, a runaway does not), and a LimitRange giving every container without
+ * its own requests and limits the defaults (the quota admits no pod without them) and
+ * capping a claim at the largest the fleet makes.
+ */
+export function controlPlaneQuota(): Record<string, unknown>[] {
+  const sum = tenantControlPlaneRequest();
+  return [
+    {
+      apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "control-plane" },
+      spec: {
+        hard: {
+          "requests.cpu": `${2 * sum.cpuMillis}m`,
+          "requests.memory": `${2 * sum.memoryMiB}Mi`,
+          "limits.memory": `${2 * MEMORY_LIMIT_FACTOR * sum.memoryMiB}Mi`,
+          "requests.ephemeral-storage": `${CONTROL_PLANE_EPHEMERAL_GIB}Gi`,
+          "limits.ephemeral-storage": `${CONTROL_PLANE_EPHEMERAL_GIB}Gi`,
+          "requests.storage": `${CONTROL_PLANE_CLAIMS_GIB.reduce((a, b) => a + b, 0)}Gi`,
+          persistentvolumeclaims: String(CONTROL_PLANE_CLAIMS_GIB.length),
+          pods: String(CONTROL_PLANE_PODS),
+          "services.nodeports": String(1 + SRUN_PORT_BLOCK_SIZE),
+          "services.loadbalancers": "0",
+        },
+      },
+    },
+    {
+      apiVersion: "v1", kind: "LimitRange", metadata: { name: "control-plane-defaults" },
+      spec: {
+        limits: [
+          { type: "Container", defaultRequest: { ...CONTAINER_DEFAULTS.request }, default: { ...CONTAINER_DEFAULTS.limit } },
+          { type: "PersistentVolumeClaim", max: { storage: `${Math.max(...CONTROL_PLANE_CLAIMS_GIB)}Gi` } },
+        ],
+      },
+    },
+  ];
 }
 
 /** The namespace-wide policy that leaves a tenant's pods no egress but what the egress policies allow. */

@@ -672,11 +672,13 @@ async function triggerRefused(ctx: Context): Promise<{ ok: boolean; detail: stri
   const stored = (await asSlurmUser(["strigger", "--get", "--noheader"])).stdout.trim().split("\n").filter(Boolean);
   for (const line of stored) await asSlurmUser(["strigger", "--clear", `--id=${line.trim().split(/\s+/)[0]}`]);
   const params = slurmConfValues(ctx.etc?.["slurm.conf"] ?? "").SlurmctldParameters ?? "(none)";
-  const ok = set.code !== 0 && stored.length === 0;
+  // Refused for the reason that contains it, not for any other (a wrong option, no slurmctld).
+  const ok = set.code !== 0 && /presently disabled/i.test(set.stderr + set.stdout) && stored.length === 0;
   return {
     ok,
     detail: ok
       ? `strigger --set --node=${node.hostname} --down --flags=PERM as ${SLURM_USER.name} (${SLURM_USER.uid}) refused: ${(set.stderr || set.stdout).trim()}; no trigger stored (SlurmctldParameters=${params})`
+      : set.code !== 0 && !stored.length ? `refused, but not as disabled (SlurmctldParameters=${params}): ${(set.stderr || set.stdout).trim()}`
       : `ACCEPTED: ${stored.length} trigger(s) stored as ${SLURM_USER.name} from ${node.hostname} with the tenant's own key (${stored.join(" | ")}); its program would run in slurmctld's pod on central; cleared again (SlurmctldParameters=${params})`,
   };
 }
