@@ -56,7 +56,11 @@ describe("the tenant local charts against hostile or broken values", function ()
 
   it("render acme's objects from its committed files", () => {
     assert.equal(render("cluster-manifests", {}).objects.length, 12);
-    assert.equal(render("control-plane-manifests", {}).objects.length, 14);
+    const cp = render("control-plane-manifests", {}).objects;
+    // 14 before the namespace's egress policies (the default deny and five pods' allows), its ResourceQuota and LimitRange.
+    assert.equal(cp.length, 22);
+    assert.deepEqual(cp.filter((o) => o.kind === "NetworkPolicy" && o.spec.policyTypes.includes("Egress")).map((o) => o.metadata.name).sort(), ["backup-egress", "egress-none-by-default", "login-egress", "slurmctld-egress", "slurmdbd-egress", "slurmrestd-egress"]);
+    assert.deepEqual(cp.filter((o) => o.kind === "ResourceQuota" || o.kind === "LimitRange").map((o) => o.metadata.namespace), ["tenant-acme", "tenant-acme"]);
   });
 
   it("name the slurm release's external Controller as central does, through an in-process admission policy, and refuse a name that would reach its CEL", () => {
