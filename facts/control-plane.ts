@@ -125,3 +125,14 @@ const JOB_STATE_SHARE = 0.5;
 export function maxJobCount(stateGiB: number): number {
   return Math.floor((stateGiB * 1024 ** 3 * JOB_STATE_SHARE) / (MAX_SCRIPT_BYTES + JOB_RECORD_BYTES));
 }
+
+/**
+ * The securityContext of every container of a tenant's control plane on central but the
+ * login's sshd (which needs root's capabilities to switch users): no capability, no privilege
+ * gain (setuid binaries do nothing), the runtime's seccomp profile. A tenant that finds a way
+ * to run code in its controller's pod gets an unprivileged process, nothing more.
+ */
+export const HARDENED_CONTAINER = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } } as const;
+
+/** HARDENED_CONTAINER with a read-only image: for containers that write only to their volumes (Slurm's daemons, the init containers). */
+export const HARDENED_READ_ONLY_CONTAINER = { ...HARDENED_CONTAINER, readOnlyRootFilesystem: true } as const;

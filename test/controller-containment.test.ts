@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import { clearTriggersInitContainer, controlPlaneExtraConf, controlPlaneQuota, controlPlaneSharedValues, controllerConfProblems } from "../components/fleet/control-plane";
-import { CONTROLLER_PROGRAM_KEYS, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
+import { clearTriggersInitContainer, controlPlaneExtraConf, controlPlaneManifestsSharedValues, controlPlaneQuota, controlPlaneSharedValues, controllerConfProblems } from "../components/fleet/control-plane";
+import { CONTROLLER_PROGRAM_KEYS, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
 import { SLINKY_IMAGES, SLURMCTLD_STATE_GIB } from "../facts/fleet";
 import { SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
@@ -162,5 +162,19 @@ describe("a tenant's share of central, enforced", () => {
       assert.ok((kind === "requests" ? container.defaultRequest : container.default)[name], `a container without ${r} gets a default (the quota would refuse its pod)`);
     }
     assert.deepEqual(limits.spec.limits?.find((l) => l.type === "PersistentVolumeClaim"), { type: "PersistentVolumeClaim", max: { storage: "10Gi" } });
+  });
+});
+
+describe("a tenant's pods on central hold no privilege", () => {
+  it("runs Slurm's daemons, their sidecar and init containers without capabilities, privilege gain or a writable image, and MariaDB without capabilities", () => {
+    type C = { name?: string; securityContext?: unknown };
+    const v = controlPlaneSharedValues() as { controller: { slurmctld: C; logfile: C; podSpec: { initContainers: C[] } }; restapi: { slurmrestd: C }; accounting: { slurmdbd: C } };
+    for (const c of [v.controller.slurmctld, v.controller.logfile, v.restapi.slurmrestd, v.accounting.slurmdbd]) assert.deepEqual(c.securityContext, HARDENED_READ_ONLY_CONTAINER);
+    for (const init of v.controller.podSpec.initContainers) assert.deepEqual(init.securityContext, HARDENED_READ_ONLY_CONTAINER, init.name);
+    const db = controlPlaneManifestsSharedValues({ schedule: "15 2 * * *", retentionDays: 14 } as Parameters<typeof controlPlaneManifestsSharedValues>[0]) as { namespaced: { kind: string; spec: { securityContext?: unknown; podSecurityContext?: { runAsNonRoot?: boolean; seccompProfile?: unknown } } }[] };
+    const mariadb = db.namespaced.find((o) => o.kind === "MariaDB");
+    assert.deepEqual(mariadb?.spec.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    assert.equal(mariadb?.spec.podSecurityContext?.runAsNonRoot, true);
+    assert.deepEqual(mariadb?.spec.podSecurityContext?.seccompProfile, { type: "RuntimeDefault" });
   });
 });

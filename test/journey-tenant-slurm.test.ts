@@ -1,5 +1,6 @@
 import * as assert from "node:assert/strict";
-import { asContainer, containerArgv, volumeFiles, type Volume } from "../journey/kube/pods";
+import { asContainer, containerArgv, securityLimits, volumeFiles, type Volume } from "../journey/kube/pods";
+import { HARDENED_READ_ONLY_CONTAINER } from "../facts/control-plane";
 import { slurmctldNames } from "../journey/kube/tenant-slurm";
 import { externalSecretTarget, secretsManagerName } from "../journey/fleet-journey";
 import { runAlive } from "../journey/slurm/network";
@@ -44,6 +45,16 @@ describe("the journey's tenant Slurm behind the real operators (pure parts)", ()
     assert.deepEqual(argv.slice(0, 2), ["env", "-i"]);
     assert.ok(argv.includes("SLURM_JWT=daemon"));
     assert.deepEqual(argv.slice(argv.indexOf("setpriv")), ["setpriv", "--reuid=65534", "--regid=65534", "--groups=65534", "--", "slurmrestd", "0.0.0.0:6820"]);
+  });
+
+  it("runs a container within its securityContext: no_new_privs, only the capabilities it adds, a read-only image", () => {
+    const limits = securityLimits(HARDENED_READ_ONLY_CONTAINER);
+    assert.deepEqual(limits, { noNewPrivs: true, capabilities: [], readOnlyRoot: true });
+    const argv = asContainer({ binds: [], uid: 401, gid: 401, env: {}, args: [], missing: [], ...limits }, ["slurmctld", "-D"]);
+    assert.deepEqual(argv.slice(argv.indexOf("setpriv")), ["setpriv", "--reuid=401", "--regid=401", "--groups=401", "--no-new-privs", "--bounding-set=-all", "--inh-caps=-all", "--", "slurmctld", "-D"]);
+    assert.deepEqual(securityLimits({ capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE", "CAP_SYS_CHROOT"] } }), { capabilities: ["net_bind_service", "sys_chroot"] });
+    // A partial drop leaves the runtime's default set, which the journey does not model: no limit claimed.
+    assert.deepEqual(securityLimits({ capabilities: { drop: ["NET_RAW"] }, allowPrivilegeEscalation: true }), {});
   });
 
   it("gives every cluster reading one secret the same value, as Secrets Manager would, in the plans' password alphabet", () => {

@@ -8,7 +8,7 @@
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
+import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_BACKUP_POD_LABELS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
@@ -151,6 +151,7 @@ export function clearTriggersInitContainer(image: { readonly repository: string;
     command: ["/bin/rm", "-f", "--", ...SLURMCTLD_TRIGGER_STATE.files.map((f) => `${dir}/${f}`)],
     volumeMounts: [{ name: SLURMCTLD_TRIGGER_STATE.volume, mountPath: dir }],
     resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } },
+    securityContext: HARDENED_READ_ONLY_CONTAINER,
   };
 }
 
@@ -176,15 +177,15 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     slurmKey: keyRef("slurm"),
     jwtKey: keyRef("jwt"),
     controller: {
-      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts },
-      logfile: { image: { ...SLINKY_IMAGES.helper } },
+      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts, securityContext: HARDENED_READ_ONLY_CONTAINER },
+      logfile: { image: { ...SLINKY_IMAGES.helper }, securityContext: HARDENED_READ_ONLY_CONTAINER },
       podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: ctld.volumes },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
     },
-    restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd") } },
+    restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd"), securityContext: HARDENED_READ_ONLY_CONTAINER } },
     accounting: {
       enabled: true,
-      slurmdbd: { resources: componentResources("slurmdbd") },
+      slurmdbd: { resources: componentResources("slurmdbd"), securityContext: HARDENED_READ_ONLY_CONTAINER },
       storageConfig: {
         host: ACCOUNTING_DATABASE.service,
         port: ACCOUNTING_DATABASE.port,
@@ -285,6 +286,9 @@ export interface MariaDb {
     readonly port: number;
     readonly storage: { readonly size: string };
     readonly resources: Record<string, unknown>;
+    /** The mariadb container's securityContext, and the pod's (it replaces the operator's defaults whole). */
+    readonly securityContext: Readonly<Record<string, unknown>>;
+    readonly podSecurityContext: Readonly<Record<string, unknown>>;
     readonly myCnf: string;
   };
 }
@@ -304,6 +308,11 @@ export function accountingDatabase(): MariaDb {
       port: ACCOUNTING_DATABASE.port,
       storage: { size: `${ACCOUNTING_DATABASE.storageGiB}Gi` },
       resources: componentResources("mariadb"),
+      // mariadbd runs as the image's mysql user and needs no capability; the image writes
+      // /run/mysqld, so its root stays writable. The operator's pod defaults, with the runtime's
+      // seccomp profile (its container securityContext takes none).
+      securityContext: { allowPrivilegeEscalation: HARDENED_CONTAINER.allowPrivilegeEscalation, capabilities: HARDENED_CONTAINER.capabilities },
+      podSecurityContext: { runAsNonRoot: true, runAsUser: MARIADB_IMAGE_USER, runAsGroup: MARIADB_IMAGE_USER, fsGroup: MARIADB_IMAGE_USER, seccompProfile: HARDENED_CONTAINER.seccompProfile },
       // slurmdbd's recommended settings for its job tables.
       myCnf: "[mariadb]\ninnodb_buffer_pool_size=128M\ninnodb_lock_wait_timeout=900\nmax_allowed_packet=16M\n",
     },
@@ -360,6 +369,9 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
     },
   };
 }
+
+/** The official MariaDB image's mysql user and group, which mariadb-operator runs the server as by default. */
+const MARIADB_IMAGE_USER = 999;
 
 /** Claims a tenant's namespace holds: slurmctld's state, the accounting database, its backup. */
 const CONTROL_PLANE_CLAIMS_GIB = [SLURMCTLD_STATE_GIB, ACCOUNTING_DATABASE.storageGiB, ACCOUNTING_BACKUP.storageGiB] as const;

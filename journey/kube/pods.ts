@@ -38,9 +38,18 @@ export interface Container {
   /** Every key of a ConfigMap or Secret as a variable (`prefix` before each name); `env` wins over them. */
   readonly envFrom?: readonly EnvFromSource[];
   readonly volumeMounts?: readonly { readonly name: string; readonly mountPath: string; readonly subPath?: string; readonly readOnly?: boolean }[];
-  readonly securityContext?: { readonly runAsUser?: number; readonly runAsGroup?: number };
+  readonly securityContext?: ContainerSecurity;
   /** `Always` on an init container: a sidecar (the chart's log tailers), not a step before the main container. */
   readonly restartPolicy?: string;
+}
+
+/** The parts of a container's securityContext the journey's pods honour. */
+export interface ContainerSecurity {
+  readonly runAsUser?: number;
+  readonly runAsGroup?: number;
+  readonly allowPrivilegeEscalation?: boolean;
+  readonly readOnlyRootFilesystem?: boolean;
+  readonly capabilities?: { readonly add?: readonly string[]; readonly drop?: readonly string[] };
 }
 
 /** A container's environment variable: a value, or one read from a ConfigMap, a Secret or the pod. */
@@ -146,6 +155,10 @@ export interface PreparedContainer {
   readonly args: readonly string[];
   /** Volume sources that do not exist (or lack a key): the kubelet would not start the pod. */
   readonly missing: readonly string[];
+  /** Its securityContext's limits: no privilege gain, the capabilities it keeps (`undefined`: the runtime's default set), a read-only image. */
+  readonly noNewPrivs?: boolean;
+  readonly capabilities?: readonly string[];
+  readonly readOnlyRoot?: boolean;
 }
 
 /** The pod's own fields a container's environment may read (`fieldRef`). */
@@ -297,7 +310,22 @@ export async function prepareContainer(kc: Kubectl, namespace: string, template:
   missing.push(...from.missing, ...resolved.missing);
   const env = { ...identity?.image?.env, ...identity?.env, ...from.env, ...resolved.env };
   const expand = (list: readonly string[]) => list.map((a) => expandVars(a, env));
-  return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: expand(container.command) } : {}), args: expand(container.args ?? []), missing };
+  return { binds, uid, gid, ...(fsGroup !== undefined ? { fsGroup } : {}), env, ...(container.command ? { command: expand(container.command) } : {}), args: expand(container.args ?? []), missing, ...securityLimits(container.securityContext) };
+}
+
+/**
+ * What a securityContext limits, as the runtime applies it: `allowPrivilegeEscalation: false`
+ * sets no_new_privs; `drop: [ALL]` leaves only the added capabilities (a drop of some leaves
+ * the rest of the default set, which the journey does not model: undefined); a read-only
+ * root. Pure.
+ */
+export function securityLimits(sc: ContainerSecurity | undefined): Pick<PreparedContainer, "noNewPrivs" | "capabilities" | "readOnlyRoot"> {
+  const dropsAll = (sc?.capabilities?.drop ?? []).some((c) => c.toUpperCase() === "ALL");
+  return {
+    ...(sc?.allowPrivilegeEscalation === false ? { noNewPrivs: true } : {}),
+    ...(dropsAll ? { capabilities: (sc?.capabilities?.add ?? []).map((c) => c.toLowerCase().replace(/^cap_/, "")) } : {}),
+    ...(sc?.readOnlyRootFilesystem ? { readOnlyRoot: true } : {}),
+  };
 }
 
 /** What a container runs: its command or else the image's entrypoint, then its args (the kubelet's rule). Pure. */
@@ -313,6 +341,9 @@ export function initSteps(template: PodTemplate): Container[] {
 /** The argv that runs `argv` as the prepared container's user, groups and environment (inside the pod). Pure. */
 export function asContainer(c: PreparedContainer, argv: readonly string[]): string[] {
   const groups = [c.gid, ...(c.fsGroup !== undefined && c.fsGroup !== c.gid ? [c.fsGroup] : [])];
+  // Capabilities as the runtime leaves them: the bounding and inheritable sets cut to what the container adds.
+  const caps = c.capabilities ? [["-all", ...c.capabilities.map((x) => `+${x}`)].join(",")] : [];
   return ["env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...Object.entries(c.env).map(([k, v]) => `${k}=${v}`),
-    "setpriv", `--reuid=${c.uid}`, `--regid=${c.gid}`, `--groups=${groups.join(",")}`, "--", ...argv];
+    "setpriv", `--reuid=${c.uid}`, `--regid=${c.gid}`, `--groups=${groups.join(",")}`,
+    ...(c.noNewPrivs ? ["--no-new-privs"] : []), ...caps.flatMap((set) => [`--bounding-set=${set}`, `--inh-caps=${set}`]), "--", ...argv];
 }

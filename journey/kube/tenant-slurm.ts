@@ -90,6 +90,16 @@ export interface RestapiSwitch {
   readonly start: () => Promise<string | undefined>;
 }
 
+/** A process's status fields (/proc/<pid>/status), or undefined once it is gone. */
+function processStatus(pid: number | undefined): Record<string, string> | undefined {
+  if (!pid) return undefined;
+  try {
+    return Object.fromEntries(fs.readFileSync(`/proc/${pid}/status`, "utf8").split("\n").map((l) => l.split(":\t")).filter((kv) => kv.length === 2).map(([k, v]) => [k, v.trim()]));
+  } catch {
+    return undefined;
+  }
+}
+
 /** `<Key>=<value>`'s host part for names like `slurm-controller-0(slurm-controller.tenant-acme)`. Pure. */
 export function slurmctldNames(slurmctldHost: string): string[] {
   const m = /^([^(\s]+)(?:\(([^)]+)\))?$/.exec(slurmctldHost.trim());
@@ -155,7 +165,7 @@ export async function startTenantSlurm(o: {
     fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), "127.0.0.1 localhost\n");
     fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), LOOPBACK_RESOLVER);
     // The tenant's folder is seen at its own path (MariaDB's data, its init file).
-    const pod = (name: string, hostname: string, binds: PreparedContainer["binds"]): Pod => ({ netns, hostname, image: o.image.dir, shared: [dir], root: path.join(dir, name, "root"), binds });
+    const pod = (name: string, hostname: string, binds: PreparedContainer["binds"], readOnlyRoot?: boolean): Pod => ({ netns, hostname, image: o.image.dir, shared: [dir], root: path.join(dir, name, "root"), binds, ...(readOnlyRoot ? { readOnlyRoot } : {}) });
     for (const p of ["slurmctld", "slurmdbd", "slurmrestd"]) for (const d of ["run", "spool", "etc-slurm"]) fs.mkdirSync(path.join(dir, p, "root", d), { recursive: true });
 
     /** A pod's init containers run to completion (the users' merge), then its main container made ready. */
@@ -168,7 +178,7 @@ export async function startTenantSlurm(o: {
           continue;
         }
         plantTrigger(c);
-        const r = await run(inPod(pod(name, hostname, c.binds), asContainer(c, containerArgv(c, []))), { timeoutMs: 30_000 });
+        const r = await run(inPod(pod(name, hostname, c.binds, c.readOnlyRoot), asContainer(c, containerArgv(c, []))), { timeoutMs: 30_000 });
         if (r.code !== 0) problems.push(`init container ${init.name} exited ${r.code}: ${(r.stderr || r.stdout).trim().slice(-300)}`);
       }
       const c = await prepareContainer(kc, namespace, template, main, path.join(dir, name), claims);
@@ -217,20 +227,20 @@ export async function startTenantSlurm(o: {
     const dbForward = await forward(supervisor, "mariadb-forward", path.join(dir, "mariadb.sock"), { side: inTenant, address: "127.0.0.1", port }, { side: inSealed, address: o.mariadb.address, port: o.mariadb.port });
     daemons.push(...dbForward.daemons);
     if (dbForward.problem) return fail(`the forward ${dbdConf.StorageHost}:${port} -> MariaDB at ${o.mariadb.address}:${o.mariadb.port}: ${dbForward.problem}`);
-    const slurmdbd = supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds), asContainer(dbd, containerArgv(dbd, ENTRYPOINTS.slurmdbd)));
+    const slurmdbd = supervisor.start("slurmdbd", pod("slurmdbd", dbdConf.DbdHost ?? `${SLINKY_WORKLOADS.accounting.name}-0`, dbd.binds, dbd.readOnlyRoot), asContainer(dbd, containerArgv(dbd, ENTRYPOINTS.slurmdbd)));
     daemons.push(slurmdbd);
     const dbdUp = await waitFor(async () => (slurmdbd.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmdbd, 1000)) || undefined), 30_000, 300);
     if (!dbdUp) return fail(`slurmdbd did not listen on ${SLURM_PORTS.slurmdbd}: ${tail(slurmdbd.log, 4)}`);
 
     // slurmctld answers to the first name of SlurmctldHost: its pod's hostname.
     const ctldHost = slurmctldNames(central.SlurmctldHost ?? "")[0] ?? `${SLINKY_WORKLOADS.controller.name}-0`;
-    const slurmctld = supervisor.start("slurmctld", pod("slurmctld", ctldHost, ctld.binds), asContainer(ctld, containerArgv(ctld, ENTRYPOINTS.slurmctld)));
+    const slurmctld = supervisor.start("slurmctld", pod("slurmctld", ctldHost, ctld.binds, ctld.readOnlyRoot), asContainer(ctld, containerArgv(ctld, ENTRYPOINTS.slurmctld)));
     const listening = await waitFor(async () => (slurmctld.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURM_PORTS.slurmctld, 1000)) || undefined), 20_000, 300);
     if (!listening) return { ...(await fail(`slurmctld did not listen on ${SLURM_PORTS.slurmctld}: ${tail(slurmctldLog, 4)} ${tail(slurmctld.log, 2)}`)) };
 
     let slurmrestd: Daemon | undefined;
     const startRestd = async (): Promise<string | undefined> => {
-      const d = supervisor.start("slurmrestd", pod("slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`, rest.binds), asContainer(rest, containerArgv(rest, ENTRYPOINTS.slurmrestd)));
+      const d = supervisor.start("slurmrestd", pod("slurmrestd", `${SLINKY_WORKLOADS.restapi.name}-0`, rest.binds, rest.readOnlyRoot), asContainer(rest, containerArgv(rest, ENTRYPOINTS.slurmrestd)));
       slurmrestd = d;
       const up = await waitFor(async () => (d.exit ? false : (await tcpProbe(netns, "127.0.0.1", SLURMRESTD_PORT, 1000)) || undefined), 20_000, 300);
       return up ? undefined : `slurmrestd did not listen on ${SLURMRESTD_PORT}: ${tail(d.log, 4)}`;
@@ -248,12 +258,20 @@ export async function startTenantSlurm(o: {
     const restForward = await forward(supervisor, "restapi-forward", path.join(dir, "restapi.sock"), { side: inSealed, address: restapiAddress, port: SLURMRESTD_PORT }, { side: inTenant, address: "127.0.0.1", port: SLURMRESTD_PORT });
     daemons.push(...restForward.daemons);
     if (restForward.problem) return fail(`the forward ${restapiAddress}:${SLURMRESTD_PORT} -> slurmrestd: ${restForward.problem}`);
+    // What the kernel holds each daemon to, read from the running process: its securityContext, applied.
+    const held = [["slurmctld", slurmctld, ctld], ["slurmdbd", slurmdbd, dbd], ["slurmrestd", slurmrestd, rest]] as const;
+    const unheld = held.flatMap(([name, d, c]) => {
+      const st = d ? processStatus(d.pid) : undefined;
+      return !st ? [`${name}: no process status`] : (c.noNewPrivs && st.NoNewPrivs !== "1") || (c.capabilities && !c.capabilities.length && !/^0+$/.test(st.CapBnd ?? "")) ? [`${name}: NoNewPrivs ${st.NoNewPrivs}, CapBnd ${st.CapBnd}, not what its securityContext asks`] : [];
+    });
+    if (unheld.length) return fail(unheld.join("; "));
+    const limits = held.map(([name, , c]) => `${name} ${[c.noNewPrivs ? "no_new_privs" : "", c.capabilities ? (c.capabilities.length ? `caps ${c.capabilities.join(",")}` : "no capabilities") : "", c.readOnlyRoot ? "read-only image" : ""].filter(Boolean).join(", ") || "unconfined"}`).join("; ");
     return {
       tenantId: o.tenantId,
       restapiAddress,
       controllerEtc,
       slurmrestd: restapi,
-      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}, SlurmctldParameters=${central.SlurmctldParameters}; a stored ${SLURMCTLD_TRIGGER_STATE.files[0]} removed by its init containers), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
+      detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}, SlurmctldParameters=${central.SlurmctldParameters}; a stored ${SLURMCTLD_TRIGGER_STATE.files[0]} removed by its init containers), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; held to: ${limits}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,
     };
   };

@@ -92,6 +92,8 @@ export interface Pod {
   readonly identity?: string;
   /** Further host folders mounted at paths of the image (a pod's other volumes: its logs). */
   readonly binds?: readonly { readonly from: string; readonly to: string; readonly readOnly?: boolean }[];
+  /** The image read-only beneath the pod's mounts (a container's readOnlyRootFilesystem). */
+  readonly readOnlyRoot?: boolean;
 }
 
 /** Mount points a pod's processes see its own directories at. */
@@ -169,6 +171,8 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
   const etc = path.join(NETNS_ETC, pod.netns);
   const at = (p: string) => quote(path.join(pod.image, p));
   const mounts = [
+    // Read-only: the image bound over itself, every mount below on top, then made read-only.
+    ...(pod.readOnlyRoot ? [`mount --bind ${quote(pod.image)} ${quote(pod.image)}`] : []),
     ...imageMounts(pod.image, pod.shared),
     `mount --bind ${quote(path.join(etc, "hosts"))} ${at("/etc/hosts")}`,
     `mount --bind ${quote(path.join(etc, "resolv.conf"))} ${at("/etc/resolv.conf")}`,
@@ -185,6 +189,7 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
     }),
     // The image's /mnt stays as made: a private tmpfs over it holds the mount point.
     ...(pod.efs ? [`mount -t tmpfs journey-mnt ${at("/mnt")}`, `mkdir -p ${at(POD_MOUNTS.efs)}`, `mount --bind ${quote(pod.efs)} ${at(POD_MOUNTS.efs)}`] : []),
+    ...(pod.readOnlyRoot ? [`mount -o remount,bind,ro ${quote(pod.image)}`] : []),
     `hostname ${quote(pod.hostname)}`,
     `exec chroot ${quote(pod.image)} "$@"`,
   ].join(" && ");
