@@ -7,6 +7,7 @@ import { stringify } from "yaml";
 import { CHARTS } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
+import { CENTRAL_HOST_RESERVED, type HostReservation } from "../../facts/central-host";
 
 /**
  * The OCI registries the fleet's charts come from: ArgoCD pulls Helm charts from a registry
@@ -155,7 +156,21 @@ export const PROGRESSIVE_SYNCS_PARAM = "applicationsetcontroller.enable.progress
  */
 export const NEW_GIT_FILE_GLOBBING_PARAM = "applicationsetcontroller.enable.new.git.file.globbing";
 
+/**
+ * Memory limits of ArgoCD's components, as multiples of the requests the central host reserves
+ * for them (facts/central-host.ts). The application controller caches every tenant cluster,
+ * and a tenant's API server decides how much it returns: bounded, a runaway cache gets the
+ * controller restarted before it starves the tenants' control planes on the same host.
+ */
+const ARGOCD_MEMORY_LIMIT_FACTOR = { controller: 8, other: 4 } as const;
+
+/** A component's requests (the host's reservation for it) and memory limit. Pure. */
+export function argocdResources(r: HostReservation, factor: number): Record<string, Record<string, string>> {
+  return { requests: { cpu: `${r.cpuMillis}m`, memory: `${r.memoryMiB}Mi` }, limits: { memory: `${r.memoryMiB * factor}Mi` } };
+}
+
 export function argocdValues(environment: string): Record<string, unknown> {
+  const bounded = (r: HostReservation, factor: number = ARGOCD_MEMORY_LIMIT_FACTOR.other) => ({ resources: argocdResources(r, factor) });
   return {
     global: {
       logging: { format: "json" },
@@ -185,6 +200,10 @@ export function argocdValues(environment: string): Record<string, unknown> {
     // No SSO and no notification channels on this cluster: both controllers would idle.
     dex: { enabled: false },
     notifications: { enabled: false },
-    controller: { podLabels: { [LABEL_KEYS.environment]: environment } },
+    controller: { podLabels: { [LABEL_KEYS.environment]: environment }, ...bounded(CENTRAL_HOST_RESERVED.argocdController, ARGOCD_MEMORY_LIMIT_FACTOR.controller) },
+    repoServer: bounded(CENTRAL_HOST_RESERVED.argocdRepoServer),
+    server: bounded(CENTRAL_HOST_RESERVED.argocdServer),
+    redis: bounded(CENTRAL_HOST_RESERVED.argocdRedis),
+    applicationSet: bounded(CENTRAL_HOST_RESERVED.argocdApplicationSet),
   };
 }
