@@ -41,9 +41,9 @@ export interface RenderedPolicy {
   readonly srunBlock: { readonly from: number; readonly to: number } | undefined;
 }
 
-/** The policy types Kubernetes gives a NetworkPolicy: as listed, or Ingress plus Egress when it has egress rules. */
+/** The policy types Kubernetes gives a NetworkPolicy: as listed, or Ingress plus Egress when it has an egress rule (an empty list adds none). */
 function policyTypes(spec: Policy["spec"]): readonly string[] {
-  return spec?.policyTypes ?? ["Ingress", ...(spec?.egress ? ["Egress"] : [])];
+  return spec?.policyTypes ?? ["Ingress", ...(spec?.egress?.length ? ["Egress"] : [])];
 }
 
 const isEmpty = (s: Selector | undefined) => !s || (Object.keys(s.matchLabels ?? {}).length === 0 && (s.matchExpressions ?? []).length === 0);

@@ -172,6 +172,41 @@ function plannedTenantCidrs(root: string): Map<string, string> {
   return out;
 }
 
+/** Why a container securityContext is not hardened (HARDENED_CONTAINER): empty when it is. Pure. */
+function unhardened(sc: unknown): string[] {
+  const c = (sc ?? {}) as { allowPrivilegeEscalation?: unknown; privileged?: unknown; runAsUser?: unknown; capabilities?: { drop?: unknown[]; add?: unknown[] } };
+  return [
+    ...(c.allowPrivilegeEscalation === false ? [] : ["allowPrivilegeEscalation is not false"]),
+    ...((c.capabilities?.drop ?? []).includes("ALL") ? [] : ["capabilities are not all dropped"]),
+    ...((c.capabilities?.add ?? []).length ? [`capabilities added: ${(c.capabilities?.add ?? []).join(",")}`] : []),
+    ...(c.privileged === true ? ["privileged"] : []),
+    ...(c.runAsUser === 0 ? ["runs as root"] : []),
+  ];
+}
+
+/**
+ * A tenant's namespace on central as rendered: its daemons' and MariaDB's containers hardened
+ * (a tenant's values file comes before the shared one, and Helm merges maps, so a tenant could
+ * add a capability), and its ResourceQuota and LimitRange present. Pure.
+ */
+export function tenantHardeningProblems(objects: readonly { readonly kind: string; readonly name: string; readonly namespace: string; readonly render: { readonly file: string; readonly application: string }; readonly object: Record<string, unknown> }[]): FleetProblem[] {
+  const problems: FleetProblem[] = [];
+  const containers: Readonly<Record<string, readonly string[]>> = { Controller: ["slurmctld", "logfile"], RestApi: ["slurmrestd"], Accounting: ["slurmdbd"], MariaDB: [""] };
+  const namespaces = new Map<string, { file: string; kinds: Set<string> }>();
+  for (const o of objects) {
+    const ns = namespaces.get(o.namespace) ?? { file: o.render.file, kinds: new Set<string>() };
+    ns.kinds.add(o.kind);
+    namespaces.set(o.namespace, ns);
+    for (const c of containers[o.kind] ?? []) {
+      const spec = (o.object.spec ?? {}) as Record<string, { securityContext?: unknown } | unknown>;
+      const sc = c ? (spec[c] as { securityContext?: unknown } | undefined)?.securityContext : spec.securityContext;
+      for (const why of unhardened(sc)) problems.push({ file: o.render.file, at: `Application/${o.render.application} ${o.kind}/${o.namespace}/${o.name}${c ? ` ${c}` : ""}`, reason: `its container is not hardened: ${why} (HARDENED_CONTAINER)` });
+    }
+  }
+  for (const [ns, { file, kinds }] of namespaces) for (const kind of ["ResourceQuota", "LimitRange"]) if (!kinds.has(kind)) problems.push({ file, at: `namespace ${ns}`, reason: `no ${kind}: the tenant's pods would take what they like of central` });
+  return problems;
+}
+
 /**
  * Every Slinky Controller rendered for central is a tenant's, and the tenant is SlurmUser of
  * it through its own slurm.key: its slurm.conf lines (`extraConf`) and slurmctld scripts may
@@ -208,6 +243,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
       const env = /^fleet\/central\/([^/]+)\//.exec(o.render.file)?.[1] ?? "";
       return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: cidrs.get(`${env}/${id}`), srunBlock: srunPortBlock(id) };
     })));
+    problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);

@@ -4,14 +4,14 @@ import { CONTROLLER_PROGRAM_KEYS, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES
 import { SLINKY_IMAGES, SLURMCTLD_STATE_GIB } from "../facts/fleet";
 import { SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
-import { tenantControllerProblems } from "../cli/fleet-validate";
+import { tenantControllerProblems, tenantHardeningProblems } from "../cli/fleet-validate";
 import { tenantEgressProblems } from "../cli/fleet-egress";
 
 const facts = {
   nodeSets: [{ name: "cpu-4", shape: { name: "cpu" } }] as unknown as Parameters<typeof controlPlaneExtraConf>[0]["nodeSets"],
   srunPortBlock: { from: 30100, to: 30109 },
 };
-const contained = "SlurmctldParameters=disable_triggers\n";
+const contained = `SlurmctldParameters=disable_triggers\nMaxJobCount=${maxJobCount(SLURMCTLD_STATE_GIB)}\nSchedulerParameters=max_script_size=${MAX_SCRIPT_BYTES}\n`;
 
 describe("a tenant's controller on central runs nothing the tenant names", () => {
   it("gives every tenant's controller disable_triggers, and the fleet's own lines pass the check", () => {
@@ -21,7 +21,7 @@ describe("a tenant's controller on central runs nothing the tenant names", () =>
   });
 
   it("refuses a slurm.conf without disable_triggers, saying why", () => {
-    const problems = controllerConfProblems("SrunPortRange=30100-30109\nSlurmctldParameters=enable_configless\n");
+    const problems = controllerConfProblems(contained.replace("disable_triggers", "enable_configless"));
     assert.equal(problems.length, 1);
     assert.match(problems[0], /lacks disable_triggers.*SlurmUser through its own slurm\.key/);
   });
@@ -41,8 +41,27 @@ describe("a tenant's controller on central runs nothing the tenant names", () =>
     assert.deepEqual(controllerConfProblems(`${contained}# PrologSlurmctld=/tmp/x\nNodeSet=n1 Feature=MailProg=1\nPartitionName=p Nodes=ALL\n`), []);
   });
 
-  it("reads the lines as Slurm's parser does: the last SlurmctldParameters, operators, backslashes, continuations", () => {
+  it("allows one plain SlurmctldParameters line, the form the operator merges, and reads the program flags on every line", () => {
+    assert.match(controllerConfProblems(`${contained}SlurmctldParameters=enable_configless\n`).join(), /set 2 times.*one line only/);
     assert.match(controllerConfProblems(`${contained}SlurmctldParameters=enable_configless\n`).join(), /lacks disable_triggers in its last line \(SlurmctldParameters=enable_configless\), the one slurmctld keeps/);
+    const split = controllerConfProblems(contained.replace("SlurmctldParameters=disable_triggers\n", "SlurmctldParameters=reboot_from_controller\nSlurmctldParameters+=disable_triggers\n")).join("\n");
+    assert.match(split, /set 2 times/);
+    assert.match(split, /SlurmctldParameters\+=disable_triggers: SlurmctldParameters as plain Key=a,b,c only/);
+    assert.match(split, /reboot_from_controller: slurmctld would run a program/);
+    assert.match(controllerConfProblems(contained.replace("=disable_triggers", '="x,disable_triggers,y z"')).join(), /no operator, quotes or spaces/);
+  });
+
+  it("requires the job limits, no looser than the state volume holds", () => {
+    assert.deepEqual(controllerConfProblems(contained), []);
+    const loose = controllerConfProblems(contained.replace(/MaxJobCount=\d+/, "MaxJobCount=99999999").replace(/max_script_size=\d+/, "max_script_size=536870912"));
+    assert.match(loose[0], /MaxJobCount=99999999: MaxJobCount at most \d+, what slurmctld's 4 GiB state volume holds/);
+    assert.match(loose[1], /max_script_size at most 262144 \(max_script_size=536870912\)/);
+    const none = controllerConfProblems("SlurmctldParameters=disable_triggers\n");
+    assert.match(none.join("\n"), /no MaxJobCount/);
+    assert.match(none.join("\n"), /none set: Slurm's default is 4 MiB/);
+  });
+
+  it("reads the lines as Slurm's parser does: operators, backslashes, continuations", () => {
     for (const line of ["PrologSlurmctld+=/x", "Prolog\\Slurmctld=/x", "PrologSl\\\nurmctld=/x", "Inc\\lude /etc/x.conf", "PowerAction=1 Location=slurmctld Program=/x", "CertmgrType=certmgr/script"]) {
       const problems = controllerConfProblems(`${contained}${line}\n`);
       assert.equal(problems.length, 1, `${JSON.stringify(line)}: ${problems.join("; ")}`);
@@ -68,7 +87,7 @@ describe("a tenant's controller on central runs nothing the tenant names", () =>
     const controller = (server: string, spec: Record<string, unknown>) => ({ kind: "Controller", name: "slurm", render: render(server), object: { spec } });
     const problems = tenantControllerProblems([
       controller(ARGOCD_IN_CLUSTER, { extraConf: contained }),
-      controller(ARGOCD_IN_CLUSTER, { extraConf: "EpilogSlurmctld=/x\n", prologSlurmctldScriptRefs: [{ name: "p" }] }),
+      controller(ARGOCD_IN_CLUSTER, { extraConf: `${contained.replace("SlurmctldParameters=disable_triggers\n", "")}EpilogSlurmctld=/x\n`, prologSlurmctldScriptRefs: [{ name: "p" }] }),
       controller("https://10.1.0.10:6443", { extraConf: "" }),
       { kind: "NodeSet", name: "cpu", render: render(ARGOCD_IN_CLUSTER), object: { spec: {} } },
     ]);
@@ -113,6 +132,11 @@ describe("egress of a tenant's namespace on central", () => {
     assert.match(problems[5].reason, /not a peer of slurmctld/);
     assert.match(problems[6].reason, /every destination/);
     assert.match(problems[7].reason, /every port/);
+  });
+
+  it("takes no policy with an empty egress list and no policyTypes for egress isolation, as Kubernetes does not", () => {
+    const problems = tenantEgressProblems([rendered("looks-isolating", { podSelector: {}, egress: [] })]);
+    assert.deepEqual(problems.map((p) => p.at), ["namespace tenant-acme"]);
   });
 
   it("reads a policy without policyTypes as Kubernetes does (egress rules make it an egress policy), and checks the srun block's own ports", () => {
@@ -176,5 +200,27 @@ describe("a tenant's pods on central hold no privilege", () => {
     assert.deepEqual(mariadb?.spec.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
     assert.equal(mariadb?.spec.podSecurityContext?.runAsNonRoot, true);
     assert.deepEqual(mariadb?.spec.podSecurityContext?.seccompProfile, { type: "RuntimeDefault" });
+  });
+});
+
+describe("fleet check: a tenant's rendered namespace is hardened and bounded", () => {
+  const render = { file: "fleet/central/dev/tenants.yaml", application: "acme-control-plane" };
+  const o = (kind: string, object: Record<string, unknown>) => ({ kind, name: "slurm", namespace: "tenant-acme", render, object });
+  const bounds = [o("ResourceQuota", {}), o("LimitRange", {})];
+  it("passes the fleet's own contexts, and names a capability a tenant's values add, a root user, or a missing quota", () => {
+    const hard = { ...HARDENED_READ_ONLY_CONTAINER };
+    assert.deepEqual(tenantHardeningProblems([...bounds, o("Controller", { spec: { slurmctld: { securityContext: hard }, logfile: { securityContext: hard } } }), o("MariaDB", { spec: { securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } } } })]), []);
+    const problems = tenantHardeningProblems([
+      o("Controller", { spec: { slurmctld: { securityContext: { ...hard, capabilities: { drop: ["ALL"], add: ["SYS_ADMIN"] } } }, logfile: { securityContext: { ...hard, runAsUser: 0 } } } }),
+      o("RestApi", { spec: { slurmrestd: {} } }),
+    ]);
+    assert.deepEqual(problems.map((p) => `${p.at}: ${p.reason.replace(/ \(HARDENED_CONTAINER\)$/, "")}`), [
+      "Application/acme-control-plane Controller/tenant-acme/slurm slurmctld: its container is not hardened: capabilities added: SYS_ADMIN",
+      "Application/acme-control-plane Controller/tenant-acme/slurm logfile: its container is not hardened: runs as root",
+      "Application/acme-control-plane RestApi/tenant-acme/slurm slurmrestd: its container is not hardened: allowPrivilegeEscalation is not false",
+      "Application/acme-control-plane RestApi/tenant-acme/slurm slurmrestd: its container is not hardened: capabilities are not all dropped",
+      "namespace tenant-acme: no ResourceQuota: the tenant's pods would take what they like of central",
+      "namespace tenant-acme: no LimitRange: the tenant's pods would take what they like of central",
+    ]);
   });
 });

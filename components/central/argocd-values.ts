@@ -162,7 +162,7 @@ export const NEW_GIT_FILE_GLOBBING_PARAM = "applicationsetcontroller.enable.new.
  * and a tenant's API server decides how much it returns: bounded, a runaway cache gets the
  * controller restarted before it starves the tenants' control planes on the same host.
  */
-const ARGOCD_MEMORY_LIMIT_FACTOR = { controller: 8, other: 4 } as const;
+const ARGOCD_MEMORY_LIMIT_FACTOR = { controller: 8, repoServer: 8, other: 4 } as const;
 
 /** A component's requests (the host's reservation for it) and memory limit. Pure. */
 export function argocdResources(r: HostReservation, factor: number): Record<string, Record<string, string>> {
@@ -201,7 +201,8 @@ export function argocdValues(environment: string): Record<string, unknown> {
     dex: { enabled: false },
     notifications: { enabled: false },
     controller: { podLabels: { [LABEL_KEYS.environment]: environment }, ...bounded(CENTRAL_HOST_RESERVED.argocdController, ARGOCD_MEMORY_LIMIT_FACTOR.controller) },
-    repoServer: bounded(CENTRAL_HOST_RESERVED.argocdRepoServer),
+    // It runs `helm template` for every tenant's Applications.
+    repoServer: bounded(CENTRAL_HOST_RESERVED.argocdRepoServer, ARGOCD_MEMORY_LIMIT_FACTOR.repoServer),
     server: bounded(CENTRAL_HOST_RESERVED.argocdServer),
     redis: bounded(CENTRAL_HOST_RESERVED.argocdRedis),
     applicationSet: bounded(CENTRAL_HOST_RESERVED.argocdApplicationSet),

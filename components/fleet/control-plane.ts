@@ -103,15 +103,15 @@ export function controlPlaneExtraConf(f: Pick<ControlPlaneFacts, "nodeSets" | "s
  * backslashes dropped, comments cut, a key of letters, digits, `_` and `.` before `=` (an
  * operator such as `+=` before it ignored for a string), `Include <file>` without `=`. Pure.
  */
-function confEntries(conf: string): { key: string; value: string; typed: string }[] {
+function confEntries(conf: string): { key: string; value: string; typed: string; op?: string }[] {
   const joined = conf.replace(/\\\r?\n/g, "").replace(/\\/g, "");
   return joined.split("\n").flatMap((line) => {
     const text = line.replace(/#.*$/, "").trim();
     if (!text) return [];
     const include = /^(include)\s+(\S.*)$/i.exec(text);
     if (include) return [{ key: include[1], value: include[2], typed: text }];
-    const m = /^([A-Za-z0-9_.]+)\s*[-*+/]?=\s*(.*)$/.exec(text);
-    return m ? [{ key: m[1], value: m[2], typed: text }] : [{ key: text, value: "", typed: text }];
+    const m = /^([A-Za-z0-9_.]+)\s*([-*+/]?)=\s*(.*)$/.exec(text);
+    return m ? [{ key: m[1], value: m[3], typed: text, op: m[2] }] : [{ key: text, value: "", typed: text }];
   });
 }
 
@@ -130,11 +130,22 @@ export function controllerConfProblems(extraConf: string): string[] {
     const program = CONTROLLER_PROGRAM_KEYS.find((k) => is(k, e.key));
     problems.push(program ? `${e.typed}: slurmctld would run what ${program} names on central (never set on a tenant's controller)` : `${e.typed}: not a key a tenant's controller may set (${TENANT_CONTROLLER_CONF_KEYS.join(", ")})`);
   }
-  const last = entries.filter((e) => is(e.key, "SlurmctldParameters")).pop();
-  const params = (last?.value ?? "").split(",").map((p) => p.trim().toLowerCase());
+  // One plain SlurmctldParameters line: the operator merges it with its own by a parse of its
+  // own (it skips an operator before `=` and a value with a space), and Slurm keeps the last
+  // line, so any other form could leave disable_triggers out of what runs.
+  const lines = entries.filter((e) => is(e.key, "SlurmctldParameters"));
+  if (lines.length > 1) problems.push(`SlurmctldParameters set ${lines.length} times (${lines.map((l) => l.typed).join(" | ")}): one line only, which the operator merges with its own`);
+  for (const l of lines) if (l.op || /[\s"']/.test(l.value)) problems.push(`${l.typed}: SlurmctldParameters as plain Key=a,b,c only (no operator, quotes or spaces), the form the operator merges`);
+  const params = lines.flatMap((l) => l.value.split(",")).map((p) => p.trim().toLowerCase());
   for (const flag of CONTROLLER_PROGRAM_PARAMETERS) if (params.includes(flag)) problems.push(`SlurmctldParameters ${flag}: slurmctld would run a program on central`);
-  const missing = TENANT_SLURMCTLD_PARAMETERS.filter((need) => !params.includes(need));
-  if (missing.length) problems.push(`SlurmctldParameters lacks ${missing.join(", ")}${last ? ` in its last line (${last.typed}), the one slurmctld keeps` : ""}: a tenant, SlurmUser through its own slurm.key, could set a trigger that runs a program on central`);
+  const missing = TENANT_SLURMCTLD_PARAMETERS.filter((need) => !(lines.at(-1)?.value ?? "").split(",").map((p) => p.trim().toLowerCase()).includes(need));
+  if (missing.length) problems.push(`SlurmctldParameters lacks ${missing.join(", ")}${lines.length ? ` in its last line (${lines[lines.length - 1].typed}), the one slurmctld keeps` : ""}: a tenant, SlurmUser through its own slurm.key, could set a trigger that runs a program on central`);
+  // The job limits that keep pending jobs from filling the state volume: present, and no looser.
+  const jobs = entries.filter((e) => is(e.key, "MaxJobCount")).at(-1);
+  const bound = maxJobCount(SLURMCTLD_STATE_GIB);
+  if (!jobs || !/^\d+$/.test(jobs.value) || Number(jobs.value) > bound) problems.push(`${jobs?.typed ?? "no MaxJobCount"}: MaxJobCount at most ${bound}, what slurmctld's ${SLURMCTLD_STATE_GIB} GiB state volume holds`);
+  const script = /(?:^|,)max_script_size=(\d+)(?:,|$)/.exec(entries.filter((e) => is(e.key, "SchedulerParameters")).at(-1)?.value ?? "");
+  if (!script || Number(script[1]) > MAX_SCRIPT_BYTES) problems.push(`SchedulerParameters: max_script_size at most ${MAX_SCRIPT_BYTES} (${script ? `max_script_size=${script[1]}` : "none set: Slurm's default is 4 MiB"})`);
   return problems;
 }
 
@@ -163,6 +174,15 @@ function controlPlaneUsers(f: ControlPlaneFacts) {
 }
 
 /**
+ * A writable /tmp for slurmctld under a read-only image: Slinky's slurmctld image starts
+ * through supervisord, whose pid file and sockets (and Python's tempfile) live in /tmp.
+ */
+const SLURMCTLD_TMP = {
+  volume: { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+  mount: { name: "tmp", mountPath: "/tmp" },
+} as const;
+
+/**
  * The Slinky release every tenant's control plane runs on central: images, requests, state,
  * accounting to its MariaDB, one login set, the users' init containers, the user-directory
  * prolog. The tenant's own values (controlPlaneSlurmValues) go over it.
@@ -177,9 +197,9 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     slurmKey: keyRef("slurm"),
     jwtKey: keyRef("jwt"),
     controller: {
-      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: ctld.volumeMounts, securityContext: HARDENED_READ_ONLY_CONTAINER },
+      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: [...ctld.volumeMounts, SLURMCTLD_TMP.mount], securityContext: HARDENED_READ_ONLY_CONTAINER },
       logfile: { image: { ...SLINKY_IMAGES.helper }, securityContext: HARDENED_READ_ONLY_CONTAINER },
-      podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: ctld.volumes },
+      podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: [...ctld.volumes, SLURMCTLD_TMP.volume] },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
     },
     restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd"), securityContext: HARDENED_READ_ONLY_CONTAINER } },
@@ -307,7 +327,8 @@ export function accountingDatabase(): MariaDb {
       database: ACCOUNTING_DATABASE.database,
       port: ACCOUNTING_DATABASE.port,
       storage: { size: `${ACCOUNTING_DATABASE.storageGiB}Gi` },
-      resources: componentResources("mariadb"),
+      // Its temporary tables and sorts (sacct, rollups) go to the image's /tmp: room for them, above the namespace's default.
+      resources: { ...componentResources("mariadb"), requests: { ...(componentResources("mariadb").requests as Record<string, string>), "ephemeral-storage": "256Mi" }, limits: { ...(componentResources("mariadb").limits as Record<string, string>), "ephemeral-storage": "2Gi" } },
       // mariadbd runs as the image's mysql user and needs no capability; the image writes
       // /run/mysqld, so its root stays writable. The operator's pod defaults, with the runtime's
       // seccomp profile (its container securityContext takes none).

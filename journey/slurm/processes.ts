@@ -146,14 +146,14 @@ export function inImagePath(image: string, p: string): string {
   return path.join(image, ...done);
 }
 
-/** The shell commands that mount the image's kernel file systems, a private /tmp and the shared folders (a private mount namespace). */
-function imageMounts(image: string, shared: readonly string[]): string[] {
+/** The shell commands that mount the image's kernel file systems, a private /tmp (unless `tmp` is false: a read-only image's /tmp is its own, or a volume) and the shared folders (a private mount namespace). */
+function imageMounts(image: string, shared: readonly string[], tmp = true): string[] {
   const at = (p: string) => quote(path.join(image, p));
   return [
     `mount -t proc proc ${at("/proc")}`,
     `mount --rbind /sys ${at("/sys")}`,
     `mount --rbind /dev ${at("/dev")}`,
-    `mount -t tmpfs -o mode=1777 journey-tmp ${at("/tmp")}`,
+    ...(tmp ? [`mount -t tmpfs -o mode=1777 journey-tmp ${at("/tmp")}`] : []),
     ...shared.flatMap((d) => [`mkdir -p ${at(d)}`, `mount --bind ${quote(d)} ${at(d)}`]),
   ];
 }
@@ -173,7 +173,7 @@ export function inPod(pod: Pod, argv: readonly string[]): string[] {
   const mounts = [
     // Read-only: the image bound over itself, every mount below on top, then made read-only.
     ...(pod.readOnlyRoot ? [`mount --bind ${quote(pod.image)} ${quote(pod.image)}`] : []),
-    ...imageMounts(pod.image, pod.shared),
+    ...imageMounts(pod.image, pod.shared, !pod.readOnlyRoot),
     `mount --bind ${quote(path.join(etc, "hosts"))} ${at("/etc/hosts")}`,
     `mount --bind ${quote(path.join(etc, "resolv.conf"))} ${at("/etc/resolv.conf")}`,
     ...(pod.slurmDirs === false ? [] : [
