@@ -195,6 +195,14 @@ describe("a tenant's pods on central hold no privilege", () => {
     const v = controlPlaneSharedValues() as { controller: { slurmctld: C; logfile: C; podSpec: { initContainers: C[] } }; restapi: { slurmrestd: C }; accounting: { slurmdbd: C } };
     for (const c of [v.controller.slurmctld, v.controller.logfile, v.restapi.slurmrestd, v.accounting.slurmdbd]) assert.deepEqual(c.securityContext, HARDENED_READ_ONLY_CONTAINER);
     for (const init of v.controller.podSpec.initContainers) assert.deepEqual(init.securityContext, HARDENED_READ_ONLY_CONTAINER, init.name);
+    // Under a read-only image: slurmctld's supervisord and slurmdbd's ArchiveDir need a writable /tmp, each from a volume of its pod.
+    const tmp = (c: unknown, pod: unknown) => {
+      const mount = ((c as { volumeMounts?: { name: string; mountPath: string }[] }).volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
+      return !!mount && ((pod as { volumes?: { name: string; emptyDir?: unknown }[] }).volumes ?? []).some((vol) => vol.name === mount.name && vol.emptyDir);
+    };
+    const all = controlPlaneSharedValues() as { controller: { slurmctld: unknown; podSpec: unknown }; accounting: { slurmdbd: unknown; podSpec: unknown } };
+    assert.ok(tmp(all.controller.slurmctld, all.controller.podSpec), "slurmctld has a /tmp volume");
+    assert.ok(tmp(all.accounting.slurmdbd, all.accounting.podSpec), "slurmdbd has a /tmp volume");
     const db = controlPlaneManifestsSharedValues({ schedule: "15 2 * * *", retentionDays: 14 } as Parameters<typeof controlPlaneManifestsSharedValues>[0]) as { namespaced: { kind: string; spec: { securityContext?: unknown; podSecurityContext?: { runAsNonRoot?: boolean; seccompProfile?: unknown } } }[] };
     const mariadb = db.namespaced.find((o) => o.kind === "MariaDB");
     assert.deepEqual(mariadb?.spec.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });

@@ -174,10 +174,12 @@ function controlPlaneUsers(f: ControlPlaneFacts) {
 }
 
 /**
- * A writable /tmp for slurmctld under a read-only image: Slinky's slurmctld image starts
- * through supervisord, whose pid file and sockets (and Python's tempfile) live in /tmp.
+ * A writable /tmp for a Slurm daemon under a read-only image: Slinky's slurmctld image starts
+ * through supervisord, whose pid file and sockets (and Python's tempfile) live in /tmp; slurmdbd
+ * refuses to start when its ArchiveDir (default /tmp) is not writable (the journey:
+ * "fatal: archive directory /tmp is not writable").
  */
-const SLURMCTLD_TMP = {
+const DAEMON_TMP = {
   volume: { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
   mount: { name: "tmp", mountPath: "/tmp" },
 } as const;
@@ -197,15 +199,16 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     slurmKey: keyRef("slurm"),
     jwtKey: keyRef("jwt"),
     controller: {
-      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: [...ctld.volumeMounts, SLURMCTLD_TMP.mount], securityContext: HARDENED_READ_ONLY_CONTAINER },
+      slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: [...ctld.volumeMounts, DAEMON_TMP.mount], securityContext: HARDENED_READ_ONLY_CONTAINER },
       logfile: { image: { ...SLINKY_IMAGES.helper }, securityContext: HARDENED_READ_ONLY_CONTAINER },
-      podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: [...ctld.volumes, SLURMCTLD_TMP.volume] },
+      podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: [...ctld.volumes, DAEMON_TMP.volume] },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
     },
     restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd"), securityContext: HARDENED_READ_ONLY_CONTAINER } },
     accounting: {
       enabled: true,
-      slurmdbd: { resources: componentResources("slurmdbd"), securityContext: HARDENED_READ_ONLY_CONTAINER },
+      slurmdbd: { resources: componentResources("slurmdbd"), securityContext: HARDENED_READ_ONLY_CONTAINER, volumeMounts: [DAEMON_TMP.mount] },
+      podSpec: { volumes: [DAEMON_TMP.volume] },
       storageConfig: {
         host: ACCOUNTING_DATABASE.service,
         port: ACCOUNTING_DATABASE.port,
