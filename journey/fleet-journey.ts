@@ -14,7 +14,7 @@ import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type H
 import { TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
-import { ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath } from "../facts/fleet";
+import { ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath } from "../facts/fleet";
 import { expanderDifferences, FLEET_SYNC_TIMEOUT_MS, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
 import { ARGOCD_PODS, startArgoCd } from "./gitops/argocd";
 import { commitToFleet, externalSecretsPackaging, publishChart, startGitopsServers } from "./gitops/servers";
@@ -45,7 +45,7 @@ import { playScalingLoop } from "./scaling";
 import { TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { step, type JourneyStep } from "./step";
-import { unmatchedSelectors, type PolicyLike } from "./kube/policies";
+import { droppedSecurity, unmatchedSelectors, type PolicyLike } from "./kube/policies";
 
 export interface FleetJourneyInput {
   readonly root: string;
@@ -404,6 +404,19 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const quotas = (await c.get<{ items: { metadata: { name: string }; status?: { hard?: Record<string, string>; used?: Record<string, string> } }[] }>(["resourcequotas", "-n", ns]))?.items ?? [];
     const refused = (await c.run(["get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "custom-columns=M:.message", "--no-headers"])).stdout.split("\n").filter((l) => /exceeded quota|forbidden/i.test(l));
     const usage = quotas.flatMap((q) => Object.entries(q.status?.hard ?? {}).map(([k, hard]) => `${k} ${q.status?.used?.[k] ?? "?"}/${hard}`));
+    // Each hardened container as the fleet asks it (the Slinky CR) and as the operator made it (the StatefulSet).
+    type Sc = Record<string, unknown>;
+    const cr = async (kind: string) => (await c.get<{ spec: Record<string, { securityContext?: Sc }> }>([`${kind}.slinky.slurm.net`, SLURM_RELEASE, "-n", ns]))?.spec;
+    const sts = async (name: string) => (await c.get<{ spec: { template: { spec: { containers: { name: string; securityContext?: Sc }[]; initContainers?: { name: string; securityContext?: Sc }[] } } } }>(["statefulset", name, "-n", ns]))?.spec.template.spec;
+    const [ctldCr, dbdCr, ctldSts, dbdSts] = [await cr("controllers"), await cr("accountings"), await sts(SLINKY_WORKLOADS.controller.name), await sts(SLINKY_WORKLOADS.accounting.name)];
+    const made = (spec: typeof ctldSts, name: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((x) => x.name === name)?.securityContext;
+    const dropped = [
+      ...droppedSecurity(ctldCr?.slurmctld?.securityContext, made(ctldSts, "slurmctld")).map((d) => `slurmctld ${d}`),
+      ...droppedSecurity(ctldCr?.logfile?.securityContext, made(ctldSts, "logfile")).map((d) => `logfile ${d}`),
+      ...droppedSecurity(dbdCr?.slurmdbd?.securityContext, made(dbdSts, "slurmdbd")).map((d) => `slurmdbd ${d}`),
+    ];
+    report(step(`tenant ${t.config.tenant.id}: its daemons on central run with the securityContext the fleet asks (slurm-operator v1.2.1 keeps it)`, !!ctldSts && !!dbdSts && dropped.length === 0,
+      !ctldSts || !dbdSts ? `no StatefulSet ${SLINKY_WORKLOADS.controller.name} or ${SLINKY_WORKLOADS.accounting.name} in ${ns}` : dropped.length ? `the operator's StatefulSets lose: ${dropped.join("; ")}` : "slurmctld, its logfile sidecar and slurmdbd as asked"));
     report(step(`tenant ${t.config.tenant.id}: the operators' pods are admitted under its namespace's ResourceQuota and LimitRange on central`, quotas.length > 0 && refused.length === 0 && pods.length > 0,
       !quotas.length ? `no ResourceQuota in ${ns}` : refused.length ? `refused: ${[...new Set(refused)].slice(0, 3).join(" | ")}` : `${pods.length} pods; used/hard: ${usage.join(", ")}`));
   }

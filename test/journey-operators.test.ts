@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/slurm-operator";
 import { restapiFailures } from "../journey/scaling";
-import { unmatchedSelectors } from "../journey/kube/policies";
+import { droppedSecurity, unmatchedSelectors } from "../journey/kube/policies";
 
 describe("the journey's real slurm-operator", () => {
   it("runs with its Deployment's arguments, its probes and metrics on the journey's loopback ports, as the given kubeconfig", () => {
@@ -50,5 +50,13 @@ describe("the journey's real slurm-operator", () => {
       'slurmctld-egress: its peer {"app.kubernetes.io/name":"slurmdbd"} is no pod',
       'login-egress selects no pod ({"app.kubernetes.io/name":"login","app.kubernetes.io/instance":"slurm-login"})',
     ]);
+  });
+
+  it("names each securityContext key the fleet asked that the operator's pod template lacks or changed", () => {
+    const asked = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true };
+    const made = { capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true, runAsUser: 401 };
+    assert.deepEqual(droppedSecurity(asked, made), ["allowPrivilegeEscalation: false asked, absent made"]);
+    assert.deepEqual(droppedSecurity(asked, { ...made, allowPrivilegeEscalation: false }), []);
+    assert.deepEqual(droppedSecurity({ capabilities: { drop: ["ALL"] } }, { capabilities: { drop: ["NET_RAW"] } }), ['capabilities: {"drop":["ALL"]} asked, {"drop":["NET_RAW"]} made']);
   });
 });

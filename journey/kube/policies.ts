@@ -1,5 +1,5 @@
 /**
- * NetworkPolicies against the pods they are meant for: a policy whose selector matches no pod
+ * What the operators made of the fleet's pod settings. NetworkPolicies against the pods they are meant for: a policy whose selector matches no pod
  * the operators made protects nothing (and an egress peer that matches none leaves its flow
  * closed). The journey reads the live pods and CronJob templates of each tenant namespace on
  * central, as Slinky's and mariadb-operator's real controllers labelled them.
@@ -33,4 +33,13 @@ export function unmatchedSelectors(policies: readonly PolicyLike[], pods: readon
     for (const peer of peers) if (!peer.namespaceSelector && specific(peer.podSelector) && none(peer.podSelector)) out.push(`${p.metadata.name}: its peer ${JSON.stringify(peer.podSelector.matchLabels)} is no pod`);
   }
   return [...new Set(out)];
+}
+
+/**
+ * The keys of a securityContext the fleet asked for (on the operator's custom resource) that
+ * the pod template the operator made does not carry with the same value: what a container
+ * runs without, though the fleet says otherwise. Pure.
+ */
+export function droppedSecurity(asked: Readonly<Record<string, unknown>> | undefined, made: Readonly<Record<string, unknown>> | undefined): string[] {
+  return Object.entries(asked ?? {}).filter(([k, v]) => JSON.stringify(made?.[k]) !== JSON.stringify(v)).map(([k, v]) => `${k}: ${JSON.stringify(v)} asked, ${made?.[k] === undefined ? "absent" : JSON.stringify(made[k])} made`);
 }
