@@ -473,7 +473,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     await commitToFleet(gitops, central.fleet.revision, { [tenantsApplicationSetPath(central.environment)]: file }, `fleet: slurm chart ${version}`).catch((e: Error) => problems.push(e.message));
     await c.run(["annotate", "--overwrite", "applications.argoproj.io", rootName, "-n", ARGOCD_CHART.namespace, `${REFRESH_ANNOTATION}=normal`]);
     // Settled: every Application the set generates carries the version and is Synced and
-    // Healthy, or nothing has moved for a minute (a stopped rollout).
+    // Healthy, or nothing has moved for the quiet period once the rollout began (a stopped
+    // rollout). Before its first sync nothing moving is a rollout not yet started (ArgoCD on two
+    // loaded cores took longer than the quiet period to begin a revert once): wait on to the timeout.
     let moved = Date.now();
     let seen = "";
     await waitFor(async () => {
@@ -483,7 +485,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       const slurmApps = (await c.get<{ items: { metadata: { name: string }; spec: { sources?: { chart?: string; targetRevision?: string }[] } }[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items.filter((a) => a.spec.sources?.some((x) => x.chart === CHARTS.slurm.chart)) ?? [];
       const carried = slurmApps.length > 0 && slurmApps.every((a) => a.spec.sources?.some((x) => x.chart === CHARTS.slurm.chart && x.targetRevision === version));
       if (carried && r.stoppedAt === undefined && r.entries.filter((e) => e.synced).length >= slurmApps.length) return true;
-      return Date.now() - moved > ROLLOUT_QUIET_MS ? true : undefined;
+      return r.entries.some((e) => e.synced) && Date.now() - moved > ROLLOUT_QUIET_MS ? true : undefined;
     }, ROLLOUT_TIMEOUT_MS, 3000);
     const r = await liveRollout(c, ARGOCD_CHART.namespace, TENANTS_APPLICATION_SET, progressive, since);
     return { r, problems };
