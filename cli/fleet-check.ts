@@ -19,7 +19,7 @@ import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
 import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
-import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, tenantStacks, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
 import { slurmctldNodePort } from "../facts/contract";
 import { hostAddressProblem } from "../config/cidr";
@@ -379,22 +379,6 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     if (!allowed) problems.push({ file: d.file, at: `${at}/spec/destination`, reason: `${dest.server} namespace ${dest.namespace} is not a destination of project ${project}` });
   }
   return problems;
-}
-
-/** Each tenant stack file's central account and VPC CIDR (when it gives them), by `<env>/<id>`. */
-function tenantStacks(root: string): Map<string, { centralAccountId?: string; vpcCidr?: string }> {
-  const out = new Map<string, { centralAccountId?: string; vpcCidr?: string }>();
-  for (const f of readAllStackFiles(root)) {
-    if (f.values["clusterra:kind"] !== "tenant") continue;
-    const id = get(f.values["clusterra:tenant"], "id");
-    const account = get(f.values["clusterra:central"], "accountId");
-    const cidr = get(f.values["clusterra:network"], "vpcCidr");
-    out.set(`${String(f.values["clusterra:environment"])}/${String(id)}`, {
-      ...(/^[0-9]{12}$/.test(String(account)) ? { centralAccountId: String(account) } : {}),
-      ...(typeof cidr === "string" ? { vpcCidr: cidr } : {}),
-    });
-  }
-  return out;
 }
 
 /** A tenant's entry file, what its entry's objects render from: environment and tenant. */

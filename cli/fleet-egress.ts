@@ -52,11 +52,12 @@ const sameLabels = (a: Readonly<Record<string, string>> | undefined, b: Readonly
 const podOf = (s: Selector | undefined): ControlPlanePod | undefined =>
   s && !(s.matchExpressions ?? []).length ? (Object.keys(CONTROL_PLANE_EGRESS) as ControlPlanePod[]).find((p) => sameLabels(s.matchLabels, controlPlanePodLabels(p))) : undefined;
 const tcp = (p: Port) => (p.protocol ?? "TCP") === "TCP";
+const portLabel = (p: Port) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`;
 
 /** Why one egress rule's peer and ports are more than `pod` may reach; empty when they are not. */
 function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], cidr: string | undefined, block: RenderedPolicy["srunBlock"]): string[] {
   const allowed = CONTROL_PLANE_EGRESS[pod];
-  const portText = ports.map((p) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`).join(",");
+  const portText = ports.map(portLabel).join(",");
   if (peer.ipBlock) {
     if (!allowed.slurmd) return [`to ${peer.ipBlock.cidr}: ${pod} may reach no address block`];
     if (!cidr || peer.ipBlock.cidr !== cidr || (peer.ipBlock.except ?? []).length) return [`to ${peer.ipBlock.cidr}${peer.ipBlock.except?.length ? ` except ${peer.ipBlock.except.join(",")}` : ""}: only the tenant's own VPC (${cidr ?? "unknown"}) is allowed`];
@@ -73,7 +74,7 @@ function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], 
   const fits = (p: Port) => tcp(p) && peers.some((x) => (x.port === "srun-block" ? !!block && Number(p.port) === block.from && p.endPort === block.to : Number(p.port) === x.port && !p.endPort));
   const extra = ports.filter((p) => !fits(p));
   const allowedPorts = peers.map((x) => (x.port === "srun-block" ? (block ? `${block.from}-${block.to} (the tenant's srun block)` : "the tenant's srun block") : String(x.port)));
-  return extra.length ? [`to ${to} on ${extra.map((p) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`).join(",")}: ${to} is reached by ${pod} on ${allowedPorts.join(", ")} only`] : [];
+  return extra.length ? [`to ${to} on ${extra.map(portLabel).join(",")}: ${to} is reached by ${pod} on ${allowedPorts.join(", ")} only`] : [];
 }
 
 /** Every tenant namespace's egress (from every object rendered into it) against CONTROL_PLANE_EGRESS: isolated by default, and nothing more allowed. */

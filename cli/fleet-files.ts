@@ -223,3 +223,20 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, clusters));
   return { documents, problems };
 }
+
+/** Each tenant stack file's central account and VPC CIDR (when it gives them), by `<env>/<id>`. */
+export function tenantStacks(root: string): Map<string, { centralAccountId?: string; vpcCidr?: string }> {
+  const out = new Map<string, { centralAccountId?: string; vpcCidr?: string }>();
+  for (const f of readAllStackFiles(root)) {
+    if (f.values["clusterra:kind"] !== "tenant") continue;
+    const field = (key: string, name: string): unknown => { const v = f.values[key]; return v && typeof v === "object" ? (v as Record<string, unknown>)[name] : undefined; };
+    const id = field("clusterra:tenant", "id");
+    const account = field("clusterra:central", "accountId");
+    const cidr = field("clusterra:network", "vpcCidr");
+    out.set(`${String(f.values["clusterra:environment"])}/${String(id)}`, {
+      ...(/^[0-9]{12}$/.test(String(account)) ? { centralAccountId: String(account) } : {}),
+      ...(typeof cidr === "string" ? { vpcCidr: cidr } : {}),
+    });
+  }
+  return out;
+}

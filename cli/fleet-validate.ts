@@ -18,11 +18,10 @@ import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
 import { tenantNamespace } from "../facts/fleet";
 import { srunPortBlock } from "../facts/contract";
-import { readAllStackFiles } from "../config";
 import { tenantEgressProblems } from "./fleet-egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
-import { fleetDocuments, fleetFiles, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, fleetFiles, tenantStacks, type FleetProblem } from "./fleet-files";
 import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, tenantVersionOf, tenantVersions, type HelmRender, type RenderedObject } from "./fleet-render";
 
 const run = promisify(execFile);
@@ -160,18 +159,6 @@ export function admissionPolicyProblems(objects: readonly { readonly kind: strin
     .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `only ${CLUSTER_MANIFESTS_ADDON} may render a mutating admission policy, and only ${SLURM_CLUSTER_NAME_POLICY} (the Slinky Controller's cluster name)` }));
 }
 
-/** Each tenant stack file's planned VPC CIDR, by `<env>/<id>`: what a tenant namespace's egress may reach, whatever a values file says. */
-function plannedTenantCidrs(root: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const f of readAllStackFiles(root)) {
-    const v = f.values as Record<string, { id?: unknown; vpcCidr?: unknown } | unknown>;
-    const id = (v["clusterra:tenant"] as { id?: unknown } | undefined)?.id;
-    const cidr = (v["clusterra:network"] as { vpcCidr?: unknown } | undefined)?.vpcCidr;
-    if (v["clusterra:kind"] === "tenant" && typeof id === "string" && typeof cidr === "string") out.set(`${String(v["clusterra:environment"])}/${id}`, cidr);
-  }
-  return out;
-}
-
 /** Why a container securityContext is not hardened (HARDENED_CONTAINER): empty when it is. Pure. */
 function unhardened(sc: unknown): string[] {
   const c = (sc ?? {}) as { allowPrivilegeEscalation?: unknown; privileged?: unknown; runAsUser?: unknown; capabilities?: { drop?: unknown[]; add?: unknown[] } };
@@ -236,12 +223,12 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     problems.push(...fleet.problems, ...argoCd.problems, ...admissionPolicyProblems(fleet.objects));
     const read = (dir: string, o: RenderedObject) => ({ file: path.join(dir, o.out), object: parse(fs.readFileSync(path.join(dir, o.out), "utf8")) as Record<string, unknown> });
     // Each object in its namespace (its own, or the Application's), the tenant's CIDR as its stack file plans it.
-    const cidrs = plannedTenantCidrs(root);
+    const stacks = tenantStacks(root);
     const inNamespace = fleet.objects.map((o) => ({ o, namespace: o.namespace ?? o.render.namespace }));
     problems.push(...tenantEgressProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => {
       const id = namespace.slice(tenantNamespace("").length);
       const env = /^fleet\/central\/([^/]+)\//.exec(o.render.file)?.[1] ?? "";
-      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: cidrs.get(`${env}/${id}`), srunBlock: srunPortBlock(id) };
+      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: stacks.get(`${env}/${id}`)?.vpcCidr, srunBlock: srunPortBlock(id) };
     })));
     problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));

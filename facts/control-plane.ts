@@ -136,3 +136,6 @@ export const HARDENED_CONTAINER = { allowPrivilegeEscalation: false, capabilitie
 
 /** HARDENED_CONTAINER with a read-only image: for containers that write only to their volumes (Slurm's daemons, the init containers). */
 export const HARDENED_READ_ONLY_CONTAINER = { ...HARDENED_CONTAINER, readOnlyRootFilesystem: true } as const;
+
+/** Requests and limits of the fleet's own init containers (the users' merge, clear-triggers): a shell and a few files. */
+export const INIT_CONTAINER_RESOURCES = { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } } as const;

@@ -8,7 +8,7 @@
  */
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
+import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, INIT_CONTAINER_RESOURCES, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_BACKUP_POD_LABELS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
@@ -161,7 +161,7 @@ export function clearTriggersInitContainer(image: { readonly repository: string;
     image: `${image.repository}:${image.tag}`,
     command: ["/bin/rm", "-f", "--", ...SLURMCTLD_TRIGGER_STATE.files.map((f) => `${dir}/${f}`)],
     volumeMounts: [{ name: SLURMCTLD_TRIGGER_STATE.volume, mountPath: dir }],
-    resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } },
+    resources: INIT_CONTAINER_RESOURCES,
     securityContext: HARDENED_READ_ONLY_CONTAINER,
   };
 }

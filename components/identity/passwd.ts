@@ -11,7 +11,7 @@ import { createHash } from "crypto";
 import type { IConfigMap as ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { SHARED_GROUP, type TenantUser } from "../../config/users";
 import { USER_IDENTITY } from "../../facts/fleet";
-import { HARDENED_READ_ONLY_CONTAINER } from "../../facts/control-plane";
+import { HARDENED_READ_ONLY_CONTAINER, INIT_CONTAINER_RESOURCES } from "../../facts/control-plane";
 import { ANNOTATION_KEYS } from "../../facts/project";
 
 /** Where each user's own directory is on the tenant's shared file system (their home). */
@@ -94,7 +94,7 @@ export function identityPodParts(image: { readonly repository: string; readonly 
       image: `${image.repository}:${image.tag}`,
       command: ["/bin/sh", `${USER_IDENTITY.source}/${MERGE_SCRIPT_KEY}`, USER_IDENTITY.source, USER_IDENTITY.merged],
       volumeMounts: [{ name: VOLUMES.source, mountPath: USER_IDENTITY.source, readOnly: true }, { name: VOLUMES.merged, mountPath: USER_IDENTITY.merged }],
-      resources: { requests: { cpu: "10m", memory: "16Mi" }, limits: { memory: "32Mi" } },
+      resources: INIT_CONTAINER_RESOURCES,
       // It reads a ConfigMap and writes an emptyDir: nothing else, no privilege.
       securityContext: HARDENED_READ_ONLY_CONTAINER,
     },
