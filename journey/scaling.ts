@@ -30,8 +30,10 @@ export interface ScalingLoopInput {
   readonly slurmrestd?: { readonly stop: () => Promise<void>; readonly start: () => Promise<string | undefined> };
 }
 
-/** How long slurmrestd stays down after the raise and ArgoCD's refresh: the NodeSet controller tries it more than once within it. */
+/** How long slurmrestd stays down at least after the raise and ArgoCD's refresh: the NodeSet controller tries it more than once within it. */
 const RESTAPI_DOWN_MS = 15_000;
+/** How long slurmrestd stays down at most, waiting for the operator to log a failed call (its back-off grows on loaded cores). */
+const RESTAPI_DOWN_MAX_MS = 90_000;
 
 /** The errors in the operator's log (JSON lines, controller-runtime's) from calls to its slurmrestd, as it wrote them. Pure. */
 export function restapiFailures(log: string): string[] {
@@ -153,10 +155,12 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
       resync = await i.resync();
       after = await kc.get<NodeSet>(["nodesets.slinky.slurm.net", target.metadata.name, "-n", i.nodeSetNamespace]);
       if (i.slurmrestd) {
-        const remaining = RESTAPI_DOWN_MS - (Date.now() - downSince);
-        if (remaining > 0) await new Promise((r) => setTimeout(r, remaining));
-        early = await kc.get<PodLike>(["pod", `${target.metadata.name}-0`, "-n", i.nodeSetNamespace]);
-        why = restapiFailures(i.operatorLogText().slice(logFrom));
+        // Down for at least RESTAPI_DOWN_MS, and until the operator has said why (or a pod came).
+        await waitFor(async () => {
+          early = await kc.get<PodLike>(["pod", `${target.metadata.name}-0`, "-n", i.nodeSetNamespace]);
+          why = restapiFailures(i.operatorLogText().slice(logFrom));
+          return Date.now() - downSince >= RESTAPI_DOWN_MS && (why.length > 0 || !!early) ? true : undefined;
+        }, RESTAPI_DOWN_MAX_MS, 1000);
       }
     }
   } finally {
@@ -170,7 +174,7 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   if (i.slurmrestd) {
     report(step(`tenant ${id}: while its slurmrestd is down the NodeSet controller makes no slurmd pod, and says why`, !early && why.length > 0 && !restarted,
       [early ? `${target.metadata.name}-0 was made with slurmrestd down: the operator does not wait on it` : `no ${target.metadata.name}-0 in ${(downMs / 1000).toFixed(0)} s down`,
-        why.length ? `the operator: ${why.length} failed calls, last: ${why[why.length - 1].slice(0, 300)}` : "the operator's log names no failed call to slurm-restapi",
+        why.length ? `the operator: ${why.length} failed calls, last: ${why[why.length - 1].slice(0, 300)}` : `the operator's log names no failed call to slurm-restapi (last lines: ${i.operatorLog()})`,
         restarted ? `slurmrestd did not come back: ${restarted}` : "slurmrestd started again"].join("; ")));
     if (restarted) return;
   }
