@@ -19,6 +19,7 @@ import { journeyEtcSlurm, nodeSetOf, partitionsOf } from "../journey/slurm/slurm
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/slurm/image";
 import { planTopology } from "../journey/slurm/topology";
+import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/slurm/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
 import { plan } from "./helpers";
 
@@ -103,6 +104,72 @@ describe("Slurm journey: security groups as nftables", () => {
   });
 });
 
+describe("Slurm journey: NetworkPolicies as nftables", () => {
+  const pods: PolicyPod[] = [
+    { name: "ctld", namespace: "t-a", address: "100.64.0.10", labels: { app: "ctld" } },
+    { name: "db", namespace: "t-a", address: "100.64.0.11", labels: { app: "db", tier: "data" } },
+    { name: "free", namespace: "t-a", address: "100.64.0.12", labels: { app: "free" } },
+    { name: "dns", namespace: "kube-system", address: "100.64.0.53", labels: { "k8s-app": "kube-dns" } },
+  ];
+  const policy = (name: string, spec: NetworkPolicyObject["spec"], namespace = "t-a"): NetworkPolicyObject => ({ metadata: { name, namespace }, spec });
+
+  it("selects as Kubernetes does: matchLabels and matchExpressions ANDed, empty selects all", () => {
+    assert.ok(selects({}, { a: "1" }));
+    assert.ok(selects(undefined, {}));
+    assert.ok(selects({ matchLabels: { app: "db" }, matchExpressions: [{ key: "tier", operator: "In", values: ["data"] }] }, pods[1].labels));
+    assert.ok(!selects({ matchLabels: { app: "db" }, matchExpressions: [{ key: "tier", operator: "NotIn", values: ["data"] }] }, pods[1].labels));
+    assert.ok(selects({ matchExpressions: [{ key: "tier", operator: "DoesNotExist" }] }, pods[0].labels));
+    assert.ok(!selects({ matchExpressions: [{ key: "tier", operator: "Exists" }] }, pods[0].labels));
+    assert.ok(!selects({ matchExpressions: [{ key: "tier", operator: "Bogus" }] }, pods[1].labels));
+    // policyTypes as the API server defaults them.
+    assert.deepEqual(policyTypes(policy("x", { podSelector: {} })), ["Ingress"]);
+    assert.deepEqual(policyTypes(policy("x", { podSelector: {}, egress: [{}] })), ["Ingress", "Egress"]);
+  });
+
+  it("isolates what a policy selects, allows only its rules' peers and ports, and leaves the rest alone", () => {
+    const t = networkPolicyRuleset([
+      policy("deny-egress", { podSelector: {}, policyTypes: ["Egress"] }),
+      policy("ctld-out", {
+        podSelector: { matchLabels: { app: "ctld" } },
+        policyTypes: ["Egress"],
+        egress: [
+          { to: [{ podSelector: { matchLabels: { app: "db" } } }], ports: [{ protocol: "TCP", port: 6819 }] },
+          { to: [{ ipBlock: { cidr: "10.16.0.0/20", except: ["10.16.0.10/32"] } }], ports: [{ port: 6818 }, { port: 30000, endPort: 30009 }] },
+          { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }], ports: [{ protocol: "UDP", port: 53 }] },
+          { to: [{ podSelector: { matchLabels: { app: "nobody" } } }] },
+        ],
+      }),
+      policy("db-in", { podSelector: { matchLabels: { app: "db" } }, ingress: [{ from: [{ podSelector: {} }] }] }),
+      policy("elsewhere", { podSelector: {}, policyTypes: ["Egress"] }, "t-b"),
+    ], pods.slice(0, 3).concat(pods[3]));
+    // Every pod of t-a is egress-isolated; kube-system's is not (no policy of its namespace); t-b's policy touches nobody here.
+    assert.deepEqual(t.isolated, { egress: ["ctld", "db", "free"], ingress: ["db"] });
+    const chain = (name: string) => new RegExp(`chain ${name} \\{([\\s\\S]*?)\\n  \\}`).exec(t.text)?.[1] ?? "";
+    const ctld = chain("egress_ctld");
+    assert.match(ctld, /ip daddr 100\.64\.0\.11 tcp dport 6819 counter return comment "ctld-out"/);
+    assert.match(ctld, /ip daddr 10\.16\.0\.0\/20 ip daddr != \{ 10\.16\.0\.10\/32 \} tcp dport 6818 counter return/);
+    assert.match(ctld, /tcp dport 30000-30009 counter return/);
+    // A namespaceSelector reaches the other namespace's pod, on its protocol.
+    assert.match(ctld, /ip daddr 100\.64\.0\.53 udp dport 53 counter return/);
+    assert.match(ctld, /counter name "dropped_egress" drop comment "ctld: egress no policy allows \(deny-egress, ctld-out\)"/);
+    // A pod only the default-deny selects may open nothing.
+    assert.doesNotMatch(chain("egress_free"), /return/);
+    // Ingress: only from the namespace's own pods, judged after the sender's egress.
+    assert.match(chain("ingress_db"), /ip saddr \{ 100\.64\.0\.10, 100\.64\.0\.11, 100\.64\.0\.12 \} counter return comment "db-in"/);
+    const forward = chain("forward");
+    assert.ok(forward.indexOf("ip saddr 100.64.0.10 jump egress_ctld") < forward.indexOf("ip daddr 100.64.0.11 jump ingress_db"));
+    assert.match(forward, /ct state established,related accept/);
+    // What a pod sends to the node itself passes its egress chain too.
+    assert.match(chain("input"), /ip saddr 100\.64\.0\.12 jump egress_free/);
+    assert.doesNotMatch(chain("input"), /ingress_/);
+    assert.deepEqual(t.skipped.map((s) => s.policy), ["ctld-out"]);
+    if (process.getuid?.() === 0) {
+      const check = spawnSync("unshare", ["--net", "nft", "-c", "-f", "-"], { input: t.text, encoding: "utf8" });
+      assert.equal(check.status, 0, check.stderr);
+    }
+  });
+});
+
 describe("Slurm journey: Kubernetes NAT", () => {
   const slurmctld = { name: "slurmctld", nodePorts: { from: 32191, to: 32191 }, podAddress: "100.64.0.10", podPort: SLURM_PORTS.slurmctld };
   const srun = { name: "srun", nodePorts: { from: 32730, to: 32739 }, podAddress: "100.64.0.13", externalTrafficPolicy: "Local" };
@@ -166,6 +233,14 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     for (const [key, value] of Object.entries({ ProctrackType: "proctrack/linuxproc", TaskPlugin: "task/none", SlurmdTimeout: "15" })) assert.equal(values[key], value, key);
     assert.doesNotMatch(etc["slurm.conf"], /munge/);
     assert.match(etc["cgroup.conf"], /^CgroupPlugin=disabled$/m);
+    // The tenant namespace's NetworkPolicies on the host: every pod egress-isolated, slurmctld
+    // allowed its slurmdbd and its own VPC on slurmd's port, nothing to anywhere else.
+    const policy = topology.central.policy;
+    assert.deepEqual([...policy.isolated.egress].sort(), ["login", "mariadb", "slurmctld", "slurmdbd"]);
+    const ctldOut = new RegExp("chain egress_slurmctld \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
+    assert.match(ctldOut, new RegExp(`ip daddr ${topology.central.slurmdbd.address} tcp dport ${SLURM_PORTS.slurmdbd} counter return`));
+    assert.match(ctldOut, new RegExp(`ip daddr ${world.tenant.vpcCidr.replace(/\./g, "\\.")} tcp dport ${SLURM_PORTS.slurmd} counter return`));
+    assert.deepEqual(ctldOut.split("\n").filter((l) => /return/.test(l) && !l.includes(world.tenant.vpcCidr) && !/ip daddr 100\.64\./.test(l)), [], "slurmctld's pod may reach only its namespace's pods and its VPC");
     const nodeSet = nodeSetOf(etc["slurm.conf"], topology.slurmd[0].features);
     assert.equal(nodeSet, world.tenant.nodeSets[0].name);
     assert.ok(partitionsOf(etc["slurm.conf"], nodeSet ?? "").length > 0);

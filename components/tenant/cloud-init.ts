@@ -4,6 +4,7 @@
  * used as is with `amiFamily: Custom`). Both are #cloud-config documents whose scripts
  * read the K3s join secret from SSM at boot: no secret is ever in user data.
  */
+import { INSTANCE_METADATA_URL } from "../../facts/instance-metadata";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
 import { mountDataVolumeScript, type DataVolumeMount } from "../central/cloud-init";
 import { stringify } from "yaml";
@@ -57,7 +58,7 @@ export interface AgentInit extends NodeInitCommon {
   readonly agentJoinParameter: string;
 }
 
-const IMDS = "http://169.254.169.254/latest";
+const IMDS = INSTANCE_METADATA_URL;
 
 /** Shell lines that read an IMDSv2 token, the instance id, zone and primary MAC. */
 function imdsLines(): string[] {

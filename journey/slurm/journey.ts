@@ -6,7 +6,7 @@
 import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { SLURM_PORTS } from "../../facts/contract";
+import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { step, type JourneyStep } from "../step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
 import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
@@ -17,7 +17,9 @@ import { journeyEtcSlurm, journeyOverrides, mariadbInitSql, nodeSetOf, partition
 import { slurmConfValues } from "../kube/slurm-operator";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
-import { SG_TABLE } from "./nft";
+import { parseDroppedFlows, SG_TABLE, DROPS } from "./nft";
+import { POLICY_TABLE } from "./network-policy";
+import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import type { SlurmImage } from "./image";
 
 export interface JourneyRunOptions {
@@ -157,6 +159,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; each reads their own output from the login, never the other's`, () => twoUsers(ctx)));
     }
     if (registered.passed) steps.push(await timed(`${world.tenant.id}'s slurm.key, as SlurmUser on its own node, sets no trigger on its slurmctld on central (a trigger's program would run in the controller's pod)`, () => triggerRefused(ctx)));
+    if (registered.passed) steps.push(await timed(`code run as SlurmUser in ${world.tenant.id}'s slurmctld pod on central (the next route) reaches nothing outside its NetworkPolicies, enforced as K3s does; its jobs run meanwhile`, () => attackerContained(ctx)));
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
     const block = world.tenant.srun.block;
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s srun block ${block.from}-${block.to}`, () => isolation(ctx, block.from)));
@@ -681,6 +684,77 @@ async function triggerRefused(ctx: Context): Promise<{ ok: boolean; detail: stri
       : set.code !== 0 && !stored.length ? `refused, but not as disabled (SlurmctldParameters=${params}): ${(set.stderr || set.stdout).trim()}`
       : `ACCEPTED: ${stored.length} trigger(s) stored as ${SLURM_USER.name} from ${node.hostname} with the tenant's own key (${stored.join(" | ")}); its program would run in slurmctld's pod on central; cleared again (SlurmctldParameters=${params})`,
   };
+}
+
+/** A place a payload in a tenant's controller pod must not reach, with the namespace that answers there. */
+interface Target {
+  readonly what: string;
+  readonly ns: string;
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The egress flows the host's NetworkPolicies refused so far. */
+async function policyDrops(ctx: Context): Promise<Drop[]> {
+  const r = await run(["ip", "netns", "exec", ctx.topology.central.host.name, "nft", "-j", "list", "set", "inet", POLICY_TABLE, DROPS.egress.set], { timeoutMs: 5000 });
+  return r.code === 0 ? parseDroppedFlows("egress", r.stdout).map((d) => ({ ...d, at: ctx.topology.central.host })) : [];
+}
+
+/**
+ * Standing in for the next route to code on central (after the trigger): a payload run as
+ * SlurmUser inside the tenant's slurmctld pod, with the namespace's NetworkPolicies enforced
+ * on the host as K3s's network policy controller would. It tries the other tenant's slurmd
+ * and API server, central's API server, the instance metadata service and the internet, each
+ * answering there (a listener); every try must fail and be dropped by the policies, while
+ * the same payload reaches its own slurmd (allowed) and a job of the tenant's runs to the
+ * end. Then, with the policies taken off, each target must answer: the policies are what
+ * stopped it, not a missing route.
+ */
+async function attackerContained(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const { topology: tp, world } = ctx;
+  const host = tp.central.host.name;
+  const targets: Target[] = [
+    { what: `${world.other.id}'s slurmd pod`, ns: tp.other.pod.name, address: tp.other.address, port: SLURM_PORTS.slurmd },
+    { what: `${world.other.id}'s K3s API server`, ns: tp.other.server.name, address: tp.other.serverAddress, port: K3S_API_PORT },
+    { what: "central's API server", ns: host, address: tp.central.hostAddress, port: K3S_API_PORT },
+    { what: "the instance metadata service", ns: host, address: INSTANCE_METADATA.address, port: INSTANCE_METADATA.port },
+    { what: "the internet", ns: tp.internet.ns.name, address: tp.internet.address, port: tp.internet.port },
+  ];
+  const own = tp.slurmd[0];
+  const listeners = targets.map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, "SYSTEM:true"]));
+  // The payload: SlurmUser in the controller's pod, one connection per target (bash's /dev/tcp).
+  const payload = (address: string, port: number) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${address}/${port}`]), { timeoutMs: 8000 });
+  const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd }].map(async (t) => ({ t, connected: (await payload(t.address, t.port)).code === 0 })));
+  try {
+    // Wait until every listener answers from its own side (the probe must be able to succeed).
+    const ready = await waitFor(async () => ((await Promise.all(targets.map((t) => tcpProbe(t.ns, t.address, t.port, 1000)))).every(Boolean) ? true : undefined), 5000, 200);
+    if (!ready) return { ok: false, detail: `the targets' listeners did not answer (${listeners.filter((l) => l.exit).map((l) => `${l.name}: ${tail(l.log)}`).join("; ") || "none exited"})` };
+    const job = await submit(ctx, ["-N1", "-w", own.hostname], `sleep 4; echo "${ctx.token} job $SLURM_JOB_ID on $(hostname)"`);
+    const before = await policyDrops(ctx);
+    const enforced = await tryAll();
+    const drops = newDrops(before, await policyDrops(ctx));
+    const state = await waitJob(ctx, job);
+    // The control: the same tries with the policies taken off, then put back as they were.
+    const off = await run(["ip", "netns", "exec", host, "nft", "delete", "table", "inet", POLICY_TABLE], { timeoutMs: 5000 });
+    const open = off.code === 0 ? await tryAll() : [];
+    const back = await run(["ip", "netns", "exec", host, "nft", "-f", "-"], { timeoutMs: 5000, input: tp.central.policy.text });
+    const lines: string[] = [];
+    let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state);
+    for (const r of enforced) {
+      const allowed = r.t.what.startsWith("its own");
+      const dropped = drops.filter((d) => d.destination === r.t.address && d.port === r.t.port);
+      const openly = open.find((o) => o.t.address === r.t.address && o.t.port === r.t.port)?.connected;
+      const good = allowed ? r.connected : !r.connected && dropped.length > 0 && openly === true;
+      ok &&= good;
+      lines.push(`${r.t.what} ${r.t.address}:${r.t.port} ${r.connected ? (allowed ? "reached (allowed)" : "REACHED") : dropped.length ? "refused by the policies" : "refused, but no policy drop recorded"}${allowed ? "" : openly ? "" : " (unreachable even without the policies: the try proves nothing)"}`);
+    }
+    return {
+      ok,
+      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
+    };
+  } finally {
+    for (const l of listeners) await ctx.supervisor.stop(l, 1000);
+  }
 }
 
 /** A command as one of the tenant's users, in a pod (runuser: no password, as the console's session would be). */

@@ -5,8 +5,10 @@
  * with a /32 and a route to the router, as an ENI does; pods hang off their host.
  *
  * Central: one K3s host holding the slurmctld, slurmdbd, MariaDB and login pods on a bridge
- * (flannel). Tenant: slurmd nodes whose pods take VPC addresses routed to the node (Cilium
- * ENI mode), and the K3s server; the other tenant: one node and pod, to prove isolation.
+ * (flannel), the tenant namespace's NetworkPolicies enforced on it as K3s does, the instance
+ * metadata address, and a way out to one host of the internet. Tenant: slurmd nodes whose pods
+ * take VPC addresses routed to the node (Cilium ENI mode), and the K3s server; the other
+ * tenant: one node and pod and its K3s server, to prove isolation.
  *
  * Every veth is made directly between two of these namespaces: nothing is attached to the
  * machine's own network, so no packet of the journey can leave it.
@@ -15,6 +17,9 @@ import { carveSubnets, hostAddress } from "../../config/cidr";
 import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "../../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "./nat";
 import { securityGroupRuleset, type Translation } from "./nft";
+import { networkPolicyRuleset, type PolicyTranslation } from "./network-policy";
+import { controlPlanePodLabels } from "../../facts/control-plane";
+import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import type { JourneyWorld, TenantSide } from "./world";
 import { slinkyNames } from "./world";
 
@@ -26,6 +31,10 @@ const POD_GATEWAY = "169.254.1.1";
 const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13 }, clusterIp: 200 } as const;
 /** Link networks of the peering veths (never seen by Slurm: routers only). */
 const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
+/** The link of the central VPC's way out (its NAT gateway and the internet gateway, as one router). */
+const INTERNET_LINK = { a: "169.254.200.1", b: "169.254.200.2" } as const;
+/** A host on the internet (TEST-NET-2, documentation only): what central's pods must not reach. */
+export const INTERNET_HOST = { address: "198.51.100.10", port: 443 } as const;
 
 export interface Namespace {
   /** The kernel's name (prefixed per run). */
@@ -65,9 +74,13 @@ export interface Topology {
     readonly slurmdbd: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
     readonly mariadb: { readonly ns: Namespace; readonly address: string };
     readonly login: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
+    /** The tenant namespace's NetworkPolicies, enforced on the host as K3s does. */
+    readonly policy: PolicyTranslation;
   };
+  /** A host on the internet, behind the central VPC's way out. */
+  readonly internet: { readonly ns: Namespace; readonly address: string; readonly port: number };
   readonly slurmd: readonly SlurmdPod[];
-  readonly other: { readonly pod: Namespace; readonly address: string; readonly node: Namespace; readonly tenantId: string };
+  readonly other: { readonly pod: Namespace; readonly address: string; readonly node: Namespace; readonly tenantId: string; readonly server: Namespace; readonly serverAddress: string };
   /** Address -> who holds it, to name flows in reports. */
   readonly names: ReadonlyMap<string, string>;
 }
@@ -123,8 +136,20 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
   bridge(cVpc, "sn0", `${cRouter}/${prefixLength(c.hostSubnet)}`);
   const cHost = ns("c-host", `central host ${c.hostAddress}`);
   forwarding(cHost);
-  instance(cVpc, "sn0", "host", cHost, c.hostAddress, cRouter, [world.tenant.vpcCidr, world.other.vpcCidr]);
+  instance(cVpc, "sn0", "host", cHost, c.hostAddress, cRouter, [world.tenant.vpcCidr, world.other.vpcCidr, "default"]);
   names.set(c.hostAddress, "central host");
+  // The instance metadata service answers at its link-local address on the instance itself.
+  addr(cHost, "lo", `${INSTANCE_METADATA.address}/32`);
+  names.set(INSTANCE_METADATA.address, "instance metadata (central host)");
+  // The central VPC's way out (NAT and internet gateway as one router), and one host beyond it.
+  const internet = ns("inet", `the internet ${INTERNET_HOST.address}`);
+  veth(cVpc, "igw", internet, ENI_DEVICE);
+  addr(cVpc, "igw", `${INTERNET_LINK.a}/30`);
+  addr(internet, ENI_DEVICE, `${INTERNET_LINK.b}/30`);
+  addr(internet, ENI_DEVICE, `${INTERNET_HOST.address}/32`);
+  route(cVpc, "default", "via", INTERNET_LINK.b);
+  route(internet, c.vpcCidr, "via", INTERNET_LINK.a);
+  names.set(INTERNET_HOST.address, "the internet");
 
   const podNet = carveSubnets(c.podCidr, 24 - Number(prefixLength(c.podCidr)), 0, 1)[0];
   const podGateway = hostAddress(podNet, 1);
@@ -179,14 +204,18 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
     return { node, pod, nodeAddress, address };
   };
 
+  // The tenant's K3s server sits in its own subnet (the NAT subnet in a new VPC).
+  const k3sServer = (tenant: TenantSide, vpc: Namespace, key: string): Namespace => {
+    const serverRouter = hostAddress(tenant.serverSubnet, HOST.router);
+    bridge(vpc, "sn1", `${serverRouter}/${prefixLength(tenant.serverSubnet)}`);
+    const n = ns(`${key}-server`, `${tenant.id} K3s server ${tenant.serverAddress}`);
+    instance(vpc, "sn1", "srv", n, tenant.serverAddress, serverRouter, [tenant.vpcCidr, c.vpcCidr]);
+    names.set(tenant.serverAddress, `${tenant.id} K3s server`);
+    return n;
+  };
   const t = world.tenant;
   const a = tenantVpc(t, "a", 1);
-  // The tenant's K3s server sits in its own subnet (the NAT subnet in a new VPC).
-  const serverRouter = hostAddress(t.serverSubnet, HOST.router);
-  bridge(a.vpc, "sn1", `${serverRouter}/${prefixLength(t.serverSubnet)}`);
-  const server = ns("a-server", `${t.id} K3s server ${t.serverAddress}`);
-  instance(a.vpc, "sn1", "srv", server, t.serverAddress, serverRouter, [t.vpcCidr, c.vpcCidr]);
-  names.set(t.serverAddress, `${t.id} K3s server`);
+  const server = k3sServer(t, a.vpc, "a");
 
   const nodeSet = t.nodeSets[0];
   const slurmd: SlurmdPod[] = [];
@@ -201,6 +230,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
   const o = world.other;
   const g = tenantVpc(o, "g", 2);
   const gNode = slurmdNode(o, g.vpc, g.router, "g", 1);
+  const gServer = k3sServer(o, g.vpc, "g");
   names.set(gNode.address, `${o.id} slurmd pod`);
   hostsFile(gNode.pod, { [clusterIp]: [o.controllerService.host] });
 
@@ -226,6 +256,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
   for (const p of slurmd) firewall(p.node, t.workerGroupIds);
   firewall(server, t.serverGroupIds);
   firewall(gNode.node, o.workerGroupIds);
+  firewall(gServer, o.serverGroupIds);
   // The tenant's two Services on the host, as the fleet declares them: slurmctld, and the srun block to the login pod.
   ruleset(cHost, centralHostNat({
     device: ENI_DEVICE, hostAddress: c.hostAddress, podCidr: c.podCidr,
@@ -235,15 +266,21 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
     ],
   }));
 
+  // The tenant namespace's NetworkPolicies on the host, its pods known by the labels their operators give them.
+  const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string) => ({ name, namespace: t.namespace, address, labels: controlPlanePodLabels(name) });
+  const policy = networkPolicyRuleset(world.controlPlane.networkPolicies, [policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address)]);
+  ruleset(cHost, policy.text);
+
   return {
     namespaces,
     commands,
     hosts,
     rulesets,
     firewalls,
-    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login },
+    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login, policy },
+    internet: { ns: internet, address: INTERNET_HOST.address, port: INTERNET_HOST.port },
     slurmd,
-    other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id },
+    other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id, server: gServer, serverAddress: o.serverAddress },
     names,
   };
 }

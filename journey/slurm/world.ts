@@ -14,6 +14,7 @@ import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } 
 import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
 import { renderTenantAddOn, toolPath } from "../../cli/fleet-render";
+import type { NetworkPolicyObject } from "./network-policy";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
 
 export interface CentralSide {
@@ -90,6 +91,8 @@ export interface ControlPlaneValues {
   readonly backup: { readonly name: string; readonly databases: readonly string[]; readonly compression: string; readonly cron: string };
   readonly slurmctldIdentity: PodIdentity;
   readonly loginIdentity: PodIdentity;
+  /** The NetworkPolicies of the tenant's namespace on central, as the chart renders them. */
+  readonly networkPolicies: readonly NetworkPolicyObject[];
 }
 
 export interface JourneyWorld {
@@ -254,7 +257,8 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
 
 function controlPlaneValues(plan: PlanResult, root: string, helm: string): ControlPlaneValues {
   if (plan.config.kind !== "tenant") throw new Error("journey: control-plane values belong to a tenant");
-  const values = addOnValues(root, plan.config.environment, plan.config.tenant.id, "control-plane");
+  const tenantId = plan.config.tenant.id;
+  const values = addOnValues(root, plan.config.environment, tenantId, "control-plane");
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
   const centralObjects = renderTenantAddOn(root, helm, plan.config.environment, plan.config.tenant.id, "control-plane-manifests") as Doc[];
   const databaseDocs = centralObjects;
@@ -274,6 +278,7 @@ function controlPlaneValues(plan: PlanResult, root: string, helm: string): Contr
       username: String(storage.username ?? ACCOUNTING_DATABASE.username),
     },
     mariadbCnf: String(get(mariadb, "spec", "myCnf") ?? ""),
+    networkPolicies: centralObjects.filter((o) => o.kind === "NetworkPolicy").map((o) => ({ ...(o as unknown as NetworkPolicyObject), metadata: { ...(o.metadata as NetworkPolicyObject["metadata"]), namespace: tenantNamespace(tenantId) } })),
     backup: {
       name: String(get(backup, "metadata", "name")),
       databases: ((get(backup, "spec", "databases") as unknown[] | undefined) ?? []).map(String),
