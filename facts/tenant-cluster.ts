@@ -130,12 +130,6 @@ export const EDGE_AGENT_IMAGE = { repository: "ghcr.io/clusterra/edge-agent", ta
 /** The mutating admission policy (and its binding) that names the tenant's external Slinky Controller as central does. */
 export const SLURM_CLUSTER_NAME_POLICY = "clusterra-slurm-cluster-name";
 
-/**
- * kube-apiserver arguments of the tenant's server for mutating admission policies: beta and
- * off by default in Kubernetes 1.35 (on by default from 1.36). Evaluated in process, they
- * mutate without a webhook to call.
- */
-export const MUTATING_ADMISSION_POLICY_ARGS = ["feature-gates=MutatingAdmissionPolicy=true", "runtime-config=admissionregistration.k8s.io/v1beta1=true"] as const;
 
 /** Namespaces of the customer cluster's add-ons. */
 export const TENANT_NAMESPACES = {

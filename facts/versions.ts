@@ -32,3 +32,10 @@ export function k3sInstallScriptUrl(k3sVersion: string): string {
 export function al2023AmiParameter(arch: "arm64" | "x86_64"): string {
   return `/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-${arch}`;
 }
+
+/**
+ * kube-apiserver arguments for mutating admission policies, on central's host and every
+ * tenant's server: beta and off by default in Kubernetes 1.35 (on by default from 1.36).
+ * Evaluated in process, they mutate without a webhook to call.
+ */
+export const MUTATING_ADMISSION_POLICY_ARGS = ["feature-gates=MutatingAdmissionPolicy=true", "runtime-config=admissionregistration.k8s.io/v1beta1=true"] as const;

@@ -5,6 +5,7 @@
  * cluster through the credential the fleet declares), and the scaling loop played. Each
  * joint reports a step.
  */
+import { SLURM_DAEMON_PRIVILEGE_POLICY } from "../components/fleet/central-admission";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
@@ -404,19 +405,26 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const quotas = (await c.get<{ items: { metadata: { name: string }; status?: { hard?: Record<string, string>; used?: Record<string, string> } }[] }>(["resourcequotas", "-n", ns]))?.items ?? [];
     const refused = (await c.run(["get", "events", "-n", ns, "--field-selector", "reason=FailedCreate", "-o", "custom-columns=M:.message", "--no-headers"])).stdout.split("\n").filter((l) => /exceeded quota|forbidden/i.test(l));
     const usage = quotas.flatMap((q) => Object.entries(q.status?.hard ?? {}).map(([k, hard]) => `${k} ${q.status?.used?.[k] ?? "?"}/${hard}`));
-    // Each hardened container as the fleet asks it (the Slinky CR) and as the operator made it (the StatefulSet).
+    // Each hardened container as the fleet asks it (the Slinky CR), as the operator made it (the
+    // StatefulSet) and as the API server admitted its pod (after central's admission policies).
     type Sc = Record<string, unknown>;
+    type PodSpec = { containers: { name: string; securityContext?: Sc }[]; initContainers?: { name: string; securityContext?: Sc }[] };
     const cr = async (kind: string) => (await c.get<{ spec: Record<string, { securityContext?: Sc }> }>([`${kind}.slinky.slurm.net`, SLURM_RELEASE, "-n", ns]))?.spec;
-    const sts = async (name: string) => (await c.get<{ spec: { template: { spec: { containers: { name: string; securityContext?: Sc }[]; initContainers?: { name: string; securityContext?: Sc }[] } } } }>(["statefulset", name, "-n", ns]))?.spec.template.spec;
-    const [ctldCr, dbdCr, ctldSts, dbdSts] = [await cr("controllers"), await cr("accountings"), await sts(SLINKY_WORKLOADS.controller.name), await sts(SLINKY_WORKLOADS.accounting.name)];
-    const made = (spec: typeof ctldSts, name: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((x) => x.name === name)?.securityContext;
-    const dropped = [
-      ...droppedSecurity(ctldCr?.slurmctld?.securityContext, made(ctldSts, "slurmctld")).map((d) => `slurmctld ${d}`),
-      ...droppedSecurity(ctldCr?.logfile?.securityContext, made(ctldSts, "logfile")).map((d) => `logfile ${d}`),
-      ...droppedSecurity(dbdCr?.slurmdbd?.securityContext, made(dbdSts, "slurmdbd")).map((d) => `slurmdbd ${d}`),
+    const sts = async (name: string) => (await c.get<{ spec: { template: { spec: PodSpec } } }>(["statefulset", name, "-n", ns]))?.spec.template.spec;
+    const pod = async (name: string) => (await c.get<{ spec: PodSpec }>(["pod", `${name}-0`, "-n", ns]))?.spec;
+    const [ctldCr, dbdCr] = [await cr("controllers"), await cr("accountings")];
+    const [ctldSts, dbdSts, ctldPod, dbdPod] = [await sts(SLINKY_WORKLOADS.controller.name), await sts(SLINKY_WORKLOADS.accounting.name), await pod(SLINKY_WORKLOADS.controller.name), await pod(SLINKY_WORKLOADS.accounting.name)];
+    const made = (spec: PodSpec | undefined, name: string) => [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])].find((x) => x.name === name)?.securityContext;
+    const lost = (ctld: PodSpec | undefined, dbd: PodSpec | undefined) => [
+      ...droppedSecurity(ctldCr?.slurmctld?.securityContext, made(ctld, "slurmctld")).map((d) => `slurmctld ${d}`),
+      ...droppedSecurity(ctldCr?.logfile?.securityContext, made(ctld, "logfile")).map((d) => `logfile ${d}`),
+      ...droppedSecurity(dbdCr?.slurmdbd?.securityContext, made(dbd, "slurmdbd")).map((d) => `slurmdbd ${d}`),
     ];
-    report(step(`tenant ${t.config.tenant.id}: its daemons on central run with the securityContext the fleet asks (slurm-operator v1.2.1 keeps it)`, !!ctldSts && !!dbdSts && dropped.length === 0,
-      !ctldSts || !dbdSts ? `no StatefulSet ${SLINKY_WORKLOADS.controller.name} or ${SLINKY_WORKLOADS.accounting.name} in ${ns}` : dropped.length ? `the operator's StatefulSets lose: ${dropped.join("; ")}` : "slurmctld, its logfile sidecar and slurmdbd as asked"));
+    const [byOperator, admitted] = [lost(ctldSts, dbdSts), lost(ctldPod, dbdPod)];
+    report(step(`tenant ${t.config.tenant.id}: its daemons on central run with the securityContext the fleet asks (central's admission policy sets back what slurm-operator v1.2.1 drops)`, !!ctldPod && !!dbdPod && admitted.length === 0,
+      !ctldPod || !dbdPod ? `no pod ${SLINKY_WORKLOADS.controller.name}-0 or ${SLINKY_WORKLOADS.accounting.name}-0 in ${ns}`
+        : [admitted.length ? `the admitted pods lose: ${admitted.join("; ")}` : "slurmctld, its logfile sidecar and slurmdbd as asked in the admitted pods",
+          byOperator.length ? `set back by ${SLURM_DAEMON_PRIVILEGE_POLICY} (the operator's StatefulSets lose: ${byOperator.join("; ")})` : "the operator's StatefulSets keep it"].join("; ")));
     report(step(`tenant ${t.config.tenant.id}: the operators' pods are admitted under its namespace's ResourceQuota and LimitRange on central`, quotas.length > 0 && refused.length === 0 && pods.length > 0,
       !quotas.length ? `no ResourceQuota in ${ns}` : refused.length ? `refused: ${[...new Set(refused)].slice(0, 3).join(" | ")}` : `${pods.length} pods; used/hard: ${usage.join(", ")}`));
   }

@@ -111,13 +111,7 @@ export function leakStep(l: Leaks): JourneyStep {
  * Failures an open issue owns: the journey keeps showing them (FAILED, the issue named) and
  * counts them apart until that issue's fix lands; then the entry goes.
  */
-export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [
-  // Slinky's slurm-operator v1.2.1 loses `allowPrivilegeEscalation: false` when it merges the
-  // Controller's containers into its StatefulSet (capabilities and the read-only root survive):
-  // slurmctld runs without no_new_privs. Issue 35 owns the fix (an admission policy on central
-  // that sets it, or the operator's merge).
-  { step: /its daemons on central run with the securityContext the fleet asks/, issue: "issue 35: slurm-operator v1.2.1 drops allowPrivilegeEscalation: false from the Controller's containers" },
-];
+export const KNOWN_ISSUES: readonly { readonly step: RegExp; readonly issue: string }[] = [];
 
 function withKnownIssue(s: JourneyStep): JourneyStep {
   const known = KNOWN_ISSUES.find((k) => k.step.test(s.name));

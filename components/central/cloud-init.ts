@@ -5,7 +5,7 @@
  */
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
-import { k3sInstallScriptUrl } from "../../facts/versions";
+import { k3sInstallScriptUrl, MUTATING_ADMISSION_POLICY_ARGS } from "../../facts/versions";
 import { CENTRAL_POD_MAX_PIDS } from "../../facts/control-plane";
 import { CLUSTER_API_NAMESPACE } from "../fleet/central";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../../facts/fleet";
@@ -89,7 +89,8 @@ export function k3sServerConfig(init: K3sServerInit): Record<string, unknown> {
     "cluster-cidr": CENTRAL_K3S_RANGES.clusterCidr,
     "service-cidr": CENTRAL_K3S_RANGES.serviceCidr,
     "cluster-dns": CENTRAL_K3S_RANGES.clusterDns,
-    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false", `admission-control-config-file=${ADMISSION_CONFIG_PATH}`],
+    // Mutating admission policies: what an operator drops from the pods it makes is set back (components/fleet/central-admission.ts).
+    "kube-apiserver-arg": ["anonymous-auth=false", "profiling=false", `admission-control-config-file=${ADMISSION_CONFIG_PATH}`, ...MUTATING_ADMISSION_POLICY_ARGS],
     // pod-max-pids: a fork bomb in a tenant's pod exhausts that pod, not the host.
     "kubelet-arg": ["streaming-connection-idle-timeout=5m", "make-iptables-util-chains=true", `pod-max-pids=${CENTRAL_POD_MAX_PIDS}`],
     "node-label": Object.entries(init.nodeLabels).map(([k, v]) => `${k}=${v}`),

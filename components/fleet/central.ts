@@ -1,4 +1,5 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
+import { CENTRAL_ADMISSION_FILE, slurmDaemonPrivilegePolicy } from "./central-admission";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
 import { centralFleetPath, tenantEntriesApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
@@ -119,6 +120,8 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
       tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.environment, t)])),
     }),
     ...centralAddOnFiles(config.environment, config.fleet),
+    // Applied by the root Application itself, before any operator makes a pod.
+    [`${centralFleetPath(config.environment)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy()),
     ...tenantsSharedFiles(config.environment, config.backups),
     // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
     ...tenantChartSchemaFiles(),

@@ -9,7 +9,8 @@ import { diskMetricsFiles, type HostMetrics } from "../observability/host-metric
 import { mountDataVolumeScript, type DataVolumeMount } from "../central/cloud-init";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
-import { EFS_MOUNT_PATH, MUTATING_ADMISSION_POLICY_ARGS, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
+import { EFS_MOUNT_PATH, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
+import { MUTATING_ADMISSION_POLICY_ARGS } from "../../facts/versions";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 
 /** What both kinds of node need to know. */

@@ -1,0 +1,67 @@
+/**
+ * What central's API server sets on the pods of every tenant's namespace, whatever made them:
+ * mutating admission policies (evaluated in process; no webhook to call). Slinky's
+ * slurm-operator v1.2.1 drops `allowPrivilegeEscalation: false` from the containers of the
+ * Controller and Accounting when it builds their StatefulSets; the policy sets it back on
+ * each pod as it is created, so a tenant's slurmctld and slurmdbd run with no_new_privs as the
+ * fleet asks (HARDENED_CONTAINER). Pods, not the StatefulSets: the operator would fight a
+ * changed StatefulSet on every reconcile, while a pod's containers never change after create.
+ * Written into central's fleet folder, where the root Application applies it before any
+ * operator (the first sync wave).
+ */
+import { HARDENED_CONTAINER } from "../../facts/control-plane";
+import { LABEL_KEYS } from "../../facts/project";
+import { slinkyPodLabels, SYNC_WAVES } from "../../facts/fleet";
+
+/** The policy (and its binding) that sets no privilege gain on a tenant's Slurm daemons. */
+export const SLURM_DAEMON_PRIVILEGE_POLICY = "clusterra-slurm-daemons-no-privilege-gain";
+
+/** The Slinky pods whose containers the operator builds without the fleet's allowPrivilegeEscalation. */
+export const PRIVILEGE_RESTORED_COMPONENTS = ["slurmctld", "slurmdbd"] as const;
+
+/** The central fleet file that holds the policies. */
+export const CENTRAL_ADMISSION_FILE = "admission-policies.yaml";
+
+/** `containers` or `initContainers` of the pod, each with allowPrivilegeEscalation as the fleet asks (CEL). Pure. */
+function containersExpression(field: "containers" | "initContainers"): string {
+  const value = String(HARDENED_CONTAINER.allowPrivilegeEscalation);
+  return `object.spec.${field}.map(c, Object.spec.${field}{name: c.name, securityContext: Object.spec.${field}.securityContext{allowPrivilegeEscalation: ${value}}})`;
+}
+
+/** The MutatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1beta1, Kubernetes 1.35). Pure. */
+export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
+  const name = slinkyPodLabels("slurmctld");
+  const [nameKey, instanceKey] = Object.keys(name);
+  const components = PRIVILEGE_RESTORED_COMPONENTS.map((c) => `'${c}'`).join(", ");
+  const metadata = { name: SLURM_DAEMON_PRIVILEGE_POLICY, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1beta1",
+      kind: "MutatingAdmissionPolicy",
+      metadata,
+      spec: {
+        failurePolicy: "Fail",
+        reinvocationPolicy: "IfNeeded",
+        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
+        matchConditions: [{
+          name: "slinky-daemon",
+          expression: `has(object.metadata.labels) && object.metadata.labels.exists(k, k == '${nameKey}') && object.metadata.labels['${nameKey}'] in [${components}] && object.metadata.labels.exists(k, k == '${instanceKey}') && object.metadata.labels['${instanceKey}'] == '${name[instanceKey]}'`,
+        }],
+        mutations: [{
+          patchType: "ApplyConfiguration",
+          applyConfiguration: {
+            // Every container and init container (Slinky's sidecars are init containers); merged by name, the rest of each securityContext kept.
+            expression: `Object{spec: Object.spec{containers: ${containersExpression("containers")}, ?initContainers: has(object.spec.initContainers) ? optional.of(${containersExpression("initContainers")}) : optional.none()}}`,
+          },
+        }],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1beta1",
+      kind: "MutatingAdmissionPolicyBinding",
+      metadata,
+      // Every tenant's namespace (the entry chart labels each with its tenant), none of the platform's.
+      spec: { policyName: SLURM_DAEMON_PRIVILEGE_POLICY, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
+    },
+  ];
+}
