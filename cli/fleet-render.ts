@@ -310,7 +310,7 @@ export function argoCdRender(chartsDir: string, kubeVersion: string): HelmRender
   const chartLabel = `${ARGOCD_CHART.chart}-${ARGOCD_CHART.version}`;
   return {
     file: "(central stack: ArgoCD)", application: ARGOCD_CHART.chart, source: 0, chartLabel, chartDir: path.join(chartsDir, chartLabel),
-    release: "argocd", namespace: ARGOCD_CHART.namespace, server: ARGOCD_IN_CLUSTER, kubeVersion, valueFiles: [], inlineValues: undefined, parameters: [], includeCrds: true, skipTests: false, skipSchemaValidation: false,
+    release: ARGOCD_CHART.release, namespace: ARGOCD_CHART.namespace, server: ARGOCD_IN_CLUSTER, kubeVersion, valueFiles: [], inlineValues: undefined, parameters: [], includeCrds: true, skipTests: false, skipSchemaValidation: false,
   };
 }
 

@@ -21,6 +21,10 @@ export const ARGOCD_CHART = {
   version: "10.1.1",
   repo: "https://argoproj.github.io/argo-helm",
   namespace: "argocd",
+  /** The release the central stack installs (its pods' `app.kubernetes.io/instance`). */
+  release: "argocd",
+  /** The chart's name for its components (its default nameOverride): pods are `app.kubernetes.io/name: <name>-<component>`. */
+  name: "argocd",
 } as const;
 
 /** K3s's install script, fetched at the pinned release's tag (it verifies the binary's checksum). */

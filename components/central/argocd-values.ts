@@ -8,6 +8,7 @@ import { CHARTS } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { CENTRAL_HOST_RESERVED, type HostReservation } from "../../facts/central-host";
+import { argocdNetworkPolicies } from "./argocd-network-policies";
 
 /**
  * The OCI registries the fleet's charts come from: ArgoCD pulls Helm charts from a registry
@@ -174,6 +175,8 @@ export function argocdValues(environment: string): Record<string, unknown> {
   return {
     global: {
       logging: { format: "json" },
+      // The chart's policies admit metrics from every namespace: ours instead (extraObjects).
+      networkPolicy: { create: false },
       securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
     },
     configs: {
@@ -206,5 +209,6 @@ export function argocdValues(environment: string): Record<string, unknown> {
     server: bounded(CENTRAL_HOST_RESERVED.argocdServer),
     redis: bounded(CENTRAL_HOST_RESERVED.argocdRedis),
     applicationSet: bounded(CENTRAL_HOST_RESERVED.argocdApplicationSet),
+    extraObjects: argocdNetworkPolicies(),
   };
 }

@@ -94,7 +94,7 @@ export class ArgoCd extends pulumi.ComponentResource {
     const release = new Release(
       `${name}`,
       {
-        name: "argocd",
+        name: ARGOCD_CHART.release,
         chart: ARGOCD_CHART.chart,
         version: ARGOCD_CHART.version,
         repositoryOpts: { repo: ARGOCD_CHART.repo },

@@ -5,10 +5,7 @@
  * central, as Slinky's and mariadb-operator's real controllers labelled them.
  */
 
-interface Selector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly unknown[];
-}
+import { selects, type LabelSelector as Selector } from "../slurm/network-policy";
 
 /** The parts of a NetworkPolicy the check reads. */
 export interface PolicyLike {
@@ -20,7 +17,6 @@ export interface PolicyLike {
   };
 }
 
-const selects = (s: Selector, labels: Readonly<Record<string, string>>) => Object.entries(s.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
 const specific = (s: Selector | undefined): s is Selector => !!s && Object.keys(s.matchLabels ?? {}).length > 0 && !(s.matchExpressions ?? []).length;
 
 /** Each selector of the policies (the policy's own pods, and peers in the same namespace) that matches none of the pods' label sets, named. Pure. */

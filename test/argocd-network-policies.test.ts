@@ -1,0 +1,63 @@
+/**
+ * ArgoCD's NetworkPolicies on central: ingress denied by default, each component admitting its
+ * peers on its port and its metrics from the monitoring namespace only; rendered by the chart
+ * in place of its own (which admit metrics from every namespace), selecting the pods it makes.
+ */
+import * as assert from "node:assert/strict";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { parse } from "yaml";
+import { argocdNetworkPolicies } from "../components/central/argocd-network-policies";
+import { argocdValues } from "../components/central/argocd-values";
+import { argoCdRender, defaultChartsDir, kubernetesVersion, renderCharts, toolPath } from "../cli/fleet-render";
+import { exampleFile } from "./helpers";
+import { PROJECT_ROOT } from "../config";
+import { MONITORING_NAMESPACE } from "../facts/fleet";
+import { ARGOCD_CHART } from "../facts/versions";
+import { selects } from "../journey/slurm/network-policy";
+
+type Policy = { metadata: { name: string; namespace: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: { from?: { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: { matchLabels: Record<string, string> } }[]; ports?: { port: string }[] }[] } };
+
+describe("ArgoCD's NetworkPolicies on central", function () {
+  this.timeout(60_000);
+  const policies = argocdNetworkPolicies() as Policy[];
+
+  it("deny ingress by default, admit metrics from the monitoring namespace only and nothing from any other namespace", () => {
+    assert.ok(policies.every((p) => p.metadata.namespace === ARGOCD_CHART.namespace));
+    assert.ok(policies.some((p) => Object.keys(p.spec.podSelector).length === 0 && p.spec.policyTypes.includes("Ingress") && !p.spec.ingress), "a default deny");
+    const rules = policies.flatMap((p) => (p.spec.ingress ?? []).map((r) => ({ policy: p.metadata.name, ...r })));
+    assert.deepEqual(rules.filter((r) => !r.from || r.from.length === 0).map((r) => r.policy), [], "no rule admits every source");
+    for (const r of rules) for (const peer of r.from ?? []) {
+      if (peer.namespaceSelector) {
+        assert.deepEqual(peer.namespaceSelector.matchLabels, { "kubernetes.io/metadata.name": MONITORING_NAMESPACE }, r.policy);
+        assert.deepEqual(r.ports?.map((p) => p.port), ["metrics"], `${r.policy}: only metrics from ${MONITORING_NAMESPACE}`);
+      }
+    }
+    // argocd-server admits nothing but its metrics (operators port-forward to it).
+    const server = policies.find((p) => p.metadata.name === "argocd-server");
+    assert.deepEqual(server?.spec.ingress?.map((r) => r.ports?.map((p) => p.port)), [["metrics"]]);
+  });
+
+  it("replace the chart's own in the release, and each selects the pods the chart makes", async function () {
+    const helm = toolPath(PROJECT_ROOT, "helm");
+    const chart = path.join(defaultChartsDir(PROJECT_ROOT), `${ARGOCD_CHART.chart}-${ARGOCD_CHART.version}`);
+    if (!helm || !fs.existsSync(chart)) {
+      if (process.env.CI) assert.fail(`helm or ${chart} missing: CI runs scripts/install-tools with ../shared beside the checkout`);
+      return this.skip(); // bash scripts/install-tools; the reference charts beside the checkout
+    }
+    // Rendered as the central stack and the journey install it: the pinned chart, these values, central's Kubernetes.
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "argocd-render-"));
+    const render = { ...argoCdRender(defaultChartsDir(PROJECT_ROOT), kubernetesVersion((exampleFile("central-dev").values["clusterra:controlPlane"] as { k3sVersion: string }).k3sVersion)), inlineValues: argocdValues("dev") };
+    const { objects: files, problems } = await renderCharts(helm, [render], out);
+    assert.deepEqual(problems, []);
+    const objects = files.map((f) => parse(fs.readFileSync(path.join(out, f.out), "utf8")) as { kind?: string; metadata?: { name?: string }; spec?: { template?: { metadata?: { labels?: Record<string, string> } } } });
+    const rendered = objects.filter((o) => o.kind === "NetworkPolicy").map((o) => o.metadata?.name).sort();
+    assert.deepEqual(rendered, policies.map((p) => p.metadata.name).sort(), "only the project's policies");
+    const pods = objects.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet").map((o) => o.spec?.template?.metadata?.labels ?? {});
+    for (const p of policies) {
+      if (Object.keys(p.spec.podSelector).length) assert.ok(pods.some((l) => selects(p.spec.podSelector, l)), `${p.metadata.name} selects a pod`);
+      for (const rule of p.spec.ingress ?? []) for (const peer of rule.from ?? []) if (peer.podSelector) assert.ok(pods.some((l) => selects(peer.podSelector, l)), `${p.metadata.name}: peer ${JSON.stringify(peer.podSelector)}`);
+    }
+  });
+});
