@@ -26,6 +26,13 @@ export const CENTRAL_NODE = {
 
 const ARGOCD = "argo-cd chart 10.1.1 values.yaml, its suggested requests";
 
+/**
+ * ArgoCD's pods' PriorityClass on central: below every tenant's control plane (their pods take
+ * the default, 0), so under memory pressure the kubelet evicts ArgoCD before a tenant's
+ * slurmctld, and the scheduler may preempt it for one; ArgoCD itself never preempts.
+ */
+export const ARGOCD_PRIORITY = { name: "clusterra-gitops", value: -1000 } as const;
+
 export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = {
   system: { ...WORKER_NODE.systemReserved, pods: 0, basis: "AL2023 systemd, SSM agent, journald: the system reservation tenant nodes give kubelet (facts/tenant-cluster.ts)" },
   k3sServer: { cpuMillis: 60, memoryMiB: 1522, pods: 0, basis: "K3s resource profiling, server with a workload on SQLite: 1596 MB, 6% of a core (docs.k3s.io/reference/resource-profiling)" },

@@ -7,7 +7,7 @@ import { stringify } from "yaml";
 import { CHARTS } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
-import { CENTRAL_HOST_RESERVED, type HostReservation } from "../../facts/central-host";
+import { ARGOCD_PRIORITY, CENTRAL_HOST_RESERVED, type HostReservation } from "../../facts/central-host";
 import { argocdNetworkPolicies } from "./argocd-network-policies";
 
 /**
@@ -170,6 +170,19 @@ export function argocdResources(r: HostReservation, factor: number): Record<stri
   return { requests: { cpu: `${r.cpuMillis}m`, memory: `${r.memoryMiB}Mi` }, limits: { memory: `${r.memoryMiB * factor}Mi` } };
 }
 
+/** ArgoCD's PriorityClass (ARGOCD_PRIORITY: why), rendered with the release. Pure. */
+export function argocdPriorityClass(): Record<string, unknown> {
+  return {
+    apiVersion: "scheduling.k8s.io/v1",
+    kind: "PriorityClass",
+    metadata: { name: ARGOCD_PRIORITY.name },
+    value: ARGOCD_PRIORITY.value,
+    globalDefault: false,
+    preemptionPolicy: "Never",
+    description: "ArgoCD on central: below every tenant's control plane, never preempting",
+  };
+}
+
 export function argocdValues(environment: string): Record<string, unknown> {
   const bounded = (r: HostReservation, factor: number = ARGOCD_MEMORY_LIMIT_FACTOR.other) => ({ resources: argocdResources(r, factor) });
   return {
@@ -177,6 +190,7 @@ export function argocdValues(environment: string): Record<string, unknown> {
       logging: { format: "json" },
       // The chart's policies admit metrics from every namespace: ours instead (extraObjects).
       networkPolicy: { create: false },
+      priorityClassName: ARGOCD_PRIORITY.name,
       securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
     },
     configs: {
@@ -209,6 +223,6 @@ export function argocdValues(environment: string): Record<string, unknown> {
     server: bounded(CENTRAL_HOST_RESERVED.argocdServer),
     redis: bounded(CENTRAL_HOST_RESERVED.argocdRedis),
     applicationSet: bounded(CENTRAL_HOST_RESERVED.argocdApplicationSet),
-    extraObjects: argocdNetworkPolicies(),
+    extraObjects: [argocdPriorityClass(), ...argocdNetworkPolicies()],
   };
 }

@@ -15,11 +15,12 @@ import { exampleFile } from "./helpers";
 import { PROJECT_ROOT } from "../config";
 import { MONITORING_NAMESPACE } from "../facts/fleet";
 import { ARGOCD_CHART } from "../facts/versions";
+import { ARGOCD_PRIORITY } from "../facts/central-host";
 import { selects } from "../journey/slurm/network-policy";
 
 type Policy = { metadata: { name: string; namespace: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: { from?: { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: { matchLabels: Record<string, string> } }[]; ports?: { port: string }[] }[] } };
 
-describe("ArgoCD's NetworkPolicies on central", function () {
+describe("ArgoCD on central: its NetworkPolicies and priority", function () {
   this.timeout(60_000);
   const policies = argocdNetworkPolicies() as Policy[];
 
@@ -54,7 +55,12 @@ describe("ArgoCD's NetworkPolicies on central", function () {
     const objects = files.map((f) => parse(fs.readFileSync(path.join(out, f.out), "utf8")) as { kind?: string; metadata?: { name?: string }; spec?: { template?: { metadata?: { labels?: Record<string, string> } } } });
     const rendered = objects.filter((o) => o.kind === "NetworkPolicy").map((o) => o.metadata?.name).sort();
     assert.deepEqual(rendered, policies.map((p) => p.metadata.name).sort(), "only the project's policies");
-    const pods = objects.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet").map((o) => o.spec?.template?.metadata?.labels ?? {});
+    const workloads = objects.filter((o) => o.kind === "Deployment" || o.kind === "StatefulSet" || o.kind === "Job") as { kind: string; metadata?: { name?: string }; spec?: { template?: { metadata?: { labels?: Record<string, string> }; spec?: { priorityClassName?: string } } } }[];
+    const pods = workloads.map((o) => o.spec?.template?.metadata?.labels ?? {});
+    // Every ArgoCD pod below the tenants' control planes, in a class the release itself makes.
+    assert.deepEqual(workloads.filter((w) => w.spec?.template?.spec?.priorityClassName !== ARGOCD_PRIORITY.name).map((w) => `${w.kind}/${w.metadata?.name}`), []);
+    const priority = objects.find((o) => o.kind === "PriorityClass" && o.metadata?.name === ARGOCD_PRIORITY.name) as { value?: number; preemptionPolicy?: string } | undefined;
+    assert.ok(priority && (priority.value ?? 0) < 0 && priority.preemptionPolicy === "Never", "below the default priority every tenant pod has, never preempting");
     for (const p of policies) {
       if (Object.keys(p.spec.podSelector).length) assert.ok(pods.some((l) => selects(p.spec.podSelector, l)), `${p.metadata.name} selects a pod`);
       for (const rule of p.spec.ingress ?? []) for (const peer of rule.from ?? []) if (peer.podSelector) assert.ok(pods.some((l) => selects(peer.podSelector, l)), `${p.metadata.name}: peer ${JSON.stringify(peer.podSelector)}`);
