@@ -5,6 +5,7 @@
  * kubectl-validate as the API server would (unknown fields are errors), with the charts'
  * CRDs and the reference CRDs as local CRDs.
  */
+import { tenantClusterKinds } from "../components/fleet/tenant-entry";
 import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
@@ -209,6 +210,18 @@ export function tenantControllerProblems(objects: readonly { readonly kind: stri
   });
 }
 
+/**
+ * Every object rendered for a tenant cluster is of a kind ArgoCD caches of tenant clusters
+ * (resource.inclusions from tenantClusterKinds): ArgoCD would leave any other kind out of the
+ * sync with only a warning. Pure.
+ */
+export function tenantClusterKindProblems(objects: readonly { readonly kind: string; readonly name: string; readonly render: { readonly file: string; readonly application: string; readonly server: string }; readonly apiVersion: string }[]): FleetProblem[] {
+  const kinds = tenantClusterKinds();
+  return objects
+    .filter((o) => o.render.server !== ARGOCD_IN_CLUSTER && !kinds.has(`${o.apiVersion.includes("/") ? o.apiVersion.split("/")[0] : ""}/${o.kind}`))
+    .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `${o.apiVersion} ${o.kind} is not a kind ArgoCD caches of tenant clusters (TENANT_CLUSTER_NAMESPACED_RESOURCES or TENANT_CLUSTER_RESOURCES in components/fleet/tenant-entry.ts): it would be left out of the sync` }));
+}
+
 export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
   const started = Date.now();
   const tenants = tenantVersions(root);
@@ -232,6 +245,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     })));
     problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
+    problems.push(...tenantClusterKindProblems(fleet.objects.filter((o) => o.render.server !== ARGOCD_IN_CLUSTER).map((o) => ({ ...o, apiVersion: String(read(renderedDir, o).object.apiVersion ?? "") }))));
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);
     writeCrds(crdDir, [...fleet.objects.map((o) => read(renderedDir, o)), ...argoCd.objects.map((o) => read(path.join(work, "argocd"), o))], reference);

@@ -7,14 +7,16 @@ import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
 import { argocdNetworkPolicies } from "../components/central/argocd-network-policies";
-import { argocdValues } from "../components/central/argocd-values";
+import { argocdValues, resourceInclusions } from "../components/central/argocd-values";
+import { tenantClusterKinds, tenantClusterServer } from "../components/fleet/tenant-entry";
+import { tenantClusterKindProblems } from "../cli/fleet-validate";
 import { argoCdRender, defaultChartsDir, kubernetesVersion, renderCharts, toolPath } from "../cli/fleet-render";
 import { exampleFile } from "./helpers";
 import { PROJECT_ROOT } from "../config";
 import { MONITORING_NAMESPACE } from "../facts/fleet";
-import { ARGOCD_CHART } from "../facts/versions";
+import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { ARGOCD_PRIORITY } from "../facts/central-host";
 import { selects } from "../journey/slurm/network-policy";
 
@@ -65,5 +67,34 @@ describe("ArgoCD on central: its NetworkPolicies and priority", function () {
       if (Object.keys(p.spec.podSelector).length) assert.ok(pods.some((l) => selects(p.spec.podSelector, l)), `${p.metadata.name} selects a pod`);
       for (const rule of p.spec.ingress ?? []) for (const peer of rule.from ?? []) if (peer.podSelector) assert.ok(pods.some((l) => selects(peer.podSelector, l)), `${p.metadata.name}: peer ${JSON.stringify(peer.podSelector)}`);
     }
+  });
+});
+
+describe("ArgoCD on central: what it caches of a tenant cluster", () => {
+  // ArgoCD's glob for a rule's clusters: `*` matches any run of characters.
+  const glob = (pattern: string, s: string) => new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\/]/g, "\\$&")).join(".*")}$`).test(s);
+  const rules = resourceInclusions();
+  const included = (group: string, kind: string, cluster: string) => rules.some((r) => r.apiGroups.includes(group) && r.kinds.includes(kind) && r.clusters.some((c) => glob(c, cluster)));
+  const tenant = tenantClusterServer("10.16.12.10");
+
+  it("holds only the kinds the fleet deploys there, and no rule touches central's own cluster", () => {
+    for (const k of tenantClusterKinds()) {
+      const [group, kind] = k.split("/");
+      assert.ok(included(group, kind, tenant), k);
+    }
+    for (const [group, kind] of [["", "Pod"], ["", "Event"], ["apps", "ReplicaSet"], ["coordination.k8s.io", "Lease"], ["", "Endpoints"]]) assert.ok(!included(group, kind, tenant), `${group}/${kind} is not cached`);
+    // No inclusion rule names central: ArgoCD caches everything there (its rule: none for the cluster, all allowed).
+    assert.ok(rules.every((r) => !r.clusters.some((c) => glob(c, ARGOCD_IN_CLUSTER))));
+    assert.equal((argocdValues("dev").configs as { cm: Record<string, string> }).cm["resource.inclusions"], stringify(rules));
+  });
+
+  it("fleet check refuses an object for a tenant cluster of a kind outside them, and lets central's pass", () => {
+    const render = (server: string) => ({ file: "fleet/central/dev/tenants.yaml", application: "acme-slurm", server });
+    const problems = tenantClusterKindProblems([
+      { kind: "Lease", name: "x", apiVersion: "coordination.k8s.io/v1", render: render(tenant) },
+      { kind: "Deployment", name: "ok", apiVersion: "apps/v1", render: render(tenant) },
+      { kind: "Lease", name: "central", apiVersion: "coordination.k8s.io/v1", render: render(ARGOCD_IN_CLUSTER) },
+    ]);
+    assert.deepEqual(problems.map((p) => p.at), ["Application/acme-slurm renders Lease/x"]);
   });
 });

@@ -9,6 +9,7 @@ import { LABEL_KEYS } from "../../facts/project";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
 import { ARGOCD_PRIORITY, CENTRAL_HOST_RESERVED, type HostReservation } from "../../facts/central-host";
 import { argocdNetworkPolicies } from "./argocd-network-policies";
+import { TENANT_CLUSTER_NAMESPACED_RESOURCES, TENANT_CLUSTER_RESOURCES, tenantClusterServer } from "../fleet/tenant-entry";
 
 /**
  * The OCI registries the fleet's charts come from: ArgoCD pulls Helm charts from a registry
@@ -43,6 +44,16 @@ export function resourceExclusions(): { apiGroups: string[]; kinds: string[]; cl
     { apiGroups: ["cilium.io"], kinds: ["CiliumIdentity", "CiliumEndpoint", "CiliumEndpointSlice"] },
     { apiGroups: ["kyverno.io", "reports.kyverno.io", "wgpolicyk8s.io"], kinds: ["PolicyReport", "ClusterPolicyReport"] },
   ];
+}
+
+/**
+ * What ArgoCD caches of each tenant cluster (every server URL of a tenant's shape; central's own
+ * has no inclusion rule, so everything): only the kinds the tenants' Applications deploy. Pure.
+ */
+export function resourceInclusions(): { apiGroups: string[]; kinds: string[]; clusters: string[] }[] {
+  const byGroup = new Map<string, string[]>();
+  for (const r of [...TENANT_CLUSTER_RESOURCES, ...TENANT_CLUSTER_NAMESPACED_RESOURCES]) byGroup.set(r.group, [...(byGroup.get(r.group) ?? []), r.kind]);
+  return [...byGroup].map(([group, kinds]) => ({ apiGroups: [group], kinds, clusters: [tenantClusterServer("*")] }));
 }
 
 /** Health of a child Application: its own reported health, Progressing until it has one. */
@@ -200,6 +211,8 @@ export function argocdValues(environment: string): Record<string, unknown> {
         // one forbidden list (argocd-manager is least-privilege) fails the whole cluster.
         "resource.respectRBAC": "normal",
         "resource.exclusions": stringify(resourceExclusions()),
+        // A tenant's API server decides how much it returns: its cache holds only what the fleet deploys there.
+        "resource.inclusions": stringify(resourceInclusions()),
         // An app-of-apps waits for each child's health before its next wave (ArgoCD assesses
         // no Application's health by default): CRDs, then operators, then tenants.
         "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,

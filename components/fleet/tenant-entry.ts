@@ -53,6 +53,38 @@ export const TENANT_CLUSTER_RESOURCES = [
   { group: "karpenter.k8s.aws", kind: "EC2NodeClass" },
 ] as const;
 
+/**
+ * Namespaced kinds the add-ons of a customer cluster create. With TENANT_CLUSTER_RESOURCES,
+ * the only kinds ArgoCD's cache of a tenant cluster holds (resource.inclusions on central):
+ * a tenant's API server decides what it returns, so pods, events, leases and whatever else it
+ * makes never reach central's application controller. `fleet check --render` refuses a tenant
+ * cluster's rendered object of any other kind (ArgoCD would leave it out of the sync).
+ */
+export const TENANT_CLUSTER_NAMESPACED_RESOURCES = [
+  { group: "", kind: "ConfigMap" },
+  { group: "", kind: "Secret" },
+  { group: "", kind: "Service" },
+  { group: "", kind: "ServiceAccount" },
+  { group: "apps", kind: "Deployment" },
+  { group: "apps", kind: "DaemonSet" },
+  { group: "batch", kind: "CronJob" },
+  { group: "batch", kind: "Job" },
+  { group: "discovery.k8s.io", kind: "EndpointSlice" },
+  { group: "policy", kind: "PodDisruptionBudget" },
+  { group: "rbac.authorization.k8s.io", kind: "Role" },
+  { group: "rbac.authorization.k8s.io", kind: "RoleBinding" },
+  { group: "external-secrets.io", kind: "SecretStore" },
+  { group: "external-secrets.io", kind: "ExternalSecret" },
+  { group: "slinky.slurm.net", kind: "Controller" },
+  { group: "slinky.slurm.net", kind: "NodeSet" },
+  { group: "slinky.slurm.net", kind: "RestApi" },
+] as const;
+
+/** Every kind ArgoCD deploys to (and caches of) a tenant cluster, as "group/kind" ("" for the core group). */
+export function tenantClusterKinds(): Set<string> {
+  return new Set([...TENANT_CLUSTER_RESOURCES, ...TENANT_CLUSTER_NAMESPACED_RESOURCES].map((r) => `${r.group}/${r.kind}`));
+}
+
 /** Where the chart puts the tenant's id (or its server's address) in a name pattern. */
 const ID = "%s";
 
