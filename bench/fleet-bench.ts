@@ -93,7 +93,7 @@ function render(facts: readonly ReturnType<typeof tenant>[]): { bytes: number; f
     files += Object.keys(set).length;
   };
   count(centralAddOnFiles("dev", REPO));
-  count(tenantsSharedFiles("dev", ACCOUNTING_BACKUP.defaults));
+  count(tenantsSharedFiles("dev", ACCOUNTING_BACKUP.defaults, { environment: "dev", region: "us-east-1", partition: "aws" }));
   count({ entries: yamlFile("bench", tenantEntrySharedValues("dev", REPO.repoUrl, "us-east-1")), appsets: yamlFile("bench", tenantEntriesApplicationSet("dev", REPO), tenantsApplicationSet("dev", REPO)) });
   // Each tenant's facts file too: it is in git like the rest.
   for (const t of facts) count({ facts: factsFile(t.stack, t.cloud), ...tenantFleetFiles(...t.parts) });

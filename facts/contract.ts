@@ -204,3 +204,23 @@ export function contractTable(): string {
   const rows = PEERING_FLOWS.map((f) => `| ${f.id} | ${f.from} | ${f.to} | ${flowPortLabel(f)} | ${f.side} | ${f.purpose} |`);
   return ["| flow | from | to | port | rule on | why |", "|---|---|---|---|---|---|", ...rows].join("\n");
 }
+
+/**
+ * How an edge-agent proves to cluster-api which tenant it is: with its own role in the tenant's
+ * account, never a shared secret. Each heartbeat carries an STS GetCallerIdentity request the
+ * agent signed (SigV4) with that role's credentials for central's regional STS endpoint, the
+ * audience and the SHA-256 of the heartbeat's body among the signed headers. cluster-api
+ * refuses a heartbeat unless: the audience is its own; the digest is the body's; the signature
+ * is younger than maxAgeSeconds; it has sent that request (method, headers and body as signed,
+ * to its own configured endpoint, never a URL the request names) to STS, which answered; and
+ * the caller STS names matches the caller template with the tenant the heartbeat claims and that
+ * tenant's account from cluster-api's tenants table. A tenant can assume only roles in its own
+ * account, so it cannot post as another; a captured heartbeat is good for its own body only,
+ * for seconds.
+ */
+export const HEARTBEAT_AUTH = {
+  scheme: "aws-sts-get-caller-identity",
+  audienceHeader: "X-Clusterra-Audience",
+  bodyDigestHeader: "X-Clusterra-Body-Sha256",
+  maxAgeSeconds: 60,
+} as const;

@@ -24,3 +24,8 @@ export const ZONE_SUFFIXES = ["a", "b", "c", "d", "e", "f"] as const;
 export function servicePrefix(partition: Partition): string {
   return partition === "aws-cn" ? "cn.com.amazonaws" : "com.amazonaws";
 }
+
+/** A regional AWS service endpoint (HTTPS) in a partition. */
+export function serviceEndpoint(service: string, region: string, partition: Partition): string {
+  return `https://${service}.${region}.${partition === "aws-cn" ? "amazonaws.com.cn" : "amazonaws.com"}`;
+}

@@ -9,6 +9,11 @@ import { LABEL_KEYS, platformName } from "./project";
 export function tenantClusterName(environment: string, tenantId: string): string {
   return platformName(environment, tenantId);
 }
+
+/** The IAM role a tenant's edge-agent runs as, in the tenant's account: the identity its heartbeats prove. */
+export function edgeAgentRoleName(environment: string, tenantId: string): string {
+  return `${tenantClusterName(environment, tenantId)}-edge-agent`;
+}
 import { INSTANCE_TYPES, type InstanceTypeName } from "./instance-types";
 
 /** K3s release of every tenant cluster (server and Karpenter-made agents). */

@@ -15,6 +15,7 @@
  * generators, goTemplate, templatePatch, RollingSync's autosync off), for `fleet check` and
  * the journey.
  */
+import type { HeartbeatScope } from "./heartbeat";
 import { parse } from "yaml";
 import { CHARTS, type ChartKey, type ChartPin } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
@@ -66,6 +67,8 @@ type Values = Record<string, unknown>;
 /** What every tenant's shared values may depend on besides facts/: the central stack's settings. */
 interface SharedContext {
   readonly backups: CentralBackups;
+  /** Central's environment, region and partition: what an edge-agent's heartbeats are signed for. */
+  readonly heartbeat: HeartbeatScope;
 }
 
 /**
@@ -132,7 +135,7 @@ export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
     // The scaling loop owns every NodeSet's replicas (git says 0): neither a diff nor a sync may take them back.
     ignoreDifferences: [{ group: SLINKY_API_GROUP, kind: "NodeSet", jsonPointers: ["/spec/replicas"] }],
   },
-  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: edgeAgentSharedValues, facts: true, centralFacts: true, values: "cluster/values/edge-agent.yaml" } },
+  { addon: "edge-agent", side: "cluster", namespace: TENANT_NAMESPACES.edgeAgent, stage: "workloads", releaseName: "edge-agent", source: { kind: "local-chart", path: LOCAL_CHARTS.edgeAgent, shared: (c) => edgeAgentSharedValues(c.heartbeat), facts: true, centralFacts: true, values: "cluster/values/edge-agent.yaml" } },
 ];
 
 const TENANT = `{{ index .metadata.labels "${LABEL_KEYS.tenant}" }}`;
@@ -171,13 +174,13 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
  * each shared directory's manifests, in `central/<env>/tenants/`. The central stack writes
  * them with the ApplicationSet (a change to them is a fleet-wide change, rolled out in waves).
  */
-export function tenantsSharedFiles(environment: string, backups: CentralBackups): FleetFileSet {
+export function tenantsSharedFiles(environment: string, backups: CentralBackups, heartbeat: HeartbeatScope): FleetFileSet {
   const dir = tenantsSharedPath(environment);
   const source = `stack central-${environment}`;
   return Object.fromEntries(TENANT_ADD_ONS.flatMap((a) => {
     const s = a.source;
     if (s.kind === "shared-directory") return [[`${dir}/${a.addon}/${a.addon}.yaml`, yamlFile(source, ...s.objects())]];
-    if (s.kind === "chart" || s.kind === "local-chart") return [[`${dir}/${sharedValuesFile(a.addon)}`, yamlFile(source, s.shared({ backups }))]];
+    if (s.kind === "chart" || s.kind === "local-chart") return [[`${dir}/${sharedValuesFile(a.addon)}`, yamlFile(source, s.shared({ backups, heartbeat }))]];
     return [];
   }));
 }

@@ -1,4 +1,6 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
+import { heartbeatVerification } from "./heartbeat";
+import type { Partition } from "../../facts/regions";
 import { CENTRAL_ADMISSION_FILE, slurmDaemonPrivilegePolicy } from "./central-admission";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
@@ -23,7 +25,7 @@ import { yamlFile } from "./yaml-file";
 
 export interface CentralFleetFacts {
   readonly environment: string;
-  readonly partition: string;
+  readonly partition: Partition;
   readonly region: string;
   readonly repoUrl: string;
   readonly revision: string;
@@ -50,6 +52,8 @@ export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> 
     aws: { region: f.region, roleArn: f.roleArn },
     signingKeySecretName: f.signingKeySecretName,
     tlsSecretName: f.tlsSecretName,
+    // Whose heartbeat it is: the agent's signed STS request, checked as HEARTBEAT_AUTH says.
+    heartbeat: heartbeatVerification({ environment: f.environment, region: f.region, partition: f.partition }),
     // Each tenant's JWT key, to mint Slurm tokens for its slurmrestd ({tenant} is the id).
     tenantJwtKeySecretNameTemplate: slurmKeySecretNames(f.environment, "{tenant}").jwt,
     // A user's files session: the tenant's files role ({account}, {tenant}), its ExternalId, its
@@ -122,7 +126,7 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
     ...centralAddOnFiles(config.environment, config.fleet),
     // Applied by the root Application itself, before any operator makes a pod.
     [`${centralFleetPath(config.environment)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy()),
-    ...tenantsSharedFiles(config.environment, config.backups),
+    ...tenantsSharedFiles(config.environment, config.backups, { environment: config.environment, region: config.region, partition: config.partition }),
     // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
     ...tenantChartSchemaFiles(),
     [`${tenantsSharedPath(config.environment)}/${TENANT_ENTRY_SHARED_VALUES}`]: yamlFile(source, tenantEntrySharedValues(config.environment, config.fleet.repoUrl, config.region)),

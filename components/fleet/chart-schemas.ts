@@ -93,7 +93,7 @@ export function edgeAgentValuesSchema(): Schema {
     aws: obj({ region: REGION }),
     ...facts("edgeAgentRoleArn"),
     ...centralFacts("heartbeatEndpoint", "heartbeatCaPem"),
-  }, ["image", "nodeSets"]);
+  }, ["image", "nodeSets", "heartbeat"]);
 }
 
 /** fleet/charts/tenant-entry/values.schema.json: the tenant's id (its folder's name), its wave and the facts its entry reads. */

@@ -5,6 +5,7 @@
  * Secrets delivering the tenant's Slurm keys from central, and the edge-agent. Pure: the
  * same facts give byte-identical files.
  */
+import { heartbeatSigning, type HeartbeatScope } from "./heartbeat";
 import {
   EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE,
 } from "../../facts/tenant-cluster";
@@ -345,8 +346,9 @@ export function argocdManagerObjects(): unknown[] {
 }
 
 /** The edge-agent as every tenant runs it: on the server's host network, scaling NodeSets of the slurm namespace. */
-export function edgeAgentSharedValues(): Record<string, unknown> {
-  return { image: { ...EDGE_AGENT_IMAGE }, hostNetwork: true, nodeSelector: ON_SERVER, nodeSets: { namespace: TENANT_NAMESPACES.slurm } };
+export function edgeAgentSharedValues(heartbeat: HeartbeatScope): Record<string, unknown> {
+  // How its heartbeats prove the tenant: signed with its own role for central's STS (components/fleet/heartbeat.ts).
+  return { image: { ...EDGE_AGENT_IMAGE }, hostNetwork: true, nodeSelector: ON_SERVER, nodeSets: { namespace: TENANT_NAMESPACES.slurm }, heartbeat: heartbeatSigning(heartbeat) };
 }
 
 /** The tenant's own edge-agent values: who it is and which NodeSets it may scale (its role and cluster-api's endpoint and CA are read from its facts file). */

@@ -6,6 +6,8 @@ import { edgeAgentPolicy } from "./node-iam";
 
 export interface EdgeAgentAccessArgs extends AccountScope {
   readonly clusterName: string;
+  /** The role's name (edgeAgentRoleName): cluster-api knows a tenant's heartbeats by it. */
+  readonly roleName: string;
   /** The K3s server's role: the agent runs on its host network and assumes this role. */
   readonly serverRoleArn: pulumi.Input<string>;
 }
@@ -19,7 +21,7 @@ export class EdgeAgentAccess extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}`,
       {
-        name: `${args.clusterName}-edge-agent`,
+        name: args.roleName,
         description: `edge-agent of ${args.clusterName}: node state to cluster-api`,
         assumeRolePolicy: pulumi.all([args.accountId, args.serverRoleArn]).apply(([account, server]) => toJson(principalTrust(args.partition, account, [server]))),
       },

@@ -10,7 +10,7 @@ import { CentralPeering } from "./central-peering";
 import { clusterApiRoleName, SNAPSHOT_RETAIN_DAYS, TAG_KEYS, tenantKeyAliasName, tenantMetricsRoleName, tenantServerRoleName } from "../../facts/project";
 import { DataSnapshots } from "../storage/data-snapshots";
 import { tenantServerAddress } from "../../config/subnet-layout";
-import { KARPENTER_DISCOVERY_TAG, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
+import { KARPENTER_DISCOVERY_TAG, edgeAgentRoleName, tenantClusterName, workerRoleName } from "../../facts/tenant-cluster";
 import { arn, policyDocument, toJson } from "../security/iam";
 import { emitFleetFiles } from "../fleet/writer";
 import { hostMetricsNamespace, tenantAlarmPrefix } from "../../facts/alarms";
@@ -189,7 +189,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    const edgeAgent = new EdgeAgentAccess(`${name}-edge-agent`, { ...common, clusterName, serverRoleArn }, child);
+    const edgeAgent = new EdgeAgentAccess(`${name}-edge-agent`, { ...common, clusterName, roleName: edgeAgentRoleName(config.environment, config.tenant.id), serverRoleArn }, child);
 
     const scope = pulumi.output(args.accountId).apply((accountId) => ({ partition: config.partition, region: config.region, accountId, clusterName }));
     // The cluster's state volume, snapshotted daily to the region: a lost zone keeps the cluster.
