@@ -77,6 +77,9 @@ export function chartModel(chartDir: string): ChartModel {
     if (!included.has(a.name)) continue;
     const m = new RegExp(`^\\s*\\.Values((?:\\.${ident})+)(?![.A-Za-z0-9_])`).exec(a.expr);
     if (m) whole.add(m[1].slice(1));
+    // `$login := $loginset | dig "login" dict`, handed whole: that field of a loop variable taken whole.
+    const dug = new RegExp(`^\\s*\\$${ident}\\s*\\|\\s*dig\\s+"(${ident})"`).exec(a.expr);
+    if (dug) wholeFields.add(dug[1]);
   }
   // `with .Values.a` ... `toYaml .` before its end: a taken whole.
   for (const m of text.matchAll(new RegExp(`\\{\\{-?\\s*with\\s+\\$?\\.Values((?:\\.${ident})+)\\s*-?\\}\\}([\\s\\S]*?)\\{\\{-?\\s*end`, "g"))) {
@@ -124,7 +127,7 @@ export function ignoredValues(chart: ChartModel, values: Record<string, unknown>
         if (isMap(value)) ignored.push(...ignoredValues(chart.subcharts.get(key) as ChartModel, value).map((s) => `${key}.${s}`));
         continue;
       }
-      if (inCollection && !has && chart.wholeFields.has(key)) continue;
+      if (inCollection && chart.wholeFields.has(key)) continue;
       if (has || readBelow(p) || (inCollection && chart.fields.has(key))) {
         if (!isMap(value)) continue;
         if (chart.ranged.has(p)) {

@@ -5,6 +5,7 @@
  * kubectl-validate as the API server would (unknown fields are errors), with the charts'
  * CRDs and the reference CRDs as local CRDs.
  */
+import { LOGIN_CAPABILITIES } from "../facts/control-plane";
 import { tenantClusterKinds } from "../components/fleet/tenant-entry";
 import { execFile } from "child_process";
 import * as fs from "fs";
@@ -185,6 +186,17 @@ export function tenantHardeningProblems(objects: readonly { readonly kind: strin
     const ns = namespaces.get(o.namespace) ?? { file: o.render.file, kinds: new Set<string>() };
     ns.kinds.add(o.kind);
     namespaces.set(o.namespace, ns);
+    // The login: root's sshd, with no capability beyond LOGIN_CAPABILITIES.
+    if (o.kind === "LoginSet") {
+      const sc = ((o.object.spec ?? {}) as { login?: { securityContext?: { capabilities?: { drop?: unknown[]; add?: unknown[] }; privileged?: unknown } } }).login?.securityContext;
+      const extra = (sc?.capabilities?.add ?? []).map(String).filter((c) => !(LOGIN_CAPABILITIES as readonly string[]).includes(c));
+      const why = [
+        ...((sc?.capabilities?.drop ?? []).includes("ALL") ? [] : ["capabilities are not all dropped"]),
+        ...(extra.length ? [`capabilities added beyond what sshd needs: ${extra.join(",")}`] : []),
+        ...(sc?.privileged === true ? ["privileged"] : []),
+      ];
+      for (const w of why) problems.push({ file: o.render.file, at: `Application/${o.render.application} LoginSet/${o.namespace}/${o.name} login`, reason: `${w} (LOGIN_CONTAINER)` });
+    }
     for (const c of containers[o.kind] ?? []) {
       const spec = (o.object.spec ?? {}) as Record<string, { securityContext?: unknown } | unknown>;
       const sc = c ? (spec[c] as { securityContext?: unknown } | undefined)?.securityContext : spec.securityContext;
@@ -243,7 +255,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
       const env = /^fleet\/central\/([^/]+)\//.exec(o.render.file)?.[1] ?? "";
       return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: stacks.get(`${env}/${id}`)?.vpcCidr, srunBlock: srunPortBlock(id) };
     })));
-    problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
+    problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB", "LoginSet"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
     problems.push(...tenantClusterKindProblems(fleet.objects.filter((o) => o.render.server !== ARGOCD_IN_CLUSTER).map((o) => ({ ...o, apiVersion: String(read(renderedDir, o).object.apiVersion ?? "") }))));
     const crdDir = path.join(work, "crds");

@@ -134,6 +134,23 @@ export function maxJobCount(stateGiB: number): number {
  */
 export const HARDENED_CONTAINER = { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } } as const;
 
+/**
+ * What the login's sshd needs of root's capabilities, and nothing else (NET_RAW, MKNOD,
+ * SETPCAP, SETFCAP and FSETID of the runtime's default set are dropped): it binds port 22,
+ * chroots its unprivileged child (privilege separation), switches to the user, hands the pty
+ * to them, writes the login's audit record, reads a user's authorized_keys, and ends their
+ * processes at logout. The journey runs Debian's sshd with exactly these and logs a user in.
+ */
+export const LOGIN_CAPABILITIES = ["AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL", "NET_BIND_SERVICE", "SETGID", "SETUID", "SYS_CHROOT"] as const;
+
+/**
+ * The login container's securityContext: root's sshd with LOGIN_CAPABILITIES only, the
+ * runtime's seccomp profile. Privilege gain stays allowed (the image's sshd and sssd helpers
+ * may rely on it); Pod Security `restricted` would refuse a container that runs as root, so the
+ * namespace enforces `baseline`, which these capabilities pass.
+ */
+export const LOGIN_CONTAINER = { capabilities: { drop: ["ALL"], add: [...LOGIN_CAPABILITIES] }, seccompProfile: HARDENED_CONTAINER.seccompProfile } as const;
+
 /** HARDENED_CONTAINER with a read-only image: for containers that write only to their volumes (Slurm's daemons, the init containers). */
 export const HARDENED_READ_ONLY_CONTAINER = { ...HARDENED_CONTAINER, readOnlyRootFilesystem: true } as const;
 

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { clearTriggersInitContainer, controlPlaneExtraConf, controlPlaneManifestsSharedValues, controlPlaneQuota, controlPlaneSharedValues, controllerConfProblems } from "../components/fleet/control-plane";
-import { CONTROLLER_PROGRAM_KEYS, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
+import { LOGIN_CAPABILITIES, LOGIN_CONTAINER, CONTROLLER_PROGRAM_KEYS, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
 import { SLINKY_IMAGES, SLURMCTLD_STATE_GIB } from "../facts/fleet";
 import { SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
@@ -229,6 +229,15 @@ describe("fleet check: a tenant's rendered namespace is hardened and bounded", (
       "Application/acme-control-plane RestApi/tenant-acme/slurm slurmrestd: its container is not hardened: capabilities are not all dropped",
       "namespace tenant-acme: no ResourceQuota: the tenant's pods would take what they like of central",
       "namespace tenant-acme: no LimitRange: the tenant's pods would take what they like of central",
+    ]);
+  });
+
+  it("holds the login's sshd to what it needs: root's capabilities beyond LOGIN_CAPABILITIES are named", () => {
+    assert.deepEqual(tenantHardeningProblems([...bounds, o("LoginSet", { spec: { login: { securityContext: LOGIN_CONTAINER } } })]), []);
+    const problems = tenantHardeningProblems([...bounds, o("LoginSet", { spec: { login: { securityContext: { capabilities: { drop: ["ALL"], add: [...LOGIN_CAPABILITIES, "NET_RAW"] } } } } }), o("LoginSet", { spec: { login: {} } })]);
+    assert.deepEqual(problems.map((p) => p.reason), [
+      "capabilities added beyond what sshd needs: NET_RAW (LOGIN_CONTAINER)",
+      "capabilities are not all dropped (LOGIN_CONTAINER)",
     ]);
   });
 });

@@ -19,6 +19,7 @@ import { journeyEtcSlurm, nodeSetOf, partitionsOf } from "../journey/slurm/slurm
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/slurm/image";
 import { planTopology } from "../journey/slurm/topology";
+import { capabilitySet } from "../journey/slurm/journey";
 import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/slurm/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
 import { plan } from "./helpers";
@@ -167,6 +168,15 @@ describe("Slurm journey: NetworkPolicies as nftables", () => {
       const check = spawnSync("unshare", ["--net", "nft", "-c", "-f", "-"], { input: t.text, encoding: "utf8" });
       assert.equal(check.status, 0, check.stderr);
     }
+  });
+});
+
+describe("Slurm journey: a process's capabilities", () => {
+  it("reads a capability mask from /proc/<pid>/status by bit", () => {
+    // chown (0), setuid (7), net_bind_service (10), sys_chroot (18), audit_write (29).
+    const status = "Name:\tsshd\nCapInh:\t0000000000000000\nCapBnd:\t0000000020040481\n";
+    assert.deepEqual(capabilitySet(status, "CapBnd"), ["chown", "setuid", "net_bind_service", "sys_chroot", "audit_write"]);
+    assert.deepEqual(capabilitySet(status, "CapEff"), []);
   });
 });
 

@@ -338,12 +338,15 @@ export function initSteps(template: PodTemplate): Container[] {
   return (template.spec.initContainers ?? []).filter((c) => c.restartPolicy !== "Always");
 }
 
+/** setpriv's arguments for a container's limits: no_new_privs, and the bounding and inheritable sets cut to what it adds (as the runtime leaves them). Pure. */
+export function setprivLimitArgs(l: Pick<PreparedContainer, "noNewPrivs" | "capabilities">): string[] {
+  const caps = l.capabilities ? [["-all", ...l.capabilities.map((x) => `+${x}`)].join(",")] : [];
+  return [...(l.noNewPrivs ? ["--no-new-privs"] : []), ...caps.flatMap((set) => [`--bounding-set=${set}`, `--inh-caps=${set}`])];
+}
+
 /** The argv that runs `argv` as the prepared container's user, groups and environment (inside the pod). Pure. */
 export function asContainer(c: PreparedContainer, argv: readonly string[]): string[] {
   const groups = [c.gid, ...(c.fsGroup !== undefined && c.fsGroup !== c.gid ? [c.fsGroup] : [])];
-  // Capabilities as the runtime leaves them: the bounding and inheritable sets cut to what the container adds.
-  const caps = c.capabilities ? [["-all", ...c.capabilities.map((x) => `+${x}`)].join(",")] : [];
   return ["env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...Object.entries(c.env).map(([k, v]) => `${k}=${v}`),
-    "setpriv", `--reuid=${c.uid}`, `--regid=${c.gid}`, `--groups=${groups.join(",")}`,
-    ...(c.noNewPrivs ? ["--no-new-privs"] : []), ...caps.flatMap((set) => [`--bounding-set=${set}`, `--inh-caps=${set}`]), "--", ...argv];
+    "setpriv", `--reuid=${c.uid}`, `--regid=${c.gid}`, `--groups=${groups.join(",")}`, ...setprivLimitArgs(c), "--", ...argv];
 }

@@ -20,6 +20,8 @@ import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type
 import { parseDroppedFlows, SG_TABLE, DROPS } from "./nft";
 import { POLICY_TABLE } from "./network-policy";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
+import { LOGIN_CAPABILITIES, LOGIN_CONTAINER } from "../../facts/control-plane";
+import { securityLimits, setprivLimitArgs } from "../kube/pods";
 import type { SlurmImage } from "./image";
 
 export interface JourneyRunOptions {
@@ -157,6 +159,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
       steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; each reads their own output from the login, never the other's`, () => twoUsers(ctx)));
+      steps.push(await timed(`a user logs in to central's login over ssh, its sshd held to the capabilities the fleet gives the login (${LOGIN_CAPABILITIES.length}), and runs a step`, () => sshLogin(ctx)));
     }
     if (registered.passed) steps.push(await timed(`${world.tenant.id}'s slurm.key, as SlurmUser on its own node, sets no trigger on its slurmctld on central (a trigger's program would run in the controller's pod)`, () => triggerRefused(ctx)));
     if (registered.passed) steps.push(await timed(`code run as SlurmUser in ${world.tenant.id}'s slurmctld pod on central (the next route) reaches nothing outside its NetworkPolicies, enforced as K3s does; its jobs run meanwhile`, () => attackerContained(ctx)));
@@ -685,6 +688,69 @@ async function triggerRefused(ctx: Context): Promise<{ ok: boolean; detail: stri
       : `ACCEPTED: ${stored.length} trigger(s) stored as ${SLURM_USER.name} from ${node.hostname} with the tenant's own key (${stored.join(" | ")}); its program would run in slurmctld's pod on central; cleared again (SlurmctldParameters=${params})`,
   };
 }
+
+/** Where the login's sshd finds its configuration, host key and users' keys in the pod (a volume: root-owned, as sshd's StrictModes wants). */
+const SSH_DIR = "/etc/clusterra-ssh";
+
+/**
+ * A user's shell on the login, as sshd gives it: Debian's sshd (OpenSSH, as the login image's)
+ * started as root in the login pod with exactly the login container's capabilities
+ * (LOGIN_CONTAINER: the bounding set cut to them), on Slinky's sshd_config lines but PAM (the
+ * journey's image is not the login image: its PAM stack is Debian's), a key of the run's for
+ * the first user; the user logs in from the central host (where cluster-api runs) and runs a
+ * step on a tenant node. Fails if sshd cannot bind, chroot its child, switch to the user or
+ * give them the session with those capabilities.
+ */
+async function sshLogin(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+  const user = ctx.world.users[0];
+  const node = ctx.topology.slurmd[0];
+  const address = ctx.topology.central.login.address;
+  const dir = path.join(ctx.work, "ssh");
+  fs.mkdirSync(path.join(dir, "authorized"), { recursive: true, mode: 0o755 });
+  const key = path.join(ctx.work, "ssh-client", "id");
+  fs.mkdirSync(path.dirname(key), { recursive: true, mode: 0o700 });
+  for (const [file, type] of [[path.join(dir, "host_ed25519"), "ed25519"], [key, "ed25519"]]) await must(["ssh-keygen", "-q", "-t", type, "-N", "", "-C", "", "-f", file], { timeoutMs: WAIT.command });
+  fs.copyFileSync(`${key}.pub`, path.join(dir, "authorized", user.name));
+  fs.chmodSync(path.join(dir, "authorized", user.name), 0o644);
+  fs.writeFileSync(path.join(dir, "sshd_config"), [
+    // Slinky v1.2.1's lines (loginbuilder), PAM aside.
+    "UsePAM no", "X11Forwarding yes", "Subsystem sftp internal-sftp",
+    `ListenAddress ${address}`, "Port 22", `HostKey ${SSH_DIR}/host_ed25519`, `AuthorizedKeysFile ${SSH_DIR}/authorized/%u`,
+    "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin no", "PidFile none", "",
+  ].join("\n"));
+  fs.mkdirSync(path.join(ctx.pods.login.root, "run", "sshd"), { recursive: true, mode: 0o755 });
+  const pod: Pod = { ...ctx.pods.login, binds: [...(ctx.pods.login.binds ?? []), { from: dir, to: SSH_DIR, readOnly: true }] };
+  const limits = setprivLimitArgs(securityLimits(LOGIN_CONTAINER));
+  const sshd = ctx.supervisor.start("sshd", pod, ["setpriv", ...limits, "--", "/usr/sbin/sshd", "-D", "-e", "-f", `${SSH_DIR}/sshd_config`]);
+  try {
+    const up = await waitFor(async () => (sshd.exit ? false : (await tcpProbe(ctx.topology.central.host.name, address, 22, 1000)) || undefined), WAIT.slurmctld, 300);
+    if (!up) return { ok: false, detail: `sshd did not listen on ${address}:22 (${sshd.exit ? `exited ${sshd.exit.code}` : "running"}): ${tail(sshd.log)}` };
+    // The wrappers exec into sshd: its pid is the daemon's.
+    const bounding = capabilitySet(fs.readFileSync(`/proc/${sshd.pid}/status`, "utf8"), "CapBnd");
+    const r = await run(["ip", "netns", "exec", ctx.topology.central.host.name, "ssh", "-i", key, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+      `${user.name}@${address}`, `id -un; srun -N1 -w ${node.hostname} hostname`], { timeoutMs: WAIT.job });
+    const lines = r.stdout.trim().split("\n");
+    const held = [...LOGIN_CAPABILITIES].map((c) => c.toLowerCase()).sort().join(",") === [...bounding].sort().join(",");
+    const ok = held && r.code === 0 && lines[0] === user.name && lines[1] === node.hostname;
+    return {
+      ok,
+      detail: `sshd as root with CapBnd ${bounding.join(",") || "(none)"}; ssh ${user.name}@${address} from the central host: ${ok ? `"${lines.join(" / ")}"` : `exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 300)}; sshd: ${tail(sshd.log)}`}`,
+    };
+  } finally {
+    await ctx.supervisor.stop(sshd, 2000);
+  }
+}
+
+/** A process's capability set from /proc/<pid>/status, as lower-case names (cap_ dropped). Pure. */
+export function capabilitySet(status: string, field: "CapBnd" | "CapEff" | "CapPrm"): string[] {
+  const hex = new RegExp(`^${field}:\\s*([0-9a-f]+)$`, "m").exec(status)?.[1];
+  if (!hex) return [];
+  const mask = BigInt(`0x${hex}`);
+  return CAPABILITY_NAMES.filter((_, bit) => (mask >> BigInt(bit)) & 1n);
+}
+
+/** Linux capabilities by bit number (capability.h). */
+const CAPABILITY_NAMES = ["chown", "dac_override", "dac_read_search", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap", "linux_immutable", "net_bind_service", "net_broadcast", "net_admin", "net_raw", "ipc_lock", "ipc_owner", "sys_module", "sys_rawio", "sys_chroot", "sys_ptrace", "sys_pacct", "sys_admin", "sys_boot", "sys_nice", "sys_resource", "sys_time", "sys_tty_config", "mknod", "lease", "audit_write", "audit_control", "setfcap", "mac_override", "mac_admin", "syslog", "wake_alarm", "block_suspend", "audit_read", "perfmon", "bpf", "checkpoint_restore"];
 
 /** A place a payload in a tenant's controller pod must not reach, with the namespace that answers there. */
 interface Target {
