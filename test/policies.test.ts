@@ -447,6 +447,19 @@ const CASES: Record<PolicyName, Case> = {
       assertFails("ec2-no-secrets-in-user-data", [res("aws:ec2/instance:Instance", "i", { userDataBase64: Buffer.from("K3S_TOKEN=K10abcdef0123456789abcdef::server:s3cr3t\n").toString("base64") })]);
     },
   },
+  "ec2-user-data-within-limit": {
+    pass: () =>
+      assertPasses("ec2-user-data-within-limit", [
+        // Exactly at EC2's limit, plain on an instance and base64 on a launch template (counted decoded).
+        res("aws:ec2/instance:Instance", "i", { userData: "#".repeat(16384) }),
+        res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { userData: Buffer.from("#".repeat(16384)).toString("base64") }),
+      ]),
+    fail: () => {
+      assertFails("ec2-user-data-within-limit", [res("aws:ec2/instance:Instance", "i", { userData: "#".repeat(16385) })]);
+      assertFails("ec2-user-data-within-limit", [res("aws:ec2/launchTemplate:LaunchTemplate", "lt", { userData: Buffer.from("é".repeat(8193)).toString("base64") })]);
+      assertFails("ec2-user-data-within-limit", [res("aws:ec2/instance:Instance", "i", { userDataBase64: Buffer.from("#".repeat(20000)).toString("base64") })]);
+    },
+  },
   "s3-public-access-block": {
     pass: () => {
       const bucket = res("aws:s3/bucket:Bucket", "b", { bucket: "clusterra-dev-files" });

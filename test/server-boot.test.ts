@@ -6,6 +6,10 @@
 import * as assert from "node:assert/strict";
 import { parse } from "yaml";
 import { byType, plan } from "./helpers";
+import { userDataBytes } from "../policies/rules/compute";
+import { AWS_LIMITS } from "../facts/aws-limits";
+import { maxTenantIdLength } from "../config/tenant-names";
+import { checkDeployment } from "../cli/policy";
 
 describe("the tenant server's first boot", function () {
   this.timeout(60000);
@@ -23,6 +27,23 @@ describe("the tenant server's first boot", function () {
     const doc = parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
     const config = parse(doc.write_files.find((f) => f.path === "/etc/rancher/k3s/config.yaml")?.content ?? "") as { "kube-apiserver-arg": string[] };
     for (const arg of ["feature-gates=MutatingAdmissionPolicy=true", "runtime-config=admissionregistration.k8s.io/v1beta1=true"]) assert.ok(config["kube-apiserver-arg"].includes(arg), arg);
+  });
+
+  it("fits EC2's user data limit, at the example tenants and at the longest tenant id config accepts", async () => {
+    const longest = "t".repeat(maxTenantIdLength("dev").length);
+    for (const p of [await plan("tenant-acme-dev"), await plan("tenant-globex-dev")]) {
+      const instance = byType(p, "aws:ec2/instance:Instance")[0];
+      const id = p.config.kind === "tenant" ? p.config.tenant.id : "";
+      const userData = String(instance.inputs?.userData);
+      // Every name in it is built from the tenant's id: the same user data with the longest id config accepts.
+      for (const [what, text] of [[id, userData], [`${longest} (as ${id})`, userData.split(id).join(longest)]] as const) {
+        const bytes = userDataBytes(instance.type, "userData", text);
+        assert.ok(bytes <= AWS_LIMITS.userData.max, `${what}: ${bytes} bytes, over ${AWS_LIMITS.userData.max}`);
+      }
+      assert.ok(userData.split(id).length > 1, `${id}'s names are in its user data`);
+      // The policy pack, which plan and CI run, finds nothing over the limit either.
+      assert.deepEqual(checkDeployment(p.deployment, { tenants: [] }).violations.filter((v) => v.policy === "ec2-user-data-within-limit"), []);
+    }
   });
 
   it("retries every package install instead of failing the boot at the first network error", async () => {

@@ -229,7 +229,8 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         },
         metrics: serverMetrics,
         argocd: {
-          bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }, null, 2),
+          // Compact: pretty-printed it was 5 KB of the server's user data, which EC2 caps at 16 KB (AWS_LIMITS.userData).
+          bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }),
           credentialSecretArn: keys.argocdClusterSecretArn,
           centralRegion: config.central.region,
           serviceAccount: { namespace: ARGOCD_MANAGER.namespace, name: ARGOCD_MANAGER.serviceAccount },

@@ -1,4 +1,5 @@
 /** Compute: IMDSv2, encrypted volumes, no SSH keys, no secrets in user data. */
+import { AWS_LIMITS } from "../../facts/aws-limits";
 import type { PolicyResource } from "@pulumi/policy";
 import { gunzipSync } from "zlib";
 import { asArray, asRecord, indexTargets, isNonEmptyString, isTrue, known, ofTypes, resourcePolicy, stackPolicy, type PackPolicy, type TargetIndex } from "./util";
@@ -240,6 +241,27 @@ export const ec2NoSecretsInUserData = resourcePolicy("ec2-no-secrets-in-user-dat
   },
 });
 
+/** User data's size as EC2 counts it: the raw bytes, before base64 (a launch template's and userDataBase64 are base64 already). Pure. */
+export function userDataBytes(type: string, field: string, value: string): number {
+  const t = value.replace(/\s+/g, "");
+  const base64 = (field === "userDataBase64" || type === LAUNCH_TEMPLATE) && t.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(t);
+  return base64 ? Buffer.from(t, "base64").length : Buffer.byteLength(value, "utf8");
+}
+
+export const ec2UserDataWithinLimit = resourcePolicy("ec2-user-data-within-limit", {
+  description: `User data of instances, spot requests, launch configurations and launch templates is at most ${AWS_LIMITS.userData.max} bytes before base64: EC2 refuses more (${AWS_LIMITS.userData.source}), so the launch fails at deploy time.`,
+  remediation: "keep in user data only what the instance alone can know; fetch the rest at boot with the instance role (SSM, S3), or compact it (JSON without indentation, gzip with cloud-init's gz+b64)",
+  types: [INSTANCE, LAUNCH_TEMPLATE, SPOT_INSTANCE_REQUEST, LAUNCH_CONFIGURATION],
+  validate: (args, report) => {
+    for (const field of ["userData", "userDataBase64"]) {
+      const value = args.props[field];
+      if (!isNonEmptyString(value)) continue;
+      const bytes = userDataBytes(args.type, field, value);
+      if (bytes > AWS_LIMITS.userData.max) report(`${field} is ${bytes} bytes, over EC2's ${AWS_LIMITS.userData.max} (${bytes - AWS_LIMITS.userData.max} too many)`);
+    }
+  },
+});
+
 export const ebsDefaultEncryptionOn = resourcePolicy("ebs-default-encryption-on", {
   description: "The account's EBS encryption by default is not turned off (aws.ebs.EncryptionByDefault with enabled: false).",
   remediation: "set enabled: true (or drop the resource; new volumes should be encrypted whatever their template says)",
@@ -257,4 +279,5 @@ export const COMPUTE_POLICIES: readonly PackPolicy[] = [
   ebsVolumeEncrypted,
   ec2NoSshKey,
   ec2NoSecretsInUserData,
+  ec2UserDataWithinLimit,
 ];

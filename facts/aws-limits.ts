@@ -1,0 +1,16 @@
+/**
+ * AWS's documented limits on values this program sets, as data: a value over one is a plan
+ * error (the policy pack's checks read them), never a deploy-time refusal.
+ */
+export interface AwsLimit {
+  readonly max: number;
+  readonly unit: "bytes" | "characters";
+  /** What the limit bounds. */
+  readonly what: string;
+  /** Where AWS documents it. */
+  readonly source: string;
+}
+
+export const AWS_LIMITS = {
+  userData: { max: 16384, unit: "bytes", what: "EC2 user data before base64 (an instance's, a launch template's, a spot request's, a launch configuration's)", source: "EC2 API reference, RunInstances UserData: \"User data is limited to 16 KB\"" },
+} as const satisfies Record<string, AwsLimit>;
