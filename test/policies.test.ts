@@ -136,6 +136,12 @@ describe("policy pack", () => {
     }
   });
 
+  it("is counted right in the project's README", () => {
+    const readme = fs.readFileSync(path.resolve(__dirname, "..", "..", "README.md"), "utf8");
+    assert.match(readme, new RegExp(`CrossGuard pack of ${POLICIES.length} mandatory policies`));
+    assert.ok(POLICIES.every((p) => p.enforcementLevel === "mandatory"));
+  });
+
   it("lists every policy in the pack's README table with its severity and equivalent", () => {
     const readme = fs.readFileSync(path.resolve(__dirname, "..", "..", "policies", "README.md"), "utf8");
     for (const p of POLICIES) {
