@@ -27,6 +27,15 @@ export const CENTRAL_NODE = {
 const ARGOCD = "argo-cd chart 10.1.1 values.yaml, its suggested requests";
 
 /**
+ * The central host's private address: this host number of its subnet (AWS keeps the first four
+ * and the last), fixed and reserved (an explicit subnet CIDR reservation), so a replaced host
+ * takes the same address and nothing a tenant holds (its security-group rules, its
+ * slurm-controller EndpointSlice, the edge-agent's heartbeat URL, cluster-api's certificate)
+ * changes on a central upgrade.
+ */
+export const CENTRAL_HOST_NUMBER = 10;
+
+/**
  * ArgoCD's pods' PriorityClass on central: below every tenant's control plane (their pods take
  * the default, 0), so under memory pressure the kubelet evicts ArgoCD before a tenant's
  * slurmctld, and the scheduler may preempt it for one; ArgoCD itself never preempts.

@@ -8,7 +8,8 @@ import { architectureOf, hostPolicy, kubeconfigParameterName } from "../componen
 import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-init";
 import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
-import { vpcCidrProblem } from "../config/cidr";
+import { hostAddress, vpcCidrProblem } from "../config/cidr";
+import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import { byType, exampleFile, json, named, plan } from "./helpers";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
@@ -61,6 +62,24 @@ describe("central stack (central-dev)", function () {
     assert.ok(userData.includes(kubeconfigParameterName("dev")));
     assert.ok(userData.includes("INSTALL_K3S_VERSION='v1.35.3+k3s1'"));
     assert.ok(userData.includes(data.id!.replace("-", "")), "mounts its own data volume by id");
+  });
+
+  it("keeps the host at a fixed address reserved in its subnet, the same across a K3s upgrade that replaces it", async () => {
+    const p = await plan("central-dev");
+    const [host] = byType(p, "aws:ec2/instance:Instance");
+    const subnet = byType(p, "aws:ec2/subnet:Subnet").find((s) => s.outputs?.id === host.inputs?.subnetId || s.id === host.inputs?.subnetId);
+    assert.ok(subnet, "the host's subnet is planned");
+    const address = hostAddress(String(subnet.inputs?.cidrBlock), CENTRAL_HOST_NUMBER);
+    assert.equal(host.inputs?.privateIp, address);
+    const [reservation] = byType(p, "aws:ec2/subnetCidrReservation:SubnetCidrReservation");
+    assert.deepEqual([reservation?.inputs?.cidrBlock, reservation?.inputs?.reservationType, reservation?.inputs?.subnetId, reservation?.protect], [`${address}/32`, "explicit", host.inputs?.subnetId, true]);
+    assert.ok((host.dependencies ?? []).includes(reservation.urn), "the host starts once its address is reserved");
+    // A K3s upgrade replaces the host (new user data); the address every tenant holds stays.
+    const upgraded = await plan("central-dev", { "clusterra:controlPlane": { ...(exampleFile("central-dev").values["clusterra:controlPlane"] as object), k3sVersion: "v1.35.4+k3s1" } });
+    assert.notEqual(byType(upgraded, "aws:ec2/instance:Instance")[0].inputs?.userData, host.inputs?.userData);
+    assert.equal(p.outputs.hostPrivateIp, address, "what tenants read of central");
+    assert.equal(upgraded.outputs.hostPrivateIp, address);
+    assert.equal(byType(upgraded, "aws:ec2/instance:Instance")[0].inputs?.privateIp, address);
   });
 
   it("snapshots the data volume daily through DLM, deleting only its own snapshots", async () => {

@@ -86,6 +86,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         vpcId: network.vpcId,
         vpcCidr: network.cidr,
         subnetId: network.privateSubnetIds[0],
+        subnetCidr: network.privateSubnetCidrs[0],
         zone: network.zones.apply((z) => z[0]),
         kmsKeyArn: key.keyArn,
         // Datastore, images and every tenant's MariaDB and slurmctld state: grows with the tenants.

@@ -1,3 +1,5 @@
+import { hostAddress } from "../../config/cidr";
+import { CENTRAL_HOST_NUMBER } from "../../facts/central-host";
 import * as pulumi from "@pulumi/pulumi";
 import * as ebs from "@pulumi/aws/ebs";
 import * as ec2 from "@pulumi/aws/ec2";
@@ -28,6 +30,8 @@ export interface K3sHostArgs extends AccountScope {
   readonly vpcCidr: string;
   /** The subnet (and so the zone) the host and its data volume live in. */
   readonly subnetId: pulumi.Input<string>;
+  /** That subnet's CIDR: the host's fixed address is its CENTRAL_HOST_NUMBER-th. */
+  readonly subnetCidr: string;
   readonly zone: pulumi.Input<string>;
   /** Stack KMS key: root and data volumes, the kubeconfig parameter. */
   readonly kmsKeyArn: pulumi.Input<string>;
@@ -133,12 +137,21 @@ export class K3sHost extends pulumi.ComponentResource {
         metrics: args.metrics,
       }),
     );
+    // A fixed address, reserved in its subnet so EC2 gives it to nothing else: a replacement
+    // (deleted before its successor starts) comes back at the same one.
+    const privateIp = hostAddress(args.subnetCidr, CENTRAL_HOST_NUMBER);
+    const reservation = new ec2.SubnetCidrReservation(
+      `${name}-address`,
+      { subnetId: args.subnetId, cidrBlock: `${privateIp}/32`, reservationType: "explicit", description: `central K3s host ${name}: its fixed address` },
+      { parent: this, protect: true },
+    );
     const instance = new ec2.Instance(
       `${name}`,
       {
         ami,
         instanceType: args.instanceType,
         subnetId: args.subnetId,
+        privateIp,
         vpcSecurityGroupIds: [sg.id],
         iamInstanceProfile: profile.name,
         associatePublicIpAddress: false,
@@ -154,7 +167,7 @@ export class K3sHost extends pulumi.ComponentResource {
       // A new AMI release must not replace the control plane; the old host goes before the
       // new one starts, so the data volume is free to move.
       // It boots with its policy in place: the first publication must not meet AccessDenied.
-      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy] },
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy, reservation] },
     );
     new ec2.VolumeAttachment(`${name}-data`, { instanceId: instance.id, volumeId: dataVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
 
