@@ -5,7 +5,12 @@
  */
 import * as assert from "node:assert/strict";
 import { parse } from "yaml";
-import { byType, plan } from "./helpers";
+import { byType, clusterObjects, plan } from "./helpers";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { NETWORKD_DROP_IN } from "../components/tenant/cloud-init";
 import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
@@ -43,6 +48,24 @@ describe("the tenant server's first boot", function () {
       assert.ok(userData.split(id).length > 1, `${id}'s names are in its user data`);
       // The policy pack, which plan and CI run, finds nothing over the limit either.
       assert.deepEqual(checkDeployment(p.deployment, { tenants: [] }).violations.filter((v) => v.policy === "ec2-user-data-within-limit"), []);
+    }
+  });
+
+  it("keeps networkd's hands off Cilium's routing rules and routes, on the server and on every worker, before K3s starts", async function () {
+    const workers = clusterObjects("acme")?.find((o) => o.kind === "EC2NodeClass")?.spec.userData as string | undefined;
+    const workerBoot = workers ? (parse(workers.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] }).write_files.find((f) => f.path === "/usr/local/sbin/clusterra-boot")?.content : undefined;
+    for (const [who, boot] of [["server", await bootScript()], ["workers", workerBoot]] as const) {
+      if (boot === undefined) continue; // the workers' are rendered by Helm: bash scripts/install-tools (CI does)
+      const lines = boot.split("\n");
+      const write = lines.findIndex((l) => l.includes(`${NETWORKD_DROP_IN.dir}/${NETWORKD_DROP_IN.file}`));
+      const restart = lines.indexOf("systemctl restart systemd-networkd");
+      const install = lines.findIndex((l) => l.includes("k3s-install.sh") && l.startsWith("INSTALL_K3S_VERSION="));
+      assert.ok(write >= 0 && restart > write && install > restart, `${who}: written at ${write}, networkd restarted at ${restart}, K3s installed at ${install}`);
+      // What the line writes, run by the shell the boot runs in (into a folder of the test's).
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "networkd-"));
+      const r = spawnSync("bash", ["-c", lines[write].split(NETWORKD_DROP_IN.dir).join(dir)], { encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(fs.readFileSync(path.join(dir, NETWORKD_DROP_IN.file), "utf8"), "[Network]\nManageForeignRoutingPolicyRules=no\nManageForeignRoutes=no\n", who);
     }
   });
 

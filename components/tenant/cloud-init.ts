@@ -75,7 +75,10 @@ function imdsLines(): string[] {
 /**
  * AL2023's amazon-ec2-net-utils configures every ENI it sees and deletes routing rules it
  * did not write: Cilium's ENIs must be left alone. systemd-networkd manages the primary
- * ENI (by MAC) and no other; the package goes.
+ * ENI (by MAC) and no other; the package goes. And networkd itself removes every routing rule
+ * and route it did not make whenever it restarts or reconfigures a link (both default to yes;
+ * `Unmanaged=yes` does not protect rules): Cilium's would go (cilium/cilium#18706; kops turns
+ * both off on AL2023). Read at networkd's start only, so it restarts once, before K3s.
  */
 function primaryEniOnlyLines(): string[] {
   return [
@@ -97,6 +100,9 @@ function primaryEniOnlyLines(): string[] {
     "Unmanaged=yes",
     "EOF",
     "if rpm -q amazon-ec2-net-utils >/dev/null 2>&1; then dnf -y remove amazon-ec2-net-utils; fi",
+    `mkdir -p ${NETWORKD_DROP_IN.dir}`,
+    `printf '${NETWORKD_DROP_IN.content.replace(/\n/g, "\\n")}' > ${NETWORKD_DROP_IN.dir}/${NETWORKD_DROP_IN.file}`,
+    "systemctl restart systemd-networkd",
     "networkctl reload",
   ];
 }
@@ -130,6 +136,9 @@ function readParameterLines(region: string, parameter: string, file: string, pat
 }
 
 /** Settings K3s's protect-kernel-defaults requires, and forwarding (pods; the server's NAT). */
+/** networkd's own settings on Cilium's nodes: foreign routing rules and routes are Cilium's, never networkd's to remove. */
+export const NETWORKD_DROP_IN = { dir: "/etc/systemd/networkd.conf.d", file: "80-clusterra-cilium.conf", content: "[Network]\nManageForeignRoutingPolicyRules=no\nManageForeignRoutes=no\n" } as const;
+
 const SYSCTL = "vm.panic_on_oom=0\nvm.overcommit_memory=1\nkernel.panic=10\nkernel.panic_on_oops=1\nnet.ipv4.ip_forward=1\n";
 
 function labelArgs(labels: Readonly<Record<string, string>>): string[] {
