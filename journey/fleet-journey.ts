@@ -5,6 +5,8 @@
  * cluster through the credential the fleet declares), and the scaling loop played. Each
  * joint reports a step.
  */
+import { argocdManagerManifest } from "../components/fleet/tenant-cluster";
+import { clusterParameterNames } from "../components/tenant/k3s-server";
 import { SLURM_DAEMON_PRIVILEGE_POLICY } from "../components/fleet/central-admission";
 import * as crypto from "crypto";
 import * as fs from "fs";
@@ -230,20 +232,25 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     processes.start(`${t.config.tenant.id}-server-address`, "ip", ["netns", "exec", input.sealed.name, "socat", `TCP-LISTEN:${TENANT_API_PORT},bind=${ip},reuseaddr,fork`, `TCP:127.0.0.1:${new URL((clusters.get(t.config.tenant.id) as Cluster).url).port}`]);
   }
 
-  // 5. The tenant servers' own bootstrap: ArgoCD's account and its credential (user data).
+  // 5. The tenant servers' own bootstrap: ArgoCD's account (the SSM parameter its credential
+  // script reads, as the tenant's plan writes it) and its credential.
   const credentials = new Map<string, Record<string, string>>();
   // Secrets Manager's values: one per secret, whichever account's External Secrets reads it.
   const secretsManager = new Map<string, string>();
   for (const t of tenants) {
     const id = t.config.tenant.id;
     const userData = parse(String(serverInstance(t.plan).inputs.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
-    const account = userData.write_files.find((f) => f.path.endsWith("argocd-manager.json"));
+    const parameter = clusterParameterNames(t.config.environment, id).argocdManager;
+    const script = userData.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-argocd-credential")?.content ?? "";
+    // The parameter as the stack writes it (its value is a secret in the plan: the same pure function's).
+    const planned = t.plan.deployment.deployment.resources.some((r) => r.type === "aws:ssm/parameter:Parameter" && r.inputs?.name === parameter);
+    const account = script.includes(`--name '${parameter}'`) && planned ? argocdManagerManifest() : undefined;
     const tk = k(id);
-    const applied = account ? await tk.run(["apply", "--server-side", "--force-conflicts", "--field-manager=clusterra-bootstrap", "-f", "-"], { input: account.content }) : undefined;
+    const applied = typeof account === "string" ? await tk.run(["apply", "--server-side", "--force-conflicts", "--field-manager=clusterra-bootstrap", "-f", "-"], { input: account }) : undefined;
     const token = await tk.run(["-n", "kube-system", "create", "token", "argocd-manager", "--duration=24h"]);
     const ok = applied?.code === 0 && token.code === 0;
     if (ok) credentials.set(`clusterra/${t.config.environment}/${id}/argocd-cluster`, { bearerToken: token.stdout.trim(), caData: (clusters.get(id) as Cluster).caData });
-    report(step(`tenant ${id}: the server publishes ArgoCD's credential`, ok, ok ? "argocd-manager applied from the user data; a 24 h token minted" : `${applied?.stderr ?? "the user data writes no argocd-manager.json"} ${token.stderr}`.trim()));
+    report(step(`tenant ${id}: the server publishes ArgoCD's credential`, ok, ok ? `argocd-manager applied from SSM ${parameter}, which the server's credential script reads; a 24 h token minted` : `${applied?.stderr ?? `the credential script reads no ${parameter}, or the plan writes none`} ${token.stderr}`.trim()));
   }
 
   // 6. The controllers the journey cannot run, stood in while ArgoCD syncs: External Secrets

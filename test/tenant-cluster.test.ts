@@ -1,3 +1,5 @@
+import { argocdManagerManifest } from "../components/fleet/tenant-cluster";
+import { AWS_LIMITS } from "../facts/aws-limits";
 import * as assert from "node:assert/strict";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -322,7 +324,17 @@ describe("the customer side of a tenant stack", function () {
       checkShell(credential);
       assert.match(credential, /create token argocd-manager --duration=24h/);
       assert.match(credential, /aws secretsmanager put-secret-value --region us-east-1 --secret-id 'arn:aws:secretsmanager:us-east-1:\d{12}:secret:clusterra\/dev\/acme\/argocd-cluster-\S+'/);
-      const bootstrap = JSON.parse(writtenFile(doc, "/etc/clusterra/argocd-manager.json")) as { items: unknown[] };
+      // Its account from an SSM parameter (not the user data): a change to it replaces no server.
+      const parameter = byType(acme, "aws:ssm/parameter:Parameter").find((p) => String(p.inputs?.name).endsWith("/k3s/argocd-manager"));
+      assert.ok(parameter && parameter.inputs?.type === "String" && parameter.inputs?.tier === "Standard");
+      assert.match(credential, new RegExp(`aws ssm get-parameter --region us-east-1 --name '${String(parameter.inputs?.name)}'`));
+      assert.doesNotMatch(userData, /argocd-manager\.json|ClusterRoleBinding/);
+      const node = byType(acme, "aws:iam/policy:Policy").find((p) => String(p.inputs?.name).endsWith("-node"));
+      const nodePolicy = (typeof node?.inputs?.policy === "string" ? JSON.parse(node.inputs.policy) : node?.inputs?.policy) as { Statement: { Action: string; Resource: string }[] };
+      assert.ok(nodePolicy.Statement.some((s) => s.Action === "ssm:GetParameter" && s.Resource.endsWith(`:parameter${String(parameter.inputs?.name)}`)), "the server may read it");
+      // What the stack writes into it (its value is a secret in the plan).
+      const bootstrap = JSON.parse(argocdManagerManifest()) as { items: unknown[] };
+      assert.ok(Buffer.byteLength(argocdManagerManifest()) <= AWS_LIMITS.ssmStandardParameter.max);
       // The account every tenant's cluster gets alike: one shared file central's ApplicationSet reads.
       assert.deepEqual(bootstrap.items, parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml"), "utf8")).map((d) => d.toJS()));
       assert.match(writtenFile(doc, "/etc/systemd/system/clusterra-argocd-credential.timer"), /OnUnitActiveSec=12h/);

@@ -345,6 +345,15 @@ export function argocdManagerObjects(): unknown[] {
   return [account, role, binding];
 }
 
+/**
+ * The same objects as one JSON List, as the server applies them at bootstrap (it reads them
+ * from an SSM parameter the tenant stack writes, never from its user data): compact, within
+ * SSM's Standard tier. Pure.
+ */
+export function argocdManagerManifest(): string {
+  return JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() });
+}
+
 /** The edge-agent as every tenant runs it: on the server's host network, scaling NodeSets of the slurm namespace. */
 export function edgeAgentSharedValues(heartbeat: HeartbeatScope): Record<string, unknown> {
   // How its heartbeats prove the tenant: signed with its own role for central's STS (components/fleet/heartbeat.ts).

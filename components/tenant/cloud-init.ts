@@ -42,8 +42,12 @@ export interface ServerInit extends NodeInitCommon {
   readonly metrics: HostMetrics;
   /** Central ArgoCD's access to this cluster (push): its account, and where the server publishes its credential. */
   readonly argocd: {
-    /** The ServiceAccount, ClusterRole and binding ArgoCD acts as, as a JSON List (the fleet manages them after). */
-    readonly bootstrapManifest: string;
+    /**
+     * The SSM parameter (String) holding the ServiceAccount, ClusterRole and binding ArgoCD acts
+     * as, as a JSON List (the fleet manages them after): read at every run, so a change to the
+     * list reaches the server without a new user data, and so without replacing the server.
+     */
+    readonly manifestParameter: string;
     /** Central's secret for `{"bearerToken", "caData"}`. */
     readonly credentialSecretArn: string;
     readonly centralRegion: string;
@@ -287,12 +291,14 @@ export function argocdCredentialScript(init: ServerInit): string {
     "#!/bin/bash",
     "set -euo pipefail",
     "until k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
-    "k3s kubectl apply --server-side --force-conflicts --field-manager=clusterra-bootstrap -f /etc/clusterra/argocd-manager.json >/dev/null",
+    "umask 077",
+    "MANIFEST=$(mktemp)",
+    "CREDENTIAL=$(mktemp)",
+    "trap 'rm -f \"$MANIFEST\" \"$CREDENTIAL\"' EXIT",
+    `aws ssm get-parameter --region ${init.region} --name '${a.manifestParameter}' --query Parameter.Value --output text > "$MANIFEST"`,
+    `k3s kubectl apply --server-side --force-conflicts --field-manager=clusterra-bootstrap -f "$MANIFEST" >/dev/null`,
     `TOKEN=$(k3s kubectl -n ${a.serviceAccount.namespace} create token ${a.serviceAccount.name} --duration=${ARGOCD_TOKEN.lifetime})`,
     "CA=$(base64 -w0 /var/lib/rancher/k3s/server/tls/server-ca.crt)",
-    "umask 077",
-    "CREDENTIAL=$(mktemp)",
-    "trap 'rm -f \"$CREDENTIAL\"' EXIT",
     `printf '{"bearerToken":"%s","caData":"%s"}' "$TOKEN" "$CA" > "$CREDENTIAL"`,
     `aws secretsmanager put-secret-value --region ${a.centralRegion} --secret-id '${a.credentialSecretArn}' --secret-string "file://$CREDENTIAL" >/dev/null`,
     "",
@@ -346,7 +352,6 @@ export function tenantServerUserData(init: ServerInit): string {
       { path: "/usr/local/sbin/clusterra-boot", permissions: "0700", content: serverBootScript(init) },
       { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },
       { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM", "/usr/local/sbin/clusterra-publish", "k3s.service") },
-      { path: "/etc/clusterra/argocd-manager.json", permissions: "0600", content: init.argocd.bootstrapManifest },
       { path: "/usr/local/sbin/clusterra-argocd-credential", permissions: "0700", content: argocdCredentialScript(init) },
       {
         path: "/etc/systemd/system/clusterra-argocd-credential.service",

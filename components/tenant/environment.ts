@@ -22,7 +22,7 @@ import { EdgeAgentAccess } from "./edge-agent-access";
 import { FilesBucket } from "./files-bucket";
 import { clusterParameterNames, TenantK3sServer } from "./k3s-server";
 import { KarpenterInfra } from "./karpenter-infra";
-import { argocdManagerObjects } from "../fleet/tenant-cluster";
+import { argocdManagerManifest } from "../fleet/tenant-cluster";
 import { ARGOCD_MANAGER } from "../../facts/fleet";
 import { argocdCredentialPolicy, assumePodRolesStatement, ciliumOperatorStatements, efsClientStatements, karpenterControllerStatements, readSecureParameterStatements } from "./node-iam";
 import { SharedFileSystem } from "./shared-file-system";
@@ -229,8 +229,8 @@ export class TenantEnvironment extends pulumi.ComponentResource {
         },
         metrics: serverMetrics,
         argocd: {
-          // Compact: pretty-printed it was 5 KB of the server's user data, which EC2 caps at 16 KB (AWS_LIMITS.userData).
-          bootstrapManifest: JSON.stringify({ apiVersion: "v1", kind: "List", items: argocdManagerObjects() }),
+          // In an SSM parameter the server reads (not its user data, which EC2 caps at 16 KB).
+          manifest: argocdManagerManifest(),
           credentialSecretArn: keys.argocdClusterSecretArn,
           centralRegion: config.central.region,
           serviceAccount: { namespace: ARGOCD_MANAGER.namespace, name: ARGOCD_MANAGER.serviceAccount },

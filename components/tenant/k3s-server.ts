@@ -1,3 +1,4 @@
+import { AWS_LIMITS } from "../../facts/aws-limits";
 import * as pulumi from "@pulumi/pulumi";
 import type { HostMetrics } from "../observability/host-metrics";
 import * as ebs from "@pulumi/aws/ebs";
@@ -15,9 +16,9 @@ import { tenantServerUserData } from "./cloud-init";
 import { efsClientStatements, readSecureParameterStatements, sessionManagerStatements, writeSecureParameterStatements } from "./node-iam";
 
 /** SSM parameters of a tenant cluster: the join secret, the full join token, the kubeconfig. */
-export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string } {
+export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string; argocdManager: string } {
   const base = `${tenantParameterPath(environment, tenantId)}/k3s`;
-  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig` };
+  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig`, argocdManager: `${base}/argocd-manager` };
 }
 
 
@@ -59,7 +60,7 @@ export interface TenantK3sServerArgs extends AccountScope {
   /** Central ArgoCD's access (its account's objects as JSON, central's secret for the token). */
   /** Its disk use, published to central's account through the role central made for it. */
   readonly metrics: HostMetrics;
-  readonly argocd: { readonly bootstrapManifest: string; readonly credentialSecretArn: pulumi.Input<string>; readonly centralRegion: string; readonly serviceAccount: { readonly namespace: string; readonly name: string } };
+  readonly argocd: { readonly manifest: string; readonly credentialSecretArn: pulumi.Input<string>; readonly centralRegion: string; readonly serviceAccount: { readonly namespace: string; readonly name: string } };
 }
 
 /**
@@ -91,6 +92,9 @@ export class TenantK3sServer extends pulumi.ComponentResource {
       new ssm.Parameter(`${name}-${id}`, { name: parameter, type: "SecureString", keyId: args.kmsKeyArn, value: pulumi.secret(UNPUBLISHED), description }, { parent: this, ignoreChanges: ["value"] });
     const agentJoin = published("agent-join", params.agentJoin, "K3s agent join token with the server CA hash, published by the server");
     const kubeconfig = published("kubeconfig", params.kubeconfig, "K3s admin kubeconfig (server 127.0.0.1:6443), published by the server");
+    // Central ArgoCD's account on this cluster, read by the server at every credential run: a
+    // change to it reaches the server without touching its user data (no replacement). Not secret.
+    const argocdManager = new ssm.Parameter(`${name}-argocd-manager`, { name: params.argocdManager, type: "String", tier: Buffer.byteLength(args.argocd.manifest) <= AWS_LIMITS.ssmStandardParameter.max ? "Standard" : "Advanced", value: args.argocd.manifest, description: "central ArgoCD's account (argocd-manager), applied by the server" }, child);
 
     const role = new iam.Role(`${name}-role`, { name: tenantServerRoleName(args.environment, args.tenantId), description: `K3s server of ${args.clusterName}`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
     const nodePolicy = new iam.Policy(
@@ -99,14 +103,15 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         name: `${args.clusterName}-node`,
         description: `K3s server of ${args.clusterName}: Session Manager, its parameters, EFS`,
         policy: pulumi
-          .all([args.accountId, args.kmsKeyArn, agentToken.arn, agentJoin.arn, kubeconfig.arn, args.efs.fileSystemArn, args.efs.accessPointArn])
-          .apply(([accountId, key, token, join, kube, fsArn, apArn]) =>
+          .all([args.accountId, args.kmsKeyArn, agentToken.arn, agentJoin.arn, kubeconfig.arn, args.efs.fileSystemArn, args.efs.accessPointArn, argocdManager.arn])
+          .apply(([accountId, key, token, join, kube, fsArn, apArn, manager]) =>
             toJson(
               policyDocument(
                 ...sessionManagerStatements({ partition: args.partition, region: args.region, accountId }),
                 ...readSecureParameterStatements("AgentToken", token, key),
                 ...writeSecureParameterStatements("AgentJoin", join, key),
                 ...writeSecureParameterStatements("Kubeconfig", kube, key),
+                { Sid: "ArgoCdManagerRead", Effect: "Allow", Action: "ssm:GetParameter", Resource: manager },
                 ...efsClientStatements(fsArn, apArn),
               ),
             ),
@@ -139,7 +144,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         kubeconfigParameter: params.kubeconfig,
         maxPods: serverPodCapacity(instanceType),
         nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
-        argocd: { ...args.argocd, credentialSecretArn },
+        argocd: { credentialSecretArn, manifestParameter: params.argocdManager, centralRegion: args.argocd.centralRegion, serviceAccount: args.argocd.serviceAccount },
         metrics: args.metrics,
       }),
     );
