@@ -5,6 +5,7 @@
  * kubectl-validate as the API server would (unknown fields are errors), with the charts'
  * CRDs and the reference CRDs as local CRDs.
  */
+import { AWS_LIMITS } from "../facts/aws-limits";
 import { LOGIN_CAPABILITIES } from "../facts/control-plane";
 import { tenantClusterKinds } from "../components/fleet/tenant-entry";
 import { execFile } from "child_process";
@@ -234,6 +235,19 @@ export function tenantClusterKindProblems(objects: readonly { readonly kind: str
     .map((o) => ({ file: o.render.file, at: `Application/${o.render.application} renders ${o.kind}/${o.name}`, reason: `${o.apiVersion} ${o.kind} is not a kind ArgoCD caches of tenant clusters (TENANT_CLUSTER_NAMESPACED_RESOURCES or TENANT_CLUSTER_RESOURCES in components/fleet/tenant-entry.ts): it would be left out of the sync` }));
 }
 
+/**
+ * AWS's limits on what the fleet renders for AWS: an EC2NodeClass's user data becomes the
+ * launch template Karpenter makes for every worker, and EC2 refuses more than its limit
+ * (AWS_LIMITS.userData), node by node, at scale-up. Pure.
+ */
+export function renderedLimitProblems(objects: readonly { readonly kind: string; readonly name: string; readonly render: { readonly file: string; readonly application: string }; readonly object: Record<string, unknown> }[]): FleetProblem[] {
+  return objects.filter((o) => o.kind === "EC2NodeClass").flatMap((o) => {
+    const userData = (o.object.spec as { userData?: unknown } | undefined)?.userData;
+    const bytes = typeof userData === "string" ? Buffer.byteLength(userData, "utf8") : 0;
+    return bytes > AWS_LIMITS.userData.max ? [{ file: o.render.file, at: `Application/${o.render.application} renders EC2NodeClass/${o.name} spec.userData`, reason: `${bytes} bytes, over EC2's ${AWS_LIMITS.userData.max} (${AWS_LIMITS.userData.source}): Karpenter could launch no worker` }] : [];
+  });
+}
+
 export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
   const started = Date.now();
   const tenants = tenantVersions(root);
@@ -257,6 +271,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     })));
     problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB", "LoginSet"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
+    problems.push(...renderedLimitProblems(fleet.objects.filter((o) => o.kind === "EC2NodeClass").map((o) => ({ ...o, object: read(renderedDir, o).object }))));
     problems.push(...tenantClusterKindProblems(fleet.objects.filter((o) => o.render.server !== ARGOCD_IN_CLUSTER).map((o) => ({ ...o, apiVersion: String(read(renderedDir, o).object.apiVersion ?? "") }))));
     const crdDir = path.join(work, "crds");
     fs.mkdirSync(crdDir);

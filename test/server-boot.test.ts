@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NETWORKD_DROP_IN } from "../components/tenant/cloud-init";
+import { renderedLimitProblems } from "../cli/fleet-validate";
 import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
@@ -67,6 +68,13 @@ describe("the tenant server's first boot", function () {
       assert.equal(r.status, 0, r.stderr);
       assert.equal(fs.readFileSync(path.join(dir, NETWORKD_DROP_IN.file), "utf8"), "[Network]\nManageForeignRoutingPolicyRules=no\nManageForeignRoutes=no\n", who);
     }
+  });
+
+  it("fleet check holds a worker's user data (an EC2NodeClass's) to the same limit", () => {
+    const render = { file: "fleet/central/dev/tenants.yaml", application: "acme-cluster-manifests" };
+    const nodeClass = (userData: string) => ({ kind: "EC2NodeClass", name: "slurm-workers", render, object: { spec: { userData } } });
+    assert.deepEqual(renderedLimitProblems([nodeClass("#".repeat(AWS_LIMITS.userData.max))]), []);
+    assert.deepEqual(renderedLimitProblems([nodeClass("#".repeat(AWS_LIMITS.userData.max + 1))]).map((p) => p.at), ["Application/acme-cluster-manifests renders EC2NodeClass/slurm-workers spec.userData"]);
   });
 
   it("retries every package install instead of failing the boot at the first network error", async () => {
