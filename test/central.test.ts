@@ -10,7 +10,7 @@ import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
 import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
-import { byType, exampleFile, json, named, plan } from "./helpers";
+import { byType, exampleFile, json, named, needHelm, plan } from "./helpers";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
 function argoChartDefaults(): Record<string, unknown> | undefined {
@@ -299,7 +299,8 @@ describe("ArgoCD's bounds on the central host", () => {
 });
 
 describe("ArgoCD's repositories", () => {
-  it("declares, with OCI enabled, every registry a fleet Application pulls a chart from", () => {
+  it("declares, with OCI enabled, every registry a fleet Application pulls a chart from", function () {
+    needHelm(this); // the tenants' ApplicationSet is expanded with the tenant-entry chart
     const { ociRepositories } = require("../components/central/argocd-values") as typeof import("../components/central/argocd-values");
     const declared = new Set(Object.values(ociRepositories()).map((r) => r.url));
     const { fleetDocuments } = require("../cli/fleet-files") as typeof import("../cli/fleet-files");

@@ -6,8 +6,8 @@
  */
 import * as assert from "node:assert/strict";
 import { PROJECT_ROOT } from "../config";
-import { renderTenantAddOn, toolPath } from "../cli/fleet-render";
-import { byType, named, plan } from "./helpers";
+import { renderTenantAddOn } from "../cli/fleet-render";
+import { byType, named, needHelm, plan } from "./helpers";
 import { simulate } from "./sim-request";
 
 const ACCOUNT = "111122223333";
@@ -40,8 +40,7 @@ describe("cluster-api's listener certificate", function () {
   });
 
   it("reaches every tenant's edge-agent as its one trusted CA, from central's output", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const helm = needHelm(this);
     const central = await plan("central-dev");
     for (const tenant of ["acme", "globex"]) {
       // The agent as ArgoCD renders it: the CA and the endpoint come from the tenant's facts file.

@@ -7,7 +7,7 @@ import { parse } from "yaml";
 import { estimateCost } from "../cli/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
 import { PROJECT_ROOT, validateStack } from "../config";
-import { centralObjects, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
+import { centralObjects, exampleFile, exampleFiles, json, named, needHelm, plan, skipWithoutHelm, withValues } from "./helpers";
 import { simulate } from "./sim-request";
 
 describe("the central data volume follows its tenants", function () {
@@ -111,7 +111,7 @@ describe("accounting backups", function () {
 
   it("back up each tenant's accounting database daily by default, kept 14 days, on its own volume counted in central's disk", async function () {
     const docs = centralObjects("acme"); // as ArgoCD renders acme's objects on central
-    if (!docs) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    if (!docs) return skipWithoutHelm(this);
     const backup = docs.find((d) => d.kind === "Backup");
     assert.deepEqual(backup?.spec?.mariaDbRef, { name: "mariadb" });
     assert.deepEqual(backup?.spec?.schedule, { cron: "15 2 * * *" });
@@ -162,7 +162,8 @@ describe("upgrades", function () {
     }
   });
 
-  it("sync a tenant's slurmd after its control plane (slurmdbd and slurmctld first)", async () => {
+  it("sync a tenant's slurmd after its control plane (slurmdbd and slurmctld first)", async function () {
+    needHelm(this); // the tenants' ApplicationSet is expanded with the tenant-entry chart
     const { fleetDocuments } = await import("../cli/fleet-files");
     const generated = fleetDocuments(PROJECT_ROOT).documents.filter((d) => d.generated);
     // Each tenant's RollingSync step: slurmd's after its control plane's, every canary step before the general wave's.

@@ -11,7 +11,7 @@ import { admissionPolicyProblems, checkAgainstCharts, ignoredValueProblems, miss
 import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
-import { clusterObjects, entryObjects } from "./helpers";
+import { clusterObjects, entryObjects, needHelm } from "./helpers";
 
 const APPSET = "fleet/central/dev/tenants.yaml";
 const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
@@ -83,7 +83,8 @@ describe("the fleet against the real charts", function () {
   });
   afterEach(() => root && fs.rmSync(root, { recursive: true, force: true }));
 
-  it("resolves an Application as ArgoCD would: release, namespace, $values file, the tenant cluster's Kubernetes", () => {
+  it("resolves an Application as ArgoCD would: release, namespace, $values file, the tenant cluster's Kubernetes", function () {
+    needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
     const { renders, problems } = helmRenders(root, charts as string);
     assert.deepEqual(problems, []);
     assert.equal(renders.length, 1);
@@ -94,7 +95,8 @@ describe("the fleet against the real charts", function () {
     );
   });
 
-  it("names the Application whose chart version has no chart", () => {
+  it("names the Application whose chart version has no chart", function () {
+    needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
     edit(root, APPSET, (d) => { row(d, "slurm").version = "1.2.2"; });
     const { renders, problems } = helmRenders(root, charts as string);
     assert.equal(renders.length, 0);
@@ -109,13 +111,15 @@ describe("the fleet against the real charts", function () {
     assert.deepEqual(missingPinnedCharts(partial).map((p) => `${p.file}: ${p.at}: ${p.reason}`), [`facts/charts.ts: CHARTS.karpenterCrd: karpenter-crd ${CHARTS.karpenterCrd.version} has no chart in ${partial} (no karpenter-crd-${CHARTS.karpenterCrd.version}/Chart.yaml)`]);
   });
 
-  it("passes every committed values file: each key is in the chart's values.yaml or read by its templates", () => {
+  it("passes every committed values file: each key is in the chart's values.yaml or read by its templates", function () {
+    needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
     const { renders } = helmRenders(PROJECT_ROOT, charts as string);
     assert.ok(renders.length > 20, `${renders.length} Helm sources`);
     assert.deepEqual(ignoredValueProblems(PROJECT_ROOT, renders), []);
   });
 
-  it("catches a misspelled values key at the top, in a chart's section and in a NodeSet entry", () => {
+  it("catches a misspelled values key at the top, in a chart's section and in a NodeSet entry", function () {
+    needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
     const values = parse(fs.readFileSync(path.join(PROJECT_ROOT, SLURM_VALUES), "utf8"));
     const nodeSet = Object.keys(values.nodesets)[0];
     values.controler = { external: true };
@@ -131,8 +135,7 @@ describe("the fleet against the real charts", function () {
   });
 
   it("renders the Application with Helm: one NodeSet per entry, in the release's namespace, one file per object", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const helm = needHelm(this);
     const out = path.join(root, "rendered");
     const { renders } = helmRenders(root, charts as string);
     const { objects, problems } = await renderCharts(helm, renders, out);
@@ -149,8 +152,7 @@ describe("the fleet against the real charts", function () {
   });
 
   it("names central's slurmctld as the customer cluster's Service does: <Controller>-controller.<namespace>", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const helm = needHelm(this);
     const small = appsRepo(["control-plane"], [shared("control-plane"), "fleet/tenants/dev/acme/control-plane/values/slurm.yaml"]);
     try {
       const { renders } = helmRenders(small, charts as string);
@@ -168,8 +170,7 @@ describe("the fleet against the real charts", function () {
   });
 
   it("knows the APIs a cluster serves from the CRDs the fleet installs there, to pass them to Helm as ArgoCD does", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const helm = needHelm(this);
     const small = appsRepo(["slurm-operator-crds"], [shared("slurm-operator-crds")]);
     try {
       const { renders } = helmRenders(small, charts as string);
@@ -184,8 +185,7 @@ describe("the fleet against the real charts", function () {
   });
 
   it("refuses values against a chart's values.schema.json (Helm's own check)", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const helm = needHelm(this);
     const valuesFile = shared("external-secrets");
     const small = appsRepo(["external-secrets"], [valuesFile]);
     try {
@@ -238,8 +238,7 @@ describe("kubectl-validate's verdicts, as the API server would give them", () =>
 
 describe("clusterra fleet render's output folder", () => {
   it("is never a folder of something else: a non-empty folder without a render's marker is refused and kept", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    needHelm(this);
     const out = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-render-out-"));
     fs.writeFileSync(path.join(out, "notes.txt"), "mine\n");
     const errors: string[] = [];

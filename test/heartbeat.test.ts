@@ -5,11 +5,11 @@
  * its account, admits the session of that tenant's planned edge-agent role and no other's.
  */
 import * as assert from "node:assert/strict";
-import { renderTenantAddOn, toolPath } from "../cli/fleet-render";
+import { renderTenantAddOn } from "../cli/fleet-render";
 import { heartbeatSigning, heartbeatVerification } from "../components/fleet/heartbeat";
 import { PROJECT_ROOT } from "../config";
 import { HEARTBEAT_AUTH } from "../facts/contract";
-import { byType, plan } from "./helpers";
+import { byType, needHelm, plan } from "./helpers";
 
 /** cluster-api's match: the template filled, its one `*` any run of characters. */
 function matches(template: string, tenant: string, account: string, arn: string): boolean {
@@ -51,8 +51,7 @@ describe("heartbeats: each edge-agent proves its tenant with its own role", func
   });
 
   it("reaches the agent's and cluster-api's environments as the charts render them", async function () {
-    const helm = toolPath(PROJECT_ROOT, "helm");
-    if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    const helm = needHelm(this);
     const objects = renderTenantAddOn(PROJECT_ROOT, helm, "dev", "acme", "edge-agent") as { kind: string; spec?: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }[];
     const env = new Map(objects.find((o) => o.kind === "Deployment")?.spec?.template.spec.containers[0].env.map((e) => [e.name, e.value]));
     assert.equal(env.get("HEARTBEAT_AUTH"), HEARTBEAT_AUTH.scheme);

@@ -95,3 +95,17 @@ export function entryObjects(tenant: string, root = PROJECT_ROOT): any[] | undef
   if (fleet.skipped) return undefined;
   return fleet.documents.filter((d) => d.renderedBy === `${tenant}-entry`).map((d) => d.object);
 }
+
+/**
+ * Helm, for a test that needs it: run by hand without it, the test is skipped (install-tools
+ * makes it); in CI (`CI` set) its absence is a failure, never a silent skip.
+ */
+export function needHelm(ctx: Mocha.Context): string {
+  return toolPath(PROJECT_ROOT, "helm") ?? skipWithoutHelm(ctx);
+}
+
+/** For a test whose render needs Helm and got none: a failure in CI, else skipped (`bash scripts/install-tools` makes Helm). */
+export function skipWithoutHelm(ctx: Mocha.Context): never {
+  if (process.env.CI) throw new Error("helm is not installed: CI runs `bash scripts/install-tools` before the tests");
+  return ctx.skip();
+}

@@ -22,7 +22,7 @@ import { planTopology } from "../journey/slurm/topology";
 import { capabilitySet } from "../journey/slurm/journey";
 import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/slurm/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
-import { plan } from "./helpers";
+import { needHelm, plan } from "./helpers";
 
 function resource(type: string, name: string, outputs: Record<string, unknown>): DeploymentResource {
   return { urn: `urn:pulumi:s::clusterra::${type}::${name}`, custom: true, type, outputs };
@@ -210,7 +210,8 @@ describe("Slurm journey: Kubernetes NAT", () => {
 describe("Slurm journey: the world from the plans and the fleet", function () {
   this.timeout(120000);
 
-  it("derives addresses, groups and slurm.conf from central-dev, tenant-acme-dev and tenant-globex-dev", async () => {
+  it("derives addresses, groups and slurm.conf from central-dev, tenant-acme-dev and tenant-globex-dev", async function () {
+    needHelm(this); // the world renders the tenants' objects from their facts
     const world = journeyWorld({ central: await plan("central-dev"), tenant: await plan("tenant-acme-dev"), other: await plan("tenant-globex-dev") });
     assert.deepEqual(worldProblems(world), []);
     assert.equal(world.tenant.nodePort, slurmctldNodePort("acme"));

@@ -3,7 +3,7 @@ import { formatIssues, validateStack } from "../config";
 import type { ConfigIssue } from "../config/types";
 import { ownPortConflict, portConflicts } from "../config/tenant-ports";
 import { controlPlaneExtraConf, type ControlPlaneFacts } from "../components/fleet/control-plane";
-import { centralObjects } from "./helpers";
+import { centralObjects, skipWithoutHelm } from "./helpers";
 import { flowPortLabel, flowPorts, NODE_PORT_RANGE, PEERING_FLOWS, portRangesOverlap, slurmctldNodePort, SRUN_PORT_BLOCK_SIZE, srunPortBlock } from "../facts/contract";
 import { slinkyLoginPodLabels } from "../facts/fleet";
 import { SERVER_FLOWS } from "../components/tenant/cluster-security-groups";
@@ -84,7 +84,7 @@ describe("srun port blocks (central's fleet)", () => {
 
   it("forwards each port of the block to the same port of the login pod, keeping the client's address", function () {
     const objects = centralObjects("acme"); // acme's, rendered from its facts as ArgoCD renders them
-    if (!objects) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    if (!objects) return skipWithoutHelm(this);
     const svc = objects.find((o) => o.kind === "Service" && o.metadata.name === "srun-peering");
     assert.equal(svc.spec?.type, "NodePort");
     assert.equal(svc.spec?.externalTrafficPolicy, "Local");
@@ -96,7 +96,7 @@ describe("srun port blocks (central's fleet)", () => {
   it("gives srun the block in the served slurm.conf, and admits only the tenant's VPC on it to the login pod", function () {
     assert.match(controlPlaneExtraConf(facts), /^SrunPortRange=32730-32739$/m);
     const objects = centralObjects("acme");
-    if (!objects) return this.skip(); // run `bash scripts/install-tools` (CI does)
+    if (!objects) return skipWithoutHelm(this);
     const policy = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "srun-from-tenant-vpc");
     assert.deepEqual(policy?.spec?.podSelector, { matchLabels: slinkyLoginPodLabels() });
     assert.deepEqual(policy?.spec?.ingress, [{ from: [{ ipBlock: { cidr: "10.16.0.0/20" } }], ports: [{ protocol: "TCP", port: 32730, endPort: 32739 }] }]);

@@ -24,7 +24,7 @@ import { CLUSTER_INTERNAL_FLOWS } from "../facts/cluster-flows";
 import { INTERRUPTION_RULES } from "../facts/karpenter";
 import { WORKER_NODE } from "../facts/tenant-cluster";
 import type { PlanResult } from "../cli/plan";
-import { byType, centralObjects, clusterObjects, exampleFile, exampleFiles, json, named, plan, withValues } from "./helpers";
+import { byType, centralObjects, clusterObjects, exampleFile, exampleFiles, json, named, plan, skipWithoutHelm, withValues } from "./helpers";
 import { decide } from "../cli/iam-sim";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
@@ -346,7 +346,7 @@ describe("the customer side of a tenant stack", function () {
     it("join Karpenter's workers with the published join token, the aws:/// providerID, the unregistered taint and hop limit 1", function () {
       // Rendered at sync time from the committed facts (the same as the plan's: see "fleet/ in git").
       const objects = clusterObjects("acme");
-      if (!objects) return this.skip(); // run `bash scripts/install-tools` (CI does)
+      if (!objects) return skipWithoutHelm(this);
       const nodeClass = objects.find((o) => o.kind === "EC2NodeClass");
       assert.equal(nodeClass.spec.amiFamily, "Custom");
       assert.deepEqual(nodeClass.spec.metadataOptions.httpPutResponseHopLimit, 1);
@@ -369,7 +369,7 @@ describe("the customer side of a tenant stack", function () {
 
     it("give every shape a NodePool (Spot falls back to on-demand) and every shape x size a NodeSet that fits its worker, at 0 replicas", function () {
       const objects = clusterObjects("acme");
-      if (!objects) return this.skip(); // run `bash scripts/install-tools` (CI does)
+      if (!objects) return skipWithoutHelm(this);
       const pools = objects.filter((o) => o.kind === "NodePool");
       assert.deepEqual(pools.map((p) => p.metadata.name), ["cpu", "himem"]);
       const req = (p: any, key: string) => p.spec.template.spec.requirements.find((r: any) => r.key === key)?.values;
@@ -412,7 +412,7 @@ describe("the customer side of a tenant stack", function () {
 
     it("deliver the keys from central through External Secrets with the tenant's role, and put no secret in git", function () {
       const objects = clusterObjects("acme");
-      if (!objects) return this.skip(); // run `bash scripts/install-tools` (CI does)
+      if (!objects) return skipWithoutHelm(this);
       const store = objects.find((o) => o.kind === "SecretStore");
       const externals = objects.filter((o) => o.kind === "ExternalSecret");
       assert.deepEqual(store.spec.provider.aws, { service: "SecretsManager", region: "us-east-1", role: acme.outputs.externalSecretsRoleArn });
