@@ -208,10 +208,13 @@ export function contractTable(): string {
 /**
  * How an edge-agent proves to cluster-api which tenant it is: with its own role in the tenant's
  * account, never a shared secret. Each heartbeat carries an STS GetCallerIdentity request the
- * agent signed (SigV4) with that role's credentials for central's regional STS endpoint, the
- * audience and the SHA-256 of the heartbeat's body among the signed headers. cluster-api
- * refuses a heartbeat unless: the audience is its own; the digest is the body's; the signature
- * is younger than maxAgeSeconds; it has sent that request (method, headers and body as signed,
+ * agent signed (SigV4) with that role's credentials for central's regional STS endpoint and
+ * region (not the agent's own region), the audience and the SHA-256 of the heartbeat's body
+ * among the signed headers. cluster-api refuses a heartbeat unless: the Authorization header's
+ * SignedHeaders include host, x-amz-date, the audience and the digest headers (STS ignores a
+ * header it was not asked to sign, so an unsigned one proves nothing), and host is its own
+ * endpoint's; the audience is its own; the digest is the body's; the signature is younger than
+ * maxAgeSeconds and not seen before (a replay cache for that long); it has sent that request (method, headers and body as signed,
  * to its own configured endpoint, never a URL the request names) to STS, which answered; and
  * the caller STS names matches the caller template with the tenant the heartbeat claims and that
  * tenant's account from cluster-api's tenants table. A tenant can assume only roles in its own

@@ -57,6 +57,8 @@ describe("heartbeats: each edge-agent proves its tenant with its own role", func
     assert.equal(env.get("HEARTBEAT_AUTH"), HEARTBEAT_AUTH.scheme);
     assert.equal(env.get("HEARTBEAT_AUDIENCE"), heartbeatSigning(scope).audience);
     assert.equal(env.get("HEARTBEAT_STS_ENDPOINT"), heartbeatSigning(scope).stsEndpoint);
+    // Signed for central's region, not the agent's own (AWS_REGION), or STS refuses the scope.
+    assert.equal(env.get("HEARTBEAT_STS_REGION"), scope.region);
     assert.equal(env.get("HEARTBEAT_BODY_DIGEST_HEADER"), HEARTBEAT_AUTH.bodyDigestHeader);
   });
 });

@@ -195,13 +195,15 @@ export function argocdPriorityClass(): Record<string, unknown> {
 }
 
 export function argocdValues(environment: string): Record<string, unknown> {
-  const bounded = (r: HostReservation, factor: number = ARGOCD_MEMORY_LIMIT_FACTOR.other) => ({ resources: argocdResources(r, factor) });
+  // Each long-running component in ARGOCD_PRIORITY's class, set per component: not globally, which
+  // would reach the chart's redis-secret-init Job, a pre-install hook that runs before the release
+  // has made the class (Helm would wait on a Job whose pods are refused, and roll the install back).
+  const bounded = (r: HostReservation, factor: number = ARGOCD_MEMORY_LIMIT_FACTOR.other) => ({ resources: argocdResources(r, factor), priorityClassName: ARGOCD_PRIORITY.name });
   return {
     global: {
       logging: { format: "json" },
       // The chart's policies admit metrics from every namespace: ours instead (extraObjects).
       networkPolicy: { create: false },
-      priorityClassName: ARGOCD_PRIORITY.name,
       securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
     },
     configs: {

@@ -25,6 +25,8 @@ export function heartbeatSigning(s: HeartbeatScope): Record<string, string | num
     audienceHeader: HEARTBEAT_AUTH.audienceHeader,
     bodyDigestHeader: HEARTBEAT_AUTH.bodyDigestHeader,
     stsEndpoint: serviceEndpoint("sts", s.region, s.partition),
+    // The region the signature is scoped to: central's, whatever region the agent runs in.
+    stsRegion: s.region,
   };
 }
 
