@@ -23,6 +23,8 @@ export interface ChartModel {
   readonly fields: ReadonlySet<string>;
   /** Fields of a loop variable the templates take whole (`toYaml $nodeset.podSpec`). */
   readonly wholeFields: ReadonlySet<string>;
+  /** Fields dug out of a loop variable into one handed straight to a named template (`$login := $loginset | dig "login" dict`, `include "..." $login`): whole even where values.yaml lists some of their keys. */
+  readonly dugWhole: ReadonlySet<string>;
   /** Subcharts by the key their values sit under (name or alias). */
   readonly subcharts: ReadonlyMap<string, ChartModel>;
 }
@@ -66,6 +68,8 @@ export function chartModel(chartDir: string): ChartModel {
   // Only an action that is an assignment (`{{ $c := ... }}`), never `range $k, $v := ...`, whose entries are checked as a collection.
   const assigned = [...text.matchAll(new RegExp(`\\{\\{-?\\s*\\$(${ident})\\s*:=([^}]*)`, "g"))].map((m) => ({ name: m[1], expr: m[2] }));
   const included = new Set([...text.matchAll(new RegExp(`\\binclude\\s+"[^"]+"\\s+\\$(${ident})\\b`, "g"))].map((m) => m[1]));
+  const handedStraight = new Set(included);
+  const dugWhole = new Set<string>();
   for (let grew = true; grew; ) {
     grew = false;
     for (const a of assigned) {
@@ -77,9 +81,9 @@ export function chartModel(chartDir: string): ChartModel {
     if (!included.has(a.name)) continue;
     const m = new RegExp(`^\\s*\\.Values((?:\\.${ident})+)(?![.A-Za-z0-9_])`).exec(a.expr);
     if (m) whole.add(m[1].slice(1));
-    // `$login := $loginset | dig "login" dict`, handed whole: that field of a loop variable taken whole.
+    // `$login := $loginset | dig "login" dict`, handed straight to a template: that field of a loop variable taken whole.
     const dug = new RegExp(`^\\s*\\$${ident}\\s*\\|\\s*dig\\s+"(${ident})"`).exec(a.expr);
-    if (dug) wholeFields.add(dug[1]);
+    if (dug && handedStraight.has(a.name)) dugWhole.add(dug[1]);
   }
   // `with .Values.a` ... `toYaml .` before its end: a taken whole.
   for (const m of text.matchAll(new RegExp(`\\{\\{-?\\s*with\\s+\\$?\\.Values((?:\\.${ident})+)\\s*-?\\}\\}([\\s\\S]*?)\\{\\{-?\\s*end`, "g"))) {
@@ -98,7 +102,7 @@ export function chartModel(chartDir: string): ChartModel {
       for (const d of deps) if (d.name === name && d.alias) subcharts.set(d.alias, model);
     }
   }
-  const model = { defaults, reads, whole, ranged, fields, wholeFields, subcharts };
+  const model = { defaults, reads, whole, ranged, fields, wholeFields, dugWhole, subcharts };
   models.set(chartDir, model);
   return model;
 }
@@ -127,7 +131,7 @@ export function ignoredValues(chart: ChartModel, values: Record<string, unknown>
         if (isMap(value)) ignored.push(...ignoredValues(chart.subcharts.get(key) as ChartModel, value).map((s) => `${key}.${s}`));
         continue;
       }
-      if (inCollection && chart.wholeFields.has(key)) continue;
+      if (inCollection && ((!has && chart.wholeFields.has(key)) || chart.dugWhole.has(key))) continue;
       if (has || readBelow(p) || (inCollection && chart.fields.has(key))) {
         if (!isMap(value)) continue;
         if (chart.ranged.has(p)) {
