@@ -37,8 +37,8 @@ export const CENTRAL_HOST_NUMBER = 10;
 
 /**
  * ArgoCD's pods' PriorityClass on central: below every tenant's control plane (their pods take
- * the default, 0), so under memory pressure the kubelet evicts ArgoCD before a tenant's
- * slurmctld, and the scheduler may preempt it for one; ArgoCD itself never preempts.
+ * the default, 0). Among pods over their requests the kubelet evicts the lower priority first,
+ * and the scheduler may preempt ArgoCD for a tenant's pod; ArgoCD itself never preempts.
  */
 export const ARGOCD_PRIORITY = { name: "clusterra-gitops", value: -1000 } as const;
 

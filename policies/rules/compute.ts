@@ -249,7 +249,7 @@ export function userDataBytes(type: string, field: string, value: string): numbe
 }
 
 export const ec2UserDataWithinLimit = resourcePolicy("ec2-user-data-within-limit", {
-  description: `User data of instances, spot requests, launch configurations and launch templates is at most ${AWS_LIMITS.userData.max} bytes before base64: EC2 refuses more (${AWS_LIMITS.userData.source}), so the launch fails at deploy time.`,
+  description: `User data of instances, spot requests, launch configurations and launch templates is at most ${AWS_LIMITS.userData.max} bytes before base64: EC2 refuses more (${AWS_LIMITS.userData.source}), so the launch fails at deploy time. Checked wherever the user data is known (clusterra plan, pulumi up); a preview with unknown parts skips it.`,
   remediation: "keep in user data only what the instance alone can know; fetch the rest at boot with the instance role (SSM, S3), or compact it (JSON without indentation, gzip with cloud-init's gz+b64)",
   types: [INSTANCE, LAUNCH_TEMPLATE, SPOT_INSTANCE_REQUEST, LAUNCH_CONFIGURATION],
   validate: (args, report) => {
