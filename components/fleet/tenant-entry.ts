@@ -56,9 +56,10 @@ export const TENANT_CLUSTER_RESOURCES = [
 /**
  * Namespaced kinds the add-ons of a customer cluster create. With TENANT_CLUSTER_RESOURCES,
  * the only kinds ArgoCD's cache of a tenant cluster holds (resource.inclusions on central):
- * a tenant's API server decides what it returns, so pods, events, leases and whatever else it
- * makes never reach central's application controller. `fleet check --render` refuses a tenant
- * cluster's rendered object of any other kind (ArgoCD would leave it out of the sync).
+ * pods, events, leases and the rest stay out of central's application controller. Hygiene, not
+ * a bound: these kinds are cached cluster-wide, and a tenant's API server may return as many of
+ * them as it likes. `fleet check --render` refuses a tenant cluster's rendered object of any
+ * other kind (ArgoCD would leave it out of the sync).
  */
 export const TENANT_CLUSTER_NAMESPACED_RESOURCES = [
   { group: "", kind: "ConfigMap" },
