@@ -5,6 +5,7 @@
  * namespace on their ports, the tenant's own VPC on slurmd's port, the cluster's DNS). A
  * policy that allows more, or a pod the fleet does not know, is a problem. Pure.
  */
+import { NAMESPACE_NAME_LABEL } from "../facts/fleet";
 import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, type ControlPlanePod } from "../facts/control-plane";
 import { SLURM_PORTS } from "../facts/contract";
 import type { FleetProblem } from "./fleet-files";
@@ -64,7 +65,7 @@ function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], 
     return ports.every((p) => tcp(p) && Number(p.port) === SLURM_PORTS.slurmd && !p.endPort) ? [] : [`to ${cidr} on ${portText}: only TCP/${SLURM_PORTS.slurmd} (slurmd)`];
   }
   if (peer.namespaceSelector) {
-    const dns = allowed.dns && sameLabels(peer.namespaceSelector.matchLabels, { "kubernetes.io/metadata.name": CLUSTER_DNS.namespace }) && sameLabels(peer.podSelector?.matchLabels, CLUSTER_DNS.labels);
+    const dns = allowed.dns && sameLabels(peer.namespaceSelector.matchLabels, { [NAMESPACE_NAME_LABEL]: CLUSTER_DNS.namespace }) && sameLabels(peer.podSelector?.matchLabels, CLUSTER_DNS.labels);
     if (!dns) return [`to another namespace (${JSON.stringify(peer.namespaceSelector.matchLabels ?? {})}${peer.podSelector ? ` pods ${JSON.stringify(peer.podSelector.matchLabels ?? {})}` : ""}): only ${allowed.dns ? "the cluster's DNS" : "nothing"} outside the namespace`];
     return ports.every((p) => Number(p.port) === CLUSTER_DNS.port && !p.endPort) ? [] : [`to the cluster's DNS on ${portText}: only port ${CLUSTER_DNS.port}`];
   }

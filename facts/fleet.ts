@@ -155,6 +155,9 @@ export function tenantsApplicationSetPath(environment: string): string {
  */
 export const SYNC_RETRY = { limit: 10, backoff: { duration: "30s", factor: 2, maxDuration: "10m" }, refresh: true } as const;
 
+/** The label Kubernetes puts on every namespace with its name: what a namespaceSelector names one by. */
+export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
+
 /** Where an operator's metrics scraper runs on central: the one namespace ArgoCD's metrics admit (components/central/argocd-network-policies.ts). */
 export const MONITORING_NAMESPACE = "monitoring";
 

@@ -8,7 +8,7 @@
  * Rendered by the chart itself (`extraObjects`), so every install of the release carries them.
  */
 import { ARGOCD_CHART } from "../../facts/versions";
-import { MONITORING_NAMESPACE } from "../../facts/fleet";
+import { MONITORING_NAMESPACE, NAMESPACE_NAME_LABEL } from "../../facts/fleet";
 
 /** ArgoCD's components that run on central, by the chart's component name, with the container ports (by name) others may open. */
 const COMPONENTS = {
@@ -33,7 +33,7 @@ const WITH_METRICS: readonly Component[] = ["application-controller", "repo-serv
 /** The policies, as the chart's extraObjects. Pure. */
 export function argocdNetworkPolicies(): Record<string, unknown>[] {
   const policy = (name: string, spec: Record<string, unknown>) => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name, namespace: ARGOCD_CHART.namespace }, spec });
-  const monitoring = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": MONITORING_NAMESPACE } } };
+  const monitoring = { namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: MONITORING_NAMESPACE } } };
   return [
     policy("default-deny-ingress", { podSelector: {}, policyTypes: ["Ingress"] }),
     ...(Object.keys(COMPONENTS) as Component[]).map((c) => {

@@ -6,6 +6,7 @@
  * Secrets Manager; the tenant's own NodePorts on the central host (slurmctld, and its srun
  * block to the login); NetworkPolicies that admit no other tenant. Pure: the same facts give byte-identical files.
  */
+import { NAMESPACE_NAME_LABEL } from "../../facts/fleet";
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
 import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, INIT_CONTAINER_RESOURCES, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, LOGIN_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
@@ -366,7 +367,7 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
         podSelector: { matchLabels: { ...MARIADB_POD_LABELS } },
         policyTypes: ["Ingress"],
         ingress: [{
-          from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": mariadbOperatorNamespace() } }, podSelector: { matchLabels: { ...MARIADB_OPERATOR_POD_LABELS } } }],
+          from: [{ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: mariadbOperatorNamespace() } }, podSelector: { matchLabels: { ...MARIADB_OPERATOR_POD_LABELS } } }],
           ports: [{ protocol: "TCP", port: ACCOUNTING_DATABASE.port }],
         }],
       }),

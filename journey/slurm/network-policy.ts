@@ -8,6 +8,7 @@
  * the node itself (`input`: its API server, the instance metadata service). Every drop is
  * counted and its flow recorded, so the journey names what was refused. Pure: objects in, text out.
  */
+import { NAMESPACE_NAME_LABEL } from "../../facts/fleet";
 import { DROPS } from "./nft";
 
 export const POLICY_TABLE = "netpol";
@@ -82,8 +83,6 @@ export function policyTypes(p: NetworkPolicyObject): string[] {
   return ["Ingress", ...(p.spec.egress && p.spec.egress.length > 0 ? ["Egress"] : [])];
 }
 
-/** The namespace label every namespace carries, by which a namespaceSelector names one. */
-const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
 
 /** The addresses one peer admits: a set of pods, or a CIDR (less its exceptions). */
 function peerMatch(peer: PolicyPeer, namespace: string, pods: readonly PolicyPod[], field: string): { match: string } | { why: string } {
