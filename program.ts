@@ -4,11 +4,12 @@
  * offline, under `clusterra plan`.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { configFromRuntime } from "./config";
+import { configFromRuntime, PROJECT_ROOT } from "./config";
 import type { StackConfig } from "./config/types";
 
-export async function clusterraProgram(): Promise<Record<string, unknown>> {
-  const config = configFromRuntime(pulumi.getStack(), pulumi.runtime.allConfig());
+/** `root`: the repository whose stack files the cross-stack checks read (a plan may name another). */
+export async function clusterraProgram(root = PROJECT_ROOT): Promise<Record<string, unknown>> {
+  const config = configFromRuntime(pulumi.getStack(), pulumi.runtime.allConfig(), root);
   return buildStack(config);
 }
 

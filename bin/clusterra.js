@@ -1,8 +1,54 @@
 #!/usr/bin/env node
 // The CLI runs precompiled JavaScript: `npm run build` (tsc -b) produces dist/.
 // Exit through process.exitCode, never process.exit(): piped output must drain first.
+const crypto = require("crypto");
+const fs = require("fs");
 const path = require("path");
+const { spawnSync } = require("child_process");
 const INTERNAL_ERROR = 3;
+const ROOT = path.join(__dirname, "..");
+
+/**
+ * The project's sources whose text differs from what dist/ was built from. tsc -b records
+ * each source's SHA-256 in dist/.tsbuildinfo; a checkout, a pull or an edit without a build
+ * leaves dist/ stale, and a stale CLI would write an old fleet. Undefined: nothing built yet.
+ */
+function changedSources() {
+  let info;
+  try {
+    info = JSON.parse(fs.readFileSync(path.join(ROOT, "dist", ".tsbuildinfo"), "utf8"));
+  } catch {
+    return undefined;
+  }
+  const changed = [];
+  info.fileNames.forEach((name, i) => {
+    if (name.includes("node_modules/")) return;
+    const file = path.join(ROOT, "dist", name);
+    const version = typeof info.fileInfos[i] === "string" ? info.fileInfos[i] : info.fileInfos[i].version;
+    let text;
+    try {
+      text = fs.readFileSync(file);
+    } catch {
+      return changed.push(`${path.relative(ROOT, file)} (removed)`);
+    }
+    if (crypto.createHash("sha256").update(text).digest("hex") !== version) changed.push(path.relative(ROOT, file));
+  });
+  return changed;
+}
+
+/** Rebuilds dist/ when a source changed since the last build; false when the build fails. */
+function upToDate() {
+  const changed = changedSources();
+  if (!changed || changed.length === 0) return true;
+  const shown = changed.slice(0, 3).join(", ") + (changed.length > 3 ? ` and ${changed.length - 3} more` : "");
+  console.error(`clusterra: ${changed.length} source file(s) changed since dist/ was built (${shown}); rebuilding with tsc -b`);
+  const tsc = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc", { paths: [ROOT] }), "-b"], { cwd: ROOT, stdio: "inherit" });
+  if (tsc.status !== 0) {
+    console.error("clusterra: the build failed (above); nothing was run");
+    return false;
+  }
+  return true;
+}
 
 function loadCli() {
   const entry = path.join(__dirname, "..", "dist", "cli", "main.js");
@@ -20,7 +66,7 @@ function loadCli() {
   }
 }
 
-const cli = loadCli();
+const cli = upToDate() ? loadCli() : undefined;
 if (!cli) {
   process.exitCode = INTERNAL_ERROR;
 } else {

@@ -4,12 +4,12 @@
  */
 import * as path from "path";
 import { Command, CommanderError } from "commander";
-import { ConfigError, PROJECT_ROOT, readAllStackFiles } from "../config";
+import { ConfigError, PROJECT_ROOT, readAllStackFiles, tenantsFromStackFiles } from "../config";
 import { formatGrowth } from "./capacity";
 import { estimateCost, formatCost, writeCostFile } from "./cost";
 import { diagramContext, writeDiagram } from "./diagram";
 import { countByType, planStack, writePlan } from "./plan";
-import { checkDeployment, formatReport, runPolicyCommand, tenantsFromStackFiles, type PolicyReport } from "./policy";
+import { checkDeployment, formatReport, runPolicyCommand, type PolicyReport } from "./policy";
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
 
@@ -24,7 +24,13 @@ export function policySummary(report: PolicyReport): string {
   return `${verdict}: ${report.policies} policies ran over ${report.resources} resources, ${outcome}`;
 }
 
-export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s + "\n"), err: (s: string) => void = (s) => process.stderr.write(s + "\n")): Promise<number> {
+export async function main(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s + "\n"),
+  err: (s: string) => void = (s) => process.stderr.write(s + "\n"),
+  /** The repository the commands act on: its stacks/ and fleet/. */
+  root = PROJECT_ROOT,
+): Promise<number> {
   let exitCode: number = EXIT.ok;
   const program = new Command("clusterra")
     .description("Managed Slurm on AWS: plan stacks offline and check them against the policy pack")
@@ -51,9 +57,9 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         exitCode = EXIT.usage;
         return;
       }
-      const outDir = path.resolve(opts.out ?? path.join(PROJECT_ROOT, ".clusterra", "plan", opts.stack));
+      const outDir = path.resolve(opts.out ?? path.join(root, ".clusterra", "plan", opts.stack));
       try {
-        const result = await planStack({ stack: opts.stack, configFile: opts.configFile }, opts.writeFleet ? PROJECT_ROOT : path.join(outDir, "fleet-root"));
+        const result = await planStack({ stack: opts.stack, configFile: opts.configFile, root }, opts.writeFleet ? root : path.join(outDir, "fleet-root"));
         writePlan(outDir, result);
         const resources = result.deployment.deployment.resources;
         out(`stack ${result.config.stack} (${result.config.kind}, ${result.config.environment}, ${result.config.region})`);
@@ -63,7 +69,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         if (result.fleetFiles.length) out(`fleet files (${result.fleetFiles.length}):\n${result.fleetFiles.map((f) => `  ${f}`).join("\n")}`);
         const cost = estimateCost(result.deployment);
         out(formatCost(cost, result.config.region));
-        const stackFiles = readAllStackFiles();
+        const stackFiles = readAllStackFiles(root);
         const growth = formatGrowth(result.config, cost, stackFiles, result.central);
         if (growth) out(growth);
         writeCostFile(outDir, cost, result.config.region);
@@ -74,7 +80,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         const inventoryFiles = [...writeInventory(outDir, inventory), ...writeDeployRole(outDir, buildDeployRole(result.config, result.deployment, result.invokes))];
         if (inventory?.deployRole) out(`deploy role ${inventory.deployRole.name}: ${inventory.deployRole.statements} statements in ${inventory.deployRole.policies} managed policies; the simulator allows ${inventory.deployRole.allowedCalls} calls of the planned creates, refuses ${inventory.deployRole.deniedCalls.length}, and refuses ${inventory.deployRole.outside.filter((o) => o.verdict !== "Allowed").length} of ${inventory.deployRole.outside.length} outside requests`);
         if (inventory) out(`inventory: ${inventory.resourceCount} resources in account ${inventory.account}, ${inventory.roles.length} roles, ${inventory.cannot.length} requests of the platform refused (IAM simulator), ${inventory.can.length} allowed`);
-        const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles() });
+        const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles(root), root });
         for (const line of formatReport(report).split("\n").slice(0, report.violations.length)) out(`  ${line}`);
         out(`policy pack: ${policySummary(report)}`);
         if (!report.passed) exitCode = EXIT.policy;
@@ -99,7 +105,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .option("--json", "machine-readable output")
     .option("--tenants <ids>", "comma-separated tenant ids for the isolation policy (default: the stack files')")
     .action(async (file: string, opts: { json?: boolean; tenants?: string }) => {
-      exitCode = await runPolicyCommand(["check", file, ...(opts.json ? ["--json"] : []), ...(opts.tenants ? ["--tenants", opts.tenants] : [])], out, err);
+      exitCode = await runPolicyCommand(["check", file, ...(opts.json ? ["--json"] : []), ...(opts.tenants ? ["--tenants", opts.tenants] : [])], out, err, root);
     });
 
   program
@@ -115,7 +121,7 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
         return;
       }
       try {
-        const tenant = await planStack({ stack: opts.stack }, undefined);
+        const tenant = await planStack({ stack: opts.stack, root }, undefined);
         if (tenant.config.kind !== "tenant" || !tenant.central) {
           err(`clusterra tenant remove: ${opts.stack} is a ${tenant.config.kind} stack; valid: a tenant's stack`);
           exitCode = EXIT.usage;
@@ -142,14 +148,14 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
     .action(async (opts: { render?: boolean; charts?: string; outputs?: string }) => {
       const { runFleetCheck } = await import("./fleet-check");
-      exitCode = await runFleetCheck(PROJECT_ROOT, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
+      exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
     });
   fleet
     .command("write")
     .description("regenerate every stack's fleet files offline from its stack file and its committed facts file (never a facts file): a fleet-wide change without `pulumi up`")
     .action(async () => {
       const { runFleetWrite } = await import("./fleet-write");
-      exitCode = runFleetWrite(PROJECT_ROOT, out, err);
+      exitCode = runFleetWrite(root, out, err);
     });
   fleet
     .command("render")
@@ -158,8 +164,8 @@ export async function main(argv: string[], out: (s: string) => void = (s) => pro
     .option("--out <dir>", "output folder (default .clusterra/fleet-render/)")
     .action(async (opts: { charts?: string; out?: string }) => {
       const { runFleetRender, defaultChartsDir } = await import("./fleet-render");
-      const charts = opts.charts ? path.resolve(opts.charts) : defaultChartsDir(PROJECT_ROOT);
-      exitCode = await runFleetRender(PROJECT_ROOT, { charts, out: path.resolve(opts.out ?? path.join(PROJECT_ROOT, ".clusterra", "fleet-render")) }, out, err);
+      const charts = opts.charts ? path.resolve(opts.charts) : defaultChartsDir(root);
+      exitCode = await runFleetRender(root, { charts, out: path.resolve(opts.out ?? path.join(root, ".clusterra", "fleet-render")) }, out, err);
     });
 
   try {

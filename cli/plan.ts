@@ -72,7 +72,7 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
     config.stack,
     encodeConfigValues(values),
     { region: config.region, partition: config.partition, accountId: accountOf(config), stackOutputs, ...existingNetworkOf(config) },
-    clusterraProgram,
+    () => clusterraProgram(options.root),
   );
   const fleetFiles = await fleet.flushFleetFiles();
   const invokes = run.invokes.filter((i) => !new RegExp(`pulumi:providers:aws::${CENTRAL_PROVIDER_NAME}::`).test(i.provider)).map((i) => i.token);

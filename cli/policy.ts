@@ -23,7 +23,7 @@ import type {
   Severity,
   StackValidationArgs,
 } from "@pulumi/policy";
-import { readAllStackFiles } from "../config";
+import { PROJECT_ROOT, tenantAccountsFromStackFiles, tenantsFromStackFiles, tenantVpcCidrsFromStackFiles } from "../config";
 import {
   isStackPolicy,
   POLICIES,
@@ -77,6 +77,8 @@ export interface CheckOptions {
   readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Policies to run (default: the whole pack). */
   readonly policies?: readonly PackPolicy[];
+  /** The repository whose stack files give the tenants' accounts and CIDRs when not given (default: this project). */
+  readonly root?: string;
 }
 
 /** Thrown by notApplicable(); a plain object, so no stack trace is captured. */
@@ -103,11 +105,11 @@ function configFor(p: PackPolicy, options: CheckOptions): () => object {
   delete given.enforcementLevel;
   if (p.name === "tenant-isolation" && options.tenants && given.tenants === undefined) given.tenants = [...options.tenants];
   if (p.name === "tenant-isolation" && given.tenantAccounts === undefined) {
-    const accounts = options.tenantAccounts ?? (options.tenants ? pick(safePerTenant(tenantAccountsFromStackFiles), options.tenants) : undefined);
+    const accounts = options.tenantAccounts ?? (options.tenants ? pick(safePerTenant(tenantAccountsFromStackFiles, options.root), options.tenants) : undefined);
     if (accounts) given.tenantAccounts = { ...accounts };
   }
   if (p.name === "tenant-isolation" && given.tenantCidrs === undefined) {
-    const cidrs = options.tenantCidrs ?? (options.tenants ? pick(safePerTenant(tenantVpcCidrsFromStackFiles), options.tenants) : undefined);
+    const cidrs = options.tenantCidrs ?? (options.tenants ? pick(safePerTenant(tenantVpcCidrsFromStackFiles, options.root), options.tenants) : undefined);
     if (cidrs) given.tenantCidrs = { ...cidrs };
   }
   for (const [k, schema] of Object.entries(p.configSchema?.properties ?? {})) {
@@ -298,70 +300,18 @@ export function formatReport(report: PolicyReport): string {
   return lines.join("\n");
 }
 
-/** Tenant ids of every tenant stack file (`clusterra:kind: tenant`, `clusterra:tenant.id`). */
-export function tenantsFromStackFiles(): string[] {
-  const ids = new Set<string>();
-  for (const f of readAllStackFiles()) {
-    if (f.values["clusterra:kind"] !== "tenant") continue;
-    const t = f.values["clusterra:tenant"];
-    const id = typeof t === "object" && t !== null ? (t as Record<string, unknown>).id : undefined;
-    if (typeof id === "string" && id.length > 0) ids.add(id);
-  }
-  return [...ids].sort();
-}
-
-/** One value of every tenant stack file, by tenant id (`read` gets the file's values; undefined skips the file). */
-function perTenantFromStackFiles(read: (values: Record<string, unknown>) => string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const f of readAllStackFiles()) {
-    if (f.values["clusterra:kind"] !== "tenant") continue;
-    const t = f.values["clusterra:tenant"];
-    const id = typeof t === "object" && t !== null ? (t as Record<string, unknown>).id : undefined;
-    const value = read(f.values);
-    if (typeof id === "string" && id.length > 0 && value !== undefined) out[id] = value;
-  }
-  return out;
-}
-
-function field(values: Record<string, unknown>, key: string, name: string): unknown {
-  const v = values[key];
-  return typeof v === "object" && v !== null ? (v as Record<string, unknown>)[name] : undefined;
-}
-
-/**
- * Account id of every tenant stack file (`clusterra:tenant.accountId`), by tenant id. A
- * tenant stack's checks flag another tenant's account id wherever it appears.
- */
-export function tenantAccountsFromStackFiles(): Record<string, string> {
-  return perTenantFromStackFiles((values) => {
-    const raw = field(values, "clusterra:tenant", "accountId");
-    const account = typeof raw === "number" ? String(raw) : raw;
-    return typeof account === "string" && /^\d{12}$/.test(account) ? account : undefined;
-  });
-}
-
-/**
- * VPC CIDR of every tenant stack file (`clusterra:network.vpcCidr`), by tenant id. A tenant
- * stack's checks flag an address or block inside another tenant's VPC wherever it appears.
- */
-export function tenantVpcCidrsFromStackFiles(): Record<string, string> {
-  return perTenantFromStackFiles((values) => {
-    const cidr = field(values, "clusterra:network", "vpcCidr");
-    return typeof cidr === "string" && cidr.length > 0 ? cidr : undefined;
-  });
-}
-
-const cachedFacts = new Map<() => Record<string, string>, Record<string, string>>();
-/** A per-tenant fact of the stack files, read once per process ({} when they cannot be read). */
-function safePerTenant(read: () => Record<string, string>): Record<string, string> {
-  let found = cachedFacts.get(read);
+const cachedFacts = new Map<string, Record<string, string>>();
+/** A per-tenant fact of the stack files under `root`, read once per process ({} when they cannot be read). */
+function safePerTenant(read: (root: string) => Record<string, string>, root = PROJECT_ROOT): Record<string, string> {
+  const key = `${read.name} ${root}`;
+  let found = cachedFacts.get(key);
   if (!found) {
     try {
-      found = read();
+      found = read(root);
     } catch {
       found = {};
     }
-    cachedFacts.set(read, found);
+    cachedFacts.set(key, found);
   }
   return found;
 }
@@ -400,12 +350,12 @@ export function readDeploymentFile(file: string): Deployment {
 /** Reads a deployment file and checks it (tenants default to the stack files'). */
 export function checkDeploymentFile(file: string, options: CheckOptions = {}): PolicyReport {
   const deployment = readDeploymentFile(file);
-  return checkDeployment(deployment, { ...options, tenants: options.tenants ?? safeTenants() });
+  return checkDeployment(deployment, { ...options, tenants: options.tenants ?? safeTenants(options.root) });
 }
 
-function safeTenants(): string[] {
+function safeTenants(root = PROJECT_ROOT): string[] {
   try {
-    return tenantsFromStackFiles();
+    return tenantsFromStackFiles(root);
   } catch {
     return [];
   }
@@ -422,6 +372,7 @@ export async function runPolicyCommand(
   args: readonly string[],
   out: (s: string) => void = (s) => process.stdout.write(s + "\n"),
   err: (s: string) => void = (s) => process.stderr.write(s + "\n"),
+  root = PROJECT_ROOT,
 ): Promise<number> {
   const rest = [...args];
   if (rest[0] === "check") rest.shift();
@@ -459,7 +410,7 @@ export async function runPolicyCommand(
   }
   let report: PolicyReport;
   try {
-    report = checkDeploymentFile(files[0], { tenants });
+    report = checkDeploymentFile(files[0], { tenants, root });
   } catch (e) {
     if (e instanceof DeploymentFileError) {
       err(`clusterra policy check: ${e.message}`);

@@ -6,12 +6,12 @@ import * as path from "path";
 import { main } from "../cli/main";
 import { PROJECT_ROOT } from "../config";
 import { validateStack } from "../config/validate";
-import { exampleFile, withValues } from "./helpers";
+import { exampleFile, exampleRoot, withValues } from "./helpers";
 
 async function run(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await main(argv, (s) => out.push(s), (s) => err.push(s));
+  const code = await main(argv, (s) => out.push(s), (s) => err.push(s), exampleRoot());
   return { code, out: out.join("\n"), err: err.join("\n") };
 }
 
@@ -26,6 +26,28 @@ describe("clusterra CLI, as a new user meets it", function () {
     assert.equal(r.status, 3);
     assert.match(r.stderr, /not built yet.*npm run build/s);
     assert.doesNotMatch(r.stderr, /MODULE_NOT_FOUND|at Module\./);
+  });
+
+  it("rebuilds a stale dist/ before it runs: a source whose text differs from the last build's", () => {
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-stale-"));
+    fs.mkdirSync(path.join(copy, "bin"));
+    fs.mkdirSync(path.join(copy, "cli"));
+    fs.copyFileSync(path.join(PROJECT_ROOT, "bin", "clusterra.js"), path.join(copy, "bin", "clusterra.js"));
+    fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(copy, "node_modules"));
+    fs.writeFileSync(path.join(copy, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "ES2022", module: "commonjs", rootDir: ".", outDir: "dist", incremental: true, tsBuildInfoFile: "dist/.tsbuildinfo", types: [] }, include: ["cli/*.ts"] }));
+    const source = (word: string) => fs.writeFileSync(path.join(copy, "cli", "main.ts"), `export async function main(): Promise<number> { console.log("${word}"); return 0; }\n`);
+    const cli = () => spawnSync(process.execPath, [path.join(copy, "bin", "clusterra.js")], { encoding: "utf8" });
+    source("old");
+    assert.equal(spawnSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-b"], { cwd: copy, encoding: "utf8" }).status, 0);
+    assert.deepEqual([cli().stdout, cli().stderr], ["old\n", ""], "a fresh build runs as it is");
+    source("new");
+    const stale = cli();
+    assert.equal(stale.stdout, "new\n");
+    assert.match(stale.stderr, /^clusterra: 1 source file\(s\) changed since dist\/ was built \(cli\/main\.ts\); rebuilding with tsc -b$/m);
+    fs.writeFileSync(path.join(copy, "cli", "main.ts"), "export const main: number = 'not a number';\n");
+    const broken = cli();
+    assert.equal(broken.status, 3);
+    assert.match(broken.stdout + broken.stderr, /TS2322[\s\S]*the build failed \(above\); nothing was run/);
   });
 
   it("reports a mistyped flag as unknown, with the flag it resembles", async () => {

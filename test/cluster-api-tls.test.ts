@@ -5,9 +5,8 @@
  * only that CA through the fleet.
  */
 import * as assert from "node:assert/strict";
-import { PROJECT_ROOT } from "../config";
 import { renderTenantAddOn } from "../cli/fleet-render";
-import { byType, named, needHelm, plan } from "./helpers";
+import { byType, exampleRoot, named, needHelm, plan } from "./helpers";
 import { simulate } from "./sim-request";
 
 const ACCOUNT = "111122223333";
@@ -44,7 +43,7 @@ describe("cluster-api's listener certificate", function () {
     const central = await plan("central-dev");
     for (const tenant of ["acme", "globex"]) {
       // The agent as ArgoCD renders it: the CA and the endpoint come from the tenant's facts file.
-      const objects = renderTenantAddOn(PROJECT_ROOT, helm, "dev", tenant, "edge-agent") as any[];
+      const objects = renderTenantAddOn(exampleRoot(), helm, "dev", tenant, "edge-agent") as any[];
       const ca = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "edge-agent-heartbeat-ca")?.data?.["ca.crt"];
       const env = objects.find((o) => o.kind === "Deployment")?.spec.template.spec.containers[0].env as { name: string; value?: string }[];
       assert.equal(ca, central.outputs.clusterApiCaPem, tenant);

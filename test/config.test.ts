@@ -5,7 +5,7 @@ import * as path from "path";
 import { ConfigError, formatIssues, readStackFile, resolveConfig, validateStack } from "../config";
 import type { ConfigIssue, StackFile } from "../config/types";
 import { main } from "../cli/main";
-import { EXAMPLE_STACKS, exampleFile, exampleFiles, withValues } from "./helpers";
+import { EXAMPLE_STACKS, exampleFile, exampleFiles, exampleRoot, withValues } from "./helpers";
 
 /** Validates against the other example files, as the plan does. */
 function issuesOf(file: StackFile, siblings = exampleFiles().filter((f) => f.stack !== file.stack)): ConfigIssue[] {
@@ -163,7 +163,7 @@ describe("configuration", () => {
     assert.ok(issues.length >= 4, formatIssues(issues));
     const text = formatIssues(issues);
     for (const line of text.split("\n")) assert.match(line, /^stacks\/Pulumi\.tenant-acme-dev\.yaml: (aws|clusterra):\S+ = .+: .+; valid: .+$/);
-    assert.throws(() => resolveConfig(bad), (e: unknown) => e instanceof ConfigError && e.issues.length === issues.length);
+    assert.throws(() => resolveConfig(bad, exampleRoot()), (e: unknown) => e instanceof ConfigError && e.issues.length === issues.length);
   });
 
   it("tells a tenant why its central stack file cannot be used", () => {
@@ -201,12 +201,12 @@ describe("clusterra plan on bad configuration", () => {
   it("exits 2, lists every problem naming the file and key, prints no stack trace and writes nothing", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-plan-"));
     const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
-    const text = fs.readFileSync(path.join(__dirname, "..", "..", "stacks", "Pulumi.tenant-acme-dev.yaml"), "utf8");
+    const text = fs.readFileSync(path.join(exampleRoot(), "stacks", "Pulumi.tenant-acme-dev.yaml"), "utf8");
     fs.writeFileSync(file, text.replace("vpcCidr: 10.16.0.0/20", "vpcCidr: 10.0.0.0/25").replace('accountId: "444455556666"', 'accountId: "4444"'));
     const out: string[] = [];
     const err: string[] = [];
     const outDir = path.join(dir, "out");
-    const code = await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", outDir], (s) => out.push(s), (s) => err.push(s));
+    const code = await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", outDir], (s) => out.push(s), (s) => err.push(s), exampleRoot());
     assert.equal(code, 2);
     const message = err.join("\n");
     assert.match(message, /clusterra:network\.vpcCidr = "10\.0\.0\.0\/25": smaller than \/24/);
@@ -226,8 +226,8 @@ describe("clusterra plan on bad configuration", () => {
 describe("configuration: what a central stack learns from its tenants' files", () => {
   it("central-dev knows its tenants (id, account, CIDR, server address) from their stack files, and nothing of other centrals", async () => {
     const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles, tenantVpcCidrsFromStackFiles } = await import("../config");
-    const { exampleFile, withValues } = await import("./helpers");
-    const central = resolveConfig(exampleFile("central-dev"));
+    const { exampleFile, exampleRoot, withValues } = await import("./helpers");
+    const central = resolveConfig(exampleFile("central-dev"), exampleRoot());
     assert.equal(central.kind, "central");
     if (central.kind === "central") {
       // Host 10 of each tenant's /28 NAT subnet: acme's 2 zones leave 10.16.12.0/28, globex's 3 leave 10.16.28.0/28.
@@ -244,8 +244,8 @@ describe("configuration: what a central stack learns from its tenants' files", (
     assert.deepEqual(adopted(existing), ["10.16.1.20"]);
     for (const serverPrivateIp of [undefined, "10.17.0.10", "10.16.1", "10.16.0.0"]) assert.deepEqual(adopted({ ...existing, serverPrivateIp }), [], String(serverPrivateIp));
     // The policy pack's isolation defaults come from config/, not from the CLI.
-    assert.deepEqual(tenantsFromStackFiles(), ["acme", "globex"]);
-    assert.deepEqual(tenantAccountsFromStackFiles(), { acme: "444455556666", globex: "777788889999" });
-    assert.deepEqual(tenantVpcCidrsFromStackFiles(), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
+    assert.deepEqual(tenantsFromStackFiles(exampleRoot()), ["acme", "globex"]);
+    assert.deepEqual(tenantAccountsFromStackFiles(exampleRoot()), { acme: "444455556666", globex: "777788889999" });
+    assert.deepEqual(tenantVpcCidrsFromStackFiles(exampleRoot()), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
   });
 });

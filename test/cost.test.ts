@@ -12,7 +12,7 @@ import { validateStack } from "../config";
 import { CENTRAL_HOST_RESERVED } from "../facts/central-host";
 import { INSTANCE_TYPES } from "../facts/instance-types";
 import { EBS_GB_MONTH, INSTANCE_HOUR, PRICES } from "../facts/prices";
-import { EXAMPLE_STACKS, exampleFile, exampleFiles, plan, withValues } from "./helpers";
+import { EXAMPLE_STACKS, exampleFile, exampleFiles, exampleRoot, plan, withValues } from "./helpers";
 
 /** A deployment of the given resources in stack `stack`. */
 function deploymentOf(stack: string, resources: Partial<DeploymentResource>[]): Deployment {
@@ -192,7 +192,7 @@ describe("plan writes cost.json and the diagram", function () {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-cost-"));
     try {
       const out: string[] = [];
-      assert.equal(await main(["plan", "--stack", "connector-demo", "--out", dir], (s) => out.push(s), (s) => out.push(s)), 0, out.join("\n"));
+      assert.equal(await main(["plan", "--stack", "connector-demo", "--out", dir], (s) => out.push(s), (s) => out.push(s), exampleRoot()), 0, out.join("\n"));
       const doc = JSON.parse(fs.readFileSync(path.join(dir, "cost.json"), "utf8"));
       assert.equal(doc.currency, "USD");
       assert.deepEqual(Object.keys(doc.monthly.byPayer).sort(), ["customer", "operator"]);

@@ -6,8 +6,8 @@ import * as assert from "node:assert/strict";
 import { parse } from "yaml";
 import { estimateCost } from "../cli/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
-import { PROJECT_ROOT, validateStack } from "../config";
-import { centralObjects, exampleFile, exampleFiles, json, named, needHelm, plan, skipWithoutHelm, withValues } from "./helpers";
+import { validateStack } from "../config";
+import { centralObjects, exampleFile, exampleFiles, exampleRoot, json, named, needHelm, plan, skipWithoutHelm, withValues } from "./helpers";
 import { simulate } from "./sim-request";
 
 describe("the central data volume follows its tenants", function () {
@@ -165,7 +165,7 @@ describe("upgrades", function () {
   it("sync a tenant's slurmd after its control plane (slurmdbd and slurmctld first)", async function () {
     needHelm(this); // the tenants' ApplicationSet is expanded with the tenant-entry chart
     const { fleetDocuments } = await import("../cli/fleet-files");
-    const generated = fleetDocuments(PROJECT_ROOT).documents.filter((d) => d.generated);
+    const generated = fleetDocuments(exampleRoot()).documents.filter((d) => d.generated);
     // Each tenant's RollingSync step: slurmd's after its control plane's, every canary step before the general wave's.
     const step = (name: string) => generated.find((d) => (d.object.metadata as { name: string }).name === name)?.generated?.step ?? -1;
     for (const t of ["acme", "globex"]) assert.ok(step(`${t}-slurm`) > step(`${t}-control-plane`) && step(`${t}-control-plane`) >= 0, t);

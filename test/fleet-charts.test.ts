@@ -11,7 +11,7 @@ import { admissionPolicyProblems, checkAgainstCharts, ignoredValueProblems, miss
 import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
-import { clusterObjects, entryObjects, needHelm } from "./helpers";
+import { clusterObjects, entryObjects, exampleRoot, needHelm } from "./helpers";
 
 const APPSET = "fleet/central/dev/tenants.yaml";
 const SLURM_VALUES = "fleet/tenants/dev/acme/cluster/values/slurm.yaml";
@@ -21,10 +21,10 @@ const shared = (addon: string) => `fleet/central/dev/tenants/values/${addon}.yam
 /** A repository with the stack files and only the given fleet files: one small Application renders fast. */
 function smallRepo(files: readonly string[]): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-charts-"));
-  fs.cpSync(path.join(PROJECT_ROOT, "stacks"), path.join(root, "stacks"), { recursive: true });
+  fs.cpSync(path.join(exampleRoot(), "stacks"), path.join(root, "stacks"), { recursive: true });
   for (const f of files) {
     fs.mkdirSync(path.dirname(path.join(root, f)), { recursive: true });
-    fs.copyFileSync(path.join(PROJECT_ROOT, f), path.join(root, f));
+    fs.copyFileSync(path.join(exampleRoot(), f), path.join(root, f));
   }
   return root;
 }
@@ -113,14 +113,14 @@ describe("the fleet against the real charts", function () {
 
   it("passes every committed values file: each key is in the chart's values.yaml or read by its templates", function () {
     needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
-    const { renders } = helmRenders(PROJECT_ROOT, charts as string);
+    const { renders } = helmRenders(exampleRoot(), charts as string);
     assert.ok(renders.length > 20, `${renders.length} Helm sources`);
-    assert.deepEqual(ignoredValueProblems(PROJECT_ROOT, renders), []);
+    assert.deepEqual(ignoredValueProblems(exampleRoot(), renders), []);
   });
 
   it("catches a misspelled values key at the top, in a chart's section and in a NodeSet entry", function () {
     needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
-    const values = parse(fs.readFileSync(path.join(PROJECT_ROOT, SLURM_VALUES), "utf8"));
+    const values = parse(fs.readFileSync(path.join(exampleRoot(), SLURM_VALUES), "utf8"));
     const nodeSet = Object.keys(values.nodesets)[0];
     values.controler = { external: true };
     values.controller.extraConff = "NodeSet=x";
@@ -243,7 +243,7 @@ describe("clusterra fleet render's output folder", () => {
     fs.writeFileSync(path.join(out, "notes.txt"), "mine\n");
     const errors: string[] = [];
     try {
-      assert.equal(await runFleetRender(PROJECT_ROOT, { charts: out, out }, () => undefined, (s) => errors.push(s)), 2);
+      assert.equal(await runFleetRender(exampleRoot(), { charts: out, out }, () => undefined, (s) => errors.push(s)), 2);
       assert.match(errors.join("\n"), /--out \S+ is not empty and not an earlier render/);
       assert.equal(fs.readFileSync(path.join(out, "notes.txt"), "utf8"), "mine\n");
     } finally {

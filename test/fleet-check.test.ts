@@ -12,13 +12,13 @@ import { orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../components/tenant/sizing";
 import { slurmctldNodePort } from "../facts/contract";
 import { CHARTS } from "../facts/charts";
-import { clusterObjects, skipWithoutHelm } from "./helpers";
+import { clusterObjects, exampleRoot, skipWithoutHelm } from "./helpers";
 
 /** A copy of the committed fleet/ and stacks/ to corrupt. */
 function copyRepo(): string {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-check-"));
-  for (const dir of ["fleet", "stacks"]) fs.cpSync(path.join(PROJECT_ROOT, dir), path.join(root, dir), { recursive: true });
-  fs.copyFileSync(path.join(PROJECT_ROOT, "Pulumi.yaml"), path.join(root, "Pulumi.yaml"));
+  for (const dir of ["fleet", "stacks"]) fs.cpSync(path.join(exampleRoot(), dir), path.join(root, dir), { recursive: true });
+  fs.copyFileSync(path.join(exampleRoot(), "Pulumi.yaml"), path.join(root, "Pulumi.yaml"));
   return root;
 }
 
@@ -60,12 +60,12 @@ describe("clusterra fleet check", function () {
   let root: string;
   let rendered: RenderedFleet;
   before(needsHelm);
-  before(() => (rendered = renderFleet(PROJECT_ROOT)));
+  before(() => (rendered = renderFleet(exampleRoot())));
   beforeEach(() => (root = copyRepo()));
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
   it("passes the committed fleet, rendered fresh from every stack file", async () => {
-    assert.deepEqual(await checkFleet(PROJECT_ROOT, { reference, rendered }), []);
+    assert.deepEqual(await checkFleet(exampleRoot(), { reference, rendered }), []);
   });
 
   it("catches a misspelled field in an ExternalSecret against External Secrets' CRD", async function () {
@@ -301,8 +301,8 @@ describe("fleet rendering", () => {
   });
 
   it("prunes the folder of a tenant no stack file names, and central's entry files of the earlier layout", () => {
-    assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme"]), ["fleet/tenants/dev/globex"]);
-    assert.deepEqual(orphanedTenantPaths(PROJECT_ROOT, "dev", ["acme", "globex"]), []);
+    assert.deepEqual(orphanedTenantPaths(exampleRoot(), "dev", ["acme"]), ["fleet/tenants/dev/globex"]);
+    assert.deepEqual(orphanedTenantPaths(exampleRoot(), "dev", ["acme", "globex"]), []);
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "orphans-"));
     fs.mkdirSync(path.join(root, "fleet/central/dev"), { recursive: true });
     for (const f of ["tenant-acme.yaml", "tenant-entries.yaml", "tenants.yaml"]) fs.writeFileSync(path.join(root, "fleet/central/dev", f), "{}\n");
@@ -321,9 +321,9 @@ describe("facts files against the stacks' outputs (fleet check --outputs)", func
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-outputs-"));
     try {
       for (const stack of EXAMPLE_STACKS) fs.writeFileSync(path.join(dir, `${stack}.json`), JSON.stringify((await plan(stack)).outputs));
-      assert.deepEqual(factsAgainstOutputs(PROJECT_ROOT, dir), []);
-      for (const d of ["fleet", "stacks"]) fs.cpSync(path.join(PROJECT_ROOT, d), path.join(root, d), { recursive: true });
-      fs.copyFileSync(path.join(PROJECT_ROOT, "Pulumi.yaml"), path.join(root, "Pulumi.yaml"));
+      assert.deepEqual(factsAgainstOutputs(exampleRoot(), dir), []);
+      for (const d of ["fleet", "stacks"]) fs.cpSync(path.join(exampleRoot(), d), path.join(root, d), { recursive: true });
+      fs.copyFileSync(path.join(exampleRoot(), "Pulumi.yaml"), path.join(root, "Pulumi.yaml"));
       const facts = path.join(root, "fleet/tenants/dev/acme/facts.yaml");
       fs.writeFileSync(facts, fs.readFileSync(facts, "utf8").replace(/^fileSystemId: .*$/m, "fileSystemId: fs-0123456789abcdef0"));
       fs.rmSync(path.join(dir, "connector-demo.json"));

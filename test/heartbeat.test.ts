@@ -7,9 +7,8 @@
 import * as assert from "node:assert/strict";
 import { renderTenantAddOn } from "../cli/fleet-render";
 import { heartbeatSigning, heartbeatVerification } from "../components/fleet/heartbeat";
-import { PROJECT_ROOT } from "../config";
 import { HEARTBEAT_AUTH } from "../facts/contract";
-import { byType, needHelm, plan } from "./helpers";
+import { byType, exampleRoot, needHelm, plan } from "./helpers";
 
 /** cluster-api's match: the template filled, its one `*` any run of characters. */
 function matches(template: string, tenant: string, account: string, arn: string): boolean {
@@ -52,7 +51,7 @@ describe("heartbeats: each edge-agent proves its tenant with its own role", func
 
   it("reaches the agent's and cluster-api's environments as the charts render them", async function () {
     const helm = needHelm(this);
-    const objects = renderTenantAddOn(PROJECT_ROOT, helm, "dev", "acme", "edge-agent") as { kind: string; spec?: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }[];
+    const objects = renderTenantAddOn(exampleRoot(), helm, "dev", "acme", "edge-agent") as { kind: string; spec?: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } }[];
     const env = new Map(objects.find((o) => o.kind === "Deployment")?.spec?.template.spec.containers[0].env.map((e) => [e.name, e.value]));
     assert.equal(env.get("HEARTBEAT_AUTH"), HEARTBEAT_AUTH.scheme);
     assert.equal(env.get("HEARTBEAT_AUDIENCE"), heartbeatSigning(scope).audience);

@@ -1,4 +1,9 @@
-/** Shared test fixtures: example stack values, and plans run once per test process. */
+/**
+ * Shared test fixtures: the suite's own example environment (test/fixtures/stacks), a
+ * repository made of it once per test process, and plans run once per process. The suite
+ * never reads the operator's stacks/ or fleet/: an operator's real tenants leave it green
+ * (`fleet check --render` and `plan --check-fleet` guard the live files).
+ */
 import * as path from "path";
 import { PROJECT_ROOT, readAllStackFiles } from "../config";
 import { renderTenantAddOn, toolPath } from "../cli/fleet-render";
@@ -12,9 +17,37 @@ import { stringify } from "yaml";
 
 export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo", "connector-offline"] as const;
 
-/** The shipped stack files, parsed. */
+/** The example environment's stack files, the suite's own. */
+export const FIXTURES = path.join(PROJECT_ROOT, "test", "fixtures");
+
+/** What a repository holds besides its stack files and written fleet: the project's own charts and docs. */
+const PROJECT_FILES = ["Pulumi.yaml", "fleet/charts", "fleet/README.md"];
+
+/**
+ * The example repository: the fixtures' stack files, the project's charts, and (once the
+ * root hook in setup.ts has planned every example stack into it) the fleet those stacks
+ * write, as `plan --write-fleet` writes it. One per test process.
+ */
+export function exampleRoot(): string {
+  const root = path.join(os.tmpdir(), "clusterra-examples");
+  if (!fs.existsSync(root)) {
+    fs.mkdirSync(root, { recursive: true });
+    fs.cpSync(path.join(FIXTURES, "stacks"), path.join(root, "stacks"), { recursive: true });
+    for (const f of PROJECT_FILES) fs.cpSync(path.join(PROJECT_ROOT, f), path.join(root, f), { recursive: true });
+    // The tools install-tools built, where a repository's commands look for them.
+    if (fs.existsSync(path.join(PROJECT_ROOT, ".tools"))) fs.symlinkSync(path.join(PROJECT_ROOT, ".tools"), path.join(root, ".tools"));
+  }
+  return root;
+}
+
+/** Plans every example stack into the example repository (the root hook runs it before any test). */
+export async function writeExampleFleet(): Promise<void> {
+  for (const stack of EXAMPLE_STACKS) await plan(stack);
+}
+
+/** The example stack files, parsed. */
 export function exampleFiles(): StackFile[] {
-  return readAllStackFiles();
+  return readAllStackFiles(exampleRoot());
 }
 
 export function exampleFile(stack: string): StackFile {
@@ -44,14 +77,18 @@ export function plan(stack: string, changes?: Record<string, unknown>): Promise<
   const key = changes ? `${stack} ${JSON.stringify(changes)}` : stack;
   let p = plans.get(key);
   if (!p) {
-    const dir = path.join(os.tmpdir(), `clusterra-test-${process.pid}`, changes ? `${stack}-${plans.size}` : stack);
+    const root = exampleRoot();
+    // The examples write into the example repository; a changed stack into a folder of its own.
+    let fleetRoot = root;
     let configFile: string | undefined;
     if (changes) {
+      const dir = path.join(os.tmpdir(), `clusterra-plan-${plans.size}`);
       fs.mkdirSync(dir, { recursive: true });
       configFile = path.join(dir, `Pulumi.${stack}.yaml`);
       fs.writeFileSync(configFile, stringify({ config: withValues(exampleFile(stack), changes).values }));
+      fleetRoot = path.join(dir, "fleet");
     }
-    p = chain.then(() => planStack({ stack, configFile }, path.join(dir, "fleet")));
+    p = chain.then(() => planStack({ stack, configFile, root }, fleetRoot));
     chain = p.catch(() => undefined);
     plans.set(key, p);
   }
@@ -78,19 +115,19 @@ export function json<T = Record<string, unknown>>(value: unknown): T {
  * chart over the shared values, the tenant's facts file and its own values), from `root`'s
  * fleet; undefined without Helm (the caller skips: `bash scripts/install-tools`, CI has it).
  */
-export function clusterObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
+export function clusterObjects(tenant: string, root = exampleRoot()): any[] | undefined {
   const helm = toolPath(PROJECT_ROOT, "helm");
   return helm ? renderTenantAddOn(root, helm, "dev", tenant, "cluster-manifests") : undefined;
 }
 
 /** A tenant's objects on central as ArgoCD renders them at sync time (the tenant-control-plane chart), or undefined without Helm. */
-export function centralObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
+export function centralObjects(tenant: string, root = exampleRoot()): any[] | undefined {
   const helm = toolPath(PROJECT_ROOT, "helm");
   return helm ? renderTenantAddOn(root, helm, "dev", tenant, "control-plane-manifests") : undefined;
 }
 
 /** Central's entry for a tenant as ArgoCD renders it at sync time (the tenant-entry chart, generated from its folder), or undefined without Helm. */
-export function entryObjects(tenant: string, root = PROJECT_ROOT): any[] | undefined {
+export function entryObjects(tenant: string, root = exampleRoot()): any[] | undefined {
   const fleet = fleetDocuments(root);
   if (fleet.skipped) return undefined;
   return fleet.documents.filter((d) => d.renderedBy === `${tenant}-entry`).map((d) => d.object);

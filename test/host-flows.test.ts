@@ -4,7 +4,8 @@
  * server address agrees with the address the tenant's own stack gives the instance.
  */
 import * as assert from "node:assert/strict";
-import { checkDeployment, tenantsFromStackFiles } from "../cli/policy";
+import { checkDeployment } from "../cli/policy";
+import { tenantsFromStackFiles } from "../config";
 import { hostRulesFor } from "../components/central/tenant-link";
 import { checkCentralCapacity, hostGroupRules } from "../config/capacity";
 import { hostAddressProblem } from "../config/cidr";
@@ -12,7 +13,7 @@ import { subnetLayout, tenantServerAddress } from "../config/subnet-layout";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import type { DeploymentResource } from "../cli/deployment";
 import type { PlanResult } from "../cli/plan";
-import { byType, json, plan } from "./helpers";
+import { byType, exampleRoot, json, plan } from "./helpers";
 
 const INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule";
 const EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule";
@@ -76,14 +77,14 @@ describe("host flows between the central host and each tenant's K3s server", fun
 
   it("the policy pack passes central-dev's plan, and fails it when a host flow names the tenant's VPC instead of its server", async () => {
     const central = await plan("central-dev");
-    const tenants = tenantsFromStackFiles();
-    assert.deepEqual(checkDeployment(central.deployment, { tenants }).violations.map((v) => `${v.policy}: ${v.message}`), []);
+    const tenants = tenantsFromStackFiles(exampleRoot());
+    assert.deepEqual(checkDeployment(central.deployment, { tenants, root: exampleRoot() }).violations.map((v) => `${v.policy}: ${v.message}`), []);
     // Stack policies read outputs over inputs, as the engine sends them.
     const resources = central.deployment.deployment.resources.map((r) =>
       r.urn.endsWith("::central-dev-tenant-acme-argocd-to-k3s-api-out") ? { ...r, inputs: { ...r.inputs, cidrIpv4: TENANTS.acme.cidr }, outputs: { ...r.outputs, cidrIpv4: TENANTS.acme.cidr } } : r,
     );
     const widened = { ...central.deployment, deployment: { ...central.deployment.deployment, resources } };
-    const violations = checkDeployment(widened, { tenants }).violations;
+    const violations = checkDeployment(widened, { tenants, root: exampleRoot() }).violations;
     assert.deepEqual(violations.map((v) => [v.policy, v.urn.split("::").pop()]), [["peering-flows-match-contract", "central-dev-tenant-acme-argocd-to-k3s-api-out"]]);
     assert.match(violations[0].message, /^flow argocd-to-k3s-api goes to one host \(tenant-host\), but the rule names 10\.16\.0\.0\/20 rather than a \/32/);
   });

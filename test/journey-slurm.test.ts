@@ -22,7 +22,7 @@ import { planTopology } from "../journey/slurm/topology";
 import { capabilitySet } from "../journey/slurm/journey";
 import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/slurm/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
-import { needHelm, plan } from "./helpers";
+import { exampleRoot, needHelm, plan } from "./helpers";
 
 function resource(type: string, name: string, outputs: Record<string, unknown>): DeploymentResource {
   return { urn: `urn:pulumi:s::clusterra::${type}::${name}`, custom: true, type, outputs };
@@ -212,7 +212,7 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
 
   it("derives addresses, groups and slurm.conf from central-dev, tenant-acme-dev and tenant-globex-dev", async function () {
     needHelm(this); // the world renders the tenants' objects from their facts
-    const world = journeyWorld({ central: await plan("central-dev"), tenant: await plan("tenant-acme-dev"), other: await plan("tenant-globex-dev") });
+    const world = journeyWorld({ central: await plan("central-dev"), tenant: await plan("tenant-acme-dev"), other: await plan("tenant-globex-dev") }, exampleRoot(), needHelm(this));
     assert.deepEqual(worldProblems(world), []);
     assert.equal(world.tenant.nodePort, slurmctldNodePort("acme"));
     assert.equal(world.tenant.controllerService.endpointAddress, world.central.hostAddress);

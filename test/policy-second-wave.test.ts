@@ -12,7 +12,9 @@ import * as path from "path";
 import * as zlib from "zlib";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
 import { main } from "../cli/main";
-import { tenantVpcCidrsFromStackFiles, type PolicyReport, type PolicyViolation } from "../cli/policy";
+import type { PolicyReport, PolicyViolation } from "../cli/policy";
+import { tenantVpcCidrsFromStackFiles } from "../config";
+import { exampleRoot } from "./helpers";
 import { stackTags, TAG_KEYS } from "../facts/project";
 import type { PolicyName } from "../policies/rules";
 
@@ -81,7 +83,7 @@ async function checkThroughCli(s: Scenario, dir: string): Promise<{ code: number
   const file = path.join(dir, `${s.stack}.json`);
   fs.writeFileSync(file, JSON.stringify(s.deployment()));
   const out: string[] = [];
-  const code = await main(["policy", "check", file, "--json"], (x) => out.push(x), () => undefined);
+  const code = await main(["policy", "check", file, "--json"], (x) => out.push(x), () => undefined, exampleRoot());
   return { code, report: JSON.parse(out.join("\n")) as PolicyReport };
 }
 
@@ -684,7 +686,7 @@ function tenantScenario(): Scenario {
 describe("policy pack, second wave, through clusterra policy check", function () {
   this.timeout(30000);
   it("reads each tenant's VPC CIDR from the stack files, for tenant isolation", () => {
-    assert.deepEqual(tenantVpcCidrsFromStackFiles(), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
+    assert.deepEqual(tenantVpcCidrsFromStackFiles(exampleRoot()), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
   });
   describeScenario(centralScenario);
   describeScenario(tenantScenario);

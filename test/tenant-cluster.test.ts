@@ -14,7 +14,7 @@ import { Provider } from "@pulumi/aws/provider";
 import { resolveExistingNetwork } from "../components/tenant/existing-network";
 import type { ExistingNetworkConfig } from "../config/types";
 import { checkDeployment } from "../cli/policy";
-import { PROJECT_ROOT, tenantsFromStackFiles } from "../config";
+import { tenantsFromStackFiles } from "../config";
 import { fleetDocuments } from "../cli/fleet-files";
 import { filesAccessPolicy } from "../components/tenant/files-bucket";
 import { nodeSetPlans, slurmdRequest } from "../components/tenant/sizing";
@@ -24,7 +24,7 @@ import { CLUSTER_INTERNAL_FLOWS } from "../facts/cluster-flows";
 import { INTERRUPTION_RULES } from "../facts/karpenter";
 import { WORKER_NODE } from "../facts/tenant-cluster";
 import type { PlanResult } from "../cli/plan";
-import { byType, centralObjects, clusterObjects, exampleFile, exampleFiles, json, named, plan, skipWithoutHelm, withValues } from "./helpers";
+import { byType, centralObjects, clusterObjects, exampleFile, exampleFiles, exampleRoot, json, named, plan, skipWithoutHelm, withValues } from "./helpers";
 import { decide } from "../cli/iam-sim";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
@@ -44,7 +44,7 @@ function fleetFile(p: PlanResult, rel: string): string {
 
 /** A tenant add-on's values as its chart gets them, in Helm's order: the tenant's own from the plan, then the environment's shared file (committed, central writes it). */
 function chartValues(p: PlanResult, addon: string): any {
-  return tenantAddOnValueFiles("dev", "acme", addon).reduce<unknown>((v, f) => mergeHelmValues(v, parse(f.startsWith("fleet/central/") ? fs.readFileSync(path.join(PROJECT_ROOT, f), "utf8") : fleetFile(p, f))), {});
+  return tenantAddOnValueFiles("dev", "acme", addon).reduce<unknown>((v, f) => mergeHelmValues(v, parse(f.startsWith("fleet/central/") ? fs.readFileSync(path.join(exampleRoot(), f), "utf8") : fleetFile(p, f))), {});
 }
 
 /** The #cloud-config document, validated against cloud-init's schema (skipped without ../shared). */
@@ -336,7 +336,7 @@ describe("the customer side of a tenant stack", function () {
       const bootstrap = JSON.parse(argocdManagerManifest()) as { items: unknown[] };
       assert.ok(Buffer.byteLength(argocdManagerManifest()) <= AWS_LIMITS.ssmStandardParameter.max);
       // The account every tenant's cluster gets alike: one shared file central's ApplicationSet reads.
-      assert.deepEqual(bootstrap.items, parseAllDocuments(fs.readFileSync(path.join(PROJECT_ROOT, "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml"), "utf8")).map((d) => d.toJS()));
+      assert.deepEqual(bootstrap.items, parseAllDocuments(fs.readFileSync(path.join(exampleRoot(), "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml"), "utf8")).map((d) => d.toJS()));
       assert.match(writtenFile(doc, "/etc/systemd/system/clusterra-argocd-credential.timer"), /OnUnitActiveSec=12h/);
       assert.match(boot, /systemctl enable --now clusterra-argocd-credential\.timer/);
     });
@@ -436,7 +436,7 @@ describe("the customer side of a tenant stack", function () {
     });
 
     it("give Karpenter and Cilium the cluster's facts as Helm parameters from its cluster Secret, as the committed fleet generates them", function () {
-      const fleet = fleetDocuments(PROJECT_ROOT);
+      const fleet = fleetDocuments(exampleRoot());
       if (fleet.skipped) return this.skip(); // needs Helm for the entries: bash scripts/install-tools
       const parameters = (app: string) => Object.fromEntries(((fleet.documents.find((d) => d.generated && (d.object.metadata as { name: string }).name === app)?.object.spec as any).sources[1].helm.parameters as { name: string; value: string }[]).map((p) => [p.name, p.value]));
       assert.deepEqual(parameters("acme-karpenter"), {
@@ -604,7 +604,7 @@ describe("a tenant in an existing VPC", function () {
         const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
         fs.writeFileSync(file, stringify({ config: { ...exampleFile("tenant-acme-dev").values, "clusterra:network": { ...network, serverPrivateIp } } }));
         const err: string[] = [];
-        const code = await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", path.join(dir, "out")], () => undefined, (line) => err.push(line));
+        const code = await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", path.join(dir, "out")], () => undefined, (line) => err.push(line), exampleRoot());
         assert.equal(code, 2);
         const message = err.join("\n");
         assert.match(message, new RegExp(`Pulumi\\.tenant-acme-dev\\.yaml: clusterra:network\\.serverPrivateIp${serverPrivateIp === undefined ? "" : ` = "${serverPrivateIp.replace(/\./g, "\\.")}"`}: ${problem}`));
@@ -636,7 +636,7 @@ describe("a tenant in an existing VPC", function () {
       const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
       const values = { ...exampleFile("tenant-acme-dev").values, "clusterra:network": network };
       fs.writeFileSync(file, stringify({ config: values }));
-      const p = await planStack({ stack: "tenant-acme-dev", configFile: file }, undefined);
+      const p = await planStack({ stack: "tenant-acme-dev", configFile: file, root: exampleRoot() }, undefined);
       for (const t of ["aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/eip:Eip", "aws:ec2/natGateway:NatGateway", "aws:ec2/internetGateway:InternetGateway"]) assert.equal(byType(p, t).length, 0, t);
       const tags = byType(p, "aws:ec2/tag:Tag").map((t) => [t.inputs?.resourceId, t.inputs?.key, t.inputs?.value]);
       assert.deepEqual(tags, network.subnetIds.map((s) => [s, "karpenter.sh/discovery", "clusterra-dev-acme"]));
@@ -653,7 +653,7 @@ describe("a tenant in an existing VPC", function () {
       assert.ok(toCentral.every((r) => String(r.inputs?.routeTableId).startsWith("rtb-")));
       assert.ok(idleCost(p.deployment).byPayer.customer < 30);
       // The pack tells the adopted VPC's groups from central's by the peering's requester side.
-      const report = checkDeployment(p.deployment, { tenants: tenantsFromStackFiles() });
+      const report = checkDeployment(p.deployment, { tenants: tenantsFromStackFiles(exampleRoot()), root: exampleRoot() });
       assert.deepEqual(report.violations.map((v) => `${v.policy}: ${v.message}`), []);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

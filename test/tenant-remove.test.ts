@@ -5,7 +5,7 @@
 import * as assert from "node:assert/strict";
 import { main } from "../cli/main";
 import { removalPlan } from "../cli/tenant-remove";
-import { plan } from "./helpers";
+import { exampleRoot, plan } from "./helpers";
 
 describe("clusterra tenant remove", function () {
   this.timeout(60000);
@@ -32,7 +32,7 @@ describe("clusterra tenant remove", function () {
 
   it("refuses a stack that is not a tenant's, with what is valid", async () => {
     const errors: string[] = [];
-    assert.equal(await main(["tenant", "remove", "--stack", "central-dev"], () => undefined, (s) => errors.push(s)), 2);
+    assert.equal(await main(["tenant", "remove", "--stack", "central-dev"], () => undefined, (s) => errors.push(s), exampleRoot()), 2);
     assert.match(errors.join("\n"), /central-dev is a central stack; valid: a tenant's stack/);
   });
 });
