@@ -8,7 +8,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import Ajv, { type ValidateFunction } from "ajv";
-import { parse, parseAllDocuments } from "yaml";
+import { parseAllDocuments } from "yaml";
 import { readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantNamespace, tenantProject } from "../facts/fleet";
@@ -17,13 +17,10 @@ import { tenantClusterProject } from "../components/fleet/tenant-entry";
 import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
-import { FACTS_FILE } from "../components/fleet/facts";
 import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
-import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, tenantStacks, type FleetProblem } from "./fleet-files";
+import { tenantFactsProblems } from "./fleet-facts";
+import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
-import { slurmctldNodePort } from "../facts/contract";
-import { hostAddressProblem } from "../config/cidr";
-import { slurmKeySecretNames } from "../components/tenant/slurm-keys";
 
 // The shared base, for callers of the check (tests, the CLI).
 export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
@@ -295,39 +292,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
       if (!allowedRepos.has(r) && !fleetRepos.has(r)) problems.push({ file: d.file, at: at(`/spec/sourceRepos/${i}`), reason: `${r} is neither the fleet repository nor a chart registry pinned in facts/charts.ts` });
     });
   }
-  // Central's External Secrets may assume every tenant's role: each store must name its own
-  // tenant's. A tenant's stores on central take the role from its facts file (the
-  // control-plane chart renders them at sync time); its entry names it itself.
-  const stacks = tenantStacks(root);
-  for (const env of listDirs(path.join(root, "fleet", "tenants"))) {
-    for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
-      const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
-      if (!fs.existsSync(path.join(root, file))) continue;
-      let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
-      try {
-        facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as typeof facts;
-      } catch {
-        continue; // not YAML: named with every file above
-      }
-      const stack = stacks.get(`${env}/${id}`);
-      // Central's account, where the tenant's secrets and their role live (its stack file says which).
-      const central = stack?.centralAccountId ?? "[0-9]{12}";
-      const role = String(facts?.secretsRoleArn ?? "");
-      const expected = `:role/${controlPlaneSecretsRoleName(env, id)}`;
-      if (!new RegExp(`^arn:aws[a-z-]*:iam::${central}:role/${controlPlaneSecretsRoleName(env, id)}$`).test(role)) problems.push({ file, at: "secretsRoleArn", reason: `${role || "no role"} is not tenant ${id}'s secrets role (…${expected} in central's account ${stack?.centralAccountId ?? ""}): the tenant's stores on central would read another tenant's secrets` });
-      // Its keys: its own secrets in central's Secrets Manager (the name, then Secrets Manager's random suffix).
-      for (const [key, name] of Object.entries(slurmKeySecretNames(env, id))) {
-        const arn = String(facts?.keySecretArns?.[key] ?? "");
-        if (!new RegExp(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:${central}:secret:${name.replace(/[.+]/g, "\\$&")}-[A-Za-z0-9]{6}$`).test(arn)) problems.push({ file, at: `keySecretArns.${key}`, reason: `${arn || "no ARN"} is not tenant ${id}'s ${name} in central's account ${stack?.centralAccountId ?? ""}: its cluster would read another tenant's key` });
-      }
-      // Its server: an address in its own VPC (so not central's host, nor another tenant's server).
-      const problem = stack?.vpcCidr ? hostAddressProblem(String(facts?.serverAddress ?? ""), stack.vpcCidr) : undefined;
-      if (problem) problems.push({ file, at: "serverAddress", reason: `${String(facts?.serverAddress)} is not an address of tenant ${id}'s VPC: ${problem}; its cluster project would reach another server` });
-      // Its slurmctld NodePort on central (the control-plane chart opens it) is its own by contract: never another tenant's.
-      const port = facts?.slurmctld?.port;
-      if (port !== slurmctldNodePort(id)) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${slurmctldNodePort(id)} (facts/contract.ts): central would open another port for it, perhaps another tenant's` });
-    }
-  }
+  problems.push(...tenantFactsProblems(root));
   // A tenant's entry makes exactly its namespace, its two projects, its store and its cluster credential: a change to the entry chart that makes anything else is refused.
   for (const d of docs.filter((x) => x.renderedBy)) {
     const owner = ENTRY_FILE.exec(d.file);
@@ -389,10 +354,6 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
 /** A tenant's entry file, what its entry's objects render from: environment and tenant. */
 const ENTRY_FILE = new RegExp(`^fleet/tenants/([^/]+)/([^/]+)/${TENANT_ENTRY_FILE.replace(".", "\\.")}$`);
 
-/** Sub-folders of a folder (none when it is missing). */
-function listDirs(dir: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
-}
 
 /** A fresh render of every stack file from its configuration and its committed facts file (cli/fleet-write.ts). */
 export interface RenderedFleet {

@@ -12,6 +12,7 @@ import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKi
 import { tenantStackFleetFiles } from "../components/fleet/tenant";
 import { writeFleetFiles, type FleetFileSet } from "../components/fleet/writer";
 import { connectorFactsPath, connectorStackFiles } from "../components/connector/cluster-files";
+import { tenantFactsProblems } from "./fleet-facts";
 import { fleetFiles, type FleetProblem } from "./fleet-files";
 
 /** Where a stack's facts file is, by its kind. */
@@ -79,22 +80,38 @@ export function fleetFromFacts(root: string): FleetFromFacts {
 export function runFleetWrite(root: string, out: (s: string) => void, err: (s: string) => void): number {
   const started = process.hrtime.bigint();
   const fleet = fleetFromFacts(root);
-  if (fleet.problems.length > 0) {
-    for (const p of fleet.problems) err(`${p.file}: ${p.at}: ${p.reason}`);
-    err(`fleet write: ${fleet.problems.length} problem(s); nothing written`);
+  // The facts checks `fleet check` runs: a facts file naming another tenant's server, role, key or port writes nothing.
+  const problems = [...fleet.problems, ...tenantFactsProblems(root)];
+  if (problems.length > 0) {
+    for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
+    err(`fleet write: ${problems.length} problem(s); nothing written`);
     return 1;
   }
   const derived = Object.fromEntries(Object.entries(fleet.files).filter(([rel]) => !fleet.factsFiles.has(rel)));
   const before = new Map(Object.keys(derived).map((rel) => [rel, fs.existsSync(path.join(root, rel)) ? fs.readFileSync(path.join(root, rel), "utf8") : undefined]));
   writeFleetFiles(root, derived);
-  // Derived files no stack renders any more (a layout change, a removed add-on) go; a facts file never does.
-  const stale = fleetFiles(root).filter((rel) => !(rel in fleet.files) && path.basename(rel) !== FACTS_FILE);
-  for (const rel of stale) fs.rmSync(path.join(root, rel));
+  // Files no stack renders any more go: derived ones (a layout change, a removed add-on), and a
+  // removed stack's facts file, as central's `pulumi up` removes a removed tenant's folder whole
+  // (every stack file validated above, so a facts file no stack claims has no stack file).
+  const stale = fleetFiles(root).filter((rel) => !(rel in fleet.files));
+  for (const rel of stale) {
+    fs.rmSync(path.join(root, rel));
+    removeEmptyFolders(root, path.dirname(rel));
+  }
   const changed = [...before.entries()].filter(([rel, text]) => text !== derived[rel]).map(([rel]) => rel).sort();
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  const lines = [...changed.map((c) => `  ${c}`), ...stale.map((c) => `  ${c} (removed)`)];
+  const lines = [...changed.map((c) => `  ${c}`), ...stale.map((c) => `  ${c} (removed${path.basename(c) === FACTS_FILE ? ": no stack file is its stack's" : ""})`)];
   out(`fleet write: ${Object.keys(derived).length} files from ${fleet.factsFiles.size} stacks' facts in ${ms.toFixed(0)} ms; ${changed.length} changed, ${stale.length} removed${lines.length ? `:\n${lines.join("\n")}` : ""}`);
   return 0;
+}
+
+/** Removes `rel` and the folders above it up to fleet/ while they are empty. */
+function removeEmptyFolders(root: string, rel: string): void {
+  for (let dir = rel; dir.startsWith("fleet/"); dir = path.dirname(dir)) {
+    const abs = path.join(root, dir);
+    if (!fs.existsSync(abs) || fs.readdirSync(abs).length > 0) return;
+    fs.rmdirSync(abs);
+  }
 }
 
 /** Leaf values of a JSON value by dotted path. */

@@ -2,6 +2,7 @@
  * The `clusterra` command line. Exit codes: 0 success, 1 a mandatory policy failed,
  * 2 bad configuration or usage (with every problem listed), 3 an internal error.
  */
+import * as fs from "fs";
 import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT, readAllStackFiles, tenantsFromStackFiles } from "../config";
@@ -13,8 +14,26 @@ import { checkDeployment, formatReport, runPolicyCommand, type PolicyReport } fr
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
 
+const CHARTS_FOLDER = "a folder of <chart>-<version> chart sources, such as ../shared/reference/charts";
+
 /** A stack name as Pulumi accepts it, and as a file name in stacks/: no path separators. */
 const STACK_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/**
+ * What is wrong with a folder flag's value, as typed: an input folder (`must: "exist"`) that
+ * is missing or is a file, an output folder that is a file. Undefined: usable.
+ */
+export function folderProblem(flag: string, value: string, must: "exist" | "be writable", valid: string): string | undefined {
+  let isDir: boolean | undefined;
+  try {
+    isDir = fs.statSync(path.resolve(value)).isDirectory();
+  } catch {
+    isDir = undefined;
+  }
+  if (isDir === false) return `${flag} ${JSON.stringify(value)} is a file, not a folder; valid: ${valid}`;
+  if (isDir === undefined && must === "exist") return `${flag} ${JSON.stringify(value)}: no such folder; valid: ${valid}`;
+  return undefined;
+}
 
 /** One line: how many policies ran over how many resources, and how many of them failed. */
 export function policySummary(report: PolicyReport): string {
@@ -54,6 +73,12 @@ export async function main(
       }
       if (!STACK_NAME.test(opts.stack)) {
         err(`clusterra plan: --stack ${JSON.stringify(opts.stack)} is not a stack name; valid: letters, digits, '.', '_' and '-' (the NAME of stacks/Pulumi.NAME.yaml)`);
+        exitCode = EXIT.usage;
+        return;
+      }
+      const outProblem = opts.out === undefined ? undefined : folderProblem("--out", opts.out, "be writable", "a folder for the plan's files (made when missing)");
+      if (outProblem) {
+        err(`clusterra plan: ${outProblem}; nothing was written`);
         exitCode = EXIT.usage;
         return;
       }
@@ -147,6 +172,15 @@ export async function main(
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
     .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
     .action(async (opts: { render?: boolean; charts?: string; outputs?: string }) => {
+      const problems = [
+        ...(opts.charts === undefined ? [] : [folderProblem("--charts", opts.charts, "exist", CHARTS_FOLDER)]),
+        ...(opts.outputs === undefined ? [] : [folderProblem("--outputs", opts.outputs, "exist", "a folder of <stack>.json files from `pulumi stack output --json -s <stack>`")]),
+      ].filter((p): p is string => p !== undefined);
+      if (problems.length) {
+        for (const p of problems) err(`clusterra fleet check: ${p}`);
+        exitCode = EXIT.usage;
+        return;
+      }
       const { runFleetCheck } = await import("./fleet-check");
       exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
     });
@@ -163,6 +197,15 @@ export async function main(
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
     .option("--out <dir>", "output folder (default .clusterra/fleet-render/)")
     .action(async (opts: { charts?: string; out?: string }) => {
+      const problems = [
+        ...(opts.charts === undefined ? [] : [folderProblem("--charts", opts.charts, "exist", CHARTS_FOLDER)]),
+        ...(opts.out === undefined ? [] : [folderProblem("--out", opts.out, "be writable", "a folder for the rendered objects (made when missing)")]),
+      ].filter((p): p is string => p !== undefined);
+      if (problems.length) {
+        for (const p of problems) err(`clusterra fleet render: ${p}`);
+        exitCode = EXIT.usage;
+        return;
+      }
       const { runFleetRender, defaultChartsDir } = await import("./fleet-render");
       const charts = opts.charts ? path.resolve(opts.charts) : defaultChartsDir(root);
       exitCode = await runFleetRender(root, { charts, out: path.resolve(opts.out ?? path.join(root, ".clusterra", "fleet-render")) }, out, err);

@@ -4,6 +4,7 @@
  * runs as its submitter and its files belong to them on the shared file system. Pure checks
  * here; the config module reports them with the file and key.
  */
+import { KUBERNETES_LIMITS } from "../facts/aws-limits";
 import { isImageAccountName, RESERVED_NAME_PREFIXES } from "../facts/image-accounts";
 
 export interface TenantUser {
@@ -53,4 +54,39 @@ export function userProblems(users: readonly TenantUser[], at: (i: number) => nu
     else uids.set(u.uid, i);
   });
   return out;
+}
+
+/** Where each user's own directory is on the tenant's shared file system (their home). */
+export function userDirectory(efsMount: string, user: Pick<TenantUser, "name">): string {
+  return `${efsMount}/users/${user.name}`;
+}
+
+/** The tenant's shared directory, owned by the shared group. */
+export function sharedDirectory(efsMount: string): string {
+  return `${efsMount}/shared`;
+}
+
+/** passwd lines: no password (the console authenticates), home on the shared file system. */
+export function passwdLines(users: readonly TenantUser[], efsMount: string): string[] {
+  return users.map((u) => `${u.name}:x:${u.uid}:${u.gid}::${userDirectory(efsMount, u)}:/bin/sh`);
+}
+
+/** One group per user (their gid), named after them, and the shared group with every user in it. */
+export function groupLines(users: readonly TenantUser[]): string[] {
+  return [...users.map((u) => `${u.name}:x:${u.gid}:`), `${SHARED_GROUP.name}:x:${SHARED_GROUP.gid}:${users.map((u) => u.name).join(",")}`];
+}
+
+/**
+ * What the users' ConfigMap holds besides their passwd and group files: the merge script and
+ * the keys' names (test/identity.test.ts holds them under it).
+ */
+export const IDENTITY_CONFIGMAP_RESERVE = 16 * 1024;
+
+/** The most bytes of passwd and group a tenant's users may take: the ConfigMap's limit less the reserve. */
+export const IDENTITY_FILES_MAX = KUBERNETES_LIMITS.configMapData.max - IDENTITY_CONFIGMAP_RESERVE;
+
+/** The bytes of the users' passwd and group files (UTF-8), as the ConfigMap carries them. */
+export function identityFileBytes(users: readonly TenantUser[], efsMount: string): number {
+  const bytes = (lines: readonly string[]) => lines.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0);
+  return bytes(passwdLines(users, efsMount)) + bytes(groupLines(users));
 }

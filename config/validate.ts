@@ -7,14 +7,14 @@ import Ajv, { ErrorObject } from "ajv";
 import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
 import { ACCOUNTING_BACKUP, DEFAULT_ROLLOUT_WAVE, platformNameSlots, tenantClusterProjectSuffix, type RolloutWave } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
-import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { EFS_MOUNT_PATH, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { checkCentralCapacity, tenantStacksOf } from "./capacity";
 import { instanceTypeProblem } from "./catalog";
 import { nearest } from "./validate-text";
 import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcCidrProblem } from "./cidr";
 import { tenantServerAddress } from "./subnet-layout";
 import { ownPortConflict, portConflicts } from "./tenant-ports";
-import { userProblems, type TenantUser } from "./users";
+import { IDENTITY_FILES_MAX, identityFileBytes, userProblems, type TenantUser } from "./users";
 import { maxTenantIdLength, tenantNameProblems } from "./tenant-names";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
 import type { CentralConfig, CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
@@ -113,6 +113,11 @@ function checkNetwork(network: unknown, key: string, region: string | undefined,
 /** What to do about a port conflict: the ports follow from the id, so only another id helps. */
 const PORTS_ARE_DERIVED = "another tenant id: its slurmctld NodePort and srun port block on central are derived from it";
 
+/** A tenant stack's name: tenant-<id>-<environment>. */
+export function tenantStackName(id: string, environment: string): string {
+  return `tenant-${id}-${environment}`;
+}
+
 function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>, source: StackFile, siblings: readonly StackFile[], add: Add): void {
   const ns = CONFIG_NAMESPACE;
   const central = isObject(own.central) ? own.central : {};
@@ -166,8 +171,17 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     const max = maxTenantIdLength(own.environment);
     if (problems.length > 0) add(`${ns}:tenant.id`, tenant.id, problems.join("; "), `an id of at most ${max.length} characters in environment ${own.environment} (${max.what} binds it)`);
   }
+  // The stack's name says whose it is: `pulumi up -s tenant-acme-dev` must never deploy another tenant.
+  if (typeof tenant.id === "string" && typeof own.environment === "string" && source.stack !== tenantStackName(tenant.id, own.environment)) {
+    add(`${ns}:tenant.id`, tenant.id, `disagrees with the stack's name ${source.stack} (${source.file})`, `the id the stack is named for: stack ${tenantStackName(tenant.id, own.environment)} (stacks/Pulumi.tenant-<id>-<environment>.yaml) holds tenant ${tenant.id}`);
+  }
   const users = typedUsers(own.users);
   for (const p of userProblems(users.map((u) => u.user), (i) => users[i].at)) add(`${ns}:users[${p.index}].${p.field}`, p.value, p.problem, p.valid);
+  // Every Slurm pod reads the users from one ConfigMap, which Kubernetes refuses over its limit.
+  const identityBytes = identityFileBytes(users.map((u) => u.user), EFS_MOUNT_PATH);
+  if (identityBytes > IDENTITY_FILES_MAX) {
+    add(`${ns}:users`, `${users.length} users`, `make passwd and group files of ${identityBytes.toLocaleString("en-US")} bytes, over the ${IDENTITY_FILES_MAX.toLocaleString("en-US")} the users' ConfigMap holds (Kubernetes refuses a ConfigMap's data over 1 MiB)`, `fewer users in the stack file: at most ${IDENTITY_FILES_MAX.toLocaleString("en-US")} bytes of passwd and group (about ${Math.floor((IDENTITY_FILES_MAX * users.length) / identityBytes).toLocaleString("en-US")} users of names like these)`);
+  }
   const ownConflict = typeof tenant.id === "string" ? ownPortConflict(tenant.id) : undefined;
   if (ownConflict) add(`${ns}:tenant.id`, tenant.id, ownConflict, PORTS_ARE_DERIVED);
   if (Array.isArray(own.shapes)) {

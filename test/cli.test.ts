@@ -50,6 +50,22 @@ describe("clusterra CLI, as a new user meets it", function () {
     assert.match(broken.stdout + broken.stderr, /TS2322[\s\S]*the build failed \(above\); nothing was run/);
   });
 
+  it("refuses a folder flag naming a file or a missing folder, with the value as typed, before doing anything", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-flags-")), "a-file");
+    fs.writeFileSync(file, "");
+    const plan = await run(["plan", "--stack", "connector-demo", "--out", file]);
+    assert.deepEqual([plan.code, plan.err], [2, `clusterra plan: --out ${JSON.stringify(file)} is a file, not a folder; valid: a folder for the plan's files (made when missing); nothing was written`]);
+    const check = await run(["fleet", "check", "--render", "--charts", "no/such/charts", "--outputs", file]);
+    assert.equal(check.code, 2);
+    assert.deepEqual(check.err.split("\n"), [
+      'clusterra fleet check: --charts "no/such/charts": no such folder; valid: a folder of <chart>-<version> chart sources, such as ../shared/reference/charts',
+      `clusterra fleet check: --outputs ${JSON.stringify(file)} is a file, not a folder; valid: a folder of <stack>.json files from \`pulumi stack output --json -s <stack>\``,
+    ]);
+    assert.equal(check.out, "", "nothing checked");
+    const render = await run(["fleet", "render", "--charts", "no/such/charts"]);
+    assert.deepEqual([render.code, render.err], [2, 'clusterra fleet render: --charts "no/such/charts": no such folder; valid: a folder of <chart>-<version> chart sources, such as ../shared/reference/charts']);
+  });
+
   it("reports a mistyped flag as unknown, with the flag it resembles", async () => {
     const r = await run(["plan", "--stak", "central-dev"]);
     assert.equal(r.code, 2);

@@ -13,6 +13,12 @@ function issuesOf(file: StackFile, siblings = exampleFiles().filter((f) => f.sta
   return result.ok ? [] : result.issues;
 }
 
+/** The issues of acme's stack file as tenant `id`'s, named for it, in acme's place. */
+function renamedIssues(id: string): ConfigIssue[] {
+  const file = withValues(acme(), { "clusterra:tenant": { id, accountId: "444455556666" } }, `tenant-${id}-dev`);
+  return issuesOf(file, exampleFiles().filter((f) => f.stack !== "tenant-acme-dev"));
+}
+
 function issueAt(issues: ConfigIssue[], key: string): ConfigIssue {
   const found = issues.find((i) => i.key === key);
   assert.ok(found, `expected an issue at ${key}; got:\n${formatIssues(issues)}`);
@@ -83,7 +89,20 @@ describe("configuration", () => {
   it("rejects a tenant id that is not a DNS label or is used by another stack of the same central", () => {
     assert.match(issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "Acme_Corp", accountId: "444455556666" } })), "clusterra:tenant.id").valid, /DNS label/);
     const dup = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "globex", accountId: "444455556666" } }, "tenant-other-dev"));
-    assert.match(issueAt(dup, "clusterra:tenant.id").problem, /also used by stacks\/Pulumi.tenant-globex-dev.yaml/);
+    assert.deepEqual(dup.filter((i) => i.key === "clusterra:tenant.id").map((i) => i.problem), [
+      "disagrees with the stack's name tenant-other-dev (stacks/Pulumi.tenant-other-dev.yaml)",
+      "also used by stacks/Pulumi.tenant-globex-dev.yaml in environment dev",
+    ]);
+  });
+
+  it("rejects a tenant id other than the one its stack is named for, naming both and the name that holds it", () => {
+    const misnamed = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "initech", accountId: "444455556666" } }));
+    assert.deepEqual(misnamed, [{
+      file: "stacks/Pulumi.tenant-acme-dev.yaml", key: "clusterra:tenant.id", value: "initech",
+      problem: "disagrees with the stack's name tenant-acme-dev (stacks/Pulumi.tenant-acme-dev.yaml)",
+      valid: "the id the stack is named for: stack tenant-initech-dev (stacks/Pulumi.tenant-<id>-<environment>.yaml) holds tenant initech",
+    }]);
+    assert.deepEqual(renamedIssues("initech"), []);
   });
 
   it("rejects account ids that are not 12 digits, and a central account the central stack does not allow", () => {
@@ -108,22 +127,22 @@ describe("configuration", () => {
     const env = issuesOf(withValues(acme(), { "clusterra:environment": "prod" }));
     assert.match(issueAt(env, "clusterra:environment").problem, /differs from stacks\/Pulumi.central-dev.yaml's environment/);
     // The names the id goes into bind it: S3's 63 characters for the files bucket first.
-    assert.deepEqual(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "a-very-long-tenant-name-x", accountId: "444455556666" } })), []);
-    const long = issuesOf(withValues(acme(), { "clusterra:tenant": { id: "a".repeat(31), accountId: "444455556666" } }));
+    assert.deepEqual(renamedIssues("a-very-long-tenant-name-x"), []);
+    const long = renamedIssues("a".repeat(31));
     assert.match(issueAt(long, "clusterra:tenant.id").problem, /makes the files bucket's name \(S3: 63\) 64 characters/);
     assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 30 characters in environment dev \(the files bucket's name \(S3: 63\) binds it\)/);
   });
 
   it("takes any DNS label unique in its environment as an id (English words too), and rejects a central region other than central's and ids reused in an environment", () => {
     for (const id of ["data", "cloud", "security", "health-data", "genomics", "east", "central"]) {
-      assert.deepEqual(issuesOf(withValues(acme(), { "clusterra:tenant": { id, accountId: "444455556666" } })).filter((i) => i.key === "clusterra:tenant.id"), [], id);
+      assert.deepEqual(renamedIssues(id).filter((i) => i.key === "clusterra:tenant.id"), [], id);
     }
     // Only the platform's own name slots are taken (clusterra-dev-cluster-api, -tenant-<id>, ...): structure, not words.
-    const slot = issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "cluster", accountId: "444455556666" } })), "clusterra:tenant.id");
+    const slot = issueAt(renamedIssues("cluster"), "clusterra:tenant.id");
     assert.match(slot.problem, /would make the platform's own names \(clusterra-dev-cluster-\.\.\.\) read as this tenant's/);
     assert.match(slot.valid, /not alarms, cluster, cluster-api, connector, connector-bridge, tenant/);
     // tenant-<id>-cluster is tenant <id>'s cluster project: an id ending so would name another tenant's.
-    const project = issueAt(issuesOf(withValues(acme(), { "clusterra:tenant": { id: "globex-cluster", accountId: "444455556666" } })), "clusterra:tenant.id");
+    const project = issueAt(renamedIssues("globex-cluster"), "clusterra:tenant.id");
     assert.match(project.problem, /ends in "-cluster": its ArgoCD project would be tenant globex's cluster project/);
     const region = issuesOf(withValues(acme(), { "clusterra:central": { stack: "central-dev", accountId: "111122223333", vpcCidr: "10.0.0.0/16", region: "eu-west-1" } }));
     assert.match(issueAt(region, "clusterra:central.region").problem, /differs from stacks\/Pulumi.central-dev.yaml's aws:region/);
@@ -131,7 +150,7 @@ describe("configuration", () => {
     assert.ok(elsewhere.ok && elsewhere.config.kind === "tenant" && elsewhere.config.central.region === "us-east-1", "defaults to the central stack's region");
     const otherCentral = { stack: "central-dev2", file: "stacks/Pulumi.central-dev2.yaml", values: { ...central().values, "clusterra:network": { vpcCidr: "10.1.0.0/16", availabilityZones: 2 } } };
     const twin = withValues(acme(), { "clusterra:central": { stack: "central-dev2", accountId: "111122223333", vpcCidr: "10.1.0.0/16" } }, "tenant-acme2-dev");
-    assert.match(issueAt(issuesOf(twin, [...exampleFiles(), otherCentral]), "clusterra:tenant.id").problem, /also used by stacks\/Pulumi.tenant-acme-dev.yaml in environment dev/);
+    assert.ok(issuesOf(twin, [...exampleFiles(), otherCentral]).some((i) => i.key === "clusterra:tenant.id" && /also used by stacks\/Pulumi.tenant-acme-dev.yaml in environment dev/.test(i.problem)));
   });
 
   it("rejects Xen instance types for the host and connector names too long for rule names", () => {

@@ -272,6 +272,18 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     assert.equal(read("fleet/tenants/dev/acme/cluster/values/cilium.yaml"), cilium);
   });
 
+  it("refuses, as fleet check does, a facts file that gives a tenant another tenant's server, and writes nothing", () => {
+    const globexServer = /^serverAddress: (\S+)$/m.exec(read("fleet/tenants/dev/globex/facts.yaml"))?.[1];
+    assert.ok(globexServer);
+    fs.writeFileSync(path.join(root, facts), read(facts).replace(/^serverAddress: .*$/m, `serverAddress: ${globexServer}`));
+    const cilium = read("fleet/tenants/dev/acme/cluster/values/cilium.yaml");
+    const errors: string[] = [];
+    assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
+    assert.match(errors.join("\n"), new RegExp(`fleet/tenants/dev/acme/facts.yaml: serverAddress: ${globexServer.replace(/\./g, "\\.")} is not an address of tenant acme's VPC`));
+    assert.match(errors.join("\n"), /nothing written/);
+    assert.equal(read("fleet/tenants/dev/acme/cluster/values/cilium.yaml"), cilium);
+  });
+
   it("names a broken central stack file's keys instead of failing with a stack trace", () => {
     const stack = path.join(root, "stacks/Pulumi.central-dev.yaml");
     fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace(/repoUrl: \S+/, "repoUrl: git@example.com:fleet.git"));
@@ -279,6 +291,15 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
     assert.match(errors.join("\n"), /stacks\/Pulumi\.central-dev\.yaml: clusterra:fleet\.repoUrl: must match pattern/);
     assert.match(errors.join("\n"), /nothing written/);
+  });
+
+  it("removes every file of a tenant whose stack file is gone, its facts file and folders too, and the fleet then checks clean", async () => {
+    fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
+    let said = "";
+    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
+    assert.match(said, /\n {2}fleet\/tenants\/dev\/globex\/facts\.yaml \(removed: no stack file is its stack's\)/);
+    assert.equal(fs.existsSync(path.join(root, "fleet/tenants/dev/globex")), false, "no folder of globex is left");
+    assert.deepEqual(await checkFleet(root, { render: true }), []);
   });
 
   it("says how to get a missing facts file", async () => {

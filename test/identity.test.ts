@@ -3,10 +3,11 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { groupLines, identityPodParts, MERGE_SCRIPT_KEY, passwdLines, userDirectory, usersConfigMap, usersDigest } from "../components/identity/passwd";
+import { identityPodParts, MERGE_SCRIPT_KEY, usersConfigMap, usersDigest } from "../components/identity/passwd";
 import { DIRECTORY_MODES, userDirectoriesProlog } from "../components/identity/user-directories";
 import { PROJECT_ROOT, validateStack } from "../config";
-import { SHARED_GROUP, TENANT_ID_FLOOR, userProblems, type TenantUser } from "../config/users";
+import { KUBERNETES_LIMITS } from "../facts/aws-limits";
+import { groupLines, IDENTITY_CONFIGMAP_RESERVE, IDENTITY_FILES_MAX, identityFileBytes, passwdLines, SHARED_GROUP, TENANT_ID_FLOOR, userDirectory, userProblems, type TenantUser } from "../config/users";
 import { exampleFile, exampleFiles, withValues } from "./helpers";
 
 const alice: TenantUser = { name: "alice", uid: 10001, gid: 10001 };
@@ -158,6 +159,26 @@ describe("tenant users in the stack file (clusterra:users)", () => {
     const r = validateStack(exampleFile("tenant-acme-dev"), exampleFiles());
     assert.ok(r.ok && r.config.kind === "tenant");
     assert.deepEqual(r.config.users, [alice, bob]);
+  });
+
+  it("refuses more users than the users' ConfigMap holds (Kubernetes: 1 MiB of data), and what it accepts fits", () => {
+    const many = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `user${String(i).padStart(5, "0")}`, uid: TENANT_ID_FLOOR + i, gid: TENANT_ID_FLOOR + i }));
+    const r = validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:users": many(20000) }), exampleFiles());
+    assert.ok(!r.ok);
+    assert.deepEqual(r.issues.map((i) => [i.key, i.value, i.problem, i.valid]), [[
+      "clusterra:users", "20000 users",
+      "make passwd and group files of 1,740,018 bytes, over the 1,032,192 the users' ConfigMap holds (Kubernetes refuses a ConfigMap's data over 1 MiB)",
+      "fewer users in the stack file: at most 1,032,192 bytes of passwd and group (about 11,864 users of names like these)",
+    ]]);
+    // The most that pass: their ConfigMap, merge script and all, is within Kubernetes' limit.
+    let n = 11800;
+    while (identityFileBytes(many(n + 1), "/mnt/efs") <= IDENTITY_FILES_MAX) n++;
+    assert.ok(validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:users": many(n) }), exampleFiles()).ok, `${n} users`);
+    assert.equal(validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:users": many(n + 1) }), exampleFiles()).ok, false, `${n + 1} users`);
+    const data = usersConfigMap("tenant-acme", many(n), "/mnt/efs").data ?? {};
+    const size = Object.entries(data).reduce((total, [k, v]) => total + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
+    assert.ok(size <= KUBERNETES_LIMITS.configMapData.max, `${size} bytes`);
+    assert.ok(size - identityFileBytes(many(n), "/mnt/efs") <= IDENTITY_CONFIGMAP_RESERVE, "the merge script and keys fit the reserve");
   });
 
   it("rejects bad users at once, each with its key, value and what is valid, keeping the file's indexes", () => {

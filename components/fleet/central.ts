@@ -13,7 +13,7 @@ import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import { UID_SESSION_TAG } from "../tenant/files-bucket";
 import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
 import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
-import { userDirectory } from "../identity/passwd";
+import { userDirectory } from "../../config/users";
 import type { CentralConfig } from "../../config";
 import { clusterApiTlsSecretName } from "../central/cluster-api-tls";
 import { signingKeySecretName } from "../central/platform-secrets";

@@ -9,30 +9,10 @@
  */
 import { createHash } from "crypto";
 import type { IConfigMap as ConfigMap } from "kubernetes-models/v1/ConfigMap";
-import { SHARED_GROUP, type TenantUser } from "../../config/users";
+import { groupLines, passwdLines, type TenantUser } from "../../config/users";
 import { USER_IDENTITY } from "../../facts/fleet";
 import { HARDENED_READ_ONLY_CONTAINER, INIT_CONTAINER_RESOURCES } from "../../facts/control-plane";
 import { ANNOTATION_KEYS } from "../../facts/project";
-
-/** Where each user's own directory is on the tenant's shared file system (their home). */
-export function userDirectory(efsMount: string, user: Pick<TenantUser, "name">): string {
-  return `${efsMount}/users/${user.name}`;
-}
-
-/** The tenant's shared directory, owned by the shared group. */
-export function sharedDirectory(efsMount: string): string {
-  return `${efsMount}/shared`;
-}
-
-/** passwd lines: no password (the console authenticates), home on the shared file system. */
-export function passwdLines(users: readonly TenantUser[], efsMount: string): string[] {
-  return users.map((u) => `${u.name}:x:${u.uid}:${u.gid}::${userDirectory(efsMount, u)}:/bin/sh`);
-}
-
-/** One group per user (their gid), named after them, and the shared group with every user in it. */
-export function groupLines(users: readonly TenantUser[]): string[] {
-  return [...users.map((u) => `${u.name}:x:${u.gid}:`), `${SHARED_GROUP.name}:x:${SHARED_GROUP.gid}:${users.map((u) => u.name).join(",")}`];
-}
 
 /**
  * The init container's script: for each file, the image's lines except any that has one of

@@ -5,8 +5,7 @@
  * make a directory for another uid, and the nodes mount EFS with root access for this
  * (components/tenant/shared-file-system.ts); a job never runs as root. Pure.
  */
-import { SHARED_GROUP, TENANT_ID_FLOOR } from "../../config/users";
-import { sharedDirectory, userDirectory } from "./passwd";
+import { SHARED_GROUP, sharedDirectory, TENANT_ID_FLOOR, userDirectory } from "../../config/users";
 
 /** The Prolog's key in the central release's `prologScripts` (the chart names the file `prolog-<key>`). */
 export const USER_DIRECTORIES_PROLOG = "user-directories";

@@ -1,0 +1,58 @@
+/**
+ * A tenant's facts file against its own stack: each value names the tenant's own role, keys,
+ * server and port, never another tenant's or central's. `fleet check` and `fleet write` both
+ * run it (a facts file comes from `pulumi up` or by hand, and the fleet reads it at sync).
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { parse } from "yaml";
+import { hostAddressProblem } from "../config/cidr";
+import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
+import { FACTS_FILE } from "../components/fleet/facts";
+import { slurmKeySecretNames } from "../components/tenant/slurm-keys";
+import { slurmctldNodePort } from "../facts/contract";
+import { tenantStacks, type FleetProblem } from "./fleet-files";
+
+/** Sub-folders of a folder (none when it is missing). */
+function listDirs(dir: string): string[] {
+  return fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort() : [];
+}
+
+/** Every problem of every tenant's facts file under `root`'s fleet/tenants/. */
+export function tenantFactsProblems(root: string): FleetProblem[] {
+  const problems: FleetProblem[] = [];
+  // Central's External Secrets may assume every tenant's role: each store must name its own
+  // tenant's. A tenant's stores on central take the role from its facts file (the
+  // control-plane chart renders them at sync time); its entry names it itself.
+  const stacks = tenantStacks(root);
+  for (const env of listDirs(path.join(root, "fleet", "tenants"))) {
+    for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
+      const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
+      if (!fs.existsSync(path.join(root, file))) continue;
+      let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
+      try {
+        facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as typeof facts;
+      } catch {
+        continue; // not YAML: named with every file above
+      }
+      const stack = stacks.get(`${env}/${id}`);
+      // Central's account, where the tenant's secrets and their role live (its stack file says which).
+      const central = stack?.centralAccountId ?? "[0-9]{12}";
+      const role = String(facts?.secretsRoleArn ?? "");
+      const expected = `:role/${controlPlaneSecretsRoleName(env, id)}`;
+      if (!new RegExp(`^arn:aws[a-z-]*:iam::${central}:role/${controlPlaneSecretsRoleName(env, id)}$`).test(role)) problems.push({ file, at: "secretsRoleArn", reason: `${role || "no role"} is not tenant ${id}'s secrets role (…${expected} in central's account ${stack?.centralAccountId ?? ""}): the tenant's stores on central would read another tenant's secrets` });
+      // Its keys: its own secrets in central's Secrets Manager (the name, then Secrets Manager's random suffix).
+      for (const [key, name] of Object.entries(slurmKeySecretNames(env, id))) {
+        const arn = String(facts?.keySecretArns?.[key] ?? "");
+        if (!new RegExp(`^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:${central}:secret:${name.replace(/[.+]/g, "\\$&")}-[A-Za-z0-9]{6}$`).test(arn)) problems.push({ file, at: `keySecretArns.${key}`, reason: `${arn || "no ARN"} is not tenant ${id}'s ${name} in central's account ${stack?.centralAccountId ?? ""}: its cluster would read another tenant's key` });
+      }
+      // Its server: an address in its own VPC (so not central's host, nor another tenant's server).
+      const problem = stack?.vpcCidr ? hostAddressProblem(String(facts?.serverAddress ?? ""), stack.vpcCidr) : undefined;
+      if (problem) problems.push({ file, at: "serverAddress", reason: `${String(facts?.serverAddress)} is not an address of tenant ${id}'s VPC: ${problem}; its cluster project would reach another server` });
+      // Its slurmctld NodePort on central (the control-plane chart opens it) is its own by contract: never another tenant's.
+      const port = facts?.slurmctld?.port;
+      if (port !== slurmctldNodePort(id)) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${slurmctldNodePort(id)} (facts/contract.ts): central would open another port for it, perhaps another tenant's` });
+    }
+  }
+  return problems;
+}
