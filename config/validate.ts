@@ -464,6 +464,8 @@ function isObject(v: unknown): v is Record<string, unknown> {
 const MAX_ECHO = 200;
 
 function echo(value: unknown): string {
+  // YAML reads a key with nothing after it as null: say what was typed, not `null`.
+  if (value === null) return "(no value)";
   const text = JSON.stringify(value) ?? String(value);
   return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}... (${text.length} characters)` : text;
 }

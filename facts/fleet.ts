@@ -291,3 +291,5 @@ export const USER_IDENTITY = { configMap: "clusterra-users", source: "/etc/clust
 /** The ServiceAccount central ArgoCD acts as in a customer cluster (push model). */
 export const ARGOCD_MANAGER = { serviceAccount: "argocd-manager", namespace: "kube-system", tokenSecret: "argocd-manager-token" } as const;
 
+/** The namespace of the platform's own services on central (cluster-api). */
+export const CLUSTER_API_NAMESPACE = "clusterra-system";

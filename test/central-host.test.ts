@@ -4,7 +4,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse, stringify } from "yaml";
-import { admissionConfig, k3sServerConfig, k3sServerUserData, mountDataVolumeScript, publishKubeconfigScript, type K3sServerInit } from "../components/central/cloud-init";
+import { admissionConfig, CENTRAL_DATA_MOUNT, centralBootScript, k3sServerConfig, k3sServerUserData, publishKubeconfigScript, type K3sServerInit } from "../components/central/cloud-init";
+import { mountDataVolumeScript } from "../components/host/boot";
 import { waitForParameterScript } from "../components/central/k3s-host";
 import { trustedKubeconfig, UntrustedKubeconfigError } from "../components/central/kubeconfig";
 import { byType, json, named, plan } from "./helpers";
@@ -101,13 +102,11 @@ describe("kubeconfig hand-off between host and program", function () {
   it("the host's shell scripts pass shellcheck (when installed)", function () {
     if (spawnSync("shellcheck", ["--version"]).status !== 0) this.skip();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-shellcheck-"));
-    const doc = parse(k3sServerUserData(INIT).replace(/^#cloud-config\n/, ""));
-    const install = doc.runcmd.find((c: string[]) => c[0] === "sh")[2];
     const scripts = {
       "publish.sh": publishKubeconfigScript(INIT),
-      "mount.sh": mountDataVolumeScript(INIT.dataVolumeId),
+      "mount.sh": mountDataVolumeScript(INIT.dataVolumeId, CENTRAL_DATA_MOUNT),
       "wait.sh": `#!/bin/bash\n${waitForParameterScript("us-east-1", INIT.kubeconfigParameter)}\n`,
-      "install.sh": `#!/bin/sh\n${install}\n`,
+      "boot.sh": centralBootScript(INIT.k3sVersion),
     };
     for (const [name, text] of Object.entries(scripts)) fs.writeFileSync(path.join(dir, name), text);
     const r = spawnSync("shellcheck", Object.keys(scripts).map((n) => path.join(dir, n)), { encoding: "utf8" });

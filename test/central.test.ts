@@ -242,10 +242,12 @@ describe("central building blocks", () => {
     // Pod and service ranges no VPC CIDR can take (validation accepts RFC 1918 only).
     for (const key of ["cluster-cidr", "service-cidr"]) assert.match(vpcCidrProblem(String(config[key])) ?? "", /not a private/);
     const doc = parse(k3sServerUserData(init).replace(/^#cloud-config\n/, ""));
-    assert.ok(doc.runcmd.some((c: string[]) => c.join(" ") === "systemctl enable --now clusterra-publish-kubeconfig.service"));
     assert.equal(config["node-name"], "clusterra-dev-central");
-    // K3s installs only after the data volume is mounted, and never starts without it.
-    assert.ok(doc.runcmd.some((c: string[]) => /^\/usr\/local\/sbin\/clusterra-mount-data && curl .* sh \/usr\/local\/sbin\/k3s-install.sh server$/.test(c[2] ?? "")));
+    // K3s installs only after the data volume is mounted, and never starts without it; the kubeconfig's publication is enabled once K3s is there.
+    const boot = doc.write_files.find((f: any) => f.path === "/usr/local/sbin/clusterra-boot").content.split("\n") as string[];
+    const at = (pattern: RegExp) => boot.findIndex((l) => pattern.test(l));
+    assert.ok(at(/^\/usr\/local\/sbin\/clusterra-mount-data$/) > 0 && at(/^curl .* -o \/usr\/local\/sbin\/k3s-install.sh$/) > at(/clusterra-mount-data/), boot.join("\n"));
+    assert.ok(at(/sh \/usr\/local\/sbin\/k3s-install.sh server$/) > at(/^curl /) && at(/^systemctl enable clusterra-publish-kubeconfig.service$/) > at(/k3s-install.sh server$/), boot.join("\n"));
     assert.ok(doc.write_files.some((f: any) => f.path === "/etc/systemd/system/k3s.service.d/10-data-volume.conf" && f.content.includes("RequiresMountsFor=/var/lib/rancher")));
     assert.equal(doc.packages, undefined, "AL2023's curl-minimal conflicts with a curl package");
     assert.ok(doc.write_files.some((f: any) => f.path === "/usr/local/sbin/clusterra-mount-data" && f.content.includes("nvme-Amazon_Elastic_Block_Store_vol0abc")));

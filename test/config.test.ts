@@ -235,6 +235,16 @@ describe("clusterra plan on bad configuration", () => {
     assert.equal(fs.existsSync(outDir), false);
   });
 
+  it("says a key typed with no value has none, not `null`", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-plan-"));
+    const file = path.join(dir, "Pulumi.tenant-acme-dev.yaml");
+    fs.writeFileSync(file, fs.readFileSync(path.join(exampleRoot(), "stacks", "Pulumi.tenant-acme-dev.yaml"), "utf8").replace("vpcCidr: 10.16.0.0/20", "vpcCidr:"));
+    const err: string[] = [];
+    assert.equal(await main(["plan", "--stack", "tenant-acme-dev", "--config-file", file, "--out", path.join(dir, "out")], () => undefined, (s) => err.push(s), exampleRoot()), 2);
+    assert.match(err.join("\n"), /: clusterra:network\.vpcCidr = \(no value\): must be string; valid: a private IPv4 CIDR/);
+    assert.doesNotMatch(err.join("\n"), /= null/);
+  });
+
   it("exits 2 on a usage error", async () => {
     const err: string[] = [];
     assert.equal(await main(["plan"], () => undefined, (s) => err.push(s)), 2);

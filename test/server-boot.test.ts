@@ -16,6 +16,7 @@ import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
 import { checkDeployment } from "../cli/policy";
+import { BOOT, bootUnit } from "../components/host/boot";
 
 describe("the tenant server's first boot", function () {
   this.timeout(60000);
@@ -98,5 +99,50 @@ describe("the tenant server's first boot", function () {
     const natTable = byType(acme, "aws:ec2/routeTable:RouteTable").find((t) => t.urn.endsWith("-nat-rt"));
     assert.ok(s3 && natTable);
     assert.ok((s3.inputs?.routeTableIds as string[]).includes(String(natTable.outputs?.id ?? natTable.id)), JSON.stringify(s3.inputs?.routeTableIds));
+  });
+});
+
+describe("every host's first boot", function () {
+  this.timeout(60000);
+  type CloudConfig = { write_files: { path: string; content: string }[]; runcmd: string[][] };
+  /** What makes the unit retry the boot until it completes, and run it once per instance. */
+  const RETRIED = ["Restart=on-failure", `RestartSec=${BOOT.retrySeconds}`, "StartLimitIntervalSec=0", "TimeoutStartSec=infinity", "After=network-online.target", `ConditionPathExists=!${BOOT.done}`, `ExecStart=${BOOT.script}`];
+  const cloudConfig = (userData: string) => parse(userData.replace(/^#cloud-config\n/, "")) as CloudConfig;
+
+  it("runs as a unit that starts it again until it completes: central's host, the tenant server and its workers", async function () {
+    const hosts: [string, string | undefined][] = [
+      ["central", String(byType(await plan("central-dev"), "aws:ec2/instance:Instance")[0].inputs?.userData)],
+      ["tenant server", String(byType(await plan("tenant-acme-dev"), "aws:ec2/instance:Instance")[0].inputs?.userData)],
+      ["workers", clusterObjects("acme")?.find((o) => o.kind === "EC2NodeClass")?.spec.userData],
+    ];
+    for (const [who, userData] of hosts) {
+      if (userData === undefined) continue; // the workers' are rendered by Helm: bash scripts/install-tools (CI does)
+      const doc = cloudConfig(userData);
+      const script = doc.write_files.find((f) => f.path === BOOT.script)?.content ?? "";
+      assert.match(script, /k3s-install\.sh (server|agent)\n/, `${who}: the boot installs K3s`);
+      const unit = (doc.write_files.find((f) => f.path === `/etc/systemd/system/${BOOT.unit}`)?.content ?? "").split("\n");
+      for (const line of RETRIED) assert.ok(unit.includes(line), `${who}: ${line}`);
+      // cloud-init starts it and goes on; it never runs the script itself, once.
+      assert.deepEqual(doc.runcmd.filter((c) => c.join(" ").includes(BOOT.script) || c.join(" ").includes(BOOT.unit)), [["systemctl", "enable", "--now", "--no-block", BOOT.unit]], who);
+      assert.equal(doc.runcmd.some((c) => c.join(" ").includes("k3s-install")), false, `${who}: K3s is installed by the unit only`);
+    }
+  });
+
+  it("is a unit systemd reads without a warning (systemd-analyze verify, when installed)", function () {
+    if (spawnSync("systemd-analyze", ["--version"]).status !== 0) {
+      if (process.env.CI) throw new Error("systemd-analyze is missing: CI runs on a machine with systemd");
+      this.skip();
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-boot-unit-"));
+    // The unit as written, its script at a path of this test's own (verify checks it is executable).
+    const script = path.join(dir, "clusterra-boot");
+    fs.writeFileSync(script, "#!/bin/bash\nexit 0\n", { mode: 0o700 });
+    const unitFile = path.join(dir, BOOT.unit);
+    fs.writeFileSync(unitFile, bootUnit("a host's first boot").replace(`ExecStart=${BOOT.script}`, `ExecStart=${script}`));
+    const good = spawnSync("systemd-analyze", ["verify", unitFile], { encoding: "utf8" });
+    assert.deepEqual([good.status, good.stderr.trim()], [0, ""]);
+    // The check can fail: a misspelled directive is a warning it reports.
+    fs.writeFileSync(unitFile, fs.readFileSync(unitFile, "utf8").replace("Restart=on-failure", "Restart=on-falure"));
+    assert.match(spawnSync("systemd-analyze", ["verify", unitFile], { encoding: "utf8" }).stderr, /restart specifier/);
   });
 });

@@ -7,10 +7,11 @@ import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { k3sInstallScriptUrl, MUTATING_ADMISSION_POLICY_ARGS } from "../../facts/versions";
 import { CENTRAL_POD_MAX_PIDS } from "../../facts/control-plane";
-import { CLUSTER_API_NAMESPACE } from "../fleet/central";
+import { CLUSTER_API_NAMESPACE } from "../../facts/fleet";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../../facts/fleet";
 import { hostMetricsNamespace } from "../../facts/alarms";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
+import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "../host/boot";
 
 /** What the host writes as the parameter's description: which instance published it. */
 export function publishedByDescription(instanceId: string): string {
@@ -119,38 +120,24 @@ export function publishKubeconfigScript(init: K3sServerInit): string {
   ].join("\n");
 }
 
-/** Where a host keeps what must outlive its instance, on an EBS volume of its own. */
-export interface DataVolumeMount {
-  readonly mountPoint: string;
-  /** XFS label (fstab mounts by it). */
-  readonly label: string;
-}
-
 /** Central's: all of /var/lib/rancher (datastore, images, every local volume). */
 export const CENTRAL_DATA_MOUNT: DataVolumeMount = { mountPoint: "/var/lib/rancher", label: "k3s-data" };
 
 /**
- * Mounts a data volume, formatting it only when it is blank, grows its file system to the
- * volume (EBS grows volumes in place), and keeps the node's identity (/etc/rancher/node) on
- * it, so a replacement host is the same node.
+ * Central's boot (run by the boot unit until it completes): nothing installs unless the data
+ * volume is mounted; K3s's install script at the pinned release's tag (it verifies the
+ * binary's checksum), whose download fails until the NAT route is there; then the
+ * kubeconfig's publication, which needs K3s.
  */
-export function mountDataVolumeScript(volumeId: string, mount: DataVolumeMount = CENTRAL_DATA_MOUNT): string {
-  const device = `/dev/disk/by-id/nvme-Amazon_Elastic_Block_Store_${volumeId.replace("-", "")}`;
-  const at = mount.mountPoint;
+export function centralBootScript(k3sVersion: string): string {
   return [
     "#!/bin/bash",
     "set -euo pipefail",
-    `DEV=${device}`,
-    "for _ in $(seq 1 120); do [ -e \"$DEV\" ] && break; sleep 5; done",
-    "[ -e \"$DEV\" ] || { echo \"data volume $DEV never attached\" >&2; exit 1; }",
-    `blkid "$DEV" >/dev/null || mkfs.xfs -L ${mount.label} "$DEV"`,
-    `mkdir -p ${at}`,
-    `grep -q ' ${at} ' /etc/fstab || echo "LABEL=${mount.label} ${at} xfs defaults,nofail 0 2" >> /etc/fstab`,
-    `mountpoint -q ${at} || mount ${at}`,
-    // A volume EBS grew since (more tenants): the file system takes the new size, online.
-    `xfs_growfs ${at} >/dev/null`,
-    `mkdir -p ${at}/node-identity /etc/rancher`,
-    `[ -L /etc/rancher/node ] || { rm -rf /etc/rancher/node; ln -s ${at}/node-identity /etc/rancher/node; }`,
+    "/usr/local/sbin/clusterra-mount-data",
+    `curl -sfL --retry 5 ${k3sInstallScriptUrl(k3sVersion)} -o /usr/local/sbin/k3s-install.sh`,
+    `INSTALL_K3S_VERSION='${k3sVersion}' INSTALL_K3S_SKIP_SELINUX_RPM=true INSTALL_K3S_SELINUX_WARN=true sh /usr/local/sbin/k3s-install.sh server`,
+    "systemctl enable clusterra-publish-kubeconfig.service",
+    "systemctl start --no-block clusterra-publish-kubeconfig.service",
     "",
   ].join("\n");
 }
@@ -183,7 +170,8 @@ export function k3sServerUserData(init: K3sServerInit): string {
         permissions: "0644",
         content: "vm.panic_on_oom=0\nvm.overcommit_memory=1\nkernel.panic=10\nkernel.panic_on_oops=1\n",
       },
-      { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId) },
+      { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId, CENTRAL_DATA_MOUNT) },
+      ...bootFiles(centralBootScript(init.k3sVersion), "Central's first boot: its data volume, then K3s"),
       { path: "/usr/local/sbin/clusterra-publish-kubeconfig", permissions: "0700", content: publishKubeconfigScript(init) },
       { path: "/etc/systemd/system/clusterra-publish-kubeconfig.service", permissions: "0644", content: unit },
       // EBS grows the data volume in place when tenants join (no reboot): the file system follows within 15 minutes.
@@ -199,18 +187,11 @@ export function k3sServerUserData(init: K3sServerInit): string {
     ],
     runcmd: [
       ["sysctl", "--system"],
-      [
-        "sh", "-c",
-        // Nothing installs unless the data volume is mounted.
-        "/usr/local/sbin/clusterra-mount-data && " +
-          `curl -sfL --retry 5 ${k3sInstallScriptUrl(init.k3sVersion)} -o /usr/local/sbin/k3s-install.sh && ` +
-          `INSTALL_K3S_VERSION='${init.k3sVersion}' INSTALL_K3S_SKIP_SELINUX_RPM=true INSTALL_K3S_SELINUX_WARN=true sh /usr/local/sbin/k3s-install.sh server`,
-      ],
-      // Enabled units start on every boot: K3s and the kubeconfig publication survive a reboot.
       ["systemctl", "daemon-reload"],
-      ["systemctl", "enable", "--now", "clusterra-publish-kubeconfig.service"],
+      // Enabled units start on every boot: K3s and the kubeconfig publication survive a reboot.
       ["systemctl", "enable", "--now", "clusterra-grow-data.timer"],
       ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"],
+      [...START_BOOT],
     ],
   };
   return `#cloud-config\n${stringify(doc)}`;

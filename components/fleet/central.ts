@@ -4,7 +4,7 @@ import type { Partition } from "../../facts/regions";
 import { CENTRAL_ADMISSION_FILE, slurmDaemonPrivilegePolicy } from "./central-admission";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { centralFleetPath, tenantEntriesApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
+import { CLUSTER_API_NAMESPACE, centralFleetPath, tenantEntriesApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
 import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
 import { syncRetry } from "./argo";
 import { tenantChartSchemaFiles } from "./chart-schemas";
@@ -40,7 +40,6 @@ export interface CentralFleetFacts {
   readonly tableNames: Readonly<Record<string, string>>;
 }
 
-export const CLUSTER_API_NAMESPACE = "clusterra-system";
 
 export { centralFleetPath } from "../../facts/fleet";
 

@@ -6,7 +6,7 @@
  */
 import { INSTANCE_METADATA_URL } from "../../facts/instance-metadata";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
-import { mountDataVolumeScript, type DataVolumeMount } from "../central/cloud-init";
+import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "../host/boot";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { EFS_MOUNT_PATH, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
@@ -349,7 +349,7 @@ export function tenantServerUserData(init: ServerInit): string {
         permissions: "0644",
         content: `[Unit]\nRequiresMountsFor=${TENANT_STATE_MOUNT.mountPoint}\n`,
       },
-      { path: "/usr/local/sbin/clusterra-boot", permissions: "0700", content: serverBootScript(init) },
+      ...bootFiles(serverBootScript(init), "The tenant server's first boot: network, NAT, EFS, its state volume, K3s"),
       { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },
       { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM", "/usr/local/sbin/clusterra-publish", "k3s.service") },
       { path: "/usr/local/sbin/clusterra-argocd-credential", permissions: "0700", content: argocdCredentialScript(init) },
@@ -367,7 +367,7 @@ export function tenantServerUserData(init: ServerInit): string {
       },
       ...diskMetricsFiles(init.metrics),
     ],
-    runcmd: [["sysctl", "--system"], ["/usr/local/sbin/clusterra-boot"], ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"]],
+    runcmd: [["sysctl", "--system"], ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"], [...START_BOOT]],
   };
   return `#cloud-config\n${stringify(doc)}`;
 }
@@ -402,9 +402,9 @@ export function agentUserData(init: AgentInit): string {
   const doc = {
     write_files: [
       { path: "/etc/sysctl.d/90-clusterra.conf", permissions: "0644", content: SYSCTL },
-      { path: "/usr/local/sbin/clusterra-boot", permissions: "0700", content: agentBootScript(init) },
+      ...bootFiles(agentBootScript(init), "A worker's first boot: network, EFS, the join token, the K3s agent"),
     ],
-    runcmd: [["sysctl", "--system"], ["/usr/local/sbin/clusterra-boot"]],
+    runcmd: [["sysctl", "--system"], [...START_BOOT]],
   };
   return `#cloud-config\n${stringify(doc)}`;
 }
