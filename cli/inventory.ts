@@ -17,6 +17,7 @@ import { estimateCost, type CostEstimate } from "./cost";
 import { urnName, type Deployment, type DeploymentResource } from "./deployment";
 import { buildDeployRole, customerResources, proveDeployRole, type DeployVerdict } from "./deploy-role";
 import { decide } from "./iam-sim";
+import { securityGroupRules, securityGroups, type SecurityGroupRule } from "./security-groups";
 
 type Doc = { Statement?: Stmt[] | Stmt };
 type Stmt = { Sid?: string; Effect: string; Principal?: unknown; Action?: string | string[]; NotAction?: string | string[]; Resource?: string | string[]; Condition?: Record<string, Record<string, unknown>> };
@@ -37,6 +38,19 @@ export interface InventoryRole {
   readonly permissions: readonly string[];
 }
 
+/** One security-group rule in the customer's account, as a reviewer reads it. */
+export interface InventoryRule {
+  /** The group's name in the plan. */
+  readonly group: string;
+  readonly direction: "in" | "out";
+  /** "tcp 6818", "udp 53", "tcp 60000-60009", "all". */
+  readonly ports: string;
+  /** The other end: a CIDR said in words where the plan knows whose it is, or a group by name. */
+  readonly peer: string;
+  /** Why it is there: the rule's own description. */
+  readonly why: string;
+}
+
 export interface InventoryVerdict {
   readonly principal: string;
   readonly what: string;
@@ -54,6 +68,8 @@ export interface Inventory {
   readonly usageUsd: number;
   readonly groups: readonly { readonly purpose: string; readonly resources: readonly InventoryResource[] }[];
   readonly roles: readonly InventoryRole[];
+  /** Every rule of every security group in the customer's account. */
+  readonly network: readonly InventoryRule[];
   /** Requests by the platform's principals the customer's documents refuse. */
   readonly cannot: readonly InventoryVerdict[];
   /** Requests they allow: the platform's designed access, with its condition. */
@@ -74,6 +90,36 @@ export interface Inventory {
 const list = (v: unknown): string[] => (v === undefined ? [] : Array.isArray(v) ? v.map(String) : [String(v)]);
 const parse = (v: unknown): Doc | undefined => (typeof v === "string" ? (JSON.parse(v) as Doc) : (v as Doc | undefined));
 const statements = (d: Doc | undefined): Stmt[] => (d?.Statement === undefined ? [] : Array.isArray(d.Statement) ? d.Statement : [d.Statement]);
+
+/** A rule's ports in words: protocol and port or range ("all" for every protocol). */
+export function portsOf(r: Pick<SecurityGroupRule, "protocol" | "fromPort" | "toPort">): string {
+  if (r.protocol === "all") return "all";
+  // ICMP's "ports" are its type and code.
+  if (r.protocol === "icmp") return r.fromPort === undefined || r.fromPort < 0 ? "icmp, any type" : `icmp type ${r.fromPort}${r.toPort === undefined || r.toPort < 0 ? "" : ` code ${r.toPort}`}`;
+  const name = typeof r.protocol === "number" ? `protocol ${r.protocol}` : r.protocol;
+  if (r.fromPort === undefined || r.fromPort < 0) return `${name}, any port`;
+  return r.fromPort === r.toPort || r.toPort === undefined ? `${name} ${r.fromPort}` : `${name} ${r.fromPort}-${r.toPort}`;
+}
+
+/** Every rule of the customer's groups, the peer named from what the stack knows (its VPC, central's). */
+function networkOf(config: StackConfig, held: readonly DeploymentResource[], central: Deployment | undefined): InventoryRule[] {
+  const groups = new Map(securityGroups(held).map((g) => [g.id, g.name]));
+  const known = new Map<string, string>([["0.0.0.0/0", "anywhere"]]);
+  if (config.kind === "tenant") {
+    known.set(config.network.vpcCidr, `this VPC (${config.network.vpcCidr})`);
+    known.set(config.central.vpcCidr, `central's VPC (${config.central.vpcCidr}), over the peering`);
+  }
+  // Central's host, by the address central's plan gives it.
+  for (const host of central?.deployment.resources.filter((r) => r.type === "aws:ec2/instance:Instance") ?? []) {
+    const ip = host.inputs?.privateIp ?? host.outputs?.privateIp;
+    if (typeof ip === "string") known.set(`${ip}/32`, `central's host (${ip}), over the peering`);
+  }
+  const peer = (r: SecurityGroupRule): string =>
+    r.peer.kind === "cidr" ? (known.get(r.peer.cidr) ?? r.peer.cidr) : r.peer.kind === "group" ? `group ${groups.get(r.peer.groupId) ?? r.peer.groupId}` : r.peer.what;
+  return securityGroupRules(held)
+    .map((r) => ({ group: groups.get(r.groupId) ?? r.groupId, direction: r.direction === "ingress" ? ("in" as const) : ("out" as const), ports: portsOf(r), peer: peer(r), why: r.description ?? "" }))
+    .sort((a, b) => a.group.localeCompare(b.group) || a.direction.localeCompare(b.direction) || a.ports.localeCompare(b.ports, undefined, { numeric: true }) || a.peer.localeCompare(b.peer));
+}
 
 /** "clusterra:tenant:SharedFileSystem" -> "Shared file system". */
 export function purposeOf(urn: string): string {
@@ -318,6 +364,7 @@ export async function buildInventory(config: StackConfig, deployment: Deployment
     usageUsd: estimate.byPayer.customer,
     groups: [...byPurpose.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([purpose, resources]) => ({ purpose, resources })),
     roles: rolesOf(held),
+    network: networkOf(config, held, central),
     cannot,
     can,
     ...(role && proof
@@ -355,6 +402,16 @@ export function inventoryMarkdown(inv: Inventory): string {
     for (const r of g.resources) lines.push(`| ${cell(r.name)} | ${cell(r.type)} | ${r.monthlyUsd ? usd(r.monthlyUsd) : "—"} | ${cell(r.encryption)} | ${cell(r.retention)} |`);
     lines.push("");
   }
+  lines.push(
+    "## Network: every rule of every security group",
+    "",
+    `${inv.network.length} rules; a group allows only what a rule says (in: who may connect to its members; out: where they may connect).`,
+    "",
+    "| group | direction | protocol and ports | peer | why |",
+    "|---|---|---|---|---|",
+    ...inv.network.map((r) => `| ${cell(r.group)} | ${r.direction} | ${cell(r.ports)} | ${cell(r.peer)} | ${cell(r.why)} |`),
+    "",
+  );
   lines.push("## Roles the platform creates in your account", "");
   for (const r of inv.roles) {
     lines.push(`### ${r.name}`, "", `Who may assume it: ${r.trust.map(cell).join("; ") || "nobody"}.`, "", "What it may do:", "", ...r.permissions.map((p) => `- ${p}`), "");

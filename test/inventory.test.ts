@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import { buildInventory, encryptionOf, inventoryMarkdown, purposeOf, retentionOf, type Inventory } from "../cli/inventory";
+import { buildInventory, encryptionOf, inventoryMarkdown, portsOf, purposeOf, retentionOf, type Inventory } from "../cli/inventory";
 import type { DeploymentResource } from "../cli/deployment";
 import { plan } from "./helpers";
 
@@ -58,6 +58,25 @@ describe("the customer's inventory", function () {
       for (const principal of [/K3s host/, /cluster-api/, /tenant-acme$/]) assert.ok(refused(principal, action), `${principal} ${action}`);
     }
     assert.deepEqual(inv.can.map((c) => `${c.principal}: ${c.what}`), ["clusterra-dev-cluster-api: assume a role: role clusterra-dev-acme-files, only with ExternalId clusterra-dev-acme-files and a clusterra:uid session tag"]);
+  });
+
+  it("lists every security-group rule in the customer's account: direction, ports, the peer in words, why", async () => {
+    const { inv, p } = await inventoryOf("tenant-acme-dev");
+    const rules = customerResources(p).filter((r) => /securityGroup(Ingress|Egress)Rule:/.test(r.type));
+    assert.equal(inv.network.length, rules.length, "one row per rule resource");
+    assert.ok(inv.network.every((r) => r.why.length > 0 && r.peer.length > 0 && r.ports.length > 0), "every row says its peer, ports and why");
+    // Central's only way in: its host, to the API server, and to slurmd.
+    const fromCentral = inv.network.filter((r) => r.direction === "in" && r.peer.startsWith("central's"));
+    assert.deepEqual(fromCentral.map((r) => [r.group, r.ports, r.peer]), [
+      ["tenant-acme-nodes-server", "tcp 6443", "central's host (10.0.0.10), over the peering"],
+      ["tenant-acme-peering-workers", "tcp 6818", "central's host (10.0.0.10), over the peering"],
+    ]);
+    assert.ok(!inv.network.some((r) => r.direction === "in" && r.peer === "anywhere"), "nothing open to the internet");
+    assert.match(inventoryMarkdown(inv), /\n## Network: every rule of every security group\n\n\d+ rules;[^\n]*\n\n\| group \| direction \| protocol and ports \| peer \| why \|\n/);
+    assert.deepEqual([
+      portsOf({ protocol: "tcp", fromPort: 6818, toPort: 6818 }), portsOf({ protocol: "tcp", fromPort: 32730, toPort: 32739 }), portsOf({ protocol: "all" }),
+      portsOf({ protocol: "icmp", fromPort: 8, toPort: 0 }), portsOf({ protocol: "udp", fromPort: -1, toPort: -1 }), portsOf({ protocol: 47 }),
+    ], ["tcp 6818", "tcp 32730-32739", "all", "icmp type 8 code 0", "udp, any port", "protocol 47, any port"]);
   });
 
   it("says how each resource is encrypted and kept, from its inputs", () => {

@@ -14,7 +14,7 @@ import type { DeploymentResource } from "../cli/deployment";
 import { slurmctldNodePort, SLURM_PORTS, srunPortBlock } from "../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/slurm/nft";
-import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../journey/slurm/security-groups";
+import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../cli/security-groups";
 import { journeyEtcSlurm, nodeSetOf, partitionsOf } from "../journey/slurm/slurm-config";
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/slurm/image";

@@ -15,7 +15,7 @@ import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLU
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
 import { renderTenantAddOn, toolPath } from "../../cli/fleet-render";
 import type { NetworkPolicyObject } from "./network-policy";
-import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "./security-groups";
+import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "../../cli/security-groups";
 
 export interface CentralSide {
   readonly environment: string;

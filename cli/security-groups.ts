@@ -3,10 +3,11 @@
  * whatever resource type carried them: the standalone rule resources the project uses
  * (aws:vpc/securityGroupIngressRule, ...EgressRule), the older aws:ec2/securityGroupRule,
  * and rules written inline on aws:ec2/securityGroup (and the VPC's default group). Pure:
- * resources in, rules out, so the translation to nftables is tested without a kernel.
+ * resources in, rules out: the inventory lists them, and the journey translates them to
+ * nftables (tested without a kernel).
  */
-import type { DeploymentResource } from "../../cli/deployment";
-import { urnName } from "../../cli/deployment";
+import type { DeploymentResource } from "./deployment";
+import { urnName } from "./deployment";
 
 /** Who is on the other end of a rule: an IPv4 CIDR, another group's members, or what nftables here cannot model. */
 export type RulePeer =
