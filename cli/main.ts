@@ -108,6 +108,7 @@ export async function main(
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles(root), root });
         for (const line of formatReport(report).split("\n").slice(0, report.violations.length)) out(`  ${line}`);
         out(`policy pack: ${policySummary(report)}`);
+        out(`AWS limits: ${report.limits.values} values checked against ${report.limits.limits} limits (facts/aws-limits.ts), ${report.limits.over} over`);
         if (!report.passed) exitCode = EXIT.policy;
         const shown = (file: string) => path.relative(process.cwd(), path.join(outDir, file)) || file;
         out(`wrote ${["resources.json", "outputs.json", "cost.json", "architecture.svg", ...inventoryFiles].map(shown).join(", ")}`);

@@ -35,6 +35,7 @@ import {
   type PackStackPolicy,
 } from "../policies/rules";
 import { parseDeployment, urnName, type Deployment, type DeploymentResource } from "./deployment";
+import { limitFindings } from "../policies/rules/limits";
 
 export interface PolicyViolation {
   readonly policy: string;
@@ -58,6 +59,8 @@ export interface PolicyReport {
   readonly passed: boolean;
   /** URNs of resources with secret (encrypted) inputs: an exported stack's ciphertext cannot be inspected. */
   readonly secretInputs: readonly string[];
+  /** AWS's limits as `within-aws-limits` applied them: values checked, how many limits bound them, how many values were over. */
+  readonly limits: { readonly values: number; readonly limits: number; readonly over: number };
 }
 
 export interface CheckOptions {
@@ -204,8 +207,9 @@ export function checkDeployment(deployment: Deployment, options: CheckOptions = 
 
   // Stack policies: the whole deployment, outputs over inputs.
   const stackPolicies = policies.filter((p): p is PackStackPolicy => isStackPolicy(p));
+  const stackResources = buildStackResources(resources, providerOf, optsOf);
+  const limits = limitFindings(stackResources);
   if (stackPolicies.length > 0) {
-    const stackResources = buildStackResources(resources, providerOf, optsOf);
     for (const p of stackPolicies) {
       const args: StackValidationArgs = {
         resources: stackResources,
@@ -235,6 +239,7 @@ export function checkDeployment(deployment: Deployment, options: CheckOptions = 
     counts: { mandatory, advisory: violations.length - mandatory, byPolicy },
     passed: mandatory === 0,
     secretInputs: resources.filter((r) => hasCiphertext(r.inputs)).map((r) => r.urn),
+    limits: { values: [...limits.checked.values()].reduce((a, b) => a + b, 0), limits: limits.checked.size, over: limits.over.length },
   };
 }
 

@@ -21,3 +21,76 @@ export const AWS_LIMITS = {
 export const KUBERNETES_LIMITS = {
   configMapData: { max: 1048576, unit: "bytes", what: "a ConfigMap's data, all keys together", source: "Kubernetes documentation, ConfigMaps: \"The data stored in a ConfigMap cannot exceed 1 MiB\"" },
 } as const satisfies Record<string, DocumentedLimit>;
+
+/** How a limit measures a value. */
+export type LimitMeasure =
+  /** The value's length in characters. */
+  | "characters"
+  /** Its UTF-8 bytes. */
+  | "bytes"
+  /** Characters other than whitespace (IAM counts a policy document so). */
+  | "characters, whitespace aside"
+  /** Entries of a map (tags). */
+  | "entries";
+
+export interface ResourceLimit {
+  /** Pulumi resource types whose `field` it bounds. */
+  readonly types: readonly string[];
+  readonly field: string;
+  readonly measure: LimitMeasure;
+  readonly max: number;
+  /** What AWS calls it, and where AWS documents it. */
+  readonly source: string;
+}
+
+const IAM_ROLE = "aws:iam/role:Role";
+const IAM_POLICY_DOC = "IAM and AWS STS quotas";
+
+/**
+ * Per-resource limits on the values this program sets: names, policy documents, descriptions,
+ * tags. Each value of each planned resource is checked against its row (policy
+ * `within-aws-limits`, and the one line `clusterra plan` prints).
+ */
+export const RESOURCE_LIMITS: readonly ResourceLimit[] = [
+  { types: [IAM_ROLE], field: "name", measure: "characters", max: 64, source: `${IAM_POLICY_DOC}: role name, 64 characters` },
+  { types: [IAM_ROLE], field: "assumeRolePolicy", measure: "characters, whitespace aside", max: 2048, source: `${IAM_POLICY_DOC}: role trust policy length, 2,048 characters (the default quota)` },
+  { types: [IAM_ROLE], field: "description", measure: "characters", max: 1000, source: "IAM API reference, CreateRole Description: 1,000 characters" },
+  { types: ["aws:iam/policy:Policy"], field: "name", measure: "characters", max: 128, source: `${IAM_POLICY_DOC}: policy name, 128 characters` },
+  { types: ["aws:iam/policy:Policy"], field: "policy", measure: "characters, whitespace aside", max: 6144, source: `${IAM_POLICY_DOC}: managed policy size, 6,144 characters` },
+  { types: ["aws:iam/rolePolicy:RolePolicy"], field: "name", measure: "characters", max: 128, source: `${IAM_POLICY_DOC}: policy name, 128 characters` },
+  { types: ["aws:iam/rolePolicy:RolePolicy"], field: "policy", measure: "characters, whitespace aside", max: 10240, source: `${IAM_POLICY_DOC}: role inline policy size, 10,240 characters (all of a role's together)` },
+  { types: ["aws:iam/instanceProfile:InstanceProfile"], field: "name", measure: "characters", max: 128, source: `${IAM_POLICY_DOC}: instance profile name, 128 characters` },
+  { types: ["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"], field: "bucket", measure: "characters", max: 63, source: "S3 bucket naming rules: 3 to 63 characters" },
+  { types: ["aws:s3/bucketPolicy:BucketPolicy"], field: "policy", measure: "bytes", max: 20480, source: "S3 bucket policy: 20 KB" },
+  { types: ["aws:kms/key:Key"], field: "policy", measure: "bytes", max: 32768, source: "KMS quotas: key policy document size, 32 KB" },
+  { types: ["aws:kms/alias:Alias"], field: "name", measure: "characters", max: 256, source: "KMS API reference, CreateAlias AliasName: 256 characters" },
+  { types: ["aws:lambda/function:Function"], field: "name", measure: "characters", max: 64, source: "Lambda API reference, CreateFunction FunctionName: 64 characters" },
+  { types: ["aws:cloudwatch/eventRule:EventRule"], field: "name", measure: "characters", max: 64, source: "EventBridge API reference, PutRule Name: 64 characters" },
+  { types: ["aws:cloudwatch/eventRule:EventRule"], field: "description", measure: "characters", max: 512, source: "EventBridge API reference, PutRule Description: 512 characters" },
+  { types: ["aws:sqs/queue:Queue"], field: "name", measure: "characters", max: 80, source: "SQS quotas: queue name, 80 characters" },
+  { types: ["aws:sns/topic:Topic"], field: "name", measure: "characters", max: 256, source: "SNS API reference, CreateTopic Name: 256 characters" },
+  { types: ["aws:dynamodb/table:Table"], field: "name", measure: "characters", max: 255, source: "DynamoDB quotas: table name, 255 characters" },
+  { types: ["aws:cloudwatch/metricAlarm:MetricAlarm"], field: "name", measure: "characters", max: 255, source: "CloudWatch API reference, PutMetricAlarm AlarmName: 255 characters" },
+  { types: ["aws:cloudwatch/logGroup:LogGroup"], field: "name", measure: "characters", max: 512, source: "CloudWatch Logs API reference, CreateLogGroup: 512 characters" },
+  { types: ["aws:secretsmanager/secret:Secret"], field: "name", measure: "characters", max: 512, source: "Secrets Manager API reference, CreateSecret Name: 512 characters" },
+  { types: ["aws:secretsmanager/secret:Secret"], field: "description", measure: "characters", max: 2048, source: "Secrets Manager API reference, CreateSecret Description: 2,048 characters" },
+  { types: ["aws:ssm/parameter:Parameter"], field: "name", measure: "characters", max: 1011, source: "Systems Manager quotas: parameter name, 1,011 characters" },
+  { types: ["aws:ec2/securityGroup:SecurityGroup"], field: "name", measure: "characters", max: 255, source: "EC2 API reference, CreateSecurityGroup GroupName: 255 characters" },
+  { types: ["aws:ec2/securityGroup:SecurityGroup", "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"], field: "description", measure: "characters", max: 255, source: "EC2 API reference: a security group's and a rule's description, 255 characters" },
+  { types: ["aws:vpclattice/service:Service"], field: "name", measure: "characters", max: 40, source: "VPC Lattice API reference, CreateService name: 3 to 40 characters" },
+  { types: ["aws:vpclattice/targetGroup:TargetGroup", "aws:vpclattice/serviceNetwork:ServiceNetwork"], field: "name", measure: "characters", max: 63, source: "VPC Lattice API reference: target group and service network names, 3 to 63 characters" },
+  { types: ["aws:ram/resourceShare:ResourceShare"], field: "name", measure: "characters", max: 255, source: "RAM API reference, CreateResourceShare name" },
+];
+
+/** Tags on any resource: at most 50 user tags, keys of 128 characters, values of 256 ("aws:" tags excepted). */
+export const TAG_LIMITS = { entries: 50, keyCharacters: 128, valueCharacters: 256, source: "Tagging AWS resources: 50 tags per resource, key 128 and value 256 Unicode characters" } as const;
+
+/** Rules per security group, each direction (the default quota; IPv4 and IPv6 counted apart). */
+export const SECURITY_GROUP_RULES = { perDirection: 60, source: "Amazon VPC quotas: inbound or outbound rules per security group, 60" } as const;
+
+/** The name limit AWS sets on a resource type (its row above). */
+export function nameLimit(type: string, field = "name"): number {
+  const row = RESOURCE_LIMITS.find((l) => l.types.includes(type) && l.field === field);
+  if (!row) throw new Error(`facts/aws-limits.ts has no limit on ${type}'s ${field}`);
+  return row.max;
+}

@@ -15,9 +15,6 @@ export const LATTICE_LISTENER = { port: 443, protocol: "HTTPS" } as const;
 /** Clients of a Lattice service: the data plane calls this action, signed with SigV4. */
 export const LATTICE_INVOKE_ACTION = "vpc-lattice-svcs:Invoke";
 
-/** Lattice service names: 3 to 40 characters. */
-export const LATTICE_SERVICE_NAME_MAX = 40;
-
 /** The connector's Lattice service name. */
 export function latticeServiceName(clusterName: string): string {
   return `clusterra-${clusterName}`;

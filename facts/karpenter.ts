@@ -19,3 +19,13 @@ export const INTERRUPTION_RULES: readonly InterruptionRule[] = [
 
 /** Karpenter drops interruption messages older than this anyway. */
 export const INTERRUPTION_QUEUE_RETENTION_SECONDS = 300;
+
+/** A cluster's EventBridge rule for one interruption event. */
+export function karpenterRuleName(clusterName: string, rule: Pick<InterruptionRule, "id">): string {
+  return `${clusterName}-${rule.id}`;
+}
+
+/** A cluster's interruption queue, which Karpenter's settings name. */
+export function karpenterQueueName(clusterName: string): string {
+  return `${clusterName}-interruption`;
+}

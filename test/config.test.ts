@@ -130,7 +130,10 @@ describe("configuration", () => {
     assert.deepEqual(renamedIssues("a-very-long-tenant-name-x"), []);
     const long = renamedIssues("a".repeat(31));
     assert.match(issueAt(long, "clusterra:tenant.id").problem, /makes the files bucket's name \(S3: 63\) 64 characters/);
-    assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 30 characters in environment dev \(the files bucket's name \(S3: 63\) binds it\)/);
+    assert.match(issueAt(long, "clusterra:tenant.id").valid, /at most 29 characters in environment dev \(Karpenter's capacity-reservation rule name \(EventBridge: 64\) binds it\)/);
+    // 30 characters made that rule's name 65 (EventBridge refuses it at deploy): refused in the stack file.
+    assert.match(issueAt(renamedIssues("a".repeat(30)), "clusterra:tenant.id").problem, /^makes Karpenter's capacity-reservation rule name \(EventBridge: 64\) 65 characters$/);
+    assert.deepEqual(renamedIssues("a".repeat(29)), []);
   });
 
   it("takes any DNS label unique in its environment as an id (English words too), and rejects a central region other than central's and ids reused in an environment", () => {

@@ -3,11 +3,12 @@
  * IAM documents are proved by evaluating requests against them (iam-simulate).
  */
 import * as assert from "node:assert/strict";
+import { RESOURCE_LIMITS } from "../facts/aws-limits";
 import { idleCost } from "../cli/cost";
 import { endpointsFor } from "../components/connector/no-internet";
 import { headNodeSendPolicy } from "../components/connector/access";
 import { EVENT_QUEUE, EVENT_RULES, SHIPPER } from "../facts/connector-events";
-import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName, LATTICE_SERVICE_NAME_MAX, latticeServiceName, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
+import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName, latticeServiceName, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
 import { byType, json, named, plan } from "./helpers";
 import type { DeploymentResource } from "../cli/deployment";
 import { decide } from "../cli/iam-sim";
@@ -181,7 +182,7 @@ describe("connector settings", () => {
 
   it("keeps every generated name within AWS limits for the longest valid cluster name", () => {
     const longest = "c".repeat(29);
-    assert.ok(latticeServiceName(longest).length <= LATTICE_SERVICE_NAME_MAX);
+    assert.ok(latticeServiceName(longest).length <= (RESOURCE_LIMITS.find((l) => l.types.includes("aws:vpclattice/service:Service"))?.max ?? 0));
     assert.ok(controlPlaneRoleName(longest).length <= 64, "IAM role names stop at 64");
     for (const rule of EVENT_RULES) assert.ok(`clusterra-${longest}-events-${rule.id}`.length <= 64, "EventBridge rule names stop at 64");
   });

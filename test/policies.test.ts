@@ -455,6 +455,27 @@ const CASES: Record<PolicyName, Case> = {
       assertFails("ec2-no-secrets-in-user-data", [res("aws:ec2/instance:Instance", "i", { userDataBase64: Buffer.from("K3S_TOKEN=K10abcdef0123456789abcdef::server:s3cr3t\n").toString("base64") })]);
     },
   },
+  "within-aws-limits": {
+    pass: () =>
+      assertPasses("within-aws-limits", [
+        // Exactly at each limit: a 64-character role name, 60 inbound rules of one group, 50 tags (the provider's 3 default tags and 47 of its own).
+        res("aws:iam/role:Role", "r", { name: "r".repeat(64), assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }) }),
+        res("aws:s3/bucket:Bucket", "b", { bucket: "b".repeat(63), tags: Object.fromEntries(Array.from({ length: 47 }, (_, i) => [`k${i}`, "v"])) }),
+        res("aws:ec2/securityGroup:SecurityGroup", "g", { description: "one group" }),
+        ...Array.from({ length: 60 }, (_, i) => res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", `in-${i}`, { securityGroupId: "g-id", ipProtocol: "tcp", fromPort: 1000 + i, toPort: 1000 + i, cidrIpv4: "10.0.0.0/8", description: "a flow" })),
+      ]),
+    fail: () => {
+      assertFails("within-aws-limits", [res("aws:iam/role:Role", "r", { name: "r".repeat(65), assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }) })]);
+      // IAM counts a document without its whitespace: 6,145 such characters are one too many.
+      const statement = { Effect: "Allow", Action: "s3:GetObject", Resource: `${BUCKET_ARN}/` };
+      const base = JSON.stringify({ Version: "2012-10-17", Statement: [statement] }).length;
+      assertFails("within-aws-limits", [res("aws:iam/policy:Policy", "p", { name: "p", policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ ...statement, Resource: `${BUCKET_ARN}/${"x".repeat(6145 - base)}` }] }) })]);
+      assertFails("within-aws-limits", [res("aws:s3/bucket:Bucket", "b", { bucket: "b", tags: Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`k${i}`, "v"])) })]);
+      const group = res("aws:ec2/securityGroup:SecurityGroup", "g", { description: "one group" });
+      const rules = Array.from({ length: 61 }, (_, i) => res("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", `out-${i}`, { securityGroupId: "g-id", ipProtocol: "tcp", fromPort: 1000 + i, toPort: 1000 + i, cidrIpv4: "10.0.0.0/8", description: "a flow" }));
+      assertFails("within-aws-limits", [group, ...rules], {}, undefined, group.urn);
+    },
+  },
   "ec2-user-data-within-limit": {
     pass: () =>
       assertPasses("ec2-user-data-within-limit", [

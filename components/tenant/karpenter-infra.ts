@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as iam from "@pulumi/aws/iam";
 import * as sqs from "@pulumi/aws/sqs";
-import { INTERRUPTION_QUEUE_RETENTION_SECONDS, INTERRUPTION_RULES } from "../../facts/karpenter";
+import { INTERRUPTION_QUEUE_RETENTION_SECONDS, INTERRUPTION_RULES, karpenterQueueName, karpenterRuleName } from "../../facts/karpenter";
 import { workerRoleName } from "../../facts/tenant-cluster";
 import { ec2Trust, policyDocument, toJson, type Statement } from "../security/iam";
 import type { AccountScope } from "../security/scope";
@@ -52,7 +52,7 @@ export class KarpenterInfra extends pulumi.ComponentResource {
 
     const queue = new sqs.Queue(
       `${name}-interruption`,
-      { name: `${args.clusterName}-interruption`, messageRetentionSeconds: INTERRUPTION_QUEUE_RETENTION_SECONDS, kmsMasterKeyId: args.kmsKeyArn, kmsDataKeyReusePeriodSeconds: 300 },
+      { name: karpenterQueueName(args.clusterName), messageRetentionSeconds: INTERRUPTION_QUEUE_RETENTION_SECONDS, kmsMasterKeyId: args.kmsKeyArn, kmsDataKeyReusePeriodSeconds: 300 },
       child,
     );
     new sqs.QueuePolicy(
@@ -80,7 +80,7 @@ export class KarpenterInfra extends pulumi.ComponentResource {
     for (const rule of INTERRUPTION_RULES) {
       const r = new cloudwatch.EventRule(
         `${name}-${rule.id}`,
-        { name: `${args.clusterName}-${rule.id}`, description: `${rule.detailType} to Karpenter`, eventPattern: JSON.stringify({ source: [rule.source], "detail-type": [rule.detailType] }) },
+        { name: karpenterRuleName(args.clusterName, rule), description: `${rule.detailType} to Karpenter`, eventPattern: JSON.stringify({ source: [rule.source], "detail-type": [rule.detailType] }) },
         child,
       );
       new cloudwatch.EventTarget(`${name}-${rule.id}`, { rule: r.name, targetId: "KarpenterInterruptionQueue", arn: queue.arn }, child);

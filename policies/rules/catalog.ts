@@ -42,6 +42,7 @@ export const POLICY_FACTS = {
   "ec2-no-secrets-in-user-data": { group: "compute", severity: "critical", equivalent: "Checkov CKV_AWS_46; Trivy AVD-AWS-0029, AVD-AWS-0129" },
   "ec2-user-data-within-limit": { group: "compute", severity: "high", equivalent: "none" },
   "ebs-default-encryption-on": { group: "compute", severity: "high", equivalent: "none" },
+  "within-aws-limits": { group: "safety", severity: "high", equivalent: "none" },
   // Data
   "s3-public-access-block": { group: "data", severity: "critical", equivalent: "Checkov CKV_AWS_53, CKV_AWS_54, CKV_AWS_55, CKV_AWS_56, CKV2_AWS_6; Trivy AVD-AWS-0086, -0087, -0091, -0093, -0094" },
   "s3-tls-only": { group: "data", severity: "high", equivalent: "Checkov CKV_AWS_379" },

@@ -12,6 +12,7 @@ import { EXCEPTION_POLICIES } from "./exceptions";
 import { IAM_POLICIES } from "./iam";
 import { ISOLATION_POLICIES } from "./isolation";
 import { LAMBDA_POLICIES } from "./lambda";
+import { LIMIT_POLICIES } from "./limits";
 import { NETWORK_POLICIES } from "./network";
 import { SAFETY_POLICIES } from "./safety";
 import type { PackPolicy, PackResourcePolicy, PackStackPolicy } from "./util";
@@ -20,6 +21,7 @@ export const POLICIES: readonly PackPolicy[] = [
   ...IAM_POLICIES,
   ...NETWORK_POLICIES,
   ...COMPUTE_POLICIES,
+  ...LIMIT_POLICIES,
   ...DATA_POLICIES,
   ...LAMBDA_POLICIES,
   ...SAFETY_POLICIES,
