@@ -51,6 +51,13 @@ export async function main(
   root = PROJECT_ROOT,
 ): Promise<number> {
   let exitCode: number = EXIT.ok;
+  /** Says every folder flag that cannot be used, as typed, and makes the exit a usage error; true when there was one. */
+  const refusedFolders = (command: string, flags: readonly (readonly [flag: string, value: string | undefined, must: "exist" | "be writable", valid: string])[]): boolean => {
+    const problems = flags.flatMap(([flag, value, must, valid]) => (value === undefined ? [] : [folderProblem(flag, value, must, valid)])).filter((p): p is string => p !== undefined);
+    for (const p of problems) err(`clusterra ${command}: ${p}`);
+    if (problems.length) exitCode = EXIT.usage;
+    return problems.length > 0;
+  };
   const program = new Command("clusterra")
     .description("Managed Slurm on AWS: plan stacks offline and check them against the policy pack")
     .exitOverride()
@@ -173,15 +180,7 @@ export async function main(
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
     .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
     .action(async (opts: { render?: boolean; charts?: string; outputs?: string }) => {
-      const problems = [
-        ...(opts.charts === undefined ? [] : [folderProblem("--charts", opts.charts, "exist", CHARTS_FOLDER)]),
-        ...(opts.outputs === undefined ? [] : [folderProblem("--outputs", opts.outputs, "exist", "a folder of <stack>.json files from `pulumi stack output --json -s <stack>`")]),
-      ].filter((p): p is string => p !== undefined);
-      if (problems.length) {
-        for (const p of problems) err(`clusterra fleet check: ${p}`);
-        exitCode = EXIT.usage;
-        return;
-      }
+      if (refusedFolders("fleet check", [["--charts", opts.charts, "exist", CHARTS_FOLDER], ["--outputs", opts.outputs, "exist", "a folder of <stack>.json files from `pulumi stack output --json -s <stack>`"]])) return;
       const { runFleetCheck } = await import("./fleet-check");
       exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
     });
@@ -198,15 +197,7 @@ export async function main(
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
     .option("--out <dir>", "output folder (default .clusterra/fleet-render/)")
     .action(async (opts: { charts?: string; out?: string }) => {
-      const problems = [
-        ...(opts.charts === undefined ? [] : [folderProblem("--charts", opts.charts, "exist", CHARTS_FOLDER)]),
-        ...(opts.out === undefined ? [] : [folderProblem("--out", opts.out, "be writable", "a folder for the rendered objects (made when missing)")]),
-      ].filter((p): p is string => p !== undefined);
-      if (problems.length) {
-        for (const p of problems) err(`clusterra fleet render: ${p}`);
-        exitCode = EXIT.usage;
-        return;
-      }
+      if (refusedFolders("fleet render", [["--charts", opts.charts, "exist", CHARTS_FOLDER], ["--out", opts.out, "be writable", "a folder for the rendered objects (made when missing)"]])) return;
       const { runFleetRender, defaultChartsDir } = await import("./fleet-render");
       const charts = opts.charts ? path.resolve(opts.charts) : defaultChartsDir(root);
       exitCode = await runFleetRender(root, { charts, out: path.resolve(opts.out ?? path.join(root, ".clusterra", "fleet-render")) }, out, err);
