@@ -42,7 +42,15 @@ function upToDate() {
   if (!changed || changed.length === 0) return true;
   const shown = changed.slice(0, 3).join(", ") + (changed.length > 3 ? ` and ${changed.length - 3} more` : "");
   console.error(`clusterra: ${changed.length} source file(s) changed since dist/ was built (${shown}); rebuilding with tsc -b`);
-  const tsc = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc", { paths: [ROOT] }), "-b"], { cwd: ROOT, stdio: "inherit" });
+  let compiler;
+  try {
+    compiler = require.resolve("typescript/bin/tsc", { paths: [ROOT] });
+  } catch {
+    console.error("clusterra: TypeScript is not installed here (npm ci installs it); nothing was run");
+    return false;
+  }
+  // The compiler's words go to stderr: stdout is the command's own (--json).
+  const tsc = spawnSync(process.execPath, [compiler, "-b"], { cwd: ROOT, stdio: ["ignore", 2, 2] });
   if (tsc.status !== 0) {
     console.error("clusterra: the build failed (above); nothing was run");
     return false;

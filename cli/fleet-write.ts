@@ -100,7 +100,7 @@ export function runFleetWrite(root: string, out: (s: string) => void, err: (s: s
   }
   const changed = [...before.entries()].filter(([rel, text]) => text !== derived[rel]).map(([rel]) => rel).sort();
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  const lines = [...changed.map((c) => `  ${c}`), ...stale.map((c) => `  ${c} (removed${path.basename(c) === FACTS_FILE ? ": no stack file is its stack's" : ""})`)];
+  const lines = [...changed.map((c) => `  ${c}`), ...stale.map((c) => `  ${c} (removed${path.basename(c) === FACTS_FILE ? ": its stack file is gone" : ""})`)];
   out(`fleet write: ${Object.keys(derived).length} files from ${fleet.factsFiles.size} stacks' facts in ${ms.toFixed(0)} ms; ${changed.length} changed, ${stale.length} removed${lines.length ? `:\n${lines.join("\n")}` : ""}`);
   return 0;
 }

@@ -32,6 +32,15 @@ export function folderProblem(flag: string, value: string, must: "exist" | "be w
   }
   if (isDir === false) return `${flag} ${JSON.stringify(value)} is a file, not a folder; valid: ${valid}`;
   if (isDir === undefined && must === "exist") return `${flag} ${JSON.stringify(value)}: no such folder; valid: ${valid}`;
+  // A folder to make: the nearest part of its path that exists must be a folder.
+  for (let at = path.dirname(path.resolve(value)); isDir === undefined; at = path.dirname(at)) {
+    try {
+      if (!fs.statSync(at).isDirectory()) return `${flag} ${JSON.stringify(value)} is under ${at}, a file; valid: ${valid}`;
+      break;
+    } catch {
+      if (path.dirname(at) === at) break;
+    }
+  }
   return undefined;
 }
 

@@ -80,7 +80,7 @@ export interface CheckOptions {
   readonly config?: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
   /** Policies to run (default: the whole pack). */
   readonly policies?: readonly PackPolicy[];
-  /** The repository whose stack files give the tenants' accounts and CIDRs when not given (default: this project). */
+  /** The repository whose stack files give the tenants' accounts and CIDRs when not given (none read without it: the CLI passes its repository). */
   readonly root?: string;
 }
 
@@ -108,11 +108,11 @@ function configFor(p: PackPolicy, options: CheckOptions): () => object {
   delete given.enforcementLevel;
   if (p.name === "tenant-isolation" && options.tenants && given.tenants === undefined) given.tenants = [...options.tenants];
   if (p.name === "tenant-isolation" && given.tenantAccounts === undefined) {
-    const accounts = options.tenantAccounts ?? (options.tenants ? pick(safePerTenant(tenantAccountsFromStackFiles, options.root), options.tenants) : undefined);
+    const accounts = options.tenantAccounts ?? (options.tenants && options.root ? pick(safePerTenant(tenantAccountsFromStackFiles, options.root), options.tenants) : undefined);
     if (accounts) given.tenantAccounts = { ...accounts };
   }
   if (p.name === "tenant-isolation" && given.tenantCidrs === undefined) {
-    const cidrs = options.tenantCidrs ?? (options.tenants ? pick(safePerTenant(tenantVpcCidrsFromStackFiles, options.root), options.tenants) : undefined);
+    const cidrs = options.tenantCidrs ?? (options.tenants && options.root ? pick(safePerTenant(tenantVpcCidrsFromStackFiles, options.root), options.tenants) : undefined);
     if (cidrs) given.tenantCidrs = { ...cidrs };
   }
   for (const [k, schema] of Object.entries(p.configSchema?.properties ?? {})) {
@@ -307,7 +307,7 @@ export function formatReport(report: PolicyReport): string {
 
 const cachedFacts = new Map<string, Record<string, string>>();
 /** A per-tenant fact of the stack files under `root`, read once per process ({} when they cannot be read). */
-function safePerTenant(read: (root: string) => Record<string, string>, root = PROJECT_ROOT): Record<string, string> {
+function safePerTenant(read: (root: string) => Record<string, string>, root: string): Record<string, string> {
   const key = `${read.name} ${root}`;
   let found = cachedFacts.get(key);
   if (!found) {

@@ -58,7 +58,6 @@ export const RESOURCE_LIMITS: readonly ResourceLimit[] = [
   { types: ["aws:iam/policy:Policy"], field: "name", measure: "characters", max: 128, source: `${IAM_POLICY_DOC}: policy name, 128 characters` },
   { types: ["aws:iam/policy:Policy"], field: "policy", measure: "characters, whitespace aside", max: 6144, source: `${IAM_POLICY_DOC}: managed policy size, 6,144 characters` },
   { types: ["aws:iam/rolePolicy:RolePolicy"], field: "name", measure: "characters", max: 128, source: `${IAM_POLICY_DOC}: policy name, 128 characters` },
-  { types: ["aws:iam/rolePolicy:RolePolicy"], field: "policy", measure: "characters, whitespace aside", max: 10240, source: `${IAM_POLICY_DOC}: role inline policy size, 10,240 characters (all of a role's together)` },
   { types: ["aws:iam/instanceProfile:InstanceProfile"], field: "name", measure: "characters", max: 128, source: `${IAM_POLICY_DOC}: instance profile name, 128 characters` },
   { types: ["aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"], field: "bucket", measure: "characters", max: 63, source: "S3 bucket naming rules: 3 to 63 characters" },
   { types: ["aws:s3/bucketPolicy:BucketPolicy"], field: "policy", measure: "bytes", max: 20480, source: "S3 bucket policy: 20 KB" },
@@ -74,13 +73,18 @@ export const RESOURCE_LIMITS: readonly ResourceLimit[] = [
   { types: ["aws:cloudwatch/logGroup:LogGroup"], field: "name", measure: "characters", max: 512, source: "CloudWatch Logs API reference, CreateLogGroup: 512 characters" },
   { types: ["aws:secretsmanager/secret:Secret"], field: "name", measure: "characters", max: 512, source: "Secrets Manager API reference, CreateSecret Name: 512 characters" },
   { types: ["aws:secretsmanager/secret:Secret"], field: "description", measure: "characters", max: 2048, source: "Secrets Manager API reference, CreateSecret Description: 2,048 characters" },
-  { types: ["aws:ssm/parameter:Parameter"], field: "name", measure: "characters", max: 1011, source: "Systems Manager quotas: parameter name, 1,011 characters" },
+  // 1,011 counts the ARN before the name too: the longest prefix (arn:aws-us-gov:ssm:us-gov-west-1:<account>:parameter) is 56.
+  { types: ["aws:ssm/parameter:Parameter"], field: "name", measure: "characters", max: 1011 - 56, source: "Systems Manager quotas: parameter name, 1,011 characters with the ARN before it" },
   { types: ["aws:ec2/securityGroup:SecurityGroup"], field: "name", measure: "characters", max: 255, source: "EC2 API reference, CreateSecurityGroup GroupName: 255 characters" },
   { types: ["aws:ec2/securityGroup:SecurityGroup", "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"], field: "description", measure: "characters", max: 255, source: "EC2 API reference: a security group's and a rule's description, 255 characters" },
   { types: ["aws:vpclattice/service:Service"], field: "name", measure: "characters", max: 40, source: "VPC Lattice API reference, CreateService name: 3 to 40 characters" },
-  { types: ["aws:vpclattice/targetGroup:TargetGroup", "aws:vpclattice/serviceNetwork:ServiceNetwork"], field: "name", measure: "characters", max: 63, source: "VPC Lattice API reference: target group and service network names, 3 to 63 characters" },
+  { types: ["aws:vpclattice/serviceNetwork:ServiceNetwork"], field: "name", measure: "characters", max: 63, source: "VPC Lattice API reference, CreateServiceNetwork name: 3 to 63 characters" },
+  { types: ["aws:vpclattice/targetGroup:TargetGroup"], field: "name", measure: "characters", max: 128, source: "VPC Lattice API reference, CreateTargetGroup name: 3 to 128 characters" },
   { types: ["aws:ram/resourceShare:ResourceShare"], field: "name", measure: "characters", max: 255, source: "RAM API reference, CreateResourceShare name" },
 ];
+
+/** A role's inline policies, all of them together (aws:iam/rolePolicy resources and the role's inlinePolicies), as IAM counts them. */
+export const ROLE_INLINE_POLICIES = { max: 10240, measure: "characters, whitespace aside", source: `${IAM_POLICY_DOC}: role inline policy size, 10,240 characters, all of a role's together` } as const;
 
 /** Tags on any resource: at most 50 user tags, keys of 128 characters, values of 256 ("aws:" tags excepted). */
 export const TAG_LIMITS = { entries: 50, keyCharacters: 128, valueCharacters: 256, source: "Tagging AWS resources: 50 tags per resource, key 128 and value 256 Unicode characters" } as const;

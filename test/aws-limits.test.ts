@@ -66,9 +66,13 @@ describe("AWS's limits on every value a plan sets (policy within-aws-limits)", f
     const values = { ...exampleFile("tenant-acme-dev").values, "clusterra:tenant": { id, accountId: "999988887777" }, "aws:allowedAccountIds": ["999988887777"], "clusterra:network": { vpcCidr: "10.16.32.0/20", availabilityZones: 2 } };
     fs.writeFileSync(path.join(root, "stacks", `Pulumi.tenant-${id}-dev.yaml`), stringify({ config: values }));
     const p = await planStack({ stack: `tenant-${id}-dev`, root }, undefined);
-    const report = checkDeployment(p.deployment, { tenants: [] });
-    assert.deepEqual(report.violations.filter((v) => v.policy === "within-aws-limits").map((v) => `${v.urn}: ${v.message}`), []);
-    assert.equal(report.limits.over, 0);
+    // The tenant's side, and central's with the tenant's role, rules and secrets in it.
+    for (const d of [p.deployment, p.central]) {
+      assert.ok(d);
+      const report = checkDeployment(d, { tenants: [] });
+      assert.deepEqual(report.violations.filter((v) => v.policy === "within-aws-limits").map((v) => `${v.urn}: ${v.message}`), []);
+      assert.equal(report.limits.over, 0);
+    }
   });
 
   it("names the resource, the field, its size and the limit when a value is over, and plan says so in its one line", async () => {

@@ -10,7 +10,7 @@ import { argocdValues } from "../components/central/argocd-values";
 import { STATE_TABLES } from "../components/central/state-tables";
 import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
-import { byType, exampleFile, json, named, needHelm, plan } from "./helpers";
+import { byType, exampleFile, exampleRoot, json, named, needHelm, plan } from "./helpers";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
 function argoChartDefaults(): Record<string, unknown> | undefined {
@@ -307,7 +307,7 @@ describe("ArgoCD's repositories", () => {
     const declared = new Set(Object.values(ociRepositories()).map((r) => r.url));
     const { fleetDocuments } = require("../cli/fleet-files") as typeof import("../cli/fleet-files");
     // Every Application ArgoCD syncs: the fleet's own and those the tenants' ApplicationSet generates.
-    const apps = fleetDocuments(path.join(__dirname, "..", "..")).documents.filter((d) => d.object.kind === "Application");
+    const apps = fleetDocuments(exampleRoot()).documents.filter((d) => d.object.kind === "Application");
     const repoUrls = new Set(apps.flatMap((d) => ((d.object.spec as { sources?: { repoURL: string }[] }).sources ?? []).map((s) => s.repoURL)));
     const registries = [...repoUrls].filter((u) => !u.startsWith("https://"));
     assert.ok(registries.length >= 2, registries.join(", "));

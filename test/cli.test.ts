@@ -55,6 +55,8 @@ describe("clusterra CLI, as a new user meets it", function () {
     fs.writeFileSync(file, "");
     const plan = await run(["plan", "--stack", "connector-demo", "--out", file]);
     assert.deepEqual([plan.code, plan.err], [2, `clusterra plan: --out ${JSON.stringify(file)} is a file, not a folder; valid: a folder for the plan's files (made when missing); nothing was written`]);
+    const under = await run(["plan", "--stack", "connector-demo", "--out", path.join(file, "sub", "dir")]);
+    assert.deepEqual([under.code, under.err], [2, `clusterra plan: --out ${JSON.stringify(path.join(file, "sub", "dir"))} is under ${file}, a file; valid: a folder for the plan's files (made when missing); nothing was written`]);
     const check = await run(["fleet", "check", "--render", "--charts", "no/such/charts", "--outputs", file]);
     assert.equal(check.code, 2);
     assert.deepEqual(check.err.split("\n"), [

@@ -297,7 +297,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
     let said = "";
     assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
-    assert.match(said, /\n {2}fleet\/tenants\/dev\/globex\/facts\.yaml \(removed: no stack file is its stack's\)/);
+    assert.match(said, /\n {2}fleet\/tenants\/dev\/globex\/facts\.yaml \(removed: its stack file is gone\)/);
     assert.equal(fs.existsSync(path.join(root, "fleet/tenants/dev/globex")), false, "no folder of globex is left");
     assert.deepEqual(await checkFleet(root, { render: true }), []);
   });

@@ -161,7 +161,8 @@ describe("tenant users in the stack file (clusterra:users)", () => {
     assert.deepEqual(r.config.users, [alice, bob]);
   });
 
-  it("refuses more users than the users' ConfigMap holds (Kubernetes: 1 MiB of data), and what it accepts fits", () => {
+  it("refuses more users than the users' ConfigMap holds (Kubernetes: 1 MiB of data), and what it accepts fits", function () {
+    this.timeout(20000);
     const many = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `user${String(i).padStart(5, "0")}`, uid: TENANT_ID_FLOOR + i, gid: TENANT_ID_FLOOR + i }));
     const r = validateStack(withValues(exampleFile("tenant-acme-dev"), { "clusterra:users": many(20000) }), exampleFiles());
     assert.ok(!r.ok);

@@ -471,6 +471,11 @@ const CASES: Record<PolicyName, Case> = {
       const base = JSON.stringify({ Version: "2012-10-17", Statement: [statement] }).length;
       assertFails("within-aws-limits", [res("aws:iam/policy:Policy", "p", { name: "p", policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ ...statement, Resource: `${BUCKET_ARN}/${"x".repeat(6145 - base)}` }] }) })]);
       assertFails("within-aws-limits", [res("aws:s3/bucket:Bucket", "b", { bucket: "b", tags: Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`k${i}`, "v"])) })]);
+      // A role's inline policies count together: two of 5,200 characters each pass one by one, not as a pair.
+      const role = res("aws:iam/role:Role", "holder", { name: "holder", assumeRolePolicy: doc({ Effect: "Allow", Principal: { Service: "ec2.amazonaws.com" }, Action: "sts:AssumeRole" }) });
+      const half = (n: string) => res("aws:iam/rolePolicy:RolePolicy", n, { role: "holder", policy: JSON.stringify({ Version: "2012-10-17", Statement: [{ Effect: "Allow", Action: "s3:GetObject", Resource: `${BUCKET_ARN}/${"x".repeat(5100)}` }] }) });
+      assertPasses("within-aws-limits", [role, half("one")]);
+      assertFails("within-aws-limits", [role, half("one"), half("two")], {}, undefined, role.urn);
       const group = res("aws:ec2/securityGroup:SecurityGroup", "g", { description: "one group" });
       const rules = Array.from({ length: 61 }, (_, i) => res("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", `out-${i}`, { securityGroupId: "g-id", ipProtocol: "tcp", fromPort: 1000 + i, toPort: 1000 + i, cidrIpv4: "10.0.0.0/8", description: "a flow" }));
       assertFails("within-aws-limits", [group, ...rules], {}, undefined, group.urn);
@@ -945,7 +950,7 @@ describe("review findings: tenant isolation", () => {
   const GLOBEX_ACCOUNT = "777788889999";
   const readGlobex = doc({ Effect: "Allow", Action: "s3:GetObject", Resource: "arn:aws:s3:::clusterra-dev-globex-files/*" });
   const isolation = (resources: DeploymentResource[], options: { tenants?: string[]; tenantAccounts?: Record<string, string> } = { tenants: TENANTS }) =>
-    checkDeployment(deployment(resources, TENANT_PROVIDER), options).violations.filter((v) => v.policy === "tenant-isolation");
+    checkDeployment(deployment(resources, TENANT_PROVIDER), { ...options, root: exampleRoot() }).violations.filter((v) => v.policy === "tenant-isolation");
 
   it("2. takes the stack's tenant from any provider, so resources without one (or through a third) are checked", () => {
     assertFails("tenant-isolation", [res("aws:iam/rolePolicy:RolePolicy", "default-provider", { role: "r", policy: readGlobex }, { provider: undefined })], TENANT_PROVIDER, TENANTS);

@@ -16,7 +16,7 @@ import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
 import { checkDeployment } from "../cli/policy";
-import { BOOT, bootUnit } from "../components/host/boot";
+import { BOOT, bootCommand, bootUnit } from "../components/host/boot";
 
 describe("the tenant server's first boot", function () {
   this.timeout(60000);
@@ -106,7 +106,7 @@ describe("every host's first boot", function () {
   this.timeout(60000);
   type CloudConfig = { write_files: { path: string; content: string }[]; runcmd: string[][] };
   /** What makes the unit retry the boot until it completes, and run it once per instance. */
-  const RETRIED = ["Restart=on-failure", `RestartSec=${BOOT.retrySeconds}`, "StartLimitIntervalSec=0", "TimeoutStartSec=infinity", "After=network-online.target", `ConditionPathExists=!${BOOT.done}`, `ExecStart=${BOOT.script}`];
+  const RETRIED = ["Type=exec", "Restart=on-failure", `RestartSec=${BOOT.retrySeconds}`, "StartLimitIntervalSec=0", "After=network-online.target", `ConditionPathExists=!${BOOT.done}`, `ExecStart=${bootCommand()}`];
   const cloudConfig = (userData: string) => parse(userData.replace(/^#cloud-config\n/, "")) as CloudConfig;
 
   it("runs as a unit that starts it again until it completes: central's host, the tenant server and its workers", async function () {
@@ -138,7 +138,7 @@ describe("every host's first boot", function () {
     const script = path.join(dir, "clusterra-boot");
     fs.writeFileSync(script, "#!/bin/bash\nexit 0\n", { mode: 0o700 });
     const unitFile = path.join(dir, BOOT.unit);
-    fs.writeFileSync(unitFile, bootUnit("a host's first boot").replace(`ExecStart=${BOOT.script}`, `ExecStart=${script}`));
+    fs.writeFileSync(unitFile, bootUnit("a host's first boot").replace(`ExecStart=${bootCommand()}`, `ExecStart=${bootCommand(script)}`));
     const good = spawnSync("systemd-analyze", ["verify", unitFile], { encoding: "utf8" });
     assert.deepEqual([good.status, good.stderr.trim()], [0, ""]);
     // The check can fail: a misspelled directive is a warning it reports.

@@ -8,7 +8,12 @@
 /** The boot script, its unit, and the mark it leaves once complete (later boots start K3s's own unit only). */
 export const BOOT = { script: "/usr/local/sbin/clusterra-boot", unit: "clusterra-boot.service", done: "/var/lib/clusterra/booted", retrySeconds: 30 } as const;
 
-/** The boot unit: after the network is up, again every BOOT.retrySeconds while it fails, with no start limit and no timeout. */
+/**
+ * The boot unit: after the network is up, again every BOOT.retrySeconds while it fails, with
+ * no start limit. Type=exec: the unit counts as started once the script runs, so nothing
+ * waits on it (multi-user.target would wait on a oneshot, on a reboot before the boot
+ * completed); the mark is written by the same command, only when the script succeeded.
+ */
 export function bootUnit(description: string): string {
   return [
     "[Unit]",
@@ -20,11 +25,8 @@ export function bootUnit(description: string): string {
     "StartLimitIntervalSec=0",
     "",
     "[Service]",
-    "Type=oneshot",
-    "RemainAfterExit=yes",
-    "TimeoutStartSec=infinity",
-    `ExecStart=${BOOT.script}`,
-    `ExecStartPost=/bin/sh -c 'mkdir -p ${BOOT.done.slice(0, BOOT.done.lastIndexOf("/"))} && touch ${BOOT.done}'`,
+    "Type=exec",
+    `ExecStart=${bootCommand()}`,
     "Restart=on-failure",
     `RestartSec=${BOOT.retrySeconds}`,
     "",
@@ -32,6 +34,11 @@ export function bootUnit(description: string): string {
     "WantedBy=multi-user.target",
     "",
   ].join("\n");
+}
+
+/** The unit's command: the script, then the mark that it completed. */
+export function bootCommand(script: string = BOOT.script): string {
+  return `/bin/sh -c '${script} && mkdir -p ${BOOT.done.slice(0, BOOT.done.lastIndexOf("/"))} && touch ${BOOT.done}'`;
 }
 
 /** cloud-init's files for the boot: the script and its unit. */

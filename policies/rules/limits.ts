@@ -6,7 +6,7 @@
  * stack policy `within-aws-limits` and `clusterra plan`'s summary line both run it.
  */
 import type { PolicyProviderResource } from "@pulumi/policy";
-import { RESOURCE_LIMITS, SECURITY_GROUP_RULES, TAG_LIMITS, type ResourceLimit } from "../../facts/aws-limits";
+import { RESOURCE_LIMITS, ROLE_INLINE_POLICIES, SECURITY_GROUP_RULES, TAG_LIMITS, type ResourceLimit } from "../../facts/aws-limits";
 import { effectiveTags } from "./provider";
 import { TAGGABLE_TYPES } from "./taggable-types";
 import { stackPolicy, type PackStackPolicy } from "./util";
@@ -72,6 +72,28 @@ export function limitFindings(resources: readonly LimitedResource[]): LimitFindi
         if ([...v].length > TAG_LIMITS.valueCharacters) over.push({ urn: r.urn, message: `tag ${k}'s value is ${[...v].length} characters, over ${TAG_LIMITS.valueCharacters} (${TAG_LIMITS.source})` });
       }
     }
+  }
+  // A role's inline policies together: its RolePolicy resources (by the role they name) and its own inlinePolicies.
+  const inline = new Map<string, { urn: string; size: number }>();
+  const add = (role: string, urn: string, size: number | undefined) => {
+    if (size === undefined) return;
+    const r = inline.get(role) ?? { urn, size: 0 };
+    r.size += size;
+    inline.set(role, r);
+  };
+  for (const r of resources) {
+    if (r.type === "aws:iam/role:Role") {
+      const role = typeof r.props.name === "string" ? r.props.name : r.urn;
+      inline.set(role, inline.get(role) ?? { urn: r.urn, size: 0 });
+      for (const p of Array.isArray(r.props.inlinePolicies) ? (r.props.inlinePolicies as Record<string, unknown>[]) : []) add(role, r.urn, measured(ROLE_INLINE_POLICIES, p.policy));
+    }
+  }
+  for (const r of resources.filter((x) => x.type === "aws:iam/rolePolicy:RolePolicy")) {
+    if (typeof r.props.role === "string") add(r.props.role, inline.get(r.props.role)?.urn ?? r.urn, measured(ROLE_INLINE_POLICIES, r.props.policy));
+  }
+  for (const r of inline.values()) {
+    count(ROLE_INLINE_POLICIES.source);
+    if (r.size > ROLE_INLINE_POLICIES.max) over.push({ urn: r.urn, message: `its inline policies are ${r.size} ${ROLE_INLINE_POLICIES.measure} together, over ${ROLE_INLINE_POLICIES.max} (${ROLE_INLINE_POLICIES.source})` });
   }
   // Rules per group and direction: standalone rule resources and inline entries together.
   const rules = new Map<string, { urn: string; ingress: number; egress: number }>();
