@@ -24,6 +24,8 @@ const STACK_NAME = /^[A-Za-z0-9_.-]{1,100}$/;
  * is missing or is a file, an output folder that is a file. Undefined: usable.
  */
 export function folderProblem(flag: string, value: string, must: "exist" | "be writable", valid: string): string | undefined {
+  // An empty value would name the current folder: say it, never fall back to the default.
+  if (value.trim() === "") return `${flag} ${JSON.stringify(value)} is empty; valid: ${valid}`;
   let isDir: boolean | undefined;
   try {
     isDir = fs.statSync(path.resolve(value)).isDirectory();

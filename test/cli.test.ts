@@ -64,6 +64,8 @@ describe("clusterra CLI, as a new user meets it", function () {
       `clusterra fleet check: --outputs ${JSON.stringify(file)} is a file, not a folder; valid: a folder of <stack>.json files from \`pulumi stack output --json -s <stack>\``,
     ]);
     assert.equal(check.out, "", "nothing checked");
+    const empty = await run(["fleet", "check", "--render", "--charts", ""]);
+    assert.deepEqual([empty.code, empty.err], [2, 'clusterra fleet check: --charts "" is empty; valid: a folder of <chart>-<version> chart sources, such as ../shared/reference/charts']);
     const render = await run(["fleet", "render", "--charts", "no/such/charts"]);
     assert.deepEqual([render.code, render.err], [2, 'clusterra fleet render: --charts "no/such/charts": no such folder; valid: a folder of <chart>-<version> chart sources, such as ../shared/reference/charts']);
   });
