@@ -7,9 +7,11 @@
  */
 import * as fs from "fs";
 import * as path from "path";
+import { createHash } from "crypto";
 import Ajv, { type ValidateFunction } from "ajv";
+import standaloneCode from "ajv/dist/standalone";
 import { parseAllDocuments } from "yaml";
-import { readAllStackFiles } from "../config";
+import { PROJECT_ROOT, readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantNamespace, tenantProject } from "../facts/fleet";
 import { tenantClusterName } from "../facts/tenant-cluster";
@@ -21,6 +23,7 @@ import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
 import { tenantFactsProblems } from "./fleet-facts";
 import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./fleet-files";
 import { LABEL_KEYS } from "../facts/project";
+import { cacheDir } from "./cache";
 
 // The shared base, for callers of the check (tests, the CLI).
 export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
@@ -74,30 +77,68 @@ interface Crd {
   spec: { names?: { kind?: string }; versions: { name: string; schema: { openAPIV3Schema: Record<string, unknown> } }[] };
 }
 
+/** ajv's options for a CRD: every error, formats aside (the API server checks few of them). */
+const CRD_AJV_OPTIONS = { strict: false, allErrors: true, validateFormats: false, code: { source: true, optimize: false } } as const;
+
+/**
+ * Compiled validators, kept as ajv's standalone modules: compiling the large CRDs
+ * (ApplicationSet alone takes two seconds) is most of a check's time, and their source
+ * changes only with the reference, ajv or this module's reading of a CRD. ajv's code
+ * optimizer is off: it costs more than it saves for the few objects a check meets.
+ */
+const VALIDATOR_CACHE = cacheDir(PROJECT_ROOT, "crd-validators");
+
+/** Everything a compiled validator depends on besides the CRD file's text. */
+const VALIDATOR_KEY = JSON.stringify([(require("ajv/package.json") as { version: string }).version, CRD_AJV_OPTIONS, closeSchema.toString(), crdSchema.toString()]);
+
+/** A served version's schema, closed as the API server treats it, for ajv. */
+function crdSchema(served: { schema: { openAPIV3Schema: Record<string, unknown> } }): Record<string, unknown> {
+  const schema = closeSchema(served.schema.openAPIV3Schema);
+  return { ...schema, properties: { ...(schema.properties as Record<string, unknown>), apiVersion: { type: "string" }, kind: { type: "string" }, metadata: { type: "object" } } };
+}
+
 /** Validators for the reference CRDs' kinds, keyed `<group>/<version>/<kind>`. */
 export function crdValidators(reference: string): CrdValidators {
   const known = compiled.get(reference);
   if (known) return known;
-  const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
+  const ajv = new Ajv(CRD_AJV_OPTIONS);
   const validators = new Map<string, ValidateFunction | undefined>();
+  const files = new Map<string, (Crd | null)[]>();
+  const crdFile = (file: string): (Crd | null)[] => {
+    let crds = files.get(file);
+    if (!crds) {
+      // The chart's CRD templates wrap the CRD in Helm conditionals: drop those lines.
+      const text = fs.readFileSync(file, "utf8").split("\n").filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join("\n");
+      crds = parseAllDocuments(text).map((d) => d.toJS() as Crd | null);
+      files.set(file, crds);
+    }
+    return crds;
+  };
+  const build = (file: string, version: string, kind: string): ValidateFunction | undefined => {
+    const key = createHash("sha256").update(VALIDATOR_KEY).update(`${version}/${kind}\n`).update(fs.readFileSync(file)).digest("hex");
+    const cached = path.join(VALIDATOR_CACHE, `${kind}-${version}-${key.slice(0, 16)}.js`);
+    if (fs.existsSync(cached)) return require(cached) as ValidateFunction;
+    // A file may hold every CRD of a chart (read once): the one that names this kind.
+    const crd = crdFile(file).find((c) => c?.kind === "CustomResourceDefinition" && c.spec.names?.kind === kind);
+    const served = crd?.spec.versions.find((v) => v.name === version);
+    if (!served) return undefined;
+    const validate = ajv.compile(crdSchema(served));
+    try {
+      fs.mkdirSync(VALIDATOR_CACHE, { recursive: true });
+      const temporary = `${cached}.${process.pid}`;
+      fs.writeFileSync(temporary, standaloneCode(ajv, validate));
+      fs.renameSync(temporary, cached);
+    } catch {
+      // A read-only checkout compiles again next time; the check itself is unaffected.
+    }
+    return validate;
+  };
   const lazy: CrdValidators = {
     get(key) {
       if (validators.has(key)) return validators.get(key);
       const [group, version, kind] = key.includes("/") && key.split("/").length === 3 ? key.split("/") : ["", "", ""];
       const file = CRD_FILES[`${group}/${kind}`];
-      let validator: ValidateFunction | undefined;
-      if (file) {
-        // The chart's CRD templates wrap the CRD in Helm conditionals: drop those lines.
-        const text = fs.readFileSync(path.join(reference, file), "utf8").split("\n").filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join("\n");
-        // A file may hold every CRD of a chart: the one that names this kind.
-        const crd = parseAllDocuments(text).map((d) => d.toJS() as Crd | null).find((c) => c?.kind === "CustomResourceDefinition" && c.spec.names?.kind === kind);
-        const served = crd?.spec.versions.find((v) => v.name === version);
-        if (served) {
-          const schema = closeSchema(served.schema.openAPIV3Schema);
-          const props = { ...(schema.properties as Record<string, unknown>), apiVersion: { type: "string" }, kind: { type: "string" }, metadata: { type: "object" } };
-          validator = ajv.compile({ ...schema, properties: props });
-        }
-      }
+      const validator = file ? build(path.join(reference, file), version, kind) : undefined;
       validators.set(key, validator);
       return validator;
     },

@@ -145,7 +145,7 @@ export function renderLocalCharts(root: string, helm: string, app: Record<string
       args.push("--values", path.join(root, ref[2]));
     }
     for (const p of s.helm?.parameters ?? []) args.push(p.forceString ? "--set-string" : "--set", `${p.name}=${p.value}`);
-    const key = renderKey(helm, args, path.join(root, s.path as string));
+    const key = renderKey(helm, args, root, path.join(root, s.path as string));
     let stdout = rendered.get(key);
     if (stdout === undefined) {
       const run = spawnSync(helm, args, { encoding: "utf8" });
@@ -163,10 +163,15 @@ export function renderLocalCharts(root: string, helm: string, app: Record<string
 /** Renders already made in this process, by everything they depend on (a checker renders each tenant's entry once). */
 const rendered = new Map<string, string>();
 
-/** What a render depends on: Helm, its arguments, the chart's files and the value files' contents. */
-function renderKey(helm: string, args: readonly string[], chartDir: string): string {
-  const hash = createHash("sha256").update(helm).update(JSON.stringify(args));
-  for (const f of walk(chartDir).sort()) hash.update(f).update(fs.readFileSync(f));
+/**
+ * What a render depends on: Helm, its arguments, the chart's files and the value files'
+ * contents; not where the checkout is (Helm's output names no path), so a copy of the
+ * repository renders from what an earlier check of the same files made.
+ */
+function renderKey(helm: string, args: readonly string[], root: string, chartDir: string): string {
+  const relative = (p: string) => (p.startsWith(root + path.sep) ? path.relative(root, p) : p);
+  const hash = createHash("sha256").update(helm).update(JSON.stringify(args.map(relative)));
+  for (const f of walk(chartDir).sort()) hash.update(relative(f)).update(fs.readFileSync(f));
   args.forEach((a, i) => args[i - 1] === "--values" && hash.update(fs.readFileSync(a)));
   return hash.digest("hex");
 }

@@ -6,6 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT, readAllStackFiles, tenantsFromStackFiles } from "../config";
+import { cacheDir } from "./cache";
 import { formatGrowth } from "./capacity";
 import { estimateCost, formatCost, writeCostFile } from "./cost";
 import { diagramContext, writeDiagram } from "./diagram";
@@ -13,6 +14,11 @@ import { countByType, planStack, writePlan } from "./plan";
 import { checkDeployment, formatReport, runPolicyCommand, type PolicyReport } from "./policy";
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
+
+/** Verdicts of a repository's earlier plans, keyed by the whole question (cli/iam-sim.ts); npm ci clears it. */
+export function verdictFile(root: string): string {
+  return path.join(cacheDir(root, "iam"), "verdicts.json");
+}
 
 const CHARTS_FOLDER = "a folder of <chart>-<version> chart sources, such as ../shared/reference/charts";
 
@@ -83,7 +89,8 @@ export async function main(
     .option("--config-file <path>", "read this stack file instead of stacks/Pulumi.<name>.yaml")
     .option("--out <dir>", "output folder (default .clusterra/plan/<stack>/)")
     .option("--write-fleet", "write the fleet files into this repository's fleet/, as `pulumi up` does, instead of the output folder")
-    .action(async (opts: { stack?: string; configFile?: string; out?: string; writeFleet?: boolean }) => {
+    .option("--no-verdict-cache", "simulate every IAM question afresh instead of reusing the simulator's earlier verdicts (CI always does)")
+    .action(async (opts: { stack?: string; configFile?: string; out?: string; writeFleet?: boolean; verdictCache: boolean }) => {
       if (opts.stack === undefined) {
         err("clusterra plan: --stack <name> is required; valid: the NAME of a stacks/Pulumi.NAME.yaml, e.g. `plan --stack central-dev`");
         exitCode = EXIT.usage;
@@ -101,6 +108,11 @@ export async function main(
         return;
       }
       const outDir = path.resolve(opts.out ?? path.join(root, ".clusterra", "plan", opts.stack));
+      // CI proves every verdict afresh; an operator's repeated plans reuse what the simulator said.
+      const verdicts = opts.verdictCache && !process.env.CI ? verdictFile(root) : undefined;
+      const sim = await import("./iam-sim");
+      if (verdicts) sim.loadVerdicts(verdicts);
+      const askedBefore = sim.verdictCounts();
       try {
         const result = await planStack({ stack: opts.stack, configFile: opts.configFile, root }, opts.writeFleet ? root : path.join(outDir, "fleet-root"));
         writePlan(outDir, result);
@@ -123,6 +135,9 @@ export async function main(
         const inventoryFiles = [...writeInventory(outDir, inventory), ...writeDeployRole(outDir, buildDeployRole(result.config, result.deployment, result.invokes))];
         if (inventory?.deployRole) out(`deploy role ${inventory.deployRole.name}: ${inventory.deployRole.statements} statements in ${inventory.deployRole.policies} managed policies; the simulator allows ${inventory.deployRole.allowedCalls} calls of the planned creates, refuses ${inventory.deployRole.deniedCalls.length}, and refuses ${inventory.deployRole.outside.filter((o) => o.verdict !== "Allowed").length} of ${inventory.deployRole.outside.length} outside requests`);
         if (inventory) out(`inventory: ${inventory.resourceCount} resources in account ${inventory.account}, ${inventory.roles.length} roles, ${inventory.cannot.length} requests of the platform refused (IAM simulator), ${inventory.can.length} allowed`);
+        const asked = sim.verdictCounts();
+        if (asked.asked > askedBefore.asked) out(`IAM simulator: ${asked.asked - askedBefore.asked} questions, ${asked.simulated - askedBefore.simulated} simulated${verdicts ? `, the rest answered by its earlier verdicts (${path.relative(process.cwd(), verdicts)})` : ""}`);
+        if (verdicts) sim.saveVerdicts(verdicts);
         const report = checkDeployment(result.deployment, { tenants: tenantsFromStackFiles(root), root });
         for (const line of formatReport(report).split("\n").slice(0, report.violations.length)) out(`  ${line}`);
         out(`policy pack: ${policySummary(report)}`);

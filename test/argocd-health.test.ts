@@ -32,7 +32,7 @@ const backup = (schedule: boolean, complete?: { status: string; reason: string; 
   ...(complete ? { status: { conditions: [{ type: "Complete", lastTransitionTime: "2026-11-26T01:54:24Z", ...complete }] } } : {}),
 });
 
-describe("central's ArgoCD health checks, run by real ArgoCD", function () {
+describe("central's ArgoCD health checks, run by real ArgoCD #end-to-end", function () {
   this.timeout(60_000);
   before(function () {
     if (fs.existsSync(ARGOCD)) return;

@@ -28,7 +28,7 @@ describe("the operators' CI workflow", () => {
     assert.ok("pull_request" in workflow.on);
     const runs = (job: string) => (workflow.jobs[job].steps ?? []).map((s) => s.run ?? "").join("\n");
     assert.match(runs("check"), /bash \.ci\/run/);
-    assert.match(fs.readFileSync(path.join(PROJECT_ROOT, ".ci", "run"), "utf8"), /npm test\n[\s\S]*fleet check --render[\s\S]*dist\/journey\/main\.js/);
+    assert.match(fs.readFileSync(path.join(PROJECT_ROOT, ".ci", "run"), "utf8"), /npm test\n[\s\S]*npm run test:end-to-end\n[\s\S]*fleet check --render[\s\S]*dist\/journey\/main\.js/);
     assert.match(runs("stacks"), /scripts\/touched-stacks/);
     assert.match(runs("preview"), /pulumi preview --stack "\$\{STACK\}" --policy-pack policies/);
     assert.deepEqual(workflow.jobs.preview.permissions, { contents: "read", "id-token": "write" });

@@ -28,7 +28,7 @@ describe("clusterra CLI, as a new user meets it", function () {
     assert.doesNotMatch(r.stderr, /MODULE_NOT_FOUND|at Module\./);
   });
 
-  it("rebuilds a stale dist/ before it runs: a source whose text differs from the last build's", () => {
+  it("rebuilds a stale dist/ before it runs: a source whose text differs from the last build's #end-to-end", () => {
     const copy = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-stale-"));
     fs.mkdirSync(path.join(copy, "bin"));
     fs.mkdirSync(path.join(copy, "cli"));

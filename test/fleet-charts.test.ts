@@ -197,7 +197,7 @@ describe("the fleet against the real charts", function () {
     }
   });
 
-  it("validates rendered and plain objects like an API server: a wrong type in a CRD field names the Application, the object and the field", async function () {
+  it("validates rendered and plain objects like an API server: a wrong type in a CRD field names the Application, the object and the field #end-to-end", async function () {
     const helm = toolPath(PROJECT_ROOT, "helm");
     const kubectlValidate = toolPath(PROJECT_ROOT, "kubectl-validate");
     if (!helm || !kubectlValidate) return this.skip(); // run `bash scripts/install-tools` (CI does)

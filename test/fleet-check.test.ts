@@ -4,7 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
-import { checkFleet, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../cli/fleet-check";
+import { checkFleet, crdValidators, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../cli/fleet-check";
 import { toolPath } from "../cli/fleet-files";
 import { runFleetWrite } from "../cli/fleet-write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
@@ -64,7 +64,7 @@ describe("clusterra fleet check", function () {
   beforeEach(() => (root = copyRepo()));
   afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
 
-  it("passes the committed fleet, rendered fresh from every stack file", async () => {
+  it("passes the committed fleet, rendered fresh from every stack file #end-to-end", async () => {
     assert.deepEqual(await checkFleet(exampleRoot(), { reference, rendered }), []);
   });
 
@@ -202,6 +202,38 @@ describe("clusterra fleet check", function () {
     const problems = await checkFleet(root, { reference, rendered });
     assert.match(reasons(problems, rel), /differs from its render from the stack files and the facts files/);
     assert.match(reasons(problems, stale), /is committed but no stack file renders it/);
+  });
+});
+
+describe("CRD validators (fleet check's schemas)", () => {
+  const RESTAPI = "slinky-v1.2.1/slinky.slurm.net_restapis.yaml";
+  const reference = referenceDir();
+  /** A reference folder holding only the RestApi CRD, as given (a fresh folder: a fresh set of validators). */
+  const referenceWith = (text: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "crd-reference-"));
+    fs.mkdirSync(path.join(dir, path.dirname(RESTAPI)));
+    fs.writeFileSync(path.join(dir, RESTAPI), text);
+    return dir;
+  };
+  const restApi = (replicas: unknown) => ({ apiVersion: "slinky.slurm.net/v1beta1", kind: "RestApi", metadata: { name: "slurm" }, spec: { controllerRef: { name: "slurm" }, replicas } });
+
+  it("keeps each compiled validator for the next run, and compiles again when the CRD changes", function () {
+    if (!reference) return this.skip(); // ../shared/reference is absent here (CI has it)
+    const text = fs.readFileSync(path.join(reference, RESTAPI), "utf8");
+    const cache = path.join(PROJECT_ROOT, "node_modules", ".cache", "clusterra", "crd-validators");
+    const kept = () => (fs.existsSync(cache) ? fs.readdirSync(cache).filter((f) => f.startsWith("RestApi-")) : []);
+    const first = crdValidators(referenceWith(text)).get("slinky.slurm.net/v1beta1/RestApi")!;
+    assert.equal(first(restApi(2)), true);
+    assert.equal(first(restApi("two")), false);
+    const files = kept();
+    assert.ok(files.length >= 1, "the compiled validator is kept");
+    // The same CRD elsewhere: the kept validator, with the same verdicts.
+    const again = crdValidators(referenceWith(text)).get("slinky.slurm.net/v1beta1/RestApi")!;
+    assert.deepEqual(kept(), files);
+    assert.deepEqual([again(restApi(2)), again(restApi("two")), again.errors?.[0]?.instancePath], [true, false, "/spec/replicas"]);
+    // A CRD whose replicas became a string: compiled afresh, never the kept one.
+    const changed = crdValidators(referenceWith(text.replace(/(\n {14}replicas:\n(?: {16}.*\n)*? {16}type: )integer/, "$1string"))).get("slinky.slurm.net/v1beta1/RestApi")!;
+    assert.deepEqual([changed(restApi("two")), changed(restApi(2))], [true, false]);
   });
 });
 

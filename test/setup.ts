@@ -1,6 +1,6 @@
 /**
  * Mocha root hooks: every temporary file a test (or a program it runs) makes lands in one
- * folder of this run, removed when the run ends, so `npm test` leaves nothing in /tmp; and
+ * folder of this process, removed when it ends, so `npm test` leaves nothing in /tmp; and
  * no test dials, listens or looks a name up off loopback (loopback-only.ts).
  */
 import * as fs from "fs";
@@ -22,7 +22,7 @@ export const mochaHooks = {
     const { writeExampleFleet } = await import("./helpers");
     await writeExampleFleet();
   },
-  afterAll(): void {
-    fs.rmSync(RUN_TMP, { recursive: true, force: true });
-  },
 };
+
+// Removed when this process ends, not after a file: in parallel mode a worker runs many files.
+process.on("exit", () => fs.rmSync(RUN_TMP, { recursive: true, force: true }));
