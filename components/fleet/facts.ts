@@ -7,8 +7,9 @@
  * kind's schema; a problem names the file, the key, the value and what is valid.
  */
 import Ajv from "ajv";
-import { parse, stringify } from "yaml";
+import { parse } from "yaml";
 import { NODE_PORT_RANGE } from "../../facts/contract";
+import { yamlDocument } from "./yaml-file";
 import { centralFleetPath, tenantFleetPath } from "../../facts/fleet";
 
 /** What a tenant stack resolves in its own account for its fleet files (central's facts are central's file's). */
@@ -112,7 +113,7 @@ export function centralFactsPath(environment: string): string {
 /** The facts file's text. */
 export function factsFile(stack: string, facts: CloudFactsByKind[FactsKind]): string {
   // Short: one per tenant. What a facts file is and where the rest comes from: fleet/README.md.
-  return `# ${stack}'s cloud facts, written by pulumi up: the only fleet file the cloud resolves.\n${stringify(facts, { lineWidth: 0 })}`;
+  return `# ${stack}'s cloud facts, written by pulumi up: the only fleet file the cloud resolves.\n${yamlDocument(facts)}`;
 }
 
 export interface FactsProblem {
