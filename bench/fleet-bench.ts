@@ -24,7 +24,7 @@ import { tenantsApplicationSet } from "../components/fleet/application-set";
 import { yamlFile } from "../components/fleet/yaml-file";
 import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { factsFile, type TenantCloudFacts } from "../components/fleet/facts";
-import { nodeSetPlans } from "../components/tenant/sizing";
+import { nodeSetPlans } from "../config/sizing";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";

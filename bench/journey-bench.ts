@@ -9,7 +9,7 @@
  */
 import { execFileSync } from "child_process";
 import * as path from "path";
-import { defaultChartsDir } from "../cli/fleet-render";
+import { defaultChartsDir } from "../fleet-tools/render";
 import { PROJECT_ROOT } from "../config";
 import { EXAMPLE_ENVIRONMENT, runJourney } from "../journey";
 import { findTools } from "../journey/kube/tools";

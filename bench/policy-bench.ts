@@ -15,8 +15,8 @@
  *
  * Target: checkDeployment under 2 s for 10,000 resources.
  */
-import type { Deployment, DeploymentResource } from "../cli/deployment";
-import { checkDeployment, formatReport, type PolicyReport } from "../cli/policy";
+import type { Deployment, DeploymentResource } from "../planning/deployment";
+import { checkDeployment, formatReport, type PolicyReport } from "../planning/policy-check";
 import { flowPorts, PEERING_FLOWS } from "../facts/contract";
 import { stackTags, TAG_KEYS } from "../facts/project";
 import { keepToLoopback } from "../test/loopback-only";

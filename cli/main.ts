@@ -6,16 +6,17 @@ import * as fs from "fs";
 import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT, readAllStackFiles, tenantsFromStackFiles } from "../config";
-import { cacheDir } from "./cache";
-import { formatGrowth } from "./capacity";
-import { estimateCost, formatCost, writeCostFile } from "./cost";
-import { diagramContext, writeDiagram } from "./diagram";
-import { countByType, planStack, writePlan } from "./plan";
-import { checkDeployment, formatReport, runPolicyCommand, type PolicyReport } from "./policy";
+import { cacheDir } from "../planning/cache";
+import { formatGrowth } from "../planning/capacity";
+import { estimateCost, formatCost, writeCostFile } from "../planning/cost";
+import { diagramContext, writeDiagram } from "../planning/diagram";
+import { countByType, planStack, writePlan } from "../planning/plan";
+import { checkDeployment, formatReport, type PolicyReport } from "../planning/policy-check";
+import { runPolicyCommand } from "./policy";
 
 export const EXIT = { ok: 0, policy: 1, usage: 2, internal: 3 } as const;
 
-/** Verdicts of a repository's earlier plans, keyed by the whole question (cli/iam-sim.ts); npm ci clears it. */
+/** Verdicts of a repository's earlier plans, keyed by the whole question (access/iam-sim.ts); npm ci clears it. */
 export function verdictFile(root: string): string {
   return path.join(cacheDir(root, "iam"), "verdicts.json");
 }
@@ -110,7 +111,7 @@ export async function main(
       const outDir = path.resolve(opts.out ?? path.join(root, ".clusterra", "plan", opts.stack));
       // CI proves every verdict afresh; an operator's repeated plans reuse what the simulator said.
       const verdicts = opts.verdictCache && !process.env.CI ? verdictFile(root) : undefined;
-      const sim = await import("./iam-sim");
+      const sim = await import("../access/iam-sim");
       if (verdicts) sim.loadVerdicts(verdicts);
       const askedBefore = sim.verdictCounts();
       try {
@@ -129,9 +130,9 @@ export async function main(
         if (growth) out(growth);
         writeCostFile(outDir, cost, result.config.region);
         await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
-        const { buildInventory, writeInventory } = await import("./inventory");
+        const { buildInventory, writeInventory } = await import("../access/inventory");
         const inventory = await buildInventory(result.config, result.deployment, result.central, cost, result.invokes);
-        const { buildDeployRole, writeDeployRole } = await import("./deploy-role");
+        const { buildDeployRole, writeDeployRole } = await import("../access/deploy-role");
         const inventoryFiles = [...writeInventory(outDir, inventory), ...writeDeployRole(outDir, buildDeployRole(result.config, result.deployment, result.invokes))];
         if (inventory?.deployRole) out(`deploy role ${inventory.deployRole.name}: ${inventory.deployRole.statements} statements in ${inventory.deployRole.policies} managed policies; the simulator allows ${inventory.deployRole.allowedCalls} calls of the planned creates, refuses ${inventory.deployRole.deniedCalls.length}, and refuses ${inventory.deployRole.outside.filter((o) => o.verdict !== "Allowed").length} of ${inventory.deployRole.outside.length} outside requests`);
         if (inventory) out(`inventory: ${inventory.resourceCount} resources in account ${inventory.account}, ${inventory.roles.length} roles, ${inventory.cannot.length} requests of the platform refused (IAM simulator), ${inventory.can.length} allowed`);
@@ -186,7 +187,7 @@ export async function main(
           exitCode = EXIT.usage;
           return;
         }
-        const { formatRemoval, removalPlan } = await import("./tenant-remove");
+        const { formatRemoval, removalPlan } = await import("../planning/tenant-remove");
         out(formatRemoval(removalPlan(tenant.config, tenant.deployment, tenant.central)));
       } catch (e) {
         if (e instanceof ConfigError) {
@@ -207,14 +208,14 @@ export async function main(
     .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
     .action(async (opts: { render?: boolean; charts?: string; outputs?: string }) => {
       if (refusedFolders("fleet check", [["--charts", opts.charts, "exist", CHARTS_FOLDER], ["--outputs", opts.outputs, "exist", "a folder of <stack>.json files from `pulumi stack output --json -s <stack>`"]])) return;
-      const { runFleetCheck } = await import("./fleet-check");
+      const { runFleetCheck } = await import("../fleet-tools/check");
       exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
     });
   fleet
     .command("write")
     .description("regenerate every stack's fleet files offline from its stack file and its committed facts file (never a facts file): a fleet-wide change without `pulumi up`")
     .action(async () => {
-      const { runFleetWrite } = await import("./fleet-write");
+      const { runFleetWrite } = await import("../fleet-tools/write");
       exitCode = runFleetWrite(root, out, err);
     });
   fleet
@@ -224,7 +225,7 @@ export async function main(
     .option("--out <dir>", "output folder (default .clusterra/fleet-render/)")
     .action(async (opts: { charts?: string; out?: string }) => {
       if (refusedFolders("fleet render", [["--charts", opts.charts, "exist", CHARTS_FOLDER], ["--out", opts.out, "be writable", "a folder for the rendered objects (made when missing)"]])) return;
-      const { runFleetRender, defaultChartsDir } = await import("./fleet-render");
+      const { runFleetRender, defaultChartsDir } = await import("../fleet-tools/render");
       const charts = opts.charts ? path.resolve(opts.charts) : defaultChartsDir(root);
       exitCode = await runFleetRender(root, { charts, out: path.resolve(opts.out ?? path.join(root, ".clusterra", "fleet-render")) }, out, err);
     });

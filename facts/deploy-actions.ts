@@ -1,7 +1,7 @@
 /**
  * The AWS API calls `pulumi up` makes for each resource type a customer-side stack creates:
  * the Pulumi AWS provider's (Terraform provider's) documented create, read, update and delete
- * calls, by the IAM action each needs. The customer's deploy role (cli/deploy-role.ts) is
+ * calls, by the IAM action each needs. The customer's deploy role (access/deploy-role.ts) is
  * generated from this table and the plan; every action is checked against the IAM catalog.
  *
  * Resource types are the catalog's (`service:type`, as its action files name them). A row
@@ -107,7 +107,7 @@ export const DEPLOY_ACTIONS: Readonly<Record<string, DeployActions>> = {
     update: [...EC2_TAGS.update],
     delete: ["ec2:DeleteSecurityGroup", "ec2:DescribeNetworkInterfaces"],
   }),
-  // Adopted, not created: the provider tags the VPC's default group and removes its rules (see cli/deploy-role.ts).
+  // Adopted, not created: the provider tags the VPC's default group and removes its rules (see access/deploy-role.ts).
   "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": row({
     resource: "ec2:security-group",
     create: ["ec2:CreateTags", "ec2:RevokeSecurityGroupIngress", "ec2:RevokeSecurityGroupEgress"],

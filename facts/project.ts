@@ -156,6 +156,23 @@ export function tenantSecretPrefix(environment: string, tenantId: string): strin
   return `${PROJECT}/${environment}/${tenantId}/`;
 }
 
+/** Secrets Manager names of a tenant's Slurm keys in the central account. */
+export function slurmKeySecretNames(environment: string, tenantId: string): { slurm: string; jwt: string } {
+  const prefix = tenantSecretPrefix(environment, tenantId);
+  return { slurm: `${prefix}slurm-key`, jwt: `${prefix}jwt-key` };
+}
+
+/** Secrets only central reads: slurmdbd's database password and ArgoCD's credential for the tenant cluster. */
+export function centralOnlySecretNames(environment: string, tenantId: string): { mariadb: string; argocdCluster: string } {
+  const prefix = tenantSecretPrefix(environment, tenantId);
+  return { mariadb: `${prefix}mariadb-password`, argocdCluster: `${prefix}${ARGOCD_CLUSTER_SECRET}` };
+}
+
+/** The role central's control plane of a tenant reads its secrets with (tenant stacks name it in their secrets' policies, by ARN). */
+export function controlPlaneSecretsRoleName(environment: string, tenantId: string): string {
+  return `${platformName(environment, tenantId)}-control-plane`;
+}
+
 /**
  * The role a customer creates once in its account for one tenant stack to deploy through
  * (`clusterra plan` generates it: deploy-role.yaml). One per tenant stack: its policy names
@@ -182,4 +199,17 @@ export function tenantParameterPath(environment: string, tenantId: string): stri
  */
 export function tenantExternalId(environment: string, tenantId: string): string {
   return platformName(environment, tenantId);
+}
+
+/** Session tag that carries a user's Slurm uid (the API tags the sessions it hands out). */
+export const UID_SESSION_TAG = "clusterra:uid";
+
+/** Where cluster-api finds its listener's key pair in Secrets Manager. */
+export function clusterApiTlsSecretName(environment: string): string {
+  return `${PROJECT}/${environment}/cluster-api-tls`;
+}
+
+/** Secrets Manager name of the session signing key. */
+export function signingKeySecretName(environment: string): string {
+  return `${PROJECT}/${environment}/session-signing-key`;
 }

@@ -3,7 +3,7 @@
  * kubelet reservations, taints and labels. Components, user data, fleet values and the
  * cost estimate derive from this table.
  */
-import { LABEL_KEYS, platformName } from "./project";
+import { LABEL_KEYS, platformName, tenantParameterPath } from "./project";
 
 /** A tenant's cluster name (Slurm's, Karpenter's discovery tag, names of its resources). */
 export function tenantClusterName(environment: string, tenantId: string): string {
@@ -151,3 +151,9 @@ export const SLURM_KEY_SECRETS = {
   slurm: { name: "slurm-auth-slurm", key: "slurm.key" },
   jwt: { name: "slurm-auth-jwt", key: "jwt.key" },
 } as const;
+
+/** SSM parameters of a tenant cluster: the join secret, the full join token, the kubeconfig. */
+export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string; argocdManager: string } {
+  const base = `${tenantParameterPath(environment, tenantId)}/k3s`;
+  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig`, argocdManager: `${base}/argocd-manager` };
+}

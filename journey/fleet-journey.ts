@@ -6,14 +6,13 @@
  * joint reports a step.
  */
 import { argocdManagerManifest } from "../components/fleet/tenant-cluster";
-import { clusterParameterNames } from "../components/tenant/k3s-server";
 import { SLURM_DAEMON_PRIVILEGE_POLICY } from "../components/fleet/central-admission";
 import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { checkoutFiles } from "../cli/fleet-files";
-import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../cli/fleet-render";
+import { checkoutFiles } from "../fleet-tools/files";
+import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../fleet-tools/render";
 import { TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
@@ -22,15 +21,15 @@ import { expanderDifferences, FLEET_SYNC_TIMEOUT_MS, liveApplications, liveClust
 import { ARGOCD_PODS, startArgoCd } from "./gitops/argocd";
 import { commitToFleet, externalSecretsPackaging, publishChart, startGitopsServers } from "./gitops/servers";
 import { yamlFile } from "../components/fleet/yaml-file";
-import { findArgoCdImage } from "./slurm/image";
-import type { PlanResult } from "../cli/plan";
+import { findArgoCdImage } from "./host/image";
+import type { PlanResult } from "../planning/plan";
 import type { CentralConfig, TenantConfig } from "../config/types";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { splitManifests, type KubeObject, type Manifest } from "./argo/manifests";
 import { argoSettings } from "./argo/settings";
 import { syncSteps } from "./argo/order";
 import { health } from "./argo/health";
-import { readK3sServer } from "./k3s";
+import { readK3sServer } from "./kube/k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
@@ -42,12 +41,12 @@ import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, s
 import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
-import type { SlurmImage } from "./slurm/image";
-import { NETNS_ETC } from "./slurm/processes";
+import type { SlurmImage } from "./host/image";
+import { NETNS_ETC } from "./host/processes";
 import { playScalingLoop } from "./scaling";
-import { TENANT_NAMESPACES } from "../facts/tenant-cluster";
+import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
-import { step, type JourneyStep } from "./step";
+import { step, type JourneyStep } from "./host/step";
 import { droppedSecurity, unmatchedSelectors, type PolicyLike } from "./kube/policies";
 
 export interface FleetJourneyInput {

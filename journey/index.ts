@@ -8,15 +8,15 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { planStack, type PlanResult } from "../cli/plan";
+import { planStack, type PlanResult } from "../planning/plan";
 import type { TenantConfig } from "../config/types";
 import { runFleetJourney } from "./fleet-journey";
 import { runSlurmJourney } from "./slurm";
-import { findSlurmImage } from "./slurm/image";
+import { findSlurmImage } from "./host/image";
 import { Processes } from "./kube/processes";
 import { findTools } from "./kube/tools";
 import { readLeaks, sealedTools, sealNetwork, unsealNetwork, type Leaks, type SealedNetwork } from "./kube/sealed-network";
-import { formatStep, step, type JourneyStep } from "./step";
+import { formatStep, step, type JourneyStep } from "./host/step";
 
 export interface JourneyOptions {
   readonly root: string;

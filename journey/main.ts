@@ -6,7 +6,7 @@
 import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { PROJECT_ROOT } from "../config";
-import { defaultChartsDir } from "../cli/fleet-render";
+import { defaultChartsDir } from "../fleet-tools/render";
 import { EXAMPLE_ENVIRONMENT, runJourney, summary } from "./index";
 
 async function main(argv: string[]): Promise<number> {

@@ -9,7 +9,7 @@
 import type { KubeObject } from "./argo/manifests";
 import type { Kubectl } from "./kube/kubectl";
 import { waitFor } from "./kube/processes";
-import { step, type JourneyStep } from "./step";
+import { step, type JourneyStep } from "./host/step";
 
 export interface ScalingLoopInput {
   readonly tenantId: string;

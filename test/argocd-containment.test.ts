@@ -11,14 +11,14 @@ import { parse, stringify } from "yaml";
 import { argocdNetworkPolicies } from "../components/central/argocd-network-policies";
 import { argocdValues, resourceInclusions } from "../components/central/argocd-values";
 import { tenantClusterKinds, tenantClusterServer } from "../components/fleet/tenant-entry";
-import { tenantClusterKindProblems } from "../cli/fleet-validate";
-import { argoCdRender, defaultChartsDir, kubernetesVersion, renderCharts, toolPath } from "../cli/fleet-render";
+import { tenantClusterKindProblems } from "../fleet-tools/validate";
+import { argoCdRender, defaultChartsDir, kubernetesVersion, renderCharts, toolPath } from "../fleet-tools/render";
 import { exampleFile } from "./helpers";
 import { PROJECT_ROOT } from "../config";
 import { MONITORING_NAMESPACE } from "../facts/fleet";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { ARGOCD_PRIORITY } from "../facts/central-host";
-import { selects } from "../journey/slurm/network-policy";
+import { selects } from "../journey/host/network-policy";
 
 type Policy = { metadata: { name: string; namespace: string }; spec: { podSelector: { matchLabels?: Record<string, string> }; policyTypes: string[]; ingress?: { from?: { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: { matchLabels: Record<string, string> } }[]; ports?: { port: string }[] }[] } };
 

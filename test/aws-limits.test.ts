@@ -3,8 +3,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { stringify } from "yaml";
-import { checkDeployment } from "../cli/policy";
-import { planStack } from "../cli/plan";
+import { checkDeployment } from "../planning/policy-check";
+import { planStack } from "../planning/plan";
 import { maxTenantIdLength } from "../config/tenant-names";
 import { EXAMPLE_STACKS, exampleFile, exampleRoot, plan } from "./helpers";
 

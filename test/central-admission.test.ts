@@ -5,7 +5,7 @@
  */
 import * as assert from "node:assert/strict";
 import { PRIVILEGE_RESTORED_COMPONENTS, SLURM_DAEMON_PRIVILEGE_POLICY, slurmDaemonPrivilegePolicy } from "../components/fleet/central-admission";
-import { k3sServerConfig } from "../components/central/cloud-init";
+import { k3sServerConfig } from "../components/host/central-cloud-init";
 import { HARDENED_CONTAINER } from "../facts/control-plane";
 import { slinkyPodLabels } from "../facts/fleet";
 import { LABEL_KEYS } from "../facts/project";

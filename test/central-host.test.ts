@@ -4,7 +4,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse, stringify } from "yaml";
-import { admissionConfig, CENTRAL_DATA_MOUNT, centralBootScript, k3sServerConfig, k3sServerUserData, publishKubeconfigScript, type K3sServerInit } from "../components/central/cloud-init";
+import { admissionConfig, CENTRAL_DATA_MOUNT, centralBootScript, k3sServerConfig, k3sServerUserData, publishKubeconfigScript, type K3sServerInit } from "../components/host/central-cloud-init";
 import { mountDataVolumeScript } from "../components/host/boot";
 import { waitForParameterScript } from "../components/central/k3s-host";
 import { trustedKubeconfig, UntrustedKubeconfigError } from "../components/central/kubeconfig";

@@ -5,7 +5,7 @@
  */
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import * as assert from "node:assert/strict";
-import type { PlanResult } from "../cli/plan";
+import type { PlanResult } from "../planning/plan";
 import { byType, json, named, plan } from "./helpers";
 import { simulate, type Verdict } from "./sim-request";
 

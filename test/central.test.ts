@@ -1,16 +1,16 @@
 import { slurmctldNodePort } from "../facts/contract";
-import { referenceDir } from "../cli/fleet-check";
+import { referenceDir } from "../fleet-tools/check";
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { architectureOf, hostPolicy, kubeconfigParameterName } from "../components/central/k3s-host";
-import { k3sServerConfig, k3sServerUserData } from "../components/central/cloud-init";
+import { k3sServerConfig, k3sServerUserData } from "../components/host/central-cloud-init";
 import { argocdValues } from "../components/central/argocd-values";
-import { STATE_TABLES } from "../components/central/state-tables";
 import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import { byType, exampleFile, exampleRoot, json, named, needHelm, plan } from "./helpers";
+import { STATE_TABLES } from "../facts/state-tables";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
 function argoChartDefaults(): Record<string, unknown> | undefined {
@@ -305,7 +305,7 @@ describe("ArgoCD's repositories", () => {
     needHelm(this); // the tenants' ApplicationSet is expanded with the tenant-entry chart
     const { ociRepositories } = require("../components/central/argocd-values") as typeof import("../components/central/argocd-values");
     const declared = new Set(Object.values(ociRepositories()).map((r) => r.url));
-    const { fleetDocuments } = require("../cli/fleet-files") as typeof import("../cli/fleet-files");
+    const { fleetDocuments } = require("../fleet-tools/files") as typeof import("../fleet-tools/files");
     // Every Application ArgoCD syncs: the fleet's own and those the tenants' ApplicationSet generates.
     const apps = fleetDocuments(exampleRoot()).documents.filter((d) => d.object.kind === "Application");
     const repoUrls = new Set(apps.flatMap((d) => ((d.object.spec as { sources?: { repoURL: string }[] }).sources ?? []).map((s) => s.repoURL)));

@@ -5,7 +5,7 @@
  * only that CA through the fleet.
  */
 import * as assert from "node:assert/strict";
-import { renderTenantAddOn } from "../cli/fleet-render";
+import { renderTenantAddOn } from "../fleet-tools/render";
 import { byType, exampleRoot, named, needHelm, plan } from "./helpers";
 import { simulate } from "./sim-request";
 

@@ -7,7 +7,7 @@ import { validateStack } from "../config";
 import type { CentralConfig } from "../config/types";
 import { connectorBridgeRoleName } from "../facts/connector-network";
 import { byType, exampleFile, exampleFiles, json, plan, withValues } from "./helpers";
-import { decide } from "../cli/iam-sim";
+import { decide } from "../access/iam-sim";
 
 const CENTRAL = "111122223333";
 

@@ -4,14 +4,14 @@
  */
 import * as assert from "node:assert/strict";
 import { RESOURCE_LIMITS } from "../facts/aws-limits";
-import { idleCost } from "../cli/cost";
+import { idleCost } from "../planning/cost";
 import { endpointsFor } from "../components/connector/no-internet";
 import { headNodeSendPolicy } from "../components/connector/access";
 import { EVENT_QUEUE, EVENT_RULES, SHIPPER } from "../facts/connector-events";
 import { connectorBridgeRoleName, connectorExternalId, controlPlaneRoleName, latticeServiceName, NO_INTERNET_SLURM_DNS, SLURMRESTD } from "../facts/connector-network";
 import { byType, json, named, plan } from "./helpers";
-import type { DeploymentResource } from "../cli/deployment";
-import { decide } from "../cli/iam-sim";
+import type { DeploymentResource } from "../planning/deployment";
+import { decide } from "../access/iam-sim";
 
 const ACCOUNT = "444455556666";
 const CENTRAL = "111122223333";

@@ -4,8 +4,8 @@ import { LOGIN_CAPABILITIES, LOGIN_CONTAINER, CONTROLLER_PROGRAM_KEYS, HARDENED_
 import { SLINKY_IMAGES, SLURMCTLD_STATE_GIB } from "../facts/fleet";
 import { SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
-import { tenantControllerProblems, tenantHardeningProblems } from "../cli/fleet-validate";
-import { tenantEgressProblems } from "../cli/fleet-egress";
+import { tenantControllerProblems, tenantHardeningProblems } from "../fleet-tools/validate";
+import { tenantEgressProblems } from "../fleet-tools/egress";
 
 const facts = {
   nodeSets: [{ name: "cpu-4", shape: { name: "cpu" } }] as unknown as Parameters<typeof controlPlaneExtraConf>[0]["nodeSets"],

@@ -3,9 +3,9 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { centralLinesFor, formatCentralCapacity, formatGrowth, formatOperatorMarginal } from "../cli/capacity";
-import { costDocument, estimateCost, idleCost } from "../cli/cost";
-import type { Deployment, DeploymentResource } from "../cli/deployment";
+import { centralLinesFor, formatCentralCapacity, formatGrowth, formatOperatorMarginal } from "../planning/capacity";
+import { costDocument, estimateCost, idleCost } from "../planning/cost";
+import type { Deployment, DeploymentResource } from "../planning/deployment";
 import { main } from "../cli/main";
 import { checkCentralCapacity, hostCapacity, RESOURCE_NAMES } from "../config/capacity";
 import { validateStack } from "../config";
@@ -82,7 +82,7 @@ describe("cost estimate", function () {
     const e = estimateCost(deploymentOf("central-x", [{ type: "aws:memorydb/cluster:Cluster", inputs: {} }, { type: "aws:ec2/instance:Instance", inputs: { instanceType: "x2gd.metal" } }]));
     assert.deepEqual(e.lines, []);
     assert.deepEqual(e.unpriced.map((u) => [u.type, u.why]), [
-      ["aws:memorydb/cluster:Cluster", "no price rule in cli/cost.ts and not listed free in facts/prices.ts"],
+      ["aws:memorydb/cluster:Cluster", "no price rule in planning/cost.ts and not listed free in facts/prices.ts"],
       ["aws:ec2/instance:Instance", "instance type x2gd.metal has no price in facts/prices.ts"],
     ]);
     const doc = costDocument(e, "us-east-1") as { unpriced: unknown[] };

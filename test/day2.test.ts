@@ -4,7 +4,7 @@
  */
 import * as assert from "node:assert/strict";
 import { parse } from "yaml";
-import { estimateCost } from "../cli/cost";
+import { estimateCost } from "../planning/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
 import { validateStack } from "../config";
 import { centralObjects, exampleFile, exampleFiles, exampleRoot, json, named, needHelm, plan, skipWithoutHelm, withValues } from "./helpers";
@@ -164,7 +164,7 @@ describe("upgrades", function () {
 
   it("sync a tenant's slurmd after its control plane (slurmdbd and slurmctld first)", async function () {
     needHelm(this); // the tenants' ApplicationSet is expanded with the tenant-entry chart
-    const { fleetDocuments } = await import("../cli/fleet-files");
+    const { fleetDocuments } = await import("../fleet-tools/files");
     const generated = fleetDocuments(exampleRoot()).documents.filter((d) => d.generated);
     // Each tenant's RollingSync step: slurmd's after its control plane's, every canary step before the general wave's.
     const step = (name: string) => generated.find((d) => (d.object.metadata as { name: string }).name === name)?.generated?.step ?? -1;

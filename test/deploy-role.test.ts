@@ -7,7 +7,7 @@
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import { buildDeployRole, deployRoleTemplate, customerResources, MANAGED_POLICY_MAX_CHARS, mergeGrants, proveDeployRole, splitPolicies, type DeployRole } from "../cli/deploy-role";
+import { buildDeployRole, deployRoleTemplate, customerResources, MANAGED_POLICY_MAX_CHARS, mergeGrants, proveDeployRole, splitPolicies, type DeployRole } from "../access/deploy-role";
 import { DEPLOY_ACTIONS, INVOKE_ACTIONS, KMS_USE_ACTIONS } from "../facts/deploy-actions";
 import { expandAction } from "../policies/rules/iam-catalog";
 import { plan } from "./helpers";

@@ -2,7 +2,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
 import { PROJECT_ROOT } from "../config";
-import { architectureDot, diagramContext, renderSvg } from "../cli/diagram";
+import { architectureDot, diagramContext, renderSvg } from "../planning/diagram";
 import { PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
 import { EXAMPLE_STACKS, exampleFiles, plan } from "./helpers";
 

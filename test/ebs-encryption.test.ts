@@ -7,7 +7,7 @@
  */
 import * as assert from "node:assert/strict";
 import { byType, json, named, plan } from "./helpers";
-import { decide } from "../cli/iam-sim";
+import { decide } from "../access/iam-sim";
 
 const ACME = "444455556666";
 const VIA_EC2 = { "kms:ViaService": "ec2.us-east-1.amazonaws.com" };

@@ -4,12 +4,12 @@ import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
-import { checkFleet, crdValidators, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../cli/fleet-check";
-import { toolPath } from "../cli/fleet-files";
-import { runFleetWrite } from "../cli/fleet-write";
+import { checkFleet, crdValidators, referenceDir, renderFleet, type FleetProblem, type RenderedFleet } from "../fleet-tools/check";
+import { toolPath } from "../fleet-tools/files";
+import { runFleetWrite } from "../fleet-tools/write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
-import { nodeSetPlans } from "../components/tenant/sizing";
+import { nodeSetPlans } from "../config/sizing";
 import { slurmctldNodePort } from "../facts/contract";
 import { CHARTS } from "../facts/charts";
 import { clusterObjects, exampleRoot, skipWithoutHelm } from "./helpers";
@@ -368,7 +368,7 @@ describe("facts files against the stacks' outputs (fleet check --outputs)", func
   this.timeout(120000);
 
   it("passes facts files equal to each stack's fleetFacts output, and names each key that differs or an output file that is missing", async () => {
-    const { factsAgainstOutputs } = await import("../cli/fleet-write");
+    const { factsAgainstOutputs } = await import("../fleet-tools/write");
     const { EXAMPLE_STACKS, plan } = await import("./helpers");
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "stack-outputs-"));
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-outputs-"));

@@ -5,7 +5,7 @@
  * its account, admits the session of that tenant's planned edge-agent role and no other's.
  */
 import * as assert from "node:assert/strict";
-import { renderTenantAddOn } from "../cli/fleet-render";
+import { renderTenantAddOn } from "../fleet-tools/render";
 import { heartbeatSigning, heartbeatVerification } from "../components/fleet/heartbeat";
 import { HEARTBEAT_AUTH } from "../facts/contract";
 import { byType, exampleRoot, needHelm, plan } from "./helpers";

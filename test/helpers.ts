@@ -6,11 +6,11 @@
  */
 import * as path from "path";
 import { PROJECT_ROOT, readAllStackFiles } from "../config";
-import { renderTenantAddOn, toolPath } from "../cli/fleet-render";
-import { fleetDocuments } from "../cli/fleet-files";
+import { renderTenantAddOn, toolPath } from "../fleet-tools/render";
+import { fleetDocuments } from "../fleet-tools/files";
 import type { StackFile } from "../config/types";
-import type { DeploymentResource } from "../cli/deployment";
-import { planStack, type PlanResult } from "../cli/plan";
+import type { DeploymentResource } from "../planning/deployment";
+import { planStack, type PlanResult } from "../planning/plan";
 import * as fs from "fs";
 import * as os from "os";
 import { stringify } from "yaml";

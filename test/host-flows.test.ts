@@ -4,15 +4,15 @@
  * server address agrees with the address the tenant's own stack gives the instance.
  */
 import * as assert from "node:assert/strict";
-import { checkDeployment } from "../cli/policy";
+import { checkDeployment } from "../planning/policy-check";
 import { tenantsFromStackFiles } from "../config";
 import { hostRulesFor } from "../components/central/tenant-link";
 import { checkCentralCapacity, hostGroupRules } from "../config/capacity";
 import { hostAddressProblem } from "../config/cidr";
 import { subnetLayout, tenantServerAddress } from "../config/subnet-layout";
 import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
-import type { DeploymentResource } from "../cli/deployment";
-import type { PlanResult } from "../cli/plan";
+import type { DeploymentResource } from "../planning/deployment";
+import type { PlanResult } from "../planning/plan";
 import { byType, exampleRoot, json, plan } from "./helpers";
 
 const INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule";

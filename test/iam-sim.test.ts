@@ -2,7 +2,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { decide, loadVerdicts, questionKey, saveVerdicts, verdictCounts, type Ask } from "../cli/iam-sim";
+import { decide, loadVerdicts, questionKey, saveVerdicts, verdictCounts, type Ask } from "../access/iam-sim";
 import { main, verdictFile } from "../cli/main";
 import { exampleRoot } from "./helpers";
 
@@ -13,7 +13,7 @@ function freshAsk(name: string, context: Record<string, string> = {}): Ask {
   return { identity, action: "s3:GetObject", resource: `${bucket}/key`, context: { "aws:RequestedRegion": "eu-west-1", ...context } };
 }
 
-describe("the IAM simulator's verdicts (cli/iam-sim.ts)", () => {
+describe("the IAM simulator's verdicts (access/iam-sim.ts)", () => {
   it("simulates a question once per process, and again when any part of it changes", async () => {
     const ask = freshAsk("once");
     const before = verdictCounts();

@@ -6,8 +6,8 @@
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
-import { buildInventory, encryptionOf, inventoryMarkdown, portsOf, purposeOf, retentionOf, type Inventory } from "../cli/inventory";
-import type { DeploymentResource } from "../cli/deployment";
+import { buildInventory, encryptionOf, inventoryMarkdown, portsOf, purposeOf, retentionOf, type Inventory } from "../access/inventory";
+import type { DeploymentResource } from "../planning/deployment";
 import { plan } from "./helpers";
 
 const DOCS = path.join(__dirname, "..", "..", "docs", "inventory");

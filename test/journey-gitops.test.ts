@@ -10,7 +10,7 @@ import { cgiHead, fileFor } from "../journey/gitops/serve";
 import { externalSecretsPackaging, originHostLines, registryConfig } from "../journey/gitops/servers";
 import { subjectAltName } from "../journey/kube/pki";
 import { containerEnv, expandVars } from "../journey/kube/pods";
-import { inImagePath } from "../journey/slurm/processes";
+import { inImagePath } from "../journey/host/processes";
 import { readyStatus } from "../journey/stand-ins";
 
 describe("the journey's GitOps origins (pure parts)", () => {

@@ -3,7 +3,7 @@ import { envFromSources } from "../journey/kube/pods";
 import { initSql, mariadbAddress, mariadbNames, optionValue } from "../journey/kube/mariadb";
 import { pinAddressFlags } from "../journey/kube/slurm-operator";
 import { localPathStorageClass, localPathVolume } from "../journey/stand-ins";
-import { readK3sServer } from "../journey/k3s";
+import { readK3sServer } from "../journey/kube/k3s";
 import { walkRefs } from "../journey/fleet-journey";
 
 describe("the journey's real mariadb-operator (pure parts)", () => {

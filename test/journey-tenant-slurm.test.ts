@@ -3,7 +3,7 @@ import { asContainer, containerArgv, securityLimits, volumeFiles, type Volume } 
 import { HARDENED_READ_ONLY_CONTAINER } from "../facts/control-plane";
 import { slurmctldNames } from "../journey/kube/tenant-slurm";
 import { externalSecretTarget, secretsManagerName } from "../journey/fleet-journey";
-import { runAlive } from "../journey/slurm/network";
+import { runAlive } from "../journey/host/network";
 
 describe("the journey's tenant Slurm behind the real operators (pure parts)", () => {
   const objects = {

@@ -4,7 +4,7 @@
  * hands the tenant's External Secrets must name central's account, and its roles the tenant's.
  */
 import * as assert from "node:assert/strict";
-import { providerAccount } from "../cli/mocks";
+import { providerAccount } from "../planning/mocks";
 import { byType, clusterObjects, plan, skipWithoutHelm } from "./helpers";
 
 const CENTRAL = "111122223333";

@@ -2,7 +2,7 @@ import * as assert from "node:assert/strict";
 import * as dns from "dns";
 import * as http from "http";
 import * as net from "net";
-import { apiServerArgs, readK3sServer, type K3sServer } from "../journey/k3s";
+import { apiServerArgs, readK3sServer, type K3sServer } from "../journey/kube/k3s";
 import { isLoopback, outboundDials, SEALED_API_SERVER_FLAGS, WEBHOOK_ADMISSION_PLUGINS, type GuardedObject } from "../journey/kube/outbound";
 import { sealedRuleset, snmpCounters } from "../journey/kube/sealed-network";
 import { leakStep } from "../journey";

@@ -3,8 +3,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { main } from "../cli/main";
-import { parseDeployment } from "../cli/deployment";
-import { redactSecrets } from "../cli/engine";
+import { parseDeployment } from "../planning/deployment";
+import { redactSecrets } from "../planning/engine";
 import { exampleRoot, plan } from "./helpers";
 
 describe("clusterra plan output", function () {
@@ -44,7 +44,7 @@ describe("clusterra plan output", function () {
 
   it("plans every example stack the same way twice (deterministic ids)", async () => {
     const first = await plan("tenant-globex-dev");
-    const { planStack } = await import("../cli/plan");
+    const { planStack } = await import("../planning/plan");
     const again = await planStack({ stack: "tenant-globex-dev", root: exampleRoot() }, fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-again-")));
     assert.deepEqual(again.deployment.deployment.resources.map((r) => [r.urn, r.id]), first.deployment.deployment.resources.map((r) => [r.urn, r.id]));
   });

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import type { Deployment, DeploymentResource } from "../cli/deployment";
-import { checkDeployment } from "../cli/policy";
+import type { Deployment, DeploymentResource } from "../planning/deployment";
+import { checkDeployment } from "../planning/policy-check";
 import { tenantsFromStackFiles } from "../config";
 import { EXAMPLE_STACKS, exampleRoot, plan } from "./helpers";
 

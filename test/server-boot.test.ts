@@ -10,12 +10,12 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { NETWORKD_DROP_IN } from "../components/tenant/cloud-init";
-import { renderedLimitProblems } from "../cli/fleet-validate";
+import { NETWORKD_DROP_IN } from "../components/host/tenant-cloud-init";
+import { renderedLimitProblems } from "../fleet-tools/validate";
 import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
-import { checkDeployment } from "../cli/policy";
+import { checkDeployment } from "../planning/policy-check";
 import { BOOT, bootCommand, bootUnit } from "../components/host/boot";
 
 describe("the tenant server's first boot", function () {

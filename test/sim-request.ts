@@ -1,5 +1,5 @@
 /** Planned IAM documents (JSON text, as the plan holds them) through the shared simulator helper. */
-import { decide } from "../cli/iam-sim";
+import { decide } from "../access/iam-sim";
 
 export type Verdict = "Allowed" | "ExplicitlyDenied" | "ImplicitlyDenied";
 

@@ -11,7 +11,7 @@ import * as os from "os";
 import * as path from "path";
 import { parseAllDocuments, stringify } from "yaml";
 import { PROJECT_ROOT } from "../config";
-import { toolPath } from "../cli/fleet-render";
+import { toolPath } from "../fleet-tools/render";
 import { tenantAddOnValueFiles } from "../components/fleet/application-set";
 import { parseFacts } from "../components/fleet/facts";
 import { LOCAL_CHARTS } from "../facts/fleet";

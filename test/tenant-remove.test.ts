@@ -4,7 +4,7 @@
  */
 import * as assert from "node:assert/strict";
 import { main } from "../cli/main";
-import { removalPlan } from "../cli/tenant-remove";
+import { removalPlan } from "../planning/tenant-remove";
 import { exampleRoot, plan } from "./helpers";
 
 describe("clusterra tenant remove", function () {

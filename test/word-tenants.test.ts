@@ -6,8 +6,8 @@
  * from the id.
  */
 import * as assert from "node:assert/strict";
-import type { Deployment } from "../cli/deployment";
-import { checkDeployment } from "../cli/policy";
+import type { Deployment } from "../planning/deployment";
+import { checkDeployment } from "../planning/policy-check";
 import { plan } from "./helpers";
 
 const WORDS = ["data", "cloud", "security", "health-data", "genomics"];

@@ -1,9 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
 import { arn, policyDocument, principalTrust, toJson } from "../security/iam";
-import { slurmKeySecretNames } from "../tenant/slurm-keys";
 import type { AccountScope } from "../security/scope";
-import { clusterApiRoleName, tenantFilesRoleName } from "../../facts/project";
+import { clusterApiRoleName, slurmKeySecretNames, tenantFilesRoleName } from "../../facts/project";
 
 export interface ClusterApiAccessArgs extends AccountScope {
   /** Environment name: role name and description. */

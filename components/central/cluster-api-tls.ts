@@ -5,6 +5,7 @@ import { LocallySignedCert } from "@pulumi/tls/locallySignedCert";
 import { PrivateKey } from "@pulumi/tls/privateKey";
 import { SelfSignedCert } from "@pulumi/tls/selfSignedCert";
 import { CLUSTER_API_TLS } from "../../facts/central-host";
+import { clusterApiTlsSecretName } from "../../facts/project";
 
 export interface ClusterApiTlsArgs {
   /** Environment name: the secret's name and the certificates' subjects. */
@@ -15,10 +16,6 @@ export interface ClusterApiTlsArgs {
   readonly kmsKeyArn: pulumi.Input<string>;
 }
 
-/** Where cluster-api finds its listener's key pair in Secrets Manager. */
-export function clusterApiTlsSecretName(environment: string): string {
-  return `clusterra/${environment}/cluster-api-tls`;
-}
 
 /**
  * The certificate of cluster-api's private listener (:8443), which every tenant's edge-agent

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
-import { platformName, tenantSecretPrefix } from "../../facts/project";
+import { controlPlaneSecretsRoleName, tenantSecretPrefix } from "../../facts/project";
 import { arn, policyDocument, principalTrust, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
 
@@ -71,7 +71,3 @@ export class ControlPlaneSecrets extends pulumi.ComponentResource {
   }
 }
 
-/** The role's name (tenant stacks name it in their secrets' policies, by ARN). */
-export function controlPlaneSecretsRoleName(environment: string, tenantId: string): string {
-  return `${platformName(environment, tenantId)}-control-plane`;
-}

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { centralHostMetrics } from "./cloud-init";
+import { centralHostMetrics } from "../host/central-cloud-init";
 import type { CentralConfig } from "../../config/types";
 import { dataVolumeGiB } from "../../facts/central-host";
 import { CLUSTER_API_PORT } from "../../facts/contract";

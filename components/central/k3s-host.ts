@@ -9,7 +9,7 @@ import { Command } from "@pulumi/command/local";
 import { al2023AmiParameter } from "../../facts/versions";
 import { arn, ec2Trust, policyDocument, sessionManagerStatements, toJson, writeSecureParameterStatements, type Statement } from "../security/iam";
 import { addBaselineEgress } from "../network/baseline-egress";
-import { k3sServerUserData, publishedByDescription } from "./cloud-init";
+import { k3sServerUserData, publishedByDescription } from "../host/central-cloud-init";
 import { LABEL_KEYS } from "../../facts/project";
 import { putMetricsStatement, type HostMetrics } from "../observability/host-metrics";
 

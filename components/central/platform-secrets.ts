@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as secretsmanager from "@pulumi/aws/secretsmanager";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
+import { signingKeySecretName } from "../../facts/project";
 
 export interface PlatformSecretsArgs {
   /** Environment name: secret names. */
@@ -9,10 +10,6 @@ export interface PlatformSecretsArgs {
   readonly kmsKeyArn: pulumi.Input<string>;
 }
 
-/** Secrets Manager name of the session signing key. */
-export function signingKeySecretName(environment: string): string {
-  return `clusterra/${environment}/session-signing-key`;
-}
 
 /**
  * The environment's own secrets: cluster-api's session signing key. Secrets Manager

@@ -9,19 +9,15 @@ import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
 import { syncRetry } from "./argo";
 import { tenantChartSchemaFiles } from "./chart-schemas";
 import { TENANT_ENTRY_SHARED_VALUES, tenantEntriesApplicationSet, tenantEntrySharedValues } from "./tenant-entry";
-import { slurmKeySecretNames } from "../tenant/slurm-keys";
-import { UID_SESSION_TAG } from "../tenant/files-bucket";
-import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
+import { clusterApiTlsSecretName, FILES_SESSION_SECONDS, signingKeySecretName, slurmKeySecretNames, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName, UID_SESSION_TAG } from "../../facts/project";
 import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
 import { userDirectory } from "../../config/users";
 import type { CentralConfig } from "../../config";
-import { clusterApiTlsSecretName } from "../central/cluster-api-tls";
-import { signingKeySecretName } from "../central/platform-secrets";
-import { STATE_TABLES, tableName } from "../central/state-tables";
 import { centralAddOnFiles } from "./central-addons";
 import { centralFactsPath, factsFile, type CentralCloudFacts } from "./facts";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
+import { STATE_TABLES, tableName } from "../../facts/state-tables";
 
 export interface CentralFleetFacts {
   readonly environment: string;

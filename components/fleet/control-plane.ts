@@ -18,7 +18,7 @@ import type { TenantUser } from "../../config/users";
 import { EFS_MOUNT_PATH } from "../../facts/tenant-cluster";
 import { identityPodParts, MERGE_SCRIPT_KEY, usersConfigMap, usersDigest } from "../identity/passwd";
 import { USER_DIRECTORIES_PROLOG, userDirectoriesProlog } from "../identity/user-directories";
-import type { NodeSetPlan } from "../tenant/sizing";
+import type { NodeSetPlan } from "../../config/sizing";
 import { externalSecret } from "./external-secrets";
 
 /** Central's backup policy for every tenant's accounting database (its stack file). */

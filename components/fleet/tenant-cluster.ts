@@ -6,18 +6,15 @@
  * same facts give byte-identical files.
  */
 import { heartbeatSigning, type HeartbeatScope } from "./heartbeat";
-import {
-  EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE,
-} from "../../facts/tenant-cluster";
+import { clusterParameterNames, EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE } from "../../facts/tenant-cluster";
 import { SERVER_HOST_PORTS, SLINKY_API_GROUP, SLURM_CLUSTER_NAME_POLICY } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
-import type { NodeSetPlan } from "../tenant/sizing";
+import type { NodeSetPlan } from "../../config/sizing";
 import type { TenantUser } from "../../config/users";
 import { identityPodParts, MERGE_SCRIPT_KEY, usersConfigMap, usersDigest } from "../identity/passwd";
-import { agentUserData } from "../tenant/cloud-init";
-import { clusterParameterNames } from "../tenant/k3s-server";
+import { agentUserData } from "../host/tenant-cloud-init";
 import type { TenantCloudFacts } from "./facts";
 import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";

@@ -17,10 +17,9 @@ import {
   CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
   type RolloutWave,
 } from "../../facts/fleet";
-import { LABEL_KEYS } from "../../facts/project";
+import { centralOnlySecretNames, LABEL_KEYS } from "../../facts/project";
 import { tenantClusterName } from "../../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../../facts/versions";
-import { centralOnlySecretNames } from "../tenant/slurm-keys";
 import { helmRepoUrl, syncRetry, type FleetRepo } from "./argo";
 import { FACTS_FILE } from "./facts";
 

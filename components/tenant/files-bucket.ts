@@ -2,10 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import * as s3 from "@pulumi/aws/s3";
 import * as iam from "@pulumi/aws/iam";
 import { policyDocument, toJson, type PolicyDocument } from "../security/iam";
-import { FILES_SESSION_SECONDS, tenantFilesBucketName, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
+import { FILES_SESSION_SECONDS, tenantFilesBucketName, UID_SESSION_TAG, tenantFilesExternalId, tenantFilesRoleName } from "../../facts/project";
 
-/** Session tag that carries a user's Slurm uid (the API tags the sessions it hands out). */
-export const UID_SESSION_TAG = "clusterra:uid";
 /** Prefixes of the files bucket: one per user, and one every user of the tenant shares. */
 export const FILES_PREFIXES = { user: "users", shared: "shared" } as const;
 

@@ -7,19 +7,14 @@ import * as iam from "@pulumi/aws/iam";
 import * as ssm from "@pulumi/aws/ssm";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
-import { TAG_KEYS, tenantParameterPath, tenantServerRoleName } from "../../facts/project";
-import { clusterOwnedTag, serverPodCapacity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
+import { TAG_KEYS, tenantServerRoleName } from "../../facts/project";
+import { clusterOwnedTag, clusterParameterNames, serverPodCapacity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
 import { al2023AmiParameter } from "../../facts/versions";
 import { ec2Trust, policyDocument, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
-import { tenantServerUserData } from "./cloud-init";
+import { tenantServerUserData } from "../host/tenant-cloud-init";
 import { efsClientStatements, readSecureParameterStatements, sessionManagerStatements, writeSecureParameterStatements } from "./node-iam";
 
-/** SSM parameters of a tenant cluster: the join secret, the full join token, the kubeconfig. */
-export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string; argocdManager: string } {
-  const base = `${tenantParameterPath(environment, tenantId)}/k3s`;
-  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig`, argocdManager: `${base}/argocd-manager` };
-}
 
 
 /** Written until the server publishes the real value (ignored by later runs). */

@@ -5,22 +5,7 @@ import * as secretsmanager from "@pulumi/aws/secretsmanager";
 import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPassword";
 import { policyDocument, principalTrust, toJson } from "../security/iam";
 import { externalSecretsPolicy } from "./node-iam";
-import { controlPlaneSecretsRoleName } from "../central/control-plane-secrets";
-import { ARGOCD_CLUSTER_SECRET, tenantExternalSecretsRoleName, tenantSecretPrefix } from "../../facts/project";
-
-/** Secrets Manager names of a tenant's Slurm keys in the central account. */
-export function slurmKeySecretNames(environment: string, tenantId: string): { slurm: string; jwt: string } {
-  const prefix = tenantSecretPrefix(environment, tenantId);
-  return { slurm: `${prefix}slurm-key`, jwt: `${prefix}jwt-key` };
-}
-
-/** Secrets only central reads: slurmdbd's database password and ArgoCD's credential for the tenant cluster. */
-export function centralOnlySecretNames(environment: string, tenantId: string): { mariadb: string; argocdCluster: string } {
-  const prefix = tenantSecretPrefix(environment, tenantId);
-  return { mariadb: `${prefix}mariadb-password`, argocdCluster: `${prefix}${ARGOCD_CLUSTER_SECRET}` };
-}
-
-
+import { centralOnlySecretNames, controlPlaneSecretsRoleName, slurmKeySecretNames, tenantExternalSecretsRoleName } from "../../facts/project";
 
 export interface TenantSlurmKeysArgs {
   readonly environment: string;

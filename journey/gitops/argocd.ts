@@ -19,8 +19,8 @@ import { asContainer, containerArgv, initSteps, prepareContainer, type PodTempla
 import type { Processes } from "../kube/processes";
 import { waitFor } from "../kube/processes";
 import type { SealedNetwork } from "../kube/sealed-network";
-import { inPod, NETNS_ETC, run, type Pod } from "../slurm/processes";
-import { loopbackAddress } from "../loopback";
+import { inPod, NETNS_ETC, run, type Pod } from "../host/processes";
+import { loopbackAddress } from "../host/loopback";
 
 /** ArgoCD's image: its user, environment and entrypoint (its Dockerfile's USER, ENV and ENTRYPOINT; HOME from its passwd, as the runtime sets it). */
 const ARGOCD_IMAGE = { uid: 999, gid: 999, env: { HOME: "/home/argocd", USER: "argocd", GRPC_ENABLE_TXT_SERVICE_CONFIG: "false" } } as const;

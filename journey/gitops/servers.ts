@@ -16,9 +16,9 @@ import { issueCertificate, makeCa } from "../kube/pki";
 import type { Processes } from "../kube/processes";
 import { waitFor } from "../kube/processes";
 import type { SealedNetwork } from "../kube/sealed-network";
-import { must, NETNS_ETC, run } from "../slurm/processes";
+import { must, NETNS_ETC, run } from "../host/processes";
 import { fleetOrigins, type ChartOrigin, type Origins } from "./origins";
-import { loopbackAddress } from "../loopback";
+import { loopbackAddress } from "../host/loopback";
 import type { ServeConfig } from "./serve";
 
 /** The loopback addresses of the sealed namespace the two servers answer on (port 443, as the names' URLs say). */

@@ -10,7 +10,7 @@ import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { promisify } from "util";
-import { apiServerArgs, controllerManagerArgs, type K3sServer } from "../k3s";
+import { apiServerArgs, controllerManagerArgs, type K3sServer } from "./k3s";
 import { SEALED_API_SERVER_FLAGS } from "./outbound";
 import { issueCertificate, makeCa } from "./pki";
 import { Processes, waitFor } from "./processes";

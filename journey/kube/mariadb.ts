@@ -16,16 +16,16 @@
 import * as fs from "fs";
 import * as path from "path";
 import { ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, tenantNamespace } from "../../facts/fleet";
-import { step, type JourneyStep } from "../step";
+import { step, type JourneyStep } from "../host/step";
 import { kubeconfigText, type Cluster } from "./cluster";
 import type { Kubectl } from "./kubectl";
 import { asContainer, containerArgv, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
 import type { Processes } from "./processes";
 import type { SealedNetwork } from "./sealed-network";
 import { pinAddressFlags } from "./slurm-operator";
-import { tcpProbe } from "../slurm/network";
-import { inPod, NETNS_ETC, preparePod, run, waitFor, type Pod } from "../slurm/processes";
-import { loopbackAddress } from "../loopback";
+import { tcpProbe } from "../host/network";
+import { inPod, NETNS_ETC, preparePod, run, waitFor, type Pod } from "../host/processes";
+import { loopbackAddress } from "../host/loopback";
 
 /** The chart's Deployment and container (the fleet installs it as the central add-on of that name). */
 const MARIADB_OPERATOR = { deployment: "mariadb-operator", container: "controller" } as const;

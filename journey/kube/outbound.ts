@@ -6,7 +6,7 @@
  * failing (or, unsealed, answered by something off the machine) at run time. Pure functions.
  */
 import { isIP } from "net";
-import { keyValues } from "../k3s";
+import { keyValues } from "./k3s";
 
 /** The least a Kubernetes object has for the guard to read it. */
 export interface GuardedObject {

@@ -5,7 +5,7 @@
  * central, as Slinky's and mariadb-operator's real controllers labelled them.
  */
 
-import { selects, type LabelSelector as Selector } from "../slurm/network-policy";
+import { selects, type LabelSelector as Selector } from "../host/network-policy";
 
 /** The parts of a NetworkPolicy the check reads. */
 export interface PolicyLike {

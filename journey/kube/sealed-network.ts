@@ -8,9 +8,9 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { parseCounter } from "../slurm/nft";
-import { abandonedNamespaces, teardown } from "../slurm/network";
-import { LOOPBACK_RESOLVER, must, NETNS_ETC, run } from "../slurm/processes";
+import { parseCounter } from "../host/nft";
+import { abandonedNamespaces, teardown } from "../host/network";
+import { LOOPBACK_RESOLVER, must, NETNS_ETC, run } from "../host/processes";
 import { BINARIES, type Tools } from "./tools";
 
 /** The namespace's name stem: a crashed run's namespace is found by it and removed. */

@@ -16,15 +16,15 @@ import { SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
 import { SLURMCTLD_TRIGGER_STATE } from "../../facts/control-plane";
 import { TENANT_NAMESPACES } from "../../facts/tenant-cluster";
 import { SLURM_PORTS } from "../../facts/contract";
-import type { SlurmImage } from "../slurm/image";
-import { abandonedNamespaces, tcpProbe, teardown } from "../slurm/network";
-import { inPod, LOOPBACK_RESOLVER, must, NETNS_ETC, NETNS_RUN, POD_MOUNTS, run, Supervisor, tail, waitFor, type Daemon, type Pod } from "../slurm/processes";
+import type { SlurmImage } from "../host/image";
+import { abandonedNamespaces, tcpProbe, teardown } from "../host/network";
+import { inPod, LOOPBACK_RESOLVER, must, NETNS_ETC, NETNS_RUN, POD_MOUNTS, run, Supervisor, tail, waitFor, type Daemon, type Pod } from "../host/processes";
 import type { Kubectl } from "./kubectl";
 import type { SealedNetwork } from "./sealed-network";
 import { asContainer, containerArgv, initSteps, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
 import { slurmConfValues } from "./slurm-operator";
 import type { MariadbPod } from "./mariadb";
-import { loopbackAddress } from "../loopback";
+import { loopbackAddress } from "../host/loopback";
 
 /** The namespaces' name stem: a crashed run's are found by it and removed. */
 const TENANT_SLURM_STEM = "clusterra-slurm-";

@@ -6,9 +6,9 @@
  * network). Needs root; everything it starts is stopped before it returns.
  */
 import * as path from "path";
-import { planStack } from "../../cli/plan";
-import { step, type JourneyStep } from "../step";
-import { findSlurmImage } from "./image";
+import { planStack } from "../../planning/plan";
+import { step, type JourneyStep } from "../host/step";
+import { findSlurmImage } from "../host/image";
 import { runJourney } from "./journey";
 import type { JourneyPlans } from "./world";
 

@@ -7,21 +7,21 @@ import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
-import { step, type JourneyStep } from "../step";
-import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "./network";
-import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "./processes";
+import { step, type JourneyStep } from "../host/step";
+import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "../host/network";
+import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "../host/processes";
 import { DIRECTORY_MODES } from "../../components/identity/user-directories";
 import { SHARED_GROUP, sharedDirectory, userDirectory, type TenantUser } from "../../config/users";
 import { journeyEtcSlurm, journeyOverrides, mariadbInitSql, nodeSetOf, partitionsOf, slurmdbdConf } from "./slurm-config";
 import { slurmConfValues } from "../kube/slurm-operator";
 import { planTopology, type Topology } from "./topology";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
-import { parseDroppedFlows, SG_TABLE, DROPS } from "./nft";
-import { POLICY_TABLE } from "./network-policy";
+import { parseDroppedFlows, SG_TABLE, DROPS } from "../host/nft";
+import { POLICY_TABLE } from "../host/network-policy";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import { LOGIN_CAPABILITIES, LOGIN_CONTAINER } from "../../facts/control-plane";
 import { securityLimits, setprivLimitArgs } from "../kube/pods";
-import type { SlurmImage } from "./image";
+import type { SlurmImage } from "../host/image";
 
 export interface JourneyRunOptions {
   readonly workDir: string;
@@ -29,7 +29,7 @@ export interface JourneyRunOptions {
   readonly slurmdCount: number;
   readonly srunTimeoutMs: number;
   readonly root?: string;
-  /** The image every pod runs (journey/slurm/image.ts). */
+  /** The image every pod runs (journey/host/image.ts). */
   readonly image: SlurmImage;
   /** The files of central's slurmctld /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
   readonly controllerEtc?: Readonly<Record<string, string>>;

@@ -8,7 +8,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { formatStep } from "../step";
+import { formatStep } from "../host/step";
 import { planSlurmJourney, runSlurmJourney } from "./index";
 
 async function main(): Promise<number> {

@@ -6,7 +6,7 @@
  * from the central release's storageConfig. Pure.
  */
 import { SLURM_PORTS } from "../../facts/contract";
-import { POD_MOUNTS } from "./processes";
+import { POD_MOUNTS } from "../host/processes";
 import type { ControlPlaneValues, TenantSide } from "./world";
 import { slinkyNames } from "./world";
 

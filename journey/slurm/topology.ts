@@ -16,8 +16,8 @@
 import { carveSubnets, hostAddress } from "../../config/cidr";
 import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "../../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "./nat";
-import { securityGroupRuleset, type Translation } from "./nft";
-import { networkPolicyRuleset, type PolicyTranslation } from "./network-policy";
+import { securityGroupRuleset } from "../host/nft";
+import { networkPolicyRuleset } from "../host/network-policy";
 import { controlPlanePodLabels } from "../../facts/control-plane";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import type { JourneyWorld, TenantSide } from "./world";
@@ -36,54 +36,9 @@ const INTERNET_LINK = { a: "169.254.200.1", b: "169.254.200.2" } as const;
 /** A host on the internet (TEST-NET-2, documentation only): what central's pods must not reach. */
 export const INTERNET_HOST = { address: "198.51.100.10", port: 443 } as const;
 
-export interface Namespace {
-  /** The kernel's name (prefixed per run). */
-  readonly name: string;
-  /** Who it stands for, as reports name it. */
-  readonly label: string;
-}
-
-export interface SlurmdPod {
-  readonly ns: Namespace;
-  readonly node: Namespace;
-  readonly address: string;
-  readonly nodeAddress: string;
-  /** Slurm node name (the pod's hostname, as Slinky's NodeSet pods register). */
-  readonly hostname: string;
-  readonly features: readonly string[];
-}
-
-export interface Firewall {
-  readonly ns: Namespace;
-  readonly translation: Translation;
-}
-
-export interface Topology {
-  readonly namespaces: readonly Namespace[];
-  /** `ip` argument lists, in order. */
-  readonly commands: readonly (readonly string[])[];
-  /** /etc/hosts of each namespace that needs names. */
-  readonly hosts: ReadonlyMap<string, string>;
-  /** nftables text per namespace (security groups, then NAT). */
-  readonly rulesets: ReadonlyMap<string, readonly string[]>;
-  readonly firewalls: readonly Firewall[];
-  readonly central: {
-    readonly host: Namespace;
-    readonly hostAddress: string;
-    readonly slurmctld: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
-    readonly slurmdbd: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
-    readonly mariadb: { readonly ns: Namespace; readonly address: string };
-    readonly login: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
-    /** The tenant namespace's NetworkPolicies, enforced on the host as K3s does. */
-    readonly policy: PolicyTranslation;
-  };
-  /** A host on the internet, behind the central VPC's way out. */
-  readonly internet: { readonly ns: Namespace; readonly address: string; readonly port: number };
-  readonly slurmd: readonly SlurmdPod[];
-  readonly other: { readonly pod: Namespace; readonly address: string; readonly node: Namespace; readonly tenantId: string; readonly server: Namespace; readonly serverAddress: string };
-  /** Address -> who holds it, to name flows in reports. */
-  readonly names: ReadonlyMap<string, string>;
-}
+// The shapes of the namespaces' world live beside the code that builds it (journey/host).
+import type { Firewall, Namespace, SlurmdPod, Topology } from "../host/topology";
+export type { Firewall, Namespace, SlurmdPod, Topology };
 
 function prefixLength(cidr: string): string {
   return cidr.split("/")[1];

@@ -8,14 +8,14 @@ import * as fs from "fs";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../config";
-import type { PlanResult } from "../../cli/plan";
+import type { PlanResult } from "../../planning/plan";
 import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
 import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
-import { renderTenantAddOn, toolPath } from "../../cli/fleet-render";
-import type { NetworkPolicyObject } from "./network-policy";
-import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "../../cli/security-groups";
+import { renderTenantAddOn, toolPath } from "../../fleet-tools/render";
+import type { NetworkPolicyObject } from "../host/network-policy";
+import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "../../access/security-groups";
 
 export interface CentralSide {
   readonly environment: string;

@@ -7,11 +7,10 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { hostAddressProblem } from "../config/cidr";
-import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
 import { FACTS_FILE } from "../components/fleet/facts";
-import { slurmKeySecretNames } from "../components/tenant/slurm-keys";
 import { slurmctldNodePort } from "../facts/contract";
-import { tenantStacks, type FleetProblem } from "./fleet-files";
+import { tenantStacks, type FleetProblem } from "./files";
+import { controlPlaneSecretsRoleName, slurmKeySecretNames } from "../facts/project";
 
 /** Sub-folders of a folder (none when it is missing). */
 function listDirs(dir: string): string[] {

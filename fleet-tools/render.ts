@@ -15,9 +15,9 @@ import { parse, parseAllDocuments, stringify } from "yaml";
 import { readAllStackFiles } from "../config";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
-import { fleetDocuments, fleetRepos, isValuesFile, referenceDir, toolPath, type FleetProblem } from "./fleet-files";
+import { fleetDocuments, fleetRepos, isValuesFile, referenceDir, toolPath, type FleetProblem } from "./files";
 
-export { toolPath } from "./fleet-files";
+export { toolPath } from "./files";
 import { LABEL_KEYS } from "../facts/project";
 import { tenantFleetPath, tenantNamespace } from "../facts/fleet";
 import { TENANT_ADD_ONS, tenantAddOnValueFiles } from "../components/fleet/application-set";

@@ -18,15 +18,14 @@ import { tenantClusterName } from "../facts/tenant-cluster";
 import { tenantClusterProject } from "../components/fleet/tenant-entry";
 import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
-import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
-import { factsAgainstOutputs, fleetFromFacts } from "./fleet-write";
-import { tenantFactsProblems } from "./fleet-facts";
-import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./fleet-files";
-import { LABEL_KEYS } from "../facts/project";
-import { cacheDir } from "./cache";
+import { factsAgainstOutputs, fleetFromFacts } from "./write";
+import { tenantFactsProblems } from "./facts";
+import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./files";
+import { controlPlaneSecretsRoleName, LABEL_KEYS } from "../facts/project";
+import { cacheDir } from "../planning/cache";
 
 // The shared base, for callers of the check (tests, the CLI).
-export { fleetFiles, referenceDir, type FleetProblem } from "./fleet-files";
+export { fleetFiles, referenceDir, type FleetProblem } from "./files";
 
 /** CRD files in the reference, by the group and kind they define. */
 const CRD_FILES: Readonly<Record<string, string>> = {
@@ -170,7 +169,7 @@ interface FleetDoc {
   readonly file: string;
   readonly index: number;
   readonly object: Record<string, unknown>;
-  /** Made by an ApplicationSet in that file (see cli/fleet-files.ts). */
+  /** Made by an ApplicationSet in that file (see fleet-tools/files.ts). */
   readonly generated?: { readonly by: string; readonly step: number };
   /** Rendered by this generated Application's local chart (a tenant's entry). */
   readonly renderedBy?: string;
@@ -396,7 +395,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
 const ENTRY_FILE = new RegExp(`^fleet/tenants/([^/]+)/([^/]+)/${TENANT_ENTRY_FILE.replace(".", "\\.")}$`);
 
 
-/** A fresh render of every stack file from its configuration and its committed facts file (cli/fleet-write.ts). */
+/** A fresh render of every stack file from its configuration and its committed facts file (fleet-tools/write.ts). */
 export interface RenderedFleet {
   /** Path -> content. */
   readonly files: Readonly<Record<string, string>>;
@@ -427,8 +426,8 @@ function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
  * except in CI (CI is set), where their absence is a problem.
  */
 export async function checkWithCharts(root: string, charts: string | undefined, reference: string | undefined, out: (s: string) => void, err: (s: string) => void): Promise<FleetProblem[]> {
-  const { defaultChartsDir, toolPath } = await import("./fleet-render");
-  const { checkAgainstCharts } = await import("./fleet-validate");
+  const { defaultChartsDir, toolPath } = await import("./render");
+  const { checkAgainstCharts } = await import("./validate");
   const chartsDir = charts ?? defaultChartsDir(root);
   const helm = toolPath(root, "helm");
   const kubectlValidate = toolPath(root, "kubectl-validate");

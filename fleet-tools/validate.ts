@@ -21,11 +21,11 @@ import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
 import { tenantNamespace } from "../facts/fleet";
 import { srunPortBlock } from "../facts/contract";
-import { tenantEgressProblems } from "./fleet-egress";
+import { tenantEgressProblems } from "./egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
-import { fleetDocuments, fleetFiles, tenantStacks, type FleetProblem } from "./fleet-files";
-import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, tenantVersionOf, tenantVersions, type HelmRender, type RenderedObject } from "./fleet-render";
+import { fleetDocuments, fleetFiles, tenantStacks, type FleetProblem } from "./files";
+import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, tenantVersionOf, tenantVersions, type HelmRender, type RenderedObject } from "./render";
 
 const run = promisify(execFile);
 

@@ -3,9 +3,9 @@
  * its shape and size: the instance's capacity less what Karpenter assumes the hypervisor
  * keeps, kubelet's reservations and eviction threshold, and the daemon sets.
  */
-import type { ShapeConfig } from "../../config/types";
-import { SHAPE_FAMILIES } from "../../facts/shapes";
-import { WORKER_NODE } from "../../facts/tenant-cluster";
+import type { ShapeConfig } from "./types";
+import { SHAPE_FAMILIES } from "../facts/shapes";
+import { WORKER_NODE } from "../facts/tenant-cluster";
 
 export interface SlurmdRequest {
   /** Millicores. */

@@ -29,8 +29,8 @@ import { DEPLOY_ACTIONS, INVOKE_ACTIONS, KMS_USE_ACTIONS, type DeployActions, ty
 import { connectorDeployRoleName, connectorKeyAliasName, PROJECT, TAG_KEYS, tenantKeyAliasName, tenantDeployerRoleName, tenantDeployRoleName, tenantExternalId, tenantParameterPath } from "../facts/project";
 import { hasAccessLevel } from "../policies/rules/iam-catalog";
 import { actionConditionKeys, catalogArnFormat, catalogResourceTypes } from "../policies/rules/iam-catalog";
-import { payerOf } from "./cost";
-import type { Deployment, DeploymentResource } from "./deployment";
+import { payerOf } from "../planning/cost";
+import type { Deployment, DeploymentResource } from "../planning/deployment";
 import { decide } from "./iam-sim";
 
 type Condition = Record<string, Record<string, string | string[]>>;

@@ -6,8 +6,8 @@
  * resources in, rules out: the inventory lists them, and the journey translates them to
  * nftables (tested without a kernel).
  */
-import type { DeploymentResource } from "./deployment";
-import { urnName } from "./deployment";
+import type { DeploymentResource } from "../planning/deployment";
+import { urnName } from "../planning/deployment";
 
 /** Who is on the other end of a rule: an IPv4 CIDR, another group's members, or what nftables here cannot model. */
 export type RulePeer =

@@ -8,7 +8,7 @@
 import { NAMESPACE_NAME_LABEL } from "../facts/fleet";
 import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, type ControlPlanePod } from "../facts/control-plane";
 import { SLURM_PORTS } from "../facts/contract";
-import type { FleetProblem } from "./fleet-files";
+import type { FleetProblem } from "./files";
 
 interface Selector {
   readonly matchLabels?: Readonly<Record<string, string>>;

@@ -10,11 +10,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import type { StackConfig } from "../config";
-import { clusterApiRoleName, tenantAccessRoleName, tenantMetricsRoleName } from "../facts/project";
-import { controlPlaneSecretsRoleName } from "../components/central/control-plane-secrets";
+import { clusterApiRoleName, controlPlaneSecretsRoleName, tenantAccessRoleName, tenantMetricsRoleName } from "../facts/project";
 import { connectorBridgeRoleName } from "../facts/connector-network";
-import { estimateCost, type CostEstimate } from "./cost";
-import { urnName, type Deployment, type DeploymentResource } from "./deployment";
+import { estimateCost, type CostEstimate } from "../planning/cost";
+import { urnName, type Deployment, type DeploymentResource } from "../planning/deployment";
 import { buildDeployRole, customerResources, proveDeployRole, type DeployVerdict } from "./deploy-role";
 import { decide } from "./iam-sim";
 import { securityGroupRules, securityGroups, type SecurityGroupRule } from "./security-groups";

@@ -12,8 +12,8 @@ import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKi
 import { tenantStackFleetFiles } from "../components/fleet/tenant";
 import { writeFleetFiles, type FleetFileSet } from "../components/fleet/writer";
 import { connectorFactsPath, connectorStackFiles } from "../components/connector/cluster-files";
-import { tenantFactsProblems } from "./fleet-facts";
-import { fleetFiles, type FleetProblem } from "./fleet-files";
+import { tenantFactsProblems } from "./facts";
+import { fleetFiles, type FleetProblem } from "./files";
 
 /** Where a stack's facts file is, by its kind. */
 function factsPathOf(config: StackConfig): string {

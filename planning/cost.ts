@@ -203,7 +203,7 @@ export function estimateCost(deployment: Deployment): CostEstimate {
       const f = free.get(r.type) ?? { count: 0, why };
       free.set(r.type, { ...f, count: f.count + 1 });
     } else {
-      unpriced.push({ type: r.type, urn: r.urn, why: "no price rule in cli/cost.ts and not listed free in facts/prices.ts" });
+      unpriced.push({ type: r.type, urn: r.urn, why: "no price rule in planning/cost.ts and not listed free in facts/prices.ts" });
     }
   }
   return {

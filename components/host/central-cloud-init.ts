@@ -11,7 +11,7 @@ import { CLUSTER_API_NAMESPACE } from "../../facts/fleet";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../../facts/fleet";
 import { hostMetricsNamespace } from "../../facts/alarms";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
-import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "../host/boot";
+import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "./boot";
 
 /** What the host writes as the parameter's description: which instance published it. */
 export function publishedByDescription(instanceId: string): string {

@@ -6,7 +6,7 @@
  * and its flow recorded (source . destination . protocol . port) in a set, so a failed
  * journey step can name what was refused and where. Pure: text in, text out.
  */
-import type { SecurityGroupRule } from "../../cli/security-groups";
+import type { SecurityGroupRule } from "../../access/security-groups";
 
 export const SG_TABLE = "sg";
 

@@ -6,7 +6,7 @@
  */
 import { INSTANCE_METADATA_URL } from "../../facts/instance-metadata";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
-import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "../host/boot";
+import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "./boot";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { EFS_MOUNT_PATH, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
