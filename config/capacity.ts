@@ -1,11 +1,12 @@
 /**
  * How many tenants' control planes a central host holds: the instance type's memory, CPU
  * and pods less the host's own reservations (facts/central-host.ts), divided by one
- * tenant's requests (facts/control-plane.ts); and how many peerings central's VPC, and rules
- * the host's security group, take.
+ * tenant's requests (facts/control-plane.ts); and how many peerings central's VPC, routes its
+ * route table and rules the host's security group take (facts/aws-limits.ts VPC_QUOTAS).
  */
-import { baselineEgressRules } from "../facts/baseline-egress";
-import { CENTRAL_HOST_RESERVED, CENTRAL_NODE, PEERING_QUOTA, SECURITY_GROUP_RULE_QUOTA } from "../facts/central-host";
+import { VPC_QUOTAS } from "../facts/aws-limits";
+import { baselineEgressRules, CENTRAL_OWN_ROUTES } from "../facts/baseline-egress";
+import { CENTRAL_HOST_RESERVED, CENTRAL_NODE } from "../facts/central-host";
 import { centralHostFlows } from "../facts/contract";
 import { TENANT_CONTROL_PLANE, tenantControlPlaneRequest } from "../facts/control-plane";
 import { INSTANCE_TYPES, isKnownInstanceType, type InstanceTypeName } from "../facts/instance-types";
@@ -97,20 +98,29 @@ export function checkCentralCapacity(instanceType: string, tenants: number): Cen
       valid: better ? `${better}, the cheapest type that holds ${tenants}` : "none of facts/instance-types.ts holds them: split the tenants over two environments",
     });
   }
-  if (tenants > PEERING_QUOTA.activePerVpcMax) {
+  // Each tenant takes one peering into central's VPC and one route in its private route table.
+  const peering = VPC_QUOTAS.peeringsPerVpc;
+  const routes = VPC_QUOTAS.routesPerRouteTable;
+  if (tenants > peering.max) {
     errors.push({
       on: "tenants",
-      problem: `${tenants} tenants need ${tenants} peerings into the central VPC, over AWS's maximum of ${PEERING_QUOTA.activePerVpcMax} per VPC`,
-      valid: `at most ${PEERING_QUOTA.activePerVpcMax} tenant stacks per central (past that, a Transit Gateway: README, peering scale)`,
+      problem: `${tenants} tenants need ${tenants} peerings into the central VPC, over AWS's maximum of ${peering.max} per VPC`,
+      valid: `at most ${peering.max} tenant stacks per central (past that, a Transit Gateway: README, peering scale)`,
     });
-  } else if (tenants > PEERING_QUOTA.activePerVpcDefault) {
-    warnings.push(`${tenants} tenants need ${tenants} active peerings into the central VPC: over the default quota of ${PEERING_QUOTA.activePerVpcDefault}; raise "Active VPC peering connections per VPC" (at most ${PEERING_QUOTA.activePerVpcMax}) before they join`);
+  } else if (tenants > peering.default) {
+    warnings.push(`${tenants} tenants need ${tenants} active peerings into the central VPC: over the default quota of ${peering.default}; raise "${peering.name}" (at most ${peering.max}) before they join`);
+  }
+  if (CENTRAL_OWN_ROUTES + tenants > routes.default) {
+    warnings.push(
+      `${tenants} tenants put ${CENTRAL_OWN_ROUTES + tenants} routes in central's private route table (its ${CENTRAL_OWN_ROUTES} own, the NAT default and gateway endpoints, and one per tenant): ` +
+        `over the default quota of ${routes.default}; raise "${routes.name}" (at most ${routes.max}) before they join`,
+    );
   }
   for (const [direction, rules] of Object.entries(hostGroupRules(tenants))) {
-    if (rules > SECURITY_GROUP_RULE_QUOTA.perDirectionDefault) {
+    if (rules > VPC_QUOTAS.rulesPerSecurityGroup.default) {
       warnings.push(
         `${tenants} tenants put ${rules} ${direction} rules on the central host's security group (one per contract flow touching the host, per tenant, plus the host's own): ` +
-          `over the default quota of ${SECURITY_GROUP_RULE_QUOTA.perDirectionDefault}; raise "Inbound or outbound rules per security group" before they join`,
+          `over the default quota of ${VPC_QUOTAS.rulesPerSecurityGroup.default}; raise "${VPC_QUOTAS.rulesPerSecurityGroup.name}" before they join`,
       );
     }
   }

@@ -92,6 +92,29 @@ export const TAG_LIMITS = { entries: 50, keyCharacters: 128, valueCharacters: 25
 /** Rules per security group, each direction (the default quota; IPv4 and IPv6 counted apart). */
 export const SECURITY_GROUP_RULES = { perDirection: 60, source: "Amazon VPC quotas: inbound or outbound rules per security group, 60" } as const;
 
+/** An adjustable quota: what an account has until it asks, and the most AWS grants. */
+export interface AdjustableQuota {
+  readonly default: number;
+  /** The most a quota increase grants (undefined: AWS documents none apart). */
+  readonly max?: number;
+  /** What AWS calls it in Service Quotas. */
+  readonly name: string;
+  readonly source: string;
+}
+
+const VPC_QUOTAS_SOURCE = "Amazon VPC quotas, docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html";
+
+/**
+ * Amazon VPC quotas that bound how many tenants one central takes: each tenant is one
+ * active peering into central's VPC, one route in its private route table and one rule per
+ * contract flow on its host's security group (config/capacity.ts).
+ */
+export const VPC_QUOTAS = {
+  peeringsPerVpc: { default: 50, max: 125, name: "Active VPC peering connections per VPC", source: VPC_QUOTAS_SOURCE },
+  routesPerRouteTable: { default: 50, max: 1000, name: "Routes per route table", source: VPC_QUOTAS_SOURCE },
+  rulesPerSecurityGroup: { default: SECURITY_GROUP_RULES.perDirection, name: "Inbound or outbound rules per security group", source: VPC_QUOTAS_SOURCE },
+} as const satisfies Record<string, AdjustableQuota>;
+
 /** The name limit AWS sets on a resource type (its row above). */
 export function nameLimit(type: string, field = "name"): number {
   const row = RESOURCE_LIMITS.find((l) => l.types.includes(type) && l.field === field);

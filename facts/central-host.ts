@@ -85,25 +85,6 @@ export function dataVolumeGiB(tenants: number): number {
 }
 
 /**
- * VPC peering quotas that bound tenants per central (each tenant is one active peering
- * into central's VPC). Source: Amazon VPC quotas, docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html.
- */
-export const PEERING_QUOTA = {
-  activePerVpcDefault: 50,
-  activePerVpcMax: 125,
-} as const;
-
-/**
- * Security-group rule quota that bounds tenants per central: each tenant puts one rule per
- * flow touching the host (facts/contract.ts, centralHostFlows) on the host's group. Source:
- * Amazon VPC quotas, "Inbound or outbound rules per security group" (adjustable; that quota
- * times security groups per network interface stays within 1,000).
- */
-export const SECURITY_GROUP_RULE_QUOTA = {
-  perDirectionDefault: 60,
-} as const;
-
-/**
  * cluster-api's listener certificate: an environment CA valid ten years signs a server
  * certificate for one year, replaced by the first `pulumi up` in its last 30 days. ECDSA
  * P-256: what every TLS stack the agents may use verifies.

@@ -183,6 +183,14 @@ describe("central capacity", function () {
     assert.match(over[1].problem, /over AWS's maximum of 125 per VPC/);
     assert.match(checkCentralCapacity("i3en.large", 1).warnings[0], /not checked/);
   });
+
+  it("checks the route quota of central's private route table: its own 3 routes and one per tenant, a warning past 50", () => {
+    const routeWarnings = (tenants: number) => checkCentralCapacity("t4g.large", tenants).warnings.filter((w) => /route table/.test(w));
+    assert.deepEqual(routeWarnings(47), []);
+    assert.deepEqual(routeWarnings(48), [
+      "48 tenants put 51 routes in central's private route table (its 3 own, the NAT default and gateway endpoints, and one per tenant): over the default quota of 50; raise \"Routes per route table\" (at most 1000) before they join",
+    ]);
+  });
 });
 
 describe("plan writes cost.json and the diagram", function () {

@@ -9,6 +9,7 @@ import { PROJECT } from "../../facts/project";
 import { arn, policyDocument, serviceTrust, toJson } from "../security/iam";
 import { subnetLayout, zoneCount } from "../../config/subnet-layout";
 import type { AccountScope } from "../security/scope";
+import { GATEWAY_ENDPOINT_SERVICES } from "../../facts/baseline-egress";
 
 const DEFAULT_FLOW_LOG_RETENTION_DAYS = 90;
 
@@ -115,7 +116,7 @@ export class PrivateNetwork extends pulumi.ComponentResource {
       new ec2.Route(`${name}-private-default`, { routeTableId: privateRouteTable.id, destinationCidrBlock: "0.0.0.0/0", natGatewayId: nat.id }, child);
     }
 
-    for (const service of ["s3", "dynamodb"]) {
+    for (const service of GATEWAY_ENDPOINT_SERVICES) {
       new ec2.VpcEndpoint(
         `${name}-${service}`,
         {
