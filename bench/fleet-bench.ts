@@ -26,7 +26,7 @@ import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { factsFile, type TenantCloudFacts } from "../components/fleet/facts";
 import { nodeSetPlans } from "../config/sizing";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
-import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
+import { NODE_PORT_RANGE, srunBlockAt } from "../facts/contract";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
 import { keepToLoopback } from "../test/loopback-only";
 
@@ -50,6 +50,9 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
   const serverAddress = `10.${16 + Math.floor(i / 256)}.${i % 256}.10`;
   const roleArn = (name: string) => `arn:aws:iam::${account}:role/${clusterName}-${name}`;
   const hex = (n: number) => n.toString(16).padStart(17, "0");
+  // Eleven ports each, as allocation gives them (past one central's range they repeat: the render does not care).
+  const first = NODE_PORT_RANGE.from + ((i * 11) % 2750);
+  const ports = { slurmctld: first, srunBlock: srunBlockAt(first + 1) };
   const nodeSets = nodeSetPlans([
     { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 20, capacityType: "spot" },
     { name: "himem", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 4, capacityType: "on-demand" },
@@ -61,7 +64,7 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
     accessPointId: `fsap-${hex(i)}`,
     interruptionQueueName: `${clusterName}-interruption`,
     instanceProfileName: `${clusterName}-worker`,
-    slurmctld: { port: slurmctldNodePort(id) },
+    slurmctld: { port: ports.slurmctld },
     keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
     externalSecretsRoleArn: roleArn("external-secrets"),
     edgeAgentRoleArn: roleArn("edge-agent"),
@@ -79,7 +82,7 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
       {
         environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1",
         secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
-        tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, srunPortBlock: srunPortBlock(id), nodeSets, users: USERS,
+        tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, srunPortBlock: ports.srunBlock, nodeSets, users: USERS,
       },
       { rolloutWave: "general" },
     ],

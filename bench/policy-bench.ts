@@ -17,7 +17,7 @@
  */
 import type { Deployment, DeploymentResource } from "../planning/deployment";
 import { checkDeployment, formatReport, type PolicyReport } from "../planning/policy-check";
-import { flowPorts, PEERING_FLOWS } from "../facts/contract";
+import { flowPorts, NODE_PORT_RANGE, PEERING_FLOWS, srunBlockAt } from "../facts/contract";
 import { stackTags, TAG_KEYS } from "../facts/project";
 import { keepToLoopback } from "../test/loopback-only";
 
@@ -68,11 +68,13 @@ function unit(i: number): DeploymentResource[] {
   add("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "default-sg", { vpcId, ingress: [], egress: [] }, { dependencies: [vpc.urn] });
   const sgId = `sg-${i}`;
   const sg = add("aws:ec2/securityGroup:SecurityGroup", "workers", { vpcId, description: "slurmd nodes" }, { outputs: { id: sgId }, propertyDependencies: { vpcId: [vpc.urn] }, dependencies: [vpc.urn] });
+  // Eleven ports per tenant, as allocation gives them (config/tenant-ports.ts).
+  const ports = { slurmctld: NODE_PORT_RANGE.from + ((i * 11) % 2750), srunBlock: srunBlockAt(NODE_PORT_RANGE.from + ((i * 11) % 2750) + 1) };
   for (const f of PEERING_FLOWS.filter((x) => x.side === "tenant")) {
-    add("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, `acme-${i}`), description: f.purpose, tags: { [TAG_KEYS.flow]: f.id } }, { dependencies: [sg.urn], propertyDependencies: { securityGroupId: [sg.urn] } });
+    add("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, ports), description: f.purpose, tags: { [TAG_KEYS.flow]: f.id } }, { dependencies: [sg.urn], propertyDependencies: { securityGroupId: [sg.urn] } });
   }
   const toSlurmctld = PEERING_FLOWS.find((x) => x.id === "slurmd-to-slurmctld")!;
-  add("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", "egress", { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: toSlurmctld.protocol, ...flowPorts(toSlurmctld, `acme-${i}`), tags: { [TAG_KEYS.flow]: toSlurmctld.id, [TAG_KEYS.tenant]: `acme-${i}` } }, { dependencies: [sg.urn] });
+  add("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule", "egress", { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: toSlurmctld.protocol, ...flowPorts(toSlurmctld, ports), tags: { [TAG_KEYS.flow]: toSlurmctld.id, [TAG_KEYS.tenant]: `acme-${i}` } }, { dependencies: [sg.urn] });
   const userData = "#!/bin/bash\nset -euo pipefail\nK3S_TOKEN=$(aws secretsmanager get-secret-value --secret-id clusterra/acme/k3s --query SecretString --output text)\ncurl -sfL https://get.k3s.io | INSTALL_K3S_EXEC=server sh -\n";
   add("aws:ec2/instance:Instance", "k3s", {
     ami: "ami-0abcdef", instanceType: "t4g.medium", subnetId: `subnet-${i}`, vpcSecurityGroupIds: [sgId], associatePublicIpAddress: false,

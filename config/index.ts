@@ -10,6 +10,8 @@ import { CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
 import type { ConfigIssue, StackConfig, StackFile } from "./types";
 import { formatIssues, stackShortName, validateStack } from "./validate";
 import { nearest } from "./validate-text";
+import type { TenantPorts } from "../facts/contract";
+import { recordedPorts } from "./tenant-ports";
 
 export * from "./types";
 export { formatIssues, stackShortName, validateStack } from "./validate";
@@ -142,7 +144,7 @@ export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
  * The tenant each tenant stack file declares (`clusterra:tenant`): its id, its account when
  * it is 12 digits, and its VPC CIDR (`clusterra:network.vpcCidr`) when it is a string.
  */
-function declaredTenants(root: string): { id: string; accountId?: string; vpcCidr?: string }[] {
+function declaredTenants(root: string): { id: string; accountId?: string; vpcCidr?: string; ports?: TenantPorts }[] {
   return readAllStackFiles(root).flatMap((f) => {
     const t = f.values[`${CONFIG_NAMESPACE}:tenant`];
     const network = f.values[`${CONFIG_NAMESPACE}:network`];
@@ -151,13 +153,19 @@ function declaredTenants(root: string): { id: string; accountId?: string; vpcCid
     const account = typeof accountId === "number" ? String(accountId) : accountId;
     const cidr = typeof network === "object" && network !== null ? (network as Record<string, unknown>).vpcCidr : undefined;
     if (typeof id !== "string" || id.length === 0) return [];
-    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}) }];
+    const ports = recordedPorts(f.values);
+    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}), ...(ports ? { ports } : {}) }];
   });
 }
 
 /** VPC CIDR of every tenant stack file, by tenant id: an address inside another tenant's VPC is flagged. */
 export function tenantVpcCidrsFromStackFiles(root = PROJECT_ROOT): Record<string, string> {
   return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.vpcCidr ? [[t.id, t.vpcCidr]] : [])));
+}
+
+/** Recorded ports of every tenant stack file, by tenant id, as the stack file writes them: the contract policy's `tenantPorts`. */
+export function tenantPortsFromStackFiles(root = PROJECT_ROOT): Record<string, { slurmctld: number; srun: number }> {
+  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.ports ? [[t.id, { slurmctld: t.ports.slurmctld, srun: t.ports.srunBlock.from }]] : [])));
 }
 
 /** Tenant ids of every tenant stack file, sorted: the policy pack's isolation default. */

@@ -5,6 +5,7 @@
  * messages quote it.
  */
 import { STACK_KINDS } from "../facts/project";
+import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ROLLOUT_WAVES } from "../facts/fleet";
 import { CAPACITY_TYPES, MEMORY_PER_CPU_GIB, SHAPE_SIZES } from "../facts/shapes";
 
@@ -81,6 +82,11 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
       ["stack", "accountId", "vpcCidr"],
     ),
     network: tenantNetwork,
+    // Its ports on central's host, allocated once (validation names free ones when the key is missing; config/tenant-ports.ts).
+    ports: obj({
+      slurmctld: { type: "integer", minimum: NODE_PORT_RANGE.from, maximum: NODE_PORT_RANGE.to, description: `a NodePort from ${NODE_PORT_RANGE.from} to ${NODE_PORT_RANGE.to}: the tenant's slurmctld on central` },
+      srun: { type: "integer", minimum: NODE_PORT_RANGE.from, maximum: NODE_PORT_RANGE.to - SRUN_PORT_BLOCK_SIZE + 1, description: `the first of ${SRUN_PORT_BLOCK_SIZE} NodePorts from ${NODE_PORT_RANGE.from} to ${NODE_PORT_RANGE.to}: the tenant's srun block on central` },
+    }),
     // The tenant cluster's K3s release (optional: facts/tenant-cluster.ts TENANT_K3S_VERSION); never ahead of central's, at most one minor behind.
     k3sVersion: SEMVER_K3S,
     // A replacement state volume for the tenant's server, made from a snapshot of the lost one (README, Day 2).

@@ -1,18 +1,22 @@
 /**
- * Which of a tenant's ports on its central host meet another's. Every tenant of one central
- * shares the host's NodePort range: its slurmctld port and its srun block are derived from
- * its id (facts/contract.ts), so two ids can land on the same ports, and a NodePort can only
- * lead to one Service. Pure: validate.ts turns each conflict into a configuration issue.
+ * Each tenant's ports on its central host, as its stack file records them (`clusterra:ports`):
+ * allocated once, when the tenant is added (validation names free ones), and never changed
+ * for a live tenant (its facts file holds the NodePort central opened). Every tenant of one
+ * central shares the host's NodePort range, and a NodePort leads to one Service only, so no
+ * two tenants' ports may meet. Pure: validate.ts turns each problem into a configuration issue.
  */
-import { portRangesOverlap, slurmctldNodePort, srunPortBlock, type PortRange } from "../facts/contract";
+import { NODE_PORT_RANGE, portRangesOverlap, SRUN_PORT_BLOCK_SIZE, srunBlockAt, type PortRange, type TenantPorts } from "../facts/contract";
+import { CONFIG_NAMESPACE } from "../facts/project";
 
-export interface TenantPorts {
-  readonly slurmctld: number;
-  readonly srunBlock: PortRange;
-}
+/** The stack file key that records them. */
+export const PORTS_KEY = `${CONFIG_NAMESPACE}:ports`;
 
-export function tenantPorts(tenantId: string): TenantPorts {
-  return { slurmctld: slurmctldNodePort(tenantId), srunBlock: srunPortBlock(tenantId) };
+/** A tenant's recorded ports from its stack file's values (undefined when absent or not well-formed). */
+export function recordedPorts(values: Readonly<Record<string, unknown>>): TenantPorts | undefined {
+  const p = values[PORTS_KEY];
+  if (typeof p !== "object" || p === null) return undefined;
+  const { slurmctld, srun } = p as { slurmctld?: unknown; srun?: unknown };
+  return Number.isInteger(slurmctld) && Number.isInteger(srun) ? { slurmctld: slurmctld as number, srunBlock: srunBlockAt(srun as number) } : undefined;
 }
 
 function single(port: number): PortRange {
@@ -24,23 +28,42 @@ export function describeBlock(range: PortRange): string {
 }
 
 /** A tenant whose own srun block holds its own slurmctld port (undefined when apart). */
-export function ownPortConflict(tenantId: string): string | undefined {
-  const p = tenantPorts(tenantId);
-  return portRangesOverlap(p.srunBlock, single(p.slurmctld)) ? `its srun port block ${describeBlock(p.srunBlock)} holds its own slurmctld NodePort ${p.slurmctld}` : undefined;
+export function ownPortConflict(p: TenantPorts): string | undefined {
+  return portRangesOverlap(p.srunBlock, single(p.slurmctld)) ? `its srun block ${describeBlock(p.srunBlock)} holds its own slurmctld NodePort ${p.slurmctld}` : undefined;
 }
 
 /**
  * Every way two tenants' ports meet, each as the clause after "tenant <id>": the slurmctld
  * ports, one's srun block and the other's slurmctld port (both ways), the two srun blocks.
  */
-export function portConflicts(tenantId: string, otherId: string): string[] {
-  if (tenantId === otherId) return [];
-  const mine = tenantPorts(tenantId);
-  const theirs = tenantPorts(otherId);
+export function portConflicts(mine: TenantPorts, theirs: TenantPorts, otherId: string): string[] {
   const out: string[] = [];
-  if (mine.slurmctld === theirs.slurmctld) out.push(`gets the same slurmctld NodePort (${mine.slurmctld}) as tenant ${otherId}`);
-  if (portRangesOverlap(mine.srunBlock, single(theirs.slurmctld))) out.push(`gets the srun port block ${describeBlock(mine.srunBlock)}, which holds tenant ${otherId}'s slurmctld NodePort ${theirs.slurmctld}`);
-  if (portRangesOverlap(theirs.srunBlock, single(mine.slurmctld))) out.push(`gets the slurmctld NodePort ${mine.slurmctld}, inside tenant ${otherId}'s srun port block ${describeBlock(theirs.srunBlock)}`);
-  if (portRangesOverlap(mine.srunBlock, theirs.srunBlock)) out.push(`gets the srun port block ${describeBlock(mine.srunBlock)}, meeting tenant ${otherId}'s ${describeBlock(theirs.srunBlock)}`);
+  if (mine.slurmctld === theirs.slurmctld) out.push(`has the slurmctld NodePort ${mine.slurmctld} of tenant ${otherId}`);
+  if (portRangesOverlap(mine.srunBlock, single(theirs.slurmctld))) out.push(`has the srun block ${describeBlock(mine.srunBlock)}, which holds tenant ${otherId}'s slurmctld NodePort ${theirs.slurmctld}`);
+  if (portRangesOverlap(theirs.srunBlock, single(mine.slurmctld))) out.push(`has the slurmctld NodePort ${mine.slurmctld}, inside tenant ${otherId}'s srun block ${describeBlock(theirs.srunBlock)}`);
+  if (portRangesOverlap(mine.srunBlock, theirs.srunBlock)) out.push(`has the srun block ${describeBlock(mine.srunBlock)}, meeting tenant ${otherId}'s ${describeBlock(theirs.srunBlock)}`);
   return out;
+}
+
+/** How many tenants one central's NodePort range holds: a slurmctld port and a block each. */
+export const TENANTS_PER_NODE_PORT_RANGE = Math.floor((NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1) / (1 + SRUN_PORT_BLOCK_SIZE));
+
+/**
+ * The lowest free ports beside `taken` (the other tenants of the central): a slurmctld port,
+ * then the block right after it, so each new tenant takes eleven consecutive ports and the
+ * range holds TENANTS_PER_NODE_PORT_RANGE of them. Undefined when the range is full.
+ */
+export function freePorts(taken: readonly TenantPorts[]): TenantPorts | undefined {
+  const used = taken.flatMap((t) => [single(t.slurmctld), t.srunBlock]);
+  const free = (r: PortRange) => r.to <= NODE_PORT_RANGE.to && !used.some((u) => portRangesOverlap(u, r));
+  for (let port = NODE_PORT_RANGE.from; port + SRUN_PORT_BLOCK_SIZE <= NODE_PORT_RANGE.to; port++) {
+    const candidate = { slurmctld: port, srunBlock: srunBlockAt(port + 1) };
+    if (free({ from: port, to: candidate.srunBlock.to })) return candidate;
+  }
+  return undefined;
+}
+
+/** Ports as the stack file writes them, in YAML's flow style. */
+export function formatPorts(p: TenantPorts): string {
+  return `{ slurmctld: ${p.slurmctld}, srun: ${p.srunBlock.from} }`;
 }

@@ -2,6 +2,7 @@ import type { TenantUser } from "./users";
 /** Typed, validated configuration: what components receive. */
 import type { Partition } from "../facts/regions";
 import type { RolloutWave } from "../facts/fleet";
+import type { TenantPorts } from "../facts/contract";
 
 /** Zones: a count resolved against the region's available zones, or explicit names. */
 export type ZoneSelection = { readonly count: number } | { readonly names: readonly string[] };
@@ -65,6 +66,8 @@ export interface CentralTenant {
   readonly vpcCidr: string;
   /** The tenant's K3s server's fixed address: the peer of the host flows (heartbeats in, ArgoCD out). */
   readonly serverPrivateIp: string;
+  /** Its ports on the host, as its stack file records them. */
+  readonly ports: TenantPorts;
 }
 
 export interface ShapeConfig {
@@ -86,6 +89,8 @@ export interface TenantConfig extends BaseConfig {
   readonly users: readonly TenantUser[];
   /** The K3s release of the tenant's server and workers. */
   readonly k3sVersion: string;
+  /** Its ports on central's host, as the stack file records them (`clusterra:ports`). */
+  readonly ports: TenantPorts;
   /** Build the server's state volume from this snapshot (a restore after a lost volume); absent: a blank volume. */
   readonly stateSnapshotId?: string;
   /** When a fleet-wide change reaches this tenant's Applications (RollingSync). */

@@ -13,11 +13,12 @@ import { instanceTypeProblem } from "./catalog";
 import { nearest } from "./validate-text";
 import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcCidrProblem } from "./cidr";
 import { tenantServerAddress } from "./subnet-layout";
-import { ownPortConflict, portConflicts } from "./tenant-ports";
+import { formatPorts, freePorts, ownPortConflict, portConflicts, PORTS_KEY, recordedPorts, TENANTS_PER_NODE_PORT_RANGE } from "./tenant-ports";
 import { IDENTITY_FILES_MAX, identityFileBytes, userProblems, type TenantUser } from "./users";
 import { maxTenantIdLength, tenantNameProblems } from "./tenant-names";
 import { AWS_KEYS, COMMON_SCHEMA, SCHEMAS } from "./schema";
 import type { CentralConfig, CentralTenant, ConfigIssue, ConnectorAttachment, ConnectorConfig, ExistingNetworkConfig, NetworkConfig, StackConfig, StackFile, TenantConfig } from "./types";
+import type { TenantPorts } from "../facts/contract";
 
 export type Validation = { ok: true; config: StackConfig } | { ok: false; issues: ConfigIssue[] };
 
@@ -111,7 +112,6 @@ function checkNetwork(network: unknown, key: string, region: string | undefined,
 }
 
 /** What to do about a port conflict: the ports follow from the id, so only another id helps. */
-const PORTS_ARE_DERIVED = "another tenant id: its slurmctld NodePort and srun port block on central are derived from it";
 
 /** A tenant stack's name: tenant-<id>-<environment>. */
 export function tenantStackName(id: string, environment: string): string {
@@ -182,8 +182,9 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   if (identityBytes > IDENTITY_FILES_MAX) {
     add(`${ns}:users`, `${users.length} users`, `make passwd and group files of ${identityBytes.toLocaleString("en-US")} bytes, over the ${IDENTITY_FILES_MAX.toLocaleString("en-US")} the users' ConfigMap holds (Kubernetes refuses a ConfigMap's data over 1 MiB)`, `fewer users in the stack file: at most ${IDENTITY_FILES_MAX.toLocaleString("en-US")} bytes of passwd and group (about ${Math.floor((IDENTITY_FILES_MAX * users.length) / identityBytes).toLocaleString("en-US")} users of names like these)`);
   }
-  const ownConflict = typeof tenant.id === "string" ? ownPortConflict(tenant.id) : undefined;
-  if (ownConflict) add(`${ns}:tenant.id`, tenant.id, ownConflict, PORTS_ARE_DERIVED);
+  const ports = recordedPorts(source.values);
+  const ownConflict = ports ? ownPortConflict(ports) : undefined;
+  if (ownConflict) add(PORTS_KEY, own.ports, ownConflict, "a block that starts after the slurmctld port or ends before it");
   if (Array.isArray(own.shapes)) {
     const seen = new Map<string, number>();
     own.shapes.forEach((s, i) => {
@@ -222,6 +223,8 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
       add(`${ns}:central.accountId`, central.accountId, `not among ${centralFile.file}'s aws:allowedAccountIds`, theirAccounts.join(", "));
     }
   }
+  // Every tenant of this central: whose ports this tenant's must not meet, and what is free.
+  const taken: { file: string; id: string; ports: TenantPorts }[] = [];
   for (const other of siblings) {
     if (other.stack === source.stack || other.values[`${ns}:kind`] !== "tenant") continue;
     const ot = other.values[`${ns}:tenant`];
@@ -231,14 +234,21 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     }
     const oc = other.values[`${ns}:central`];
     if (!isObject(oc) || typeof oc.stack !== "string" || stackShortName(oc.stack) !== centralName) continue;
-    if (isObject(ot) && typeof ot.id === "string" && typeof tenant.id === "string") {
-      for (const conflict of portConflicts(tenant.id, ot.id)) add(`${ns}:tenant.id`, tenant.id, `${conflict} (${other.file})`, PORTS_ARE_DERIVED);
-    }
+    const theirPorts = recordedPorts(other.values);
+    if (isObject(ot) && typeof ot.id === "string" && theirPorts) taken.push({ file: other.file, id: ot.id, ports: theirPorts });
     const on = other.values[`${ns}:network`];
     const otherCidr = isObject(on) && typeof on.vpcCidr === "string" && !vpcCidrProblem(on.vpcCidr) ? on.vpcCidr : undefined;
     if (cidr && otherCidr && cidrsOverlap(cidr, otherCidr)) {
       add(`${ns}:network.vpcCidr`, cidr, `overlaps ${other.file}'s network.vpcCidr ${otherCidr}`, `a CIDR no other tenant of ${centralName} uses: central routes to all of them`);
     }
+  }
+  const free = freePorts(taken.map((t) => t.ports));
+  const freeText = free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants`;
+  if (own.ports === undefined) {
+    add(PORTS_KEY, undefined, "missing: a tenant's ports on central are recorded in its stack file, never derived", `${freeText} (a tenant deployed before ports were recorded keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)`);
+  }
+  for (const t of ports ? taken : []) {
+    for (const conflict of portConflicts(ports as TenantPorts, t.ports, t.id)) add(PORTS_KEY, own.ports, `${conflict} (${t.file})`, `ports no other tenant of ${centralName} has; ${freeText}`);
   }
 }
 
@@ -343,6 +353,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
       return {
         ...base, kind, network: tenantNetwork(own.network as Record<string, unknown>), tenant: own.tenant as never, shapes: own.shapes as never, users: typedUsers(own.users).map((u) => u.user),
         k3sVersion: typeof own.k3sVersion === "string" ? own.k3sVersion : TENANT_K3S_VERSION,
+        ports: recordedPorts(source.values) as TenantPorts,
         rolloutWave: typeof own.rolloutWave === "string" ? (own.rolloutWave as RolloutWave) : DEFAULT_ROLLOUT_WAVE,
         ...(typeof own.stateSnapshotId === "string" ? { stateSnapshotId: own.stateSnapshotId } : {}),
         central: { ...central, region: central.region ?? centralRegion ?? region },
@@ -408,8 +419,9 @@ export function tenantsOf(central: string, files: readonly StackFile[]): Central
     const { id, accountId } = tenant;
     const { vpcCidr } = network;
     const serverPrivateIp = serverAddressOf(network);
-    if (typeof id !== "string" || typeof accountId !== "string" || !/^\d{12}$/.test(accountId) || typeof vpcCidr !== "string" || serverPrivateIp === undefined) continue;
-    tenants.push({ id, accountId, vpcCidr, serverPrivateIp });
+    const ports = recordedPorts(f.values);
+    if (typeof id !== "string" || typeof accountId !== "string" || !/^\d{12}$/.test(accountId) || typeof vpcCidr !== "string" || serverPrivateIp === undefined || !ports) continue;
+    tenants.push({ id, accountId, vpcCidr, serverPrivateIp, ports });
   }
   return tenants.sort((a, b) => a.id.localeCompare(b.id));
 }

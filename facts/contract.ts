@@ -66,15 +66,6 @@ export const CLUSTER_API_PORT = 8443;
 export const NODE_PORT_RANGE = { from: 30000, to: 32767 } as const;
 
 /**
- * The NodePort of a tenant's slurmctld on the central host, derived from the tenant id
- * (FNV-1a), so no registry of slots is needed; validation rejects two tenants of one
- * central that land on the same port.
- */
-export function slurmctldNodePort(tenantId: string): number {
-  return NODE_PORT_RANGE.from + (fnv1a(tenantId) % (NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1));
-}
-
-/**
  * How many ports one tenant's interactive clients may listen on (its SrunPortRange). From
  * the Slurm journey's figures: `srun --pty` on one node holds 3 ports plus 2 per 48 hosts,
  * `salloc` one more; 10 ports is about two concurrent `srun --pty` sessions. A port block is
@@ -83,30 +74,22 @@ export function slurmctldNodePort(tenantId: string): number {
  */
 export const SRUN_PORT_BLOCK_SIZE = 10;
 
-/** Aligned srun blocks in the NodePort range (the tail that fits no whole block stays unused). */
-const SRUN_BLOCK_SLOTS = Math.floor((NODE_PORT_RANGE.to - NODE_PORT_RANGE.from + 1) / SRUN_PORT_BLOCK_SIZE);
-
-/** FNV-1a (32 bit): a stable spread of tenant ids without a registry. */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const ch of text) {
-    hash ^= ch.charCodeAt(0);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
+/**
+ * A tenant's ports on its central host, allocated once and recorded in its stack file
+ * (`clusterra:ports`: config/tenant-ports.ts finds free ones, validation keeps every tenant
+ * of a central apart): its slurmctld's NodePort, and its srun block, the SrunPortRange that
+ * `srun`/`salloc` on its login pod listen on and slurmstepd on its nodes calls back to (the
+ * launch came from the host's address after SNAT). Each srun port is a NodePort forwarded
+ * to the login pod on the same number (port = nodePort = targetPort), because central's Pod
+ * Security baseline refuses hostPort and a Service cannot forward a range.
+ */
+export interface TenantPorts {
+  readonly slurmctld: number;
+  readonly srunBlock: PortRange;
 }
 
-/**
- * A tenant's SrunPortRange on central: `srun`/`salloc` on the tenant's login pod listen only
- * there, and slurmstepd on the tenant's nodes calls back to the central host on it (the launch
- * came from the host's address after SNAT). The ports are NodePorts, each forwarded to the
- * login pod on the same number (port = nodePort = targetPort), because central's Pod Security
- * baseline refuses hostPort and a Service cannot forward a range. Derived from the tenant id,
- * like the slurmctld port (a salt keeps the two spreads independent); validation rejects a
- * block that meets any tenant's slurmctld port or another tenant's block on one central.
- */
-export function srunPortBlock(tenantId: string): PortRange {
-  const from = NODE_PORT_RANGE.from + (fnv1a(`srun:${tenantId}`) % SRUN_BLOCK_SLOTS) * SRUN_PORT_BLOCK_SIZE;
+/** The srun block that starts at `from`. */
+export function srunBlockAt(from: number): PortRange {
   return { from, to: from + SRUN_PORT_BLOCK_SIZE - 1 };
 }
 
@@ -115,10 +98,10 @@ export function portRangesOverlap(a: PortRange, b: PortRange): boolean {
   return a.from <= b.to && b.from <= a.to;
 }
 
-/** The per-tenant port sets a flow may name, each derived from the tenant id alone. */
+/** The per-tenant port sets a flow may name, each read from the tenant's recorded ports. */
 export const PER_TENANT_PORTS = {
-  "per-tenant": { ports: (tenantId: string): PortRange => ({ from: slurmctldNodePort(tenantId), to: slurmctldNodePort(tenantId) }), label: "the tenant's own" },
-  "per-tenant-srun-block": { ports: srunPortBlock, label: `the tenant's own block of ${SRUN_PORT_BLOCK_SIZE}` },
+  "per-tenant": { ports: (p: TenantPorts): PortRange => ({ from: p.slurmctld, to: p.slurmctld }), label: "the tenant's own" },
+  "per-tenant-srun-block": { ports: (p: TenantPorts): PortRange => p.srunBlock, label: `the tenant's own block of ${SRUN_PORT_BLOCK_SIZE}` },
 } as const;
 
 export type PerTenantPorts = keyof typeof PER_TENANT_PORTS;
@@ -182,9 +165,9 @@ export function flowsInto(side: PeeringFlow["side"]): readonly PeeringFlow[] {
   return PEERING_FLOWS.filter((f) => f.side === side);
 }
 
-/** The exact ports a flow opens for one tenant. */
-export function flowPorts(flow: PeeringFlow, tenantId: string): { fromPort: number; toPort: number } {
-  const range = isPerTenant(flow.ports) ? PER_TENANT_PORTS[flow.ports].ports(tenantId) : flow.ports;
+/** The exact ports a flow opens for one tenant (with its recorded ports). */
+export function flowPorts(flow: PeeringFlow, ports: TenantPorts): { fromPort: number; toPort: number } {
+  const range = isPerTenant(flow.ports) ? PER_TENANT_PORTS[flow.ports].ports(ports) : flow.ports;
   return { fromPort: range.from, toPort: range.to };
 }
 
@@ -193,9 +176,9 @@ function rangeLabel(range: PortRange): string {
 }
 
 /** A flow's ports as people read them: `tcp/6818`, or the range a per-tenant port lies in. */
-export function flowPortLabel(flow: PeeringFlow, tenantId?: string): string {
+export function flowPortLabel(flow: PeeringFlow, ports?: TenantPorts): string {
   if (!isPerTenant(flow.ports)) return `${flow.protocol}/${rangeLabel(flow.ports)}`;
-  if (tenantId !== undefined) return `${flow.protocol}/${rangeLabel(PER_TENANT_PORTS[flow.ports].ports(tenantId))}`;
+  if (ports !== undefined) return `${flow.protocol}/${rangeLabel(PER_TENANT_PORTS[flow.ports].ports(ports))}`;
   return `${flow.protocol}/${rangeLabel(NODE_PORT_RANGE)} (${PER_TENANT_PORTS[flow.ports].label})`;
 }
 

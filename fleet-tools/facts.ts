@@ -8,7 +8,6 @@ import * as path from "path";
 import { parse } from "yaml";
 import { hostAddressProblem } from "../config/cidr";
 import { FACTS_FILE } from "../components/fleet/facts";
-import { slurmctldNodePort } from "../facts/contract";
 import { tenantStacks, type FleetProblem } from "./files";
 import { controlPlaneSecretsRoleName, slurmKeySecretNames } from "../facts/project";
 
@@ -48,9 +47,10 @@ export function tenantFactsProblems(root: string): FleetProblem[] {
       // Its server: an address in its own VPC (so not central's host, nor another tenant's server).
       const problem = stack?.vpcCidr ? hostAddressProblem(String(facts?.serverAddress ?? ""), stack.vpcCidr) : undefined;
       if (problem) problems.push({ file, at: "serverAddress", reason: `${String(facts?.serverAddress)} is not an address of tenant ${id}'s VPC: ${problem}; its cluster project would reach another server` });
-      // Its slurmctld NodePort on central (the control-plane chart opens it) is its own by contract: never another tenant's.
+      // Its slurmctld NodePort on central (the control-plane chart opens it) is the one its stack file records: never another tenant's, never changed for a live tenant.
       const port = facts?.slurmctld?.port;
-      if (port !== slurmctldNodePort(id)) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${slurmctldNodePort(id)} (facts/contract.ts): central would open another port for it, perhaps another tenant's` });
+      const recorded = stack?.ports?.slurmctld;
+      if (recorded !== undefined && port !== recorded) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${recorded} (its stack file's clusterra:ports): central would open another port for it, perhaps another tenant's; a live tenant's ports never change (its nodes and the rules in both accounts hold them)` });
     }
   }
   return problems;

@@ -15,6 +15,8 @@ import { TENANT_ENTRY_FILE, tenantFleetPath } from "../facts/fleet";
 import { FACTS_FILE } from "../components/fleet/facts";
 import { LABEL_KEYS } from "../facts/project";
 import { ARGOCD_CLUSTER_SECRET } from "../facts/versions";
+import type { TenantPorts } from "../facts/contract";
+import { recordedPorts } from "../config/tenant-ports";
 
 export interface FleetProblem {
   readonly file: string;
@@ -230,8 +232,8 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
 }
 
 /** Each tenant stack file's central account and VPC CIDR (when it gives them), by `<env>/<id>`. */
-export function tenantStacks(root: string): Map<string, { centralAccountId?: string; vpcCidr?: string }> {
-  const out = new Map<string, { centralAccountId?: string; vpcCidr?: string }>();
+export function tenantStacks(root: string): Map<string, { centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }> {
+  const out = new Map<string, { centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }>();
   for (const f of readAllStackFiles(root)) {
     if (f.values["clusterra:kind"] !== "tenant") continue;
     const field = (key: string, name: string): unknown => { const v = f.values[key]; return v && typeof v === "object" ? (v as Record<string, unknown>)[name] : undefined; };
@@ -241,6 +243,7 @@ export function tenantStacks(root: string): Map<string, { centralAccountId?: str
     out.set(`${String(f.values["clusterra:environment"])}/${String(id)}`, {
       ...(/^[0-9]{12}$/.test(String(account)) ? { centralAccountId: String(account) } : {}),
       ...(typeof cidr === "string" ? { vpcCidr: cidr } : {}),
+      ...(recordedPorts(f.values) ? { ports: recordedPorts(f.values) } : {}),
     });
   }
   return out;

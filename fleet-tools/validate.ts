@@ -20,7 +20,6 @@ import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-c
 import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
 import { tenantNamespace } from "../facts/fleet";
-import { srunPortBlock } from "../facts/contract";
 import { tenantEgressProblems } from "./egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
@@ -267,7 +266,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     problems.push(...tenantEgressProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => {
       const id = namespace.slice(tenantNamespace("").length);
       const env = /^fleet\/central\/([^/]+)\//.exec(o.render.file)?.[1] ?? "";
-      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: stacks.get(`${env}/${id}`)?.vpcCidr, srunBlock: srunPortBlock(id) };
+      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: stacks.get(`${env}/${id}`)?.vpcCidr, srunBlock: stacks.get(`${env}/${id}`)?.ports?.srunBlock };
     })));
     problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB", "LoginSet"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));

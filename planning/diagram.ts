@@ -9,7 +9,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { tenantStacksOf } from "../config/capacity";
 import type { StackConfig, StackFile } from "../config/types";
-import { flowPortLabel, PEERING_FLOWS, type ContractEndpoint } from "../facts/contract";
+import { flowPortLabel, PEERING_FLOWS, type ContractEndpoint, type TenantPorts } from "../facts/contract";
+import { recordedPorts } from "../config/tenant-ports";
 import { payerOf, type Payer } from "./cost";
 import type { Deployment, DeploymentResource } from "./deployment";
 
@@ -19,17 +20,17 @@ export interface DiagramContext {
   readonly kind: StackConfig["kind"];
   readonly accounts: Readonly<Record<Payer, string>>;
   /** Central: the tenant stacks that join it (drawn as their accounts), with their tenant ids. */
-  readonly tenants: readonly { readonly stack: string; readonly id: string }[];
-  /** Tenant: its tenant id (its slurmctld port is its own). */
-  readonly tenantId?: string;
+  readonly tenants: readonly { readonly stack: string; readonly id: string; readonly ports?: TenantPorts }[];
+  /** Tenant: its ports on central (its slurmctld port and srun block are its own). */
+  readonly tenantPorts?: TenantPorts;
 }
 
 export function diagramContext(config: StackConfig, files: readonly StackFile[]): DiagramContext {
   const own = config.kind === "tenant" ? config.tenant.accountId : (config.allowedAccountIds?.[0] ?? "this account");
   const accounts = config.kind === "tenant" ? { operator: config.central.accountId, customer: own } : config.kind === "central" ? { operator: own, customer: "" } : { operator: "", customer: own };
   const tenantIdOf = (f: StackFile) => String((f.values[`${CONFIG_NAMESPACE}:tenant`] as { id?: unknown } | undefined)?.id ?? f.stack);
-  const tenants = config.kind === "central" ? tenantStacksOf(config.stack, files).map((f) => ({ stack: f.stack, id: tenantIdOf(f) })) : [];
-  return { stack: config.stack, kind: config.kind, accounts, tenants, ...(config.kind === "tenant" ? { tenantId: config.tenant.id } : {}) };
+  const tenants = config.kind === "central" ? tenantStacksOf(config.stack, files).map((f) => ({ stack: f.stack, id: tenantIdOf(f), ports: recordedPorts(f.values) })) : [];
+  return { stack: config.stack, kind: config.kind, accounts, tenants, ...(config.kind === "tenant" ? { tenantPorts: config.ports } : {}) };
 }
 
 /**
@@ -149,14 +150,14 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
   }
   if (peering.from && peering.to) lines.push(`  ${idOf(peering.from)} -> ${idOf(peering.to)} [label="VPC peering", style=bold, dir=both, color="#3b5b92"];`);
   for (const f of PEERING_FLOWS) {
-    const edge = (from: string | undefined, to: string | undefined, tenantId: string | undefined) => {
-      if (from && to && from !== to) lines.push(`  ${idOf(from)} -> ${idOf(to)} [label=${quote(`${flowPortLabel(f, tenantId)} ${f.id}`)}, color="#b5523b", fontcolor="#b5523b"];`);
+    const edge = (from: string | undefined, to: string | undefined, ports: TenantPorts | undefined) => {
+      if (from && to && from !== to) lines.push(`  ${idOf(from)} -> ${idOf(to)} [label=${quote(`${flowPortLabel(f, ports)} ${f.id}`)}, color="#b5523b", fontcolor="#b5523b"];`);
     };
     if (context.kind === "central") {
       // Each tenant's flows, to its own node (a per-tenant port is that tenant's).
       const end = (e: ContractEndpoint, stack: string) => (e === "central-host" ? endpoints["central-host"] : `tenant:${stack}`);
-      for (const t of context.tenants) edge(end(f.from, t.stack), end(f.to, t.stack), t.id);
-    } else edge(endpoints[f.from], endpoints[f.to], context.tenantId);
+      for (const t of context.tenants) edge(end(f.from, t.stack), end(f.to, t.stack), t.ports);
+    } else edge(endpoints[f.from], endpoints[f.to], context.tenantPorts);
   }
   lines.push("}");
   return lines.join("\n") + "\n";

@@ -23,7 +23,7 @@ import type {
   Severity,
   StackValidationArgs,
 } from "@pulumi/policy";
-import { PROJECT_ROOT, tenantAccountsFromStackFiles, tenantsFromStackFiles, tenantVpcCidrsFromStackFiles } from "../config";
+import { PROJECT_ROOT, tenantAccountsFromStackFiles, tenantPortsFromStackFiles, tenantsFromStackFiles, tenantVpcCidrsFromStackFiles } from "../config";
 import {
   isStackPolicy,
   POLICIES,
@@ -110,6 +110,9 @@ function configFor(p: PackPolicy, options: CheckOptions): () => object {
   if (p.name === "tenant-isolation" && given.tenantAccounts === undefined) {
     const accounts = options.tenantAccounts ?? (options.tenants && options.root ? pick(safePerTenant(tenantAccountsFromStackFiles, options.root), options.tenants) : undefined);
     if (accounts) given.tenantAccounts = { ...accounts };
+  }
+  if (p.name === "peering-flows-match-contract" && given.tenantPorts === undefined && options.root) {
+    given.tenantPorts = { ...safePerTenant(tenantPortsFromStackFiles, options.root) };
   }
   if (p.name === "tenant-isolation" && given.tenantCidrs === undefined) {
     const cidrs = options.tenantCidrs ?? (options.tenants && options.root ? pick(safePerTenant(tenantVpcCidrsFromStackFiles, options.root), options.tenants) : undefined);
@@ -305,11 +308,11 @@ export function formatReport(report: PolicyReport): string {
   return lines.join("\n");
 }
 
-const cachedFacts = new Map<string, Record<string, string>>();
+const cachedFacts = new Map<string, Record<string, unknown>>();
 /** A per-tenant fact of the stack files under `root`, read once per process ({} when they cannot be read). */
-function safePerTenant(read: (root: string) => Record<string, string>, root: string): Record<string, string> {
+function safePerTenant<T>(read: (root: string) => Record<string, T>, root: string): Record<string, T> {
   const key = `${read.name} ${root}`;
-  let found = cachedFacts.get(key);
+  let found = cachedFacts.get(key) as Record<string, T> | undefined;
   if (!found) {
     try {
       found = read(root);

@@ -63,7 +63,7 @@ describe("AWS's limits on every value a plan sets (policy within-aws-limits)", f
     fs.cpSync(path.join(exampleRoot(), "stacks"), path.join(root, "stacks"), { recursive: true });
     const central = exampleFile("central-dev").values;
     fs.writeFileSync(path.join(root, "stacks", "Pulumi.central-dev.yaml"), stringify({ config: { ...central, "clusterra:controlPlane": { ...(central["clusterra:controlPlane"] as object), instanceType: "t4g.xlarge" } } }));
-    const values = { ...exampleFile("tenant-acme-dev").values, "clusterra:tenant": { id, accountId: "999988887777" }, "aws:allowedAccountIds": ["999988887777"], "clusterra:network": { vpcCidr: "10.16.32.0/20", availabilityZones: 2 } };
+    const values = { ...exampleFile("tenant-acme-dev").values, "clusterra:tenant": { id, accountId: "999988887777" }, "aws:allowedAccountIds": ["999988887777"], "clusterra:network": { vpcCidr: "10.16.32.0/20", availabilityZones: 2 }, "clusterra:ports": { slurmctld: 30000, srun: 30001 } };
     fs.writeFileSync(path.join(root, "stacks", `Pulumi.tenant-${id}-dev.yaml`), stringify({ config: values }));
     const p = await planStack({ stack: `tenant-${id}-dev`, root }, undefined);
     // The tenant's side, and central's with the tenant's role, rules and secrets in it.

@@ -3,10 +3,9 @@
  * (trust, role policy, KMS key policy of central-dev) with the IAM simulator: what a hostile
  * tenant run could ask for is denied, what the tenant's stack needs is allowed.
  */
-import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import * as assert from "node:assert/strict";
 import type { PlanResult } from "../planning/plan";
-import { byType, json, named, plan } from "./helpers";
+import { byType, examplePorts, json, named, plan } from "./helpers";
 import { simulate, type Verdict } from "./sim-request";
 
 const CENTRAL = "111122223333";
@@ -174,10 +173,10 @@ describe("tenant isolation in the central account (IAM simulator over central-de
     // Each tenant's VPC reaches the host on its own NodePort only: no rule admits a tenant on another's port.
     const fromTenants = byType(p, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule").filter((r) => ["10.16.0.0/20", "10.16.16.0/20"].includes(String(r.inputs?.cidrIpv4)));
     assert.deepEqual(fromTenants.map((r) => [r.urn.split("::").pop(), r.inputs?.securityGroupId, r.inputs?.cidrIpv4, r.inputs?.fromPort, r.inputs?.toPort]).sort(), [
-      ["central-dev-tenant-acme-slurmd-to-slurmctld", p.outputs.hostSecurityGroupId, "10.16.0.0/20", slurmctldNodePort("acme"), slurmctldNodePort("acme")],
-      ["central-dev-tenant-acme-slurmstepd-to-srun", p.outputs.hostSecurityGroupId, "10.16.0.0/20", srunPortBlock("acme").from, srunPortBlock("acme").to],
-      ["central-dev-tenant-globex-slurmd-to-slurmctld", p.outputs.hostSecurityGroupId, "10.16.16.0/20", slurmctldNodePort("globex"), slurmctldNodePort("globex")],
-      ["central-dev-tenant-globex-slurmstepd-to-srun", p.outputs.hostSecurityGroupId, "10.16.16.0/20", srunPortBlock("globex").from, srunPortBlock("globex").to],
+      ["central-dev-tenant-acme-slurmd-to-slurmctld", p.outputs.hostSecurityGroupId, "10.16.0.0/20", examplePorts("acme").slurmctld, examplePorts("acme").slurmctld],
+      ["central-dev-tenant-acme-slurmstepd-to-srun", p.outputs.hostSecurityGroupId, "10.16.0.0/20", examplePorts("acme").srunBlock.from, examplePorts("acme").srunBlock.to],
+      ["central-dev-tenant-globex-slurmd-to-slurmctld", p.outputs.hostSecurityGroupId, "10.16.16.0/20", examplePorts("globex").slurmctld, examplePorts("globex").slurmctld],
+      ["central-dev-tenant-globex-slurmstepd-to-srun", p.outputs.hostSecurityGroupId, "10.16.16.0/20", examplePorts("globex").srunBlock.from, examplePorts("globex").srunBlock.to],
     ]);
     assert.equal(byType(p, "aws:lb/loadBalancer:LoadBalancer").length, 0, "no load balancer: one more tenant is one rule");
   });

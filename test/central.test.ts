@@ -1,4 +1,3 @@
-import { slurmctldNodePort } from "../facts/contract";
 import { referenceDir } from "../fleet-tools/check";
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
@@ -9,7 +8,7 @@ import { k3sServerConfig, k3sServerUserData } from "../components/host/central-c
 import { argocdValues } from "../components/central/argocd-values";
 import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
-import { byType, exampleFile, exampleRoot, json, named, needHelm, plan } from "./helpers";
+import { byType, exampleFile, examplePorts, exampleRoot, json, named, needHelm, plan } from "./helpers";
 import { STATE_TABLES } from "../facts/state-tables";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
@@ -196,8 +195,8 @@ describe("central stack (central-dev)", function () {
     });
     // Each tenant's slurmctld: the host, on the tenant's own NodePort.
     assert.deepEqual(outputs.slurmctldEndpoints, {
-      acme: { host: outputs.hostPrivateIp, port: slurmctldNodePort("acme") },
-      globex: { host: outputs.hostPrivateIp, port: slurmctldNodePort("globex") },
+      acme: { host: outputs.hostPrivateIp, port: examplePorts("acme").slurmctld },
+      globex: { host: outputs.hostPrivateIp, port: examplePorts("globex").slurmctld },
     });
   });
 

@@ -256,16 +256,16 @@ describe("clusterra plan on bad configuration", () => {
 });
 
 describe("configuration: what a central stack learns from its tenants' files", () => {
-  it("central-dev knows its tenants (id, account, CIDR, server address) from their stack files, and nothing of other centrals", async () => {
-    const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles, tenantVpcCidrsFromStackFiles } = await import("../config");
+  it("central-dev knows its tenants (id, account, CIDR, server address, ports) from their stack files, and nothing of other centrals", async () => {
+    const { resolveConfig, tenantsFromStackFiles, tenantAccountsFromStackFiles, tenantPortsFromStackFiles, tenantVpcCidrsFromStackFiles } = await import("../config");
     const { exampleFile, exampleRoot, withValues } = await import("./helpers");
     const central = resolveConfig(exampleFile("central-dev"), exampleRoot());
     assert.equal(central.kind, "central");
     if (central.kind === "central") {
       // Host 10 of each tenant's /28 NAT subnet: acme's 2 zones leave 10.16.12.0/28, globex's 3 leave 10.16.28.0/28.
       assert.deepEqual(central.tenants, [
-        { id: "acme", accountId: "444455556666", vpcCidr: "10.16.0.0/20", serverPrivateIp: "10.16.12.10" },
-        { id: "globex", accountId: "777788889999", vpcCidr: "10.16.16.0/20", serverPrivateIp: "10.16.28.10" },
+        { id: "acme", accountId: "444455556666", vpcCidr: "10.16.0.0/20", serverPrivateIp: "10.16.12.10", ports: { slurmctld: 32191, srunBlock: { from: 32730, to: 32739 } } },
+        { id: "globex", accountId: "777788889999", vpcCidr: "10.16.16.0/20", serverPrivateIp: "10.16.28.10", ports: { slurmctld: 30542, srunBlock: { from: 32000, to: 32009 } } },
       ]);
     }
     const { tenantsOf } = await import("../config/validate");
@@ -279,5 +279,6 @@ describe("configuration: what a central stack learns from its tenants' files", (
     assert.deepEqual(tenantsFromStackFiles(exampleRoot()), ["acme", "globex"]);
     assert.deepEqual(tenantAccountsFromStackFiles(exampleRoot()), { acme: "444455556666", globex: "777788889999" });
     assert.deepEqual(tenantVpcCidrsFromStackFiles(exampleRoot()), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
+    assert.deepEqual(tenantPortsFromStackFiles(exampleRoot()), { acme: { slurmctld: 32191, srun: 32730 }, globex: { slurmctld: 30542, srun: 32000 } });
   });
 });

@@ -3,8 +3,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { PROJECT_ROOT } from "../config";
 import { architectureDot, diagramContext, renderSvg } from "../planning/diagram";
-import { PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
-import { EXAMPLE_STACKS, exampleFiles, plan } from "./helpers";
+import { PEERING_FLOWS } from "../facts/contract";
+import { EXAMPLE_STACKS, exampleFiles, examplePorts, plan } from "./helpers";
 
 const DOCS = path.join(PROJECT_ROOT, "docs", "architecture");
 
@@ -34,7 +34,7 @@ describe("architecture diagram", function () {
     const host = nodeWithLabel(dot, "central host\n(stack central-dev)");
     assert.deepEqual([vpc.account, server.account, host.account], ["subgraph cluster_customer {", "subgraph cluster_customer {", "subgraph cluster_operator {"]);
     const edge = (from: string, to: string, label: string) => assert.ok(dot.includes(`  ${from} -> ${to} [label="${label}"`), `${from} -> ${to} ${label}`);
-    edge(vpc.id, host.id, `tcp/${slurmctldNodePort("acme")} slurmd-to-slurmctld`);
+    edge(vpc.id, host.id, `tcp/${examplePorts("acme").slurmctld} slurmd-to-slurmctld`);
     edge(server.id, host.id, "tcp/8443 edge-agent-heartbeat");
     edge(host.id, vpc.id, "tcp/6818 slurmctld-to-slurmd");
     edge(host.id, server.id, "tcp/6443 argocd-to-k3s-api");
@@ -57,7 +57,7 @@ describe("architecture diagram", function () {
       assert.match(dot, new RegExp(`label="customer account \\(${t}\\)"`));
       const tenant = nodeWithLabel(dot, `tenant stack ${t}\n(VPC, K3s host, slurmd nodes)`).id;
       const id = t.split("-")[1];
-      for (const [from, to, label] of [[tenant, instanceId, `tcp/${slurmctldNodePort(id)} slurmd-to-slurmctld`], [tenant, instanceId, "tcp/8443 edge-agent-heartbeat"], [instanceId, tenant, "tcp/6818 slurmctld-to-slurmd"], [instanceId, tenant, "tcp/6443 argocd-to-k3s-api"]]) {
+      for (const [from, to, label] of [[tenant, instanceId, `tcp/${examplePorts(id).slurmctld} slurmd-to-slurmctld`], [tenant, instanceId, "tcp/8443 edge-agent-heartbeat"], [instanceId, tenant, "tcp/6818 slurmctld-to-slurmd"], [instanceId, tenant, "tcp/6443 argocd-to-k3s-api"]]) {
         assert.ok(dot.includes(`  ${from} -> ${to} [label="${label}"`), `${t}: ${label}`);
       }
     }

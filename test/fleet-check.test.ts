@@ -10,9 +10,8 @@ import { runFleetWrite } from "../fleet-tools/write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
 import { orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../config/sizing";
-import { slurmctldNodePort } from "../facts/contract";
 import { CHARTS } from "../facts/charts";
-import { clusterObjects, exampleRoot, skipWithoutHelm } from "./helpers";
+import { clusterObjects, examplePorts, exampleRoot, skipWithoutHelm } from "./helpers";
 
 /** A copy of the committed fleet/ and stacks/ to corrupt. */
 function copyRepo(): string {
@@ -181,8 +180,14 @@ describe("clusterra fleet check", function () {
 
   it("catches a facts file giving a tenant another tenant's slurmctld NodePort on central", async () => {
     const rel = "fleet/tenants/dev/acme/facts.yaml";
-    fs.writeFileSync(path.join(root, rel), fs.readFileSync(path.join(root, rel), "utf8").replace(`port: ${slurmctldNodePort("acme")}`, `port: ${slurmctldNodePort("globex")}`));
-    assert.match(reasons(await checkFleet(root, { reference }), rel), new RegExp(`slurmctld.port: ${slurmctldNodePort("globex")} is not tenant acme's slurmctld NodePort ${slurmctldNodePort("acme")}`));
+    fs.writeFileSync(path.join(root, rel), fs.readFileSync(path.join(root, rel), "utf8").replace(`port: ${examplePorts("acme").slurmctld}`, `port: ${examplePorts("globex").slurmctld}`));
+    assert.match(reasons(await checkFleet(root, { reference }), rel), new RegExp(`slurmctld.port: ${examplePorts("globex").slurmctld} is not tenant acme's slurmctld NodePort ${examplePorts("acme").slurmctld}`));
+  });
+
+  it("catches a live tenant's stack file moving its ports away from what central opened for it (its facts file)", async () => {
+    const stack = "stacks/Pulumi.tenant-acme-dev.yaml";
+    fs.writeFileSync(path.join(root, stack), fs.readFileSync(path.join(root, stack), "utf8").replace(`slurmctld: ${examplePorts("acme").slurmctld}`, "slurmctld: 30000"));
+    assert.match(reasons(await checkFleet(root, { reference }), "fleet/tenants/dev/acme/facts.yaml"), new RegExp(`slurmctld.port: ${examplePorts("acme").slurmctld} is not tenant acme's slurmctld NodePort 30000 \\(its stack file's clusterra:ports\\): .*a live tenant's ports never change`));
   });
 
   it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {

@@ -14,6 +14,8 @@ import { planStack, type PlanResult } from "../planning/plan";
 import * as fs from "fs";
 import * as os from "os";
 import { stringify } from "yaml";
+import type { TenantPorts } from "../facts/contract";
+import { recordedPorts } from "../config/tenant-ports";
 
 export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo", "connector-offline"] as const;
 
@@ -43,6 +45,13 @@ export function exampleRoot(): string {
 /** Plans every example stack into the example repository (the root hook runs it before any test). */
 export async function writeExampleFleet(): Promise<void> {
   for (const stack of EXAMPLE_STACKS) await plan(stack);
+}
+
+/** A tenant's ports as its example stack file records them (`clusterra:ports`). */
+export function examplePorts(id: string): TenantPorts {
+  const ports = recordedPorts(exampleFile(`tenant-${id}-dev`).values);
+  if (!ports) throw new Error(`the example stack of ${id} records no ports`);
+  return ports;
 }
 
 /** The example stack files, parsed. */

@@ -10,10 +10,10 @@ import { hostRulesFor } from "../components/central/tenant-link";
 import { checkCentralCapacity, hostGroupRules } from "../config/capacity";
 import { hostAddressProblem } from "../config/cidr";
 import { subnetLayout, tenantServerAddress } from "../config/subnet-layout";
-import { slurmctldNodePort, srunPortBlock } from "../facts/contract";
 import type { DeploymentResource } from "../planning/deployment";
 import type { PlanResult } from "../planning/plan";
-import { byType, exampleRoot, json, plan } from "./helpers";
+import { byType, examplePorts, exampleRoot, json, plan } from "./helpers";
+import { srunBlockAt } from "../facts/contract";
 
 const INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule";
 const EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule";
@@ -40,11 +40,11 @@ describe("host flows between the central host and each tenant's K3s server", fun
   it("central-dev's host group has, per tenant, exactly the contract's rules: its VPC on the VPC flows, its server's /32 on the host flows", async () => {
     const central = await plan("central-dev");
     for (const [tenant, { cidr, server }] of Object.entries(TENANTS)) {
-      const port = String(slurmctldNodePort(tenant));
+      const port = String(examplePorts(tenant).slurmctld);
       assert.deepEqual(hostRulesOf(central, tenant), [
         ["in", "edge-agent-heartbeat", "tcp", "8443", "8443", `${server}/32`],
         ["in", "slurmd-to-slurmctld", "tcp", port, port, cidr],
-        ["in", "slurmstepd-to-srun", "tcp", String(srunPortBlock(tenant).from), String(srunPortBlock(tenant).to), cidr],
+        ["in", "slurmstepd-to-srun", "tcp", String(examplePorts(tenant).srunBlock.from), String(examplePorts(tenant).srunBlock.to), cidr],
         ["out", "argocd-to-k3s-api", "tcp", "6443", "6443", `${server}/32`],
         ["out", "slurmctld-to-slurmd", "tcp", "6818", "6818", cidr],
       ].sort(), tenant);
@@ -112,13 +112,14 @@ describe("the tenant server's address (pure)", () => {
   });
 
   it("gives central, for an adopted VPC, rules on the configured address", () => {
-    const rules = hostRulesFor({ id: "initech", accountId: "123456789012", vpcCidr: "10.40.0.0/16", serverPrivateIp: "10.40.3.7" });
+    const ports = { slurmctld: 30000, srunBlock: srunBlockAt(30001) };
+    const rules = hostRulesFor({ id: "initech", accountId: "123456789012", vpcCidr: "10.40.0.0/16", serverPrivateIp: "10.40.3.7", ports });
     assert.deepEqual(rules.map((r) => [r.direction, r.flow.id, r.rule.fromPort, r.rule.cidrIpv4]).sort(), [
       ["egress", "argocd-to-k3s-api", 6443, "10.40.3.7/32"],
       ["egress", "slurmctld-to-slurmd", 6818, "10.40.0.0/16"],
       ["ingress", "edge-agent-heartbeat", 8443, "10.40.3.7/32"],
-      ["ingress", "slurmd-to-slurmctld", slurmctldNodePort("initech"), "10.40.0.0/16"],
-      ["ingress", "slurmstepd-to-srun", srunPortBlock("initech").from, "10.40.0.0/16"],
+      ["ingress", "slurmd-to-slurmctld", ports.slurmctld, "10.40.0.0/16"],
+      ["ingress", "slurmstepd-to-srun", ports.srunBlock.from, "10.40.0.0/16"],
     ]);
     assert.ok(rules.every((r) => r.rule.tags && (r.rule.tags as Record<string, string>)["clusterra:tenant"] === "initech"));
   });

@@ -11,7 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import type { DeploymentResource } from "../planning/deployment";
-import { slurmctldNodePort, SLURM_PORTS, srunPortBlock } from "../facts/contract";
+import { SLURM_PORTS } from "../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/host/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../access/security-groups";
@@ -22,7 +22,7 @@ import { planTopology } from "../journey/slurm/topology";
 import { capabilitySet } from "../journey/slurm/journey";
 import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/host/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
-import { exampleRoot, needHelm, plan } from "./helpers";
+import { examplePorts, exampleRoot, needHelm, plan } from "./helpers";
 
 function resource(type: string, name: string, outputs: Record<string, unknown>): DeploymentResource {
   return { urn: `urn:pulumi:s::clusterra::${type}::${name}`, custom: true, type, outputs };
@@ -224,7 +224,7 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     needHelm(this); // the world renders the tenants' objects from their facts
     const world = journeyWorld({ central: await plan("central-dev"), tenant: await plan("tenant-acme-dev"), other: await plan("tenant-globex-dev") }, exampleRoot(), needHelm(this));
     assert.deepEqual(worldProblems(world), []);
-    assert.equal(world.tenant.nodePort, slurmctldNodePort("acme"));
+    assert.equal(world.tenant.nodePort, examplePorts("acme").slurmctld);
     assert.equal(world.tenant.controllerService.endpointAddress, world.central.hostAddress);
     assert.equal(world.tenant.externalTrafficPolicy, "Local");
 
@@ -236,9 +236,9 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     assert.match(node.translation.text, new RegExp(`ip saddr ${world.central.hostAddress}/32 tcp dport ${SLURM_PORTS.slurmd} counter accept`));
     const egressToHost = node.translation.text.split("\n").filter((l) => l.includes(`ip daddr ${world.central.hostAddress}/32`));
     // ... and on its own srun block (slurmstepd calling back interactive srun on central's login).
-    assert.deepEqual(egressToHost.map((l) => /tcp dport (\S+)/.exec(l)?.[1]).sort(), [String(world.tenant.nodePort), `${srunPortBlock("acme").from}-${srunPortBlock("acme").to}`].sort());
-    assert.deepEqual(world.tenant.srun.block, srunPortBlock("acme"));
-    assert.deepEqual(srunPortRangeOf(world.controlPlane.extraConf), srunPortBlock("acme"));
+    assert.deepEqual(egressToHost.map((l) => /tcp dport (\S+)/.exec(l)?.[1]).sort(), [String(world.tenant.nodePort), `${examplePorts("acme").srunBlock.from}-${examplePorts("acme").srunBlock.to}`].sort());
+    assert.deepEqual(world.tenant.srun.block, examplePorts("acme").srunBlock);
+    assert.deepEqual(srunPortRangeOf(world.controlPlane.extraConf), examplePorts("acme").srunBlock);
     assert.equal(world.tenant.srun.externalTrafficPolicy, "Local");
     const moved: TenantSide = { ...world.tenant, srun: { ...world.tenant.srun, ports: world.tenant.srun.ports.map((p, i) => (i === 0 ? { ...p, targetPort: 22 } : p)), selector: {} } };
     assert.deepEqual(srunProblems(moved).map((p) => p.split(":")[1].trim().split(" ").slice(0, 3).join(" ")), ["srun ports not", "the srun Service"]);

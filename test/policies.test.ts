@@ -14,8 +14,8 @@ import type { Deployment, DeploymentResource } from "../planning/deployment";
 import { checkDeployment, formatReport, type PolicyReport } from "../planning/policy-check";
 import { runPolicyCommand } from "../cli/policy";
 import { tenantAccountsFromStackFiles, tenantsFromStackFiles } from "../config";
-import { exampleRoot } from "./helpers";
-import { flowPorts, PEERING_FLOWS, slurmctldNodePort } from "../facts/contract";
+import { examplePorts, exampleRoot } from "./helpers";
+import { flowPorts, PEERING_FLOWS } from "../facts/contract";
 import { stackTags } from "../facts/project";
 import { isWildcardOnly } from "../policies/rules/iam-catalog";
 import { POLICIES, POLICY_FACTS, POLICY_TABLE, isStackPolicy, type PolicyName } from "../policies/rules";
@@ -263,7 +263,7 @@ interface Case {
 
 const TENANT_PROVIDER: ProviderSpec = { tags: stackTags("dev", "tenant", "acme"), accounts: [ACME_ACCOUNT] };
 /** acme's slurmctld NodePort on the central host (the per-tenant port of slurmd-to-slurmctld). */
-const ACME_CTLD = slurmctldNodePort("acme");
+const ACME_CTLD = examplePorts("acme").slurmctld;
 
 const CASES: Record<PolicyName, Case> = {
   "iam-no-wildcard-action": {
@@ -371,7 +371,7 @@ const CASES: Record<PolicyName, Case> = {
       const sg = res("aws:ec2/securityGroup:SecurityGroup", "sg", { vpcId: "vpc-1" }, { outputs: { id: "sg-1" } });
       const rules = PEERING_FLOWS.filter((f) => f.side === "central").map((f) =>
         res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, {
-          securityGroupId: "sg-1", cidrIpv4: f.from === "tenant-vpc" ? "10.16.0.0/20" : "10.16.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, "acme"), tags: { "clusterra:flow": f.id, "clusterra:tenant": "acme" },
+          securityGroupId: "sg-1", cidrIpv4: f.from === "tenant-vpc" ? "10.16.0.0/20" : "10.16.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, examplePorts("acme")), tags: { "clusterra:flow": f.id, "clusterra:tenant": "acme" },
         }),
       );
       const local = res("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", "local", { securityGroupId: "sg-1", cidrIpv4: "10.0.4.0/24", ipProtocol: "tcp", fromPort: 443, toPort: 443 });
@@ -398,9 +398,12 @@ const CASES: Record<PolicyName, Case> = {
       // the per-tenant slurmctld port: the whole NodePort range, another tenant's port, or no tenant named
       const ctld = (name: string, port: number, tenant?: string) => rule(name, { cidrIpv4: "10.16.0.0/20", fromPort: name === "range" ? 30000 : port, toPort: port, tags: { "clusterra:flow": "slurmd-to-slurmctld", ...(tenant ? { "clusterra:tenant": tenant } : {}) } });
       assertFails("peering-flows-match-contract", [vpc, sg, ctld("range", 32767, "acme")]);
-      assertFails("peering-flows-match-contract", [vpc, sg, ctld("globex-port", slurmctldNodePort("globex"), "acme")]);
+      assertFails("peering-flows-match-contract", [vpc, sg, ctld("globex-port", examplePorts("globex").slurmctld, "acme")]);
       assertFails("peering-flows-match-contract", [vpc, sg, ctld("no-tenant", ACME_CTLD)]);
       assertPasses("peering-flows-match-contract", [vpc, sg, ctld("own", ACME_CTLD, "acme")]);
+      // a tenant whose ports no stack file records here: one NodePort passes, a range does not
+      assertPasses("peering-flows-match-contract", [vpc, sg, ctld("unrecorded", 30100, "initech")]);
+      assertFails("peering-flows-match-contract", [vpc, sg, rule("unrecorded-range", { cidrIpv4: "10.16.0.0/20", fromPort: 30100, toPort: 30101, tags: { "clusterra:flow": "slurmd-to-slurmctld", "clusterra:tenant": "initech" } })]);
       // a flow the contract does not have
       assertFails("peering-flows-match-contract", [vpc, sg, rule("ssh", { cidrIpv4: "10.16.0.0/20", fromPort: 22, toPort: 22, tags: { "clusterra:flow": "ssh" } })]);
       // a tenant-side flow admitted by a central stack's own group

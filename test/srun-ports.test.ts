@@ -1,33 +1,26 @@
 import * as assert from "node:assert/strict";
 import { formatIssues, validateStack } from "../config";
 import type { ConfigIssue } from "../config/types";
-import { ownPortConflict, portConflicts } from "../config/tenant-ports";
+import { freePorts, ownPortConflict, portConflicts, recordedPorts, TENANTS_PER_NODE_PORT_RANGE } from "../config/tenant-ports";
 import { controlPlaneExtraConf, type ControlPlaneFacts } from "../components/fleet/control-plane";
-import { centralObjects, skipWithoutHelm } from "./helpers";
-import { flowPortLabel, flowPorts, NODE_PORT_RANGE, PEERING_FLOWS, portRangesOverlap, slurmctldNodePort, SRUN_PORT_BLOCK_SIZE, srunPortBlock } from "../facts/contract";
+import { centralObjects, examplePorts, skipWithoutHelm } from "./helpers";
+import { flowPortLabel, flowPorts, NODE_PORT_RANGE, PEERING_FLOWS, portRangesOverlap, SRUN_PORT_BLOCK_SIZE, srunBlockAt, type TenantPorts } from "../facts/contract";
 import { slinkyLoginPodLabels } from "../facts/fleet";
 import { SERVER_FLOWS } from "../components/tenant/cluster-security-groups";
 import { exampleFile, exampleFiles, withValues } from "./helpers";
 
-/**
- * Tenant ids found by search over t0, t1, ... (deterministic: the ports follow from the id):
- * t486's block is acme's, t370's slurmctld port lies in acme's block, t168's block holds
- * globex's slurmctld port, t172's block holds its own slurmctld port.
- */
-const COLLIDING = { sameBlockAsAcme: "t486", ctldInAcmeBlock: "t370", blockOnGlobexCtld: "t168", ownCtldInBlock: "t172" } as const;
-
 const SRUN_FLOW = PEERING_FLOWS.find((f) => f.id === "slurmstepd-to-srun");
 
-describe("srun port blocks (the contract)", () => {
-  it("gives each tenant an aligned block of SRUN_PORT_BLOCK_SIZE inside the NodePort range, stable per id", () => {
-    for (const id of ["acme", "globex", "initech", "t0", "a-very-long-tenant-name"]) {
-      const b = srunPortBlock(id);
-      assert.equal(b.to - b.from + 1, SRUN_PORT_BLOCK_SIZE, id);
-      assert.equal((b.from - NODE_PORT_RANGE.from) % SRUN_PORT_BLOCK_SIZE, 0, id);
-      assert.ok(b.from >= NODE_PORT_RANGE.from && b.to <= NODE_PORT_RANGE.to, id);
-      assert.deepEqual(srunPortBlock(id), b);
-    }
-    assert.deepEqual([srunPortBlock("acme"), srunPortBlock("globex")], [{ from: 32730, to: 32739 }, { from: 32000, to: 32009 }]);
+/** Ports as a stack file records them. */
+const recorded = (slurmctld: number, srun: number): TenantPorts => ({ slurmctld, srunBlock: srunBlockAt(srun) });
+
+describe("tenant ports (the contract)", () => {
+  it("reads each tenant's ports from its stack file: a slurmctld NodePort and a block of SRUN_PORT_BLOCK_SIZE", () => {
+    assert.deepEqual(examplePorts("acme"), { slurmctld: 32191, srunBlock: { from: 32730, to: 32739 } });
+    assert.deepEqual(examplePorts("globex"), { slurmctld: 30542, srunBlock: { from: 32000, to: 32009 } });
+    assert.equal(srunBlockAt(30001).to - srunBlockAt(30001).from + 1, SRUN_PORT_BLOCK_SIZE);
+    assert.equal(recordedPorts({}), undefined);
+    assert.equal(recordedPorts({ "clusterra:ports": { slurmctld: "30000", srun: 30001 } }), undefined);
     assert.equal(portRangesOverlap({ from: 1, to: 5 }, { from: 5, to: 9 }), true);
     assert.equal(portRangesOverlap({ from: 1, to: 4 }, { from: 5, to: 9 }), false);
   });
@@ -35,51 +28,71 @@ describe("srun port blocks (the contract)", () => {
   it("makes the srun flow a per-tenant block, admitted on central, opened by the workers only", () => {
     assert.ok(SRUN_FLOW);
     assert.deepEqual([SRUN_FLOW.from, SRUN_FLOW.to, SRUN_FLOW.side], ["tenant-vpc", "central-host", "central"]);
-    assert.deepEqual(flowPorts(SRUN_FLOW, "acme"), { fromPort: 32730, toPort: 32739 });
-    assert.equal(flowPortLabel(SRUN_FLOW, "globex"), "tcp/32000-32009");
+    assert.deepEqual(flowPorts(SRUN_FLOW, examplePorts("acme")), { fromPort: 32730, toPort: 32739 });
+    assert.equal(flowPortLabel(SRUN_FLOW, examplePorts("globex")), "tcp/32000-32009");
     assert.equal(flowPortLabel(SRUN_FLOW), `tcp/${NODE_PORT_RANGE.from}-${NODE_PORT_RANGE.to} (the tenant's own block of ${SRUN_PORT_BLOCK_SIZE})`);
     // The K3s server runs no job steps: its group gets no rule for the callback.
     assert.ok(!SERVER_FLOWS.includes(SRUN_FLOW));
   });
 
   it("names every way two tenants' ports meet", () => {
-    assert.deepEqual(portConflicts("acme", "globex"), []);
-    assert.deepEqual(portConflicts("acme", "acme"), []);
-    assert.deepEqual(portConflicts(COLLIDING.sameBlockAsAcme, "acme"), ["gets the srun port block 32730-32739, meeting tenant acme's 32730-32739"]);
-    assert.deepEqual(portConflicts(COLLIDING.ctldInAcmeBlock, "acme"), [`gets the slurmctld NodePort ${slurmctldNodePort(COLLIDING.ctldInAcmeBlock)}, inside tenant acme's srun port block 32730-32739`]);
-    assert.deepEqual(portConflicts(COLLIDING.blockOnGlobexCtld, "globex"), ["gets the srun port block 30540-30549, which holds tenant globex's slurmctld NodePort 30542"]);
-    assert.equal(ownPortConflict("acme"), undefined);
-    assert.equal(ownPortConflict(COLLIDING.ownCtldInBlock), "its srun port block 32490-32499 holds its own slurmctld NodePort 32499");
+    const acme = examplePorts("acme");
+    assert.deepEqual(portConflicts(acme, examplePorts("globex"), "globex"), []);
+    assert.deepEqual(portConflicts(recorded(30000, 32730), acme, "acme"), ["has the srun block 32730-32739, meeting tenant acme's 32730-32739"]);
+    assert.deepEqual(portConflicts(recorded(32735, 30001), acme, "acme"), ["has the slurmctld NodePort 32735, inside tenant acme's srun block 32730-32739"]);
+    assert.deepEqual(portConflicts(recorded(32191, 30001), acme, "acme"), ["has the slurmctld NodePort 32191 of tenant acme"]);
+    assert.deepEqual(portConflicts(recorded(30000, 30540), examplePorts("globex"), "globex"), ["has the srun block 30540-30549, which holds tenant globex's slurmctld NodePort 30542"]);
+    assert.equal(ownPortConflict(acme), undefined);
+    assert.equal(ownPortConflict(recorded(32499, 32490)), "its srun block 32490-32499 holds its own slurmctld NodePort 32499");
+  });
+
+  it("finds the lowest free ports beside the taken ones, and fits a whole range of tenants without a clash", () => {
+    assert.deepEqual(freePorts([]), recorded(30000, 30001));
+    assert.deepEqual(freePorts([examplePorts("acme"), examplePorts("globex")]), recorded(30000, 30001));
+    assert.deepEqual(freePorts([recorded(30000, 30001)]), recorded(30011, 30012));
+    // Allocated one after another, as an operator adds tenants: every one apart from every other.
+    const taken: TenantPorts[] = [];
+    for (let next = freePorts(taken); next; next = freePorts(taken)) taken.push(next);
+    assert.equal(taken.length, TENANTS_PER_NODE_PORT_RANGE);
+    assert.equal(TENANTS_PER_NODE_PORT_RANGE, 251);
+    for (let i = 0; i < taken.length; i++) {
+      assert.equal(ownPortConflict(taken[i]), undefined);
+      for (let j = i + 1; j < taken.length; j++) assert.deepEqual(portConflicts(taken[i], taken[j], `t${j}`), []);
+    }
   });
 });
 
-describe("srun port blocks (validation)", () => {
+describe("tenant ports (validation)", () => {
   const acme = exampleFile("tenant-acme-dev");
-  const asTenant = (id: string) => withValues(acme, { "clusterra:tenant": { id, accountId: "444455556666" }, "clusterra:network": { vpcCidr: "10.16.32.0/20", availabilityZones: 2 } }, `tenant-${id}-dev`);
-  const issuesOf = (id: string): ConfigIssue[] => {
-    const r = validateStack(asTenant(id), exampleFiles());
-    return r.ok ? [] : r.issues.filter((i) => i.key === "clusterra:tenant.id");
+  const asTenant = (id: string, ports: unknown) => withValues(acme, { "clusterra:tenant": { id, accountId: "444455556666" }, "clusterra:network": { vpcCidr: "10.16.32.0/20", availabilityZones: 2 }, "clusterra:ports": ports }, `tenant-${id}-dev`);
+  const issuesOf = (id: string, ports: unknown): ConfigIssue[] => {
+    const r = validateStack(asTenant(id, ports), exampleFiles());
+    return r.ok ? [] : r.issues.filter((i) => i.key.startsWith("clusterra:ports"));
   };
 
-  it("rejects a tenant whose ports meet another tenant's of the same central, naming the file, the ports and what is valid", () => {
-    const [issue] = issuesOf(COLLIDING.sameBlockAsAcme);
+  it("rejects ports that meet another tenant's of the same central, naming the file, the ports and free ones", () => {
+    const [issue] = issuesOf("initech", { slurmctld: 30000, srun: 32730 });
     assert.ok(issue, "expected an issue");
-    assert.equal(issue.value, COLLIDING.sameBlockAsAcme);
-    assert.match(issue.problem, /srun port block 32730-32739, meeting tenant acme's 32730-32739 \(stacks\/Pulumi.tenant-acme-dev.yaml\)/);
-    assert.match(issue.valid, /another tenant id/);
-    assert.match(formatIssues(issuesOf(COLLIDING.blockOnGlobexCtld)), /globex's slurmctld NodePort 30542/);
+    assert.deepEqual(issue.value, { slurmctld: 30000, srun: 32730 });
+    assert.match(issue.problem, /srun block 32730-32739, meeting tenant acme's 32730-32739 \(stacks\/Pulumi.tenant-acme-dev.yaml\)/);
+    assert.equal(issue.valid, "ports no other tenant of central-dev has; free on central-dev: clusterra:ports: { slurmctld: 30000, srun: 30001 }");
+    assert.match(formatIssues(issuesOf("initech", { slurmctld: 30000, srun: 30540 })), /globex's slurmctld NodePort 30542/);
   });
 
-  it("rejects a tenant whose srun block holds its own slurmctld port, and accepts one apart from all", () => {
-    assert.match(issuesOf(COLLIDING.ownCtldInBlock)[0]?.problem ?? "", /holds its own slurmctld NodePort/);
-    assert.deepEqual(issuesOf("initech"), []);
+  it("requires the key, naming free ports, and refuses a block holding its own port or past the range", () => {
+    assert.deepEqual(issuesOf("initech", undefined).map((i) => [i.key, i.value, i.problem, i.valid]), [
+      ["clusterra:ports", undefined, "missing: a tenant's ports on central are recorded in its stack file, never derived", "free on central-dev: clusterra:ports: { slurmctld: 30000, srun: 30001 } (a tenant deployed before ports were recorded keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)"],
+    ]);
+    assert.match(issuesOf("initech", { slurmctld: 30005, srun: 30000 })[0]?.problem ?? "", /holds its own slurmctld NodePort 30005/);
+    assert.deepEqual(issuesOf("initech", { slurmctld: 29999, srun: 32760 }).map((i) => i.key).sort(), ["clusterra:ports.slurmctld", "clusterra:ports.srun"]);
+    assert.deepEqual(issuesOf("initech", { slurmctld: 30000, srun: 30001 }), []);
   });
 });
 
 describe("srun port blocks (central's fleet)", () => {
   const facts: ControlPlaneFacts = {
     environment: "dev", tenantId: "acme", clusterName: "clusterra-dev-acme", centralRegion: "us-east-1",
-    secretNames: { slurm: "s", jwt: "j", mariadb: "m" }, tenantCidr: "10.16.0.0/20", srunPortBlock: srunPortBlock("acme"), nodeSets: [], users: [],
+    secretNames: { slurm: "s", jwt: "j", mariadb: "m" }, tenantCidr: "10.16.0.0/20", srunPortBlock: examplePorts("acme").srunBlock, nodeSets: [], users: [],
   };
 
   it("forwards each port of the block to the same port of the login pod, keeping the client's address", function () {
@@ -89,7 +102,7 @@ describe("srun port blocks (central's fleet)", () => {
     assert.equal(svc.spec?.type, "NodePort");
     assert.equal(svc.spec?.externalTrafficPolicy, "Local");
     assert.deepEqual(svc.spec?.selector, slinkyLoginPodLabels());
-    const { from, to } = srunPortBlock("acme");
+    const { from, to } = examplePorts("acme").srunBlock;
     assert.deepEqual(svc.spec?.ports?.map((p: any) => [p.port, p.nodePort, p.targetPort]), Array.from({ length: to - from + 1 }, (_, i) => [from + i, from + i, from + i]));
   });
 

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import { flowPorts, PEERING_FLOWS, slurmctldNodePort, srunPortBlock } from "../facts/contract";
-import { byType, json, plan } from "./helpers";
+import { flowPorts, PEERING_FLOWS } from "../facts/contract";
+import { byType, examplePorts, json, plan } from "./helpers";
 
 describe("tenant stacks", function () {
   this.timeout(60000);
@@ -63,7 +63,7 @@ describe("tenant stacks", function () {
     ]);
     for (const [flowId, from] of seen) {
       const flow = PEERING_FLOWS.find((f) => f.id === flowId)!;
-      assert.equal(flowPorts(flow, "acme").fromPort, from);
+      assert.equal(flowPorts(flow, examplePorts("acme")).fromPort, from);
     }
   });
 
@@ -73,8 +73,8 @@ describe("tenant stacks", function () {
     // By address; rules among the cluster's own groups are the cluster flow table's (tenant-cluster tests).
     const egress = byType(acme, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").filter((r) => r.inputs?.securityGroupId === workers.id && r.inputs?.cidrIpv4);
     assert.deepEqual(egress.map((r) => [r.inputs?.ipProtocol, r.inputs?.toPort, r.inputs?.cidrIpv4]).sort(), [
-      ["tcp", slurmctldNodePort("acme"), `${central.outputs.hostPrivateIp}/32`],
-      ["tcp", srunPortBlock("acme").to, `${central.outputs.hostPrivateIp}/32`],
+      ["tcp", examplePorts("acme").slurmctld, `${central.outputs.hostPrivateIp}/32`],
+      ["tcp", examplePorts("acme").srunBlock.to, `${central.outputs.hostPrivateIp}/32`],
       ["tcp", 443, "0.0.0.0/0"],
       ["tcp", 53, "10.16.0.0/20"],
       ["udp", 53, "10.16.0.0/20"],
@@ -92,11 +92,11 @@ describe("tenant stacks", function () {
     for (const [stack, id] of [["tenant-acme-dev", "acme"], ["tenant-globex-dev", "globex"]] as const) {
       const p = await plan(stack);
       const endpoint = (central.outputs.slurmctldEndpoints as Record<string, { host: string; port: number }>)[id];
-      assert.deepEqual(endpoint, { host: central.outputs.hostPrivateIp, port: slurmctldNodePort(id) });
+      assert.deepEqual(endpoint, { host: central.outputs.hostPrivateIp, port: examplePorts(id).slurmctld });
       assert.deepEqual([p.outputs.slurmctldEndpoint, p.outputs.slurmctldPort], [endpoint.host, endpoint.port]);
       assert.equal(byType(p, "aws:lb/loadBalancer:LoadBalancer").length, 0);
     }
-    assert.notEqual(slurmctldNodePort("acme"), slurmctldNodePort("globex"));
+    assert.notEqual(examplePorts("acme").slurmctld, examplePorts("globex").slurmctld);
   });
 
   it("spread subnets over the configured zones, tagged for Karpenter discovery", async () => {

@@ -6,7 +6,7 @@ import { getVpcPeeringConnectionsOutput } from "@pulumi/aws/ec2/getVpcPeeringCon
 import * as vpc from "@pulumi/aws/vpc";
 import { contractRule } from "../network/contract-rule";
 import type { CentralTenant } from "../../config/types";
-import { centralHostFlows, slurmctldNodePort, type PeeringFlow } from "../../facts/contract";
+import { centralHostFlows, type PeeringFlow } from "../../facts/contract";
 import { TAG_KEYS } from "../../facts/project";
 import type { AccountScope } from "../security/scope";
 import type { SlurmctldEndpointOutput } from "./outputs";
@@ -43,7 +43,7 @@ export function hostRulesFor(tenant: CentralTenant): { readonly flow: PeeringFlo
   return centralHostFlows().map(({ flow, direction, tenantEnd }) => ({
     flow,
     direction,
-    rule: contractRule(flow, tenant.id, peer[tenantEnd], { description: `${flow.purpose} (tenant ${tenant.id})`, tags: { [TAG_KEYS.tenant]: tenant.id } }),
+    rule: contractRule(flow, tenant.ports, peer[tenantEnd], { description: `${flow.purpose} (tenant ${tenant.id})`, tags: { [TAG_KEYS.tenant]: tenant.id } }),
   }));
 }
 
@@ -95,7 +95,7 @@ export class TenantLink extends pulumi.ComponentResource {
     );
 
     this.roleArn = access.roleArn;
-    this.endpoint = pulumi.output(args.hostPrivateIp).apply((host) => ({ host, port: slurmctldNodePort(tenant.id) }));
+    this.endpoint = pulumi.output(args.hostPrivateIp).apply((host) => ({ host, port: tenant.ports.slurmctld }));
     this.registerOutputs({ roleArn: this.roleArn, endpoint: this.endpoint });
   }
 }

@@ -7,7 +7,6 @@
  */
 import type { TenantConfig } from "../../config";
 import { coveringCidr } from "../../config/cidr";
-import { srunPortBlock } from "../../facts/contract";
 import { TENANT_ENTRY_FILE, TENANT_USERS_FILE, tenantFleetPath, type RolloutWave } from "../../facts/fleet";
 import { EFS_MOUNT_PATH, tenantClusterName } from "../../facts/tenant-cluster";
 import { usersFiles } from "../identity/passwd";
@@ -57,7 +56,7 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
       centralRegion: config.central.region,
       secretNames: { ...slurmKeySecretNames(config.environment, id), mariadb: centralOnlySecretNames(config.environment, id).mariadb },
       tenantCidr: config.network.vpcCidr,
-      srunPortBlock: srunPortBlock(id),
+      srunPortBlock: config.ports.srunBlock,
       nodeSets,
       users: config.users,
     },

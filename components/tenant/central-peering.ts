@@ -6,12 +6,15 @@ import * as vpc from "@pulumi/aws/vpc";
 import { contractRule } from "../network/contract-rule";
 import { PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
 import { addBaselineEgress } from "../network/baseline-egress";
+import type { TenantPorts } from "../../facts/contract";
 
 export interface CentralPeeringArgs {
   /** The stack's name prefix: the clusterra:owner tag its security groups carry (set at creation only; the deploy role changes only such groups). */
   readonly owner: string;
   /** The tenant: names and tags. */
   readonly tenantId: string;
+  /** Its ports on central's host (its stack file's `clusterra:ports`): the per-tenant flows open exactly these. */
+  readonly ports: TenantPorts;
   /** The tenant VPC (requester). */
   readonly tenantVpcId: pulumi.Input<string>;
   /** The tenant VPC's CIDR: central routes it and admits 6818 to it. */
@@ -88,11 +91,11 @@ export class CentralPeering extends pulumi.ComponentResource {
     );
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
     for (const flow of TENANT_VPC_FLOWS) {
-      new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...contractRule(flow, args.tenantId, hostCidr), securityGroupId: workers.id }, child);
+      new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, { ...contractRule(flow, args.ports, hostCidr), securityGroupId: workers.id }, child);
     }
     // The group starts with no egress (the provider drops AWS's allow-all): add what slurmd needs.
     for (const flow of FROM_TENANT_VPC_FLOWS) {
-      new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, { ...contractRule(flow, args.tenantId, hostCidr), securityGroupId: workers.id }, child);
+      new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, { ...contractRule(flow, args.ports, hostCidr), securityGroupId: workers.id }, child);
     }
     addBaselineEgress(`${name}-workers`, workers.id, args.tenantCidr, this);
 

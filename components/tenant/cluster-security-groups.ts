@@ -6,12 +6,15 @@ import { contractRule } from "../network/contract-rule";
 import { CLUSTER_INTERNAL_FLOWS, type ClusterFlow } from "../../facts/cluster-flows";
 import { PEERING_FLOWS } from "../../facts/contract";
 import { addBaselineEgress } from "../network/baseline-egress";
+import type { TenantPorts } from "../../facts/contract";
 
 export interface ClusterSecurityGroupsArgs {
   /** The stack's name prefix: the clusterra:owner tag its security groups carry (set at creation only; the deploy role changes only such groups). */
   readonly owner: string;
   /** Tenant id: names and descriptions. */
   readonly tenantId: string;
+  /** Its ports on central's host (its stack file's `clusterra:ports`): the per-tenant flows open exactly these. */
+  readonly ports: TenantPorts;
   /** The tenant VPC. */
   readonly vpcId: pulumi.Input<string>;
   /** Its CIDR (DNS to the VPC resolver). */
@@ -56,7 +59,7 @@ export class ClusterSecurityGroups extends pulumi.ComponentResource {
     }
     const hostCidr = pulumi.interpolate`${args.centralHostIp}/32`;
     for (const flow of SERVER_FLOWS) {
-      const r = { ...contractRule(flow, args.tenantId, hostCidr), securityGroupId: server.id };
+      const r = { ...contractRule(flow, args.ports, hostCidr), securityGroupId: server.id };
       if (flow.to === "tenant-host") new vpc.SecurityGroupIngressRule(`${name}-${flow.id}`, r, child);
       else new vpc.SecurityGroupEgressRule(`${name}-${flow.id}-out`, r, child);
     }

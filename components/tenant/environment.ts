@@ -119,6 +119,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       `${name}-peering`,
       {
         tenantId: config.tenant.id,
+        ports: config.ports,
         owner: clusterName,
         tenantVpcId: network.vpcId,
         tenantCidr: network.cidr,
@@ -136,7 +137,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
     );
     const groups = new ClusterSecurityGroups(
       `${name}-nodes`,
-      { tenantId: config.tenant.id, owner: clusterName, vpcId: network.vpcId, vpcCidr: network.cidr, workersSecurityGroupId: peering.workersSecurityGroupId, centralHostIp: central.hostPrivateIp },
+      { tenantId: config.tenant.id, ports: config.ports, owner: clusterName, vpcId: network.vpcId, vpcCidr: network.cidr, workersSecurityGroupId: peering.workersSecurityGroupId, centralHostIp: central.hostPrivateIp },
       child,
     );
 

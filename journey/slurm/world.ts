@@ -10,7 +10,7 @@ import { parseAllDocuments } from "yaml";
 import { PROJECT_ROOT } from "../../config";
 import type { PlanResult } from "../../planning/plan";
 import type { TenantUser } from "../../config/users";
-import { CENTRAL_K3S_RANGES, slurmctldNodePort, srunPortBlock, type PortRange } from "../../facts/contract";
+import { CENTRAL_K3S_RANGES, type PortRange, type TenantPorts } from "../../facts/contract";
 import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
 import { renderTenantAddOn, toolPath } from "../../fleet-tools/render";
@@ -41,6 +41,8 @@ export interface TenantSide {
   readonly serverGroupIds: readonly string[];
   /** The tenant's slurmctld NodePort on central, as the fleet's Service declares it. */
   readonly nodePort: number;
+  /** Its ports on central as its stack file records them (`clusterra:ports`): what the fleet must open. */
+  readonly recorded: TenantPorts;
   readonly externalTrafficPolicy: string;
   /** The tenant's srun NodePort Service on central, as the fleet declares it: its ports and where each leads. */
   readonly srun: {
@@ -234,6 +236,7 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
     serverSubnet: serverSubnet.cidr,
     serverGroupIds: server.groupIds,
     nodePort: Number(must(nodePortEntry.nodePort, `${id}'s nodePort`)),
+    recorded: config.ports,
     externalTrafficPolicy: String(get(nodePortService, "spec", "externalTrafficPolicy") ?? "Cluster"),
     srun: {
       ports: srunPorts,
@@ -302,7 +305,7 @@ export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT, helm = to
 export function worldProblems(world: JourneyWorld): string[] {
   const problems: string[] = [];
   for (const t of [world.tenant, world.other]) {
-    if (t.nodePort !== slurmctldNodePort(t.id)) problems.push(`${t.id}: the fleet's NodePort ${t.nodePort} is not slurmctldNodePort(${t.id}) = ${slurmctldNodePort(t.id)}`);
+    if (t.nodePort !== t.recorded.slurmctld) problems.push(`${t.id}: the fleet's NodePort ${t.nodePort} is not the ${t.recorded.slurmctld} its stack file records (clusterra:ports.slurmctld)`);
     problems.push(...srunProblems(t));
     if (t.controllerService.endpointAddress !== world.central.hostAddress) problems.push(`${t.id}: the EndpointSlice points at ${t.controllerService.endpointAddress}, the central host is ${world.central.hostAddress}`);
     if (t.controllerService.endpointPort !== t.nodePort) problems.push(`${t.id}: the EndpointSlice port ${t.controllerService.endpointPort} is not the NodePort ${t.nodePort}`);
@@ -316,10 +319,10 @@ export function worldProblems(world: JourneyWorld): string[] {
 /** The srun block's Service against the contract: the tenant's own block, each port forwarded as itself, to the login pod. */
 export function srunProblems(t: TenantSide): string[] {
   const problems: string[] = [];
-  const expected = srunPortBlock(t.id);
+  const expected = t.recorded.srunBlock;
   const { block, ports } = t.srun;
   if (block.from !== expected.from || block.to !== expected.to || ports.length !== expected.to - expected.from + 1) {
-    problems.push(`${t.id}: the srun Service's nodePorts ${block.from}-${block.to} (${ports.length}) are not srunPortBlock(${t.id}) = ${expected.from}-${expected.to}`);
+    problems.push(`${t.id}: the srun Service's nodePorts ${block.from}-${block.to} (${ports.length}) are not the block ${expected.from}-${expected.to} its stack file records (clusterra:ports.srun)`);
   }
   const moved = ports.filter((p) => p.port !== p.nodePort || p.targetPort !== p.nodePort);
   if (moved.length > 0) problems.push(`${t.id}: srun ports not forwarded as themselves: ${moved.map((p) => `${p.nodePort}->${p.targetPort}`).join(", ")}`);

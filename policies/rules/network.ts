@@ -4,7 +4,7 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
-import { flowPortLabel, flowPorts, isPerTenant, PEERING_FLOWS, type PeeringFlow } from "../../facts/contract";
+import { flowPortLabel, flowPorts, isPerTenant, NODE_PORT_RANGE, PEERING_FLOWS, SRUN_PORT_BLOCK_SIZE, srunBlockAt, type PeeringFlow, type PerTenantPorts, type TenantPorts } from "../../facts/contract";
 import { ipv4Contains, ipv4Equal, ipv4Overlaps, isAnyAddress, isPublicSource, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
 import { stackIdentity, tagMap } from "./provider";
 import {
@@ -312,18 +312,37 @@ function describePeer(p: Peer): string {
   return `prefix list ${p.prefixList ?? "?"}`;
 }
 
+/** Whether a rule opens what a per-tenant port set is shaped like: one NodePort, or one whole srun block, inside the NodePort range. */
+function perTenantShapeMatches(kind: PerTenantPorts, from: unknown, to: unknown): boolean {
+  if (!Number.isInteger(from) || !Number.isInteger(to)) return false;
+  const [a, b] = [from as number, to as number];
+  const width = kind === "per-tenant" ? 1 : SRUN_PORT_BLOCK_SIZE;
+  return a >= NODE_PORT_RANGE.from && b <= NODE_PORT_RANGE.to && b - a + 1 === width;
+}
+
 export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contract", {
   description:
     `Security-group traffic across the VPC peering is exactly the contract's flows ` +
     `(${PEERING_FLOWS.map((f) => `${f.id} ${flowPortLabel(f)}`).join(", ")}): ` +
     `each such ingress or egress rule is an aws.vpc.SecurityGroupIngressRule / SecurityGroupEgressRule tagged "${FLOW_TAG}" with a known flow id and ` +
-    `that flow's ports and protocol (a per-tenant port: exactly the port of the tenant the rule is for, named by its "${TAG_KEYS.tenant}" tag or the stack's), ` +
+    `that flow's ports and protocol (a per-tenant port: exactly the port its stack file records for the tenant the rule is for, named by its "${TAG_KEYS.tenant}" tag or the stack's; without the tenant's ports in the config, one NodePort or one whole srun block), ` +
     `on the side the contract says, naming its peer by CIDR: the tenant's own VPC CIDR for tenant-VPC flows ` +
     `(checked in tenant stacks), a /32 for host flows. A rule crosses the peering when its group and its peer (CIDR, referenced security group, ` +
     `prefix list) lie on different sides: a group is local when it is in one of the stack's VPCs, and on the peer's side when it is in another VPC ` +
     `or not in the deployment at all; 0.0.0.0/0 egress is internet egress, not peering.`,
-  remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule (and its SecurityGroupEgressRule) per flow with tags["${FLOW_TAG}"] = flow.id, the ports flowPorts(flow, tenant) gives, the flow's ipProtocol and the peer's exact CIDR`,
+  remediation: `derive the rule from PEERING_FLOWS in facts/contract.ts: one SecurityGroupIngressRule (and its SecurityGroupEgressRule) per flow with tags["${FLOW_TAG}"] = flow.id, the ports flowPorts(flow, the tenant's recorded ports) gives, the flow's ipProtocol and the peer's exact CIDR`,
+  configSchema: {
+    properties: {
+      tenantPorts: {
+        type: "object",
+        additionalProperties: { type: "object", properties: { slurmctld: { type: "integer" }, srun: { type: "integer" } } },
+        default: {},
+        description: "Tenant id -> its ports on central as its stack file records them (clusterra:ports: slurmctld, the first port of srun)",
+      },
+    },
+  },
   validate: (args, report) => {
+    const portsConfig = (asRecord((args.getConfig<{ tenantPorts?: unknown }>() ?? {}).tenantPorts) ?? {}) as Record<string, { slurmctld?: number; srun?: number }>;
     const cidrs = localCidrs(args.resources);
     const vpcs = indexTargets(ofTypes(args.resources, VPC), ["id"]);
     const groups = indexTargets(ofTypes(args.resources, SG, DEFAULT_SG), ["id"]);
@@ -408,10 +427,16 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
       if (isPerTenant(flow.ports) && tenant === undefined) {
         report(`flow ${flow.id} opens ports of its own per tenant, but the rule names no tenant (tag "${TAG_KEYS.tenant}")`, r.urn);
       } else {
-        const expected = flowPorts(flow, tenant ?? "");
-        if (props.fromPort !== expected.fromPort || props.toPort !== expected.toPort || !protocolMatches(props.ipProtocol, flow)) {
+        // A tenant's ports as its stack file records them (config `tenantPorts`); without them, a
+        // per-tenant rule must still open one NodePort, or one whole srun block.
+        const recorded = tenant !== undefined ? portsConfig[tenant] : undefined;
+        const ports: TenantPorts | undefined = recorded && Number.isInteger(recorded.slurmctld) && Number.isInteger(recorded.srun) ? { slurmctld: recorded.slurmctld as number, srunBlock: srunBlockAt(recorded.srun as number) } : undefined;
+        const mismatch = isPerTenant(flow.ports) && !ports
+          ? !perTenantShapeMatches(flow.ports, props.fromPort, props.toPort) || !protocolMatches(props.ipProtocol, flow)
+          : ((expected) => props.fromPort !== expected.fromPort || props.toPort !== expected.toPort || !protocolMatches(props.ipProtocol, flow))(flowPorts(flow, ports as TenantPorts));
+        if (mismatch) {
           report(
-            `flow ${flow.id} allows ${flowPortLabel(flow, tenant)}${isPerTenant(flow.ports) ? ` for tenant ${tenant}` : ""} but the rule opens ${String(props.ipProtocol)} ` +
+            `flow ${flow.id} allows ${flowPortLabel(flow, ports)}${isPerTenant(flow.ports) ? ` for tenant ${tenant}` : ""} but the rule opens ${String(props.ipProtocol)} ` +
               `${String(props.fromPort)}-${String(props.toPort)}`,
             r.urn,
           );
