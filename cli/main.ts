@@ -206,17 +206,19 @@ export async function main(
     .option("--render", "also plan every stack file and compare what it renders with the committed files, render every Application with Helm and validate every object with kubectl-validate")
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
     .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
-    .action(async (opts: { render?: boolean; charts?: string; outputs?: string }) => {
+    .option("--allow-offline-facts", "accept facts files an offline plan wrote (invented ids) for stacks that are not the project's examples: a repository not deployed yet")
+    .action(async (opts: { render?: boolean; charts?: string; outputs?: string; allowOfflineFacts?: boolean }) => {
       if (refusedFolders("fleet check", [["--charts", opts.charts, "exist", CHARTS_FOLDER], ["--outputs", opts.outputs, "exist", "a folder of <stack>.json files from `pulumi stack output --json -s <stack>`"]])) return;
       const { runFleetCheck } = await import("../fleet-tools/check");
-      exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs) }, out, err);
+      exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs), allowOfflineFacts: !!opts.allowOfflineFacts }, out, err);
     });
   fleet
     .command("write")
     .description("regenerate every stack's fleet files offline from its stack file and its committed facts file (never a facts file): a fleet-wide change without `pulumi up`")
-    .action(async () => {
+    .option("--allow-offline-facts", "accept facts files an offline plan wrote (invented ids) for stacks that are not the project's examples: a repository not deployed yet")
+    .action(async (opts: { allowOfflineFacts?: boolean }) => {
       const { runFleetWrite } = await import("../fleet-tools/write");
-      exitCode = runFleetWrite(root, out, err);
+      exitCode = runFleetWrite(root, out, err, { allowOfflineFacts: !!opts.allowOfflineFacts });
     });
   fleet
     .command("render")

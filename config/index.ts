@@ -12,6 +12,8 @@ import { formatIssues, stackShortName, validateStack } from "./validate";
 import { nearest } from "./validate-text";
 import type { TenantPorts } from "../facts/contract";
 import { recordedPorts } from "./tenant-ports";
+import { isDeepStrictEqual } from "util";
+import { EXAMPLE_STACKS_DIR } from "../facts/project";
 
 export * from "./types";
 export { formatIssues, stackShortName, validateStack } from "./validate";
@@ -144,7 +146,7 @@ export function readAllStackFiles(root = PROJECT_ROOT): StackFile[] {
  * The tenant each tenant stack file declares (`clusterra:tenant`): its id, its account when
  * it is 12 digits, and its VPC CIDR (`clusterra:network.vpcCidr`) when it is a string.
  */
-function declaredTenants(root: string): { id: string; accountId?: string; vpcCidr?: string; ports?: TenantPorts }[] {
+function declaredTenants(root: string): { id: string; environment?: string; accountId?: string; vpcCidr?: string; ports?: TenantPorts }[] {
   return readAllStackFiles(root).flatMap((f) => {
     const t = f.values[`${CONFIG_NAMESPACE}:tenant`];
     const network = f.values[`${CONFIG_NAMESPACE}:network`];
@@ -154,7 +156,8 @@ function declaredTenants(root: string): { id: string; accountId?: string; vpcCid
     const cidr = typeof network === "object" && network !== null ? (network as Record<string, unknown>).vpcCidr : undefined;
     if (typeof id !== "string" || id.length === 0) return [];
     const ports = recordedPorts(f.values);
-    return [{ id, ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}), ...(ports ? { ports } : {}) }];
+    const environment = f.values[`${CONFIG_NAMESPACE}:environment`];
+    return [{ id, ...(typeof environment === "string" ? { environment } : {}), ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}), ...(ports ? { ports } : {}) }];
   });
 }
 
@@ -163,9 +166,12 @@ export function tenantVpcCidrsFromStackFiles(root = PROJECT_ROOT): Record<string
   return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.vpcCidr ? [[t.id, t.vpcCidr]] : [])));
 }
 
-/** Recorded ports of every tenant stack file, by tenant id, as the stack file writes them: the contract policy's `tenantPorts`. */
+/**
+ * Recorded ports of every tenant stack file, by `<environment>/<tenant id>` (ids are unique per
+ * environment only), as the stack file writes them: the contract policy's `tenantPorts`.
+ */
 export function tenantPortsFromStackFiles(root = PROJECT_ROOT): Record<string, { slurmctld: number; srun: number }> {
-  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.ports ? [[t.id, { slurmctld: t.ports.slurmctld, srun: t.ports.srunBlock.from }]] : [])));
+  return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.ports && t.environment ? [[`${t.environment}/${t.id}`, { slurmctld: t.ports.slurmctld, srun: t.ports.srunBlock.from }]] : [])));
 }
 
 /** Tenant ids of every tenant stack file, sorted: the policy pack's isolation default. */
@@ -176,6 +182,15 @@ export function tenantsFromStackFiles(root = PROJECT_ROOT): string[] {
 /** Account id of every tenant stack file, by tenant id: another tenant's account is flagged wherever it appears. */
 export function tenantAccountsFromStackFiles(root = PROJECT_ROOT): Record<string, string> {
   return Object.fromEntries(declaredTenants(root).flatMap((t) => (t.accountId ? [[t.id, t.accountId]] : [])));
+}
+
+/**
+ * Whether a stack file is one of the project's examples as shipped (the same values as its
+ * fixture in EXAMPLE_STACKS_DIR): an example has no deployment, so its facts are offline.
+ */
+export function isExampleStack(file: StackFile): boolean {
+  const fixture = readStackFile(path.join(PROJECT_ROOT, EXAMPLE_STACKS_DIR, `Pulumi.${file.stack}.yaml`), file.stack, PROJECT_ROOT).file;
+  return fixture !== undefined && isDeepStrictEqual(fixture.values, file.values);
 }
 
 /** Stack file path for a stack name, as Pulumi.yaml's stackConfigDir lays them out. */

@@ -11,12 +11,23 @@ import { CONFIG_NAMESPACE } from "../facts/project";
 /** The stack file key that records them. */
 export const PORTS_KEY = `${CONFIG_NAMESPACE}:ports`;
 
-/** A tenant's recorded ports from its stack file's values (undefined when absent or not well-formed). */
+/** Whether ports lie in the NodePort range, the whole srun block too. */
+export function inNodePortRange(p: TenantPorts): boolean {
+  return p.slurmctld >= NODE_PORT_RANGE.from && p.slurmctld <= NODE_PORT_RANGE.to && p.srunBlock.from >= NODE_PORT_RANGE.from && p.srunBlock.to <= NODE_PORT_RANGE.to;
+}
+
+/**
+ * A tenant's recorded ports from its stack file's values: undefined when absent, not whole
+ * numbers or outside the NodePort range (a port central's host serves itself, 6443 or
+ * 10250, must never become a tenant's).
+ */
 export function recordedPorts(values: Readonly<Record<string, unknown>>): TenantPorts | undefined {
   const p = values[PORTS_KEY];
   if (typeof p !== "object" || p === null) return undefined;
   const { slurmctld, srun } = p as { slurmctld?: unknown; srun?: unknown };
-  return Number.isInteger(slurmctld) && Number.isInteger(srun) ? { slurmctld: slurmctld as number, srunBlock: srunBlockAt(srun as number) } : undefined;
+  if (!Number.isInteger(slurmctld) || !Number.isInteger(srun)) return undefined;
+  const ports = { slurmctld: slurmctld as number, srunBlock: srunBlockAt(srun as number) };
+  return inNodePortRange(ports) ? ports : undefined;
 }
 
 function single(port: number): PortRange {

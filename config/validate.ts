@@ -111,8 +111,6 @@ function checkNetwork(network: unknown, key: string, region: string | undefined,
   }
 }
 
-/** What to do about a port conflict: the ports follow from the id, so only another id helps. */
-
 /** A tenant stack's name: tenant-<id>-<environment>. */
 export function tenantStackName(id: string, environment: string): string {
   return `tenant-${id}-${environment}`;
@@ -275,6 +273,28 @@ function checkCentralHoldsItsTenants(source: StackFile, own: Record<string, unkn
   for (const e of checkCentralCapacity(plane.instanceType, tenants.length).errors) {
     if (e.on === "instanceType") add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, e.problem, e.valid);
     else add("(tenant stacks)", tenants.map((t) => t.stack), e.problem, e.valid);
+  }
+  checkTenantPortsOnCentral(source.stack, tenants, add);
+}
+
+/**
+ * Central opens each tenant's recorded ports on its host: every tenant stack of it must record
+ * valid ones (central would otherwise leave the tenant out: its rules, route, role and
+ * endpoint gone on the next `pulumi up`), and no two may meet.
+ */
+function checkTenantPortsOnCentral(central: string, tenants: readonly StackFile[], add: Add): void {
+  const recorded: { file: StackFile; id: string; ports: TenantPorts }[] = [];
+  for (const f of tenants) {
+    const ports = recordedPorts(f.values);
+    const id = (f.values[`${CONFIG_NAMESPACE}:tenant`] as { id?: unknown } | undefined)?.id;
+    if (!ports) {
+      add("(tenant stacks)", f.stack, `${f.file} records no valid ${PORTS_KEY}: ${central} would leave the tenant out, its rules, route, role and endpoint removed by the next \`pulumi up -s ${central}\``, `${PORTS_KEY} in ${f.file}: a live tenant records the ports it has (its facts file's slurmctld.port, its SrunPortRange in ${central}'s slurm.conf), a new one free ones (\`clusterra plan --stack ${f.stack}\` names them)`);
+    } else if (typeof id === "string") recorded.push({ file: f, id, ports });
+  }
+  for (let i = 0; i < recorded.length; i++) {
+    for (const other of recorded.slice(i + 1)) {
+      for (const conflict of portConflicts(recorded[i].ports, other.ports, other.id)) add("(tenant stacks)", recorded[i].file.stack, `tenant ${recorded[i].id} (${recorded[i].file.file}) ${conflict} (${other.file.file})`, `ports no two tenants of ${central} share`);
+    }
   }
 }
 

@@ -9,6 +9,9 @@ export function platformName(environment: string, ...parts: string[]): string {
 /** Config namespace of the project's own keys (`clusterra:<key>`). */
 export const CONFIG_NAMESPACE = PROJECT;
 
+/** The project's example environment, its stack files as the suite's fixtures (test/helpers.ts). */
+export const EXAMPLE_STACKS_DIR = "test/fixtures/stacks";
+
 /** Folder of the stack files, as Pulumi.yaml's `stackConfigDir` says. */
 export const STACK_CONFIG_DIR = "stacks";
 

@@ -19,7 +19,7 @@ import { tenantClusterProject } from "../components/fleet/tenant-entry";
 import { ARGOCD_CHART, ARGOCD_CLUSTER_SECRET, ARGOCD_IN_CLUSTER, ENTRIES_PROJECT } from "../facts/versions";
 import { helmRepoUrl } from "../components/fleet/argo";
 import { factsAgainstOutputs, fleetFromFacts } from "./write";
-import { tenantFactsProblems } from "./facts";
+import { offlineFactsProblems, tenantFactsProblems } from "./facts";
 import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./files";
 import { controlPlaneSecretsRoleName, LABEL_KEYS } from "../facts/project";
 import { cacheDir } from "../planning/cache";
@@ -182,7 +182,7 @@ function get(o: unknown, ...keys: string[]): unknown {
 }
 
 /** Checks the fleet under root; returns every problem (none: the fleet is good). */
-export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet; skipped?: (message: string) => void } = {}): Promise<FleetProblem[]> {
+export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet; skipped?: (message: string) => void; allowOfflineFacts?: boolean } = {}): Promise<FleetProblem[]> {
   const problems: FleetProblem[] = [];
   const docs: FleetDoc[] = [];
   for (const file of fleetFiles(root)) {
@@ -206,6 +206,7 @@ export async function checkFleet(root: string, options: { reference?: string; re
   docs.push(...generated.documents.filter((d) => d.generated || d.renderedBy));
   problems.push(...(await schemaProblems(docs, options.reference)));
   problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs), ...unstepped(docs));
+  if (!options.allowOfflineFacts) problems.push(...offlineFactsProblems(root));
   if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root)));
   return problems;
 }
@@ -446,10 +447,10 @@ export async function checkWithCharts(root: string, charts: string | undefined, 
 }
 
 /** The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems. */
-export async function runFleetCheck(root: string, options: { render: boolean; charts?: string; outputs?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+export async function runFleetCheck(root: string, options: { render: boolean; charts?: string; outputs?: string; allowOfflineFacts?: boolean }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   const reference = referenceDir(root);
   if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
-  const problems = await checkFleet(root, { reference, render: options.render, skipped: (m) => err(`clusterra fleet check: ${m}; skipped`) });
+  const problems = await checkFleet(root, { reference, render: options.render, allowOfflineFacts: options.allowOfflineFacts, skipped: (m) => err(`clusterra fleet check: ${m}; skipped`) });
   if (options.render) problems.push(...(await checkWithCharts(root, options.charts, reference, out, err)));
   if (options.outputs) problems.push(...factsAgainstOutputs(root, options.outputs));
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);

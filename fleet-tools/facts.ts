@@ -7,8 +7,9 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { hostAddressProblem } from "../config/cidr";
-import { FACTS_FILE } from "../components/fleet/facts";
-import { tenantStacks, type FleetProblem } from "./files";
+import { isExampleStack, readAllStackFiles } from "../config";
+import { FACTS_FILE, isOfflineFacts } from "../components/fleet/facts";
+import { fleetFiles, tenantStacks, type FleetProblem } from "./files";
 import { controlPlaneSecretsRoleName, slurmKeySecretNames } from "../facts/project";
 
 /** Sub-folders of a folder (none when it is missing). */
@@ -54,4 +55,25 @@ export function tenantFactsProblems(root: string): FleetProblem[] {
     }
   }
   return problems;
+}
+
+/**
+ * Facts files an offline plan wrote (`offline: true`: invented ids no cloud holds) for any
+ * stack but the project's examples as shipped. A pull request carrying one would merge a
+ * tenant whose workers point at a file system that does not exist; `fleet check` and `fleet
+ * write` refuse it unless told the repository is not deployed yet (`--allow-offline-facts`).
+ */
+export function offlineFactsProblems(root: string): FleetProblem[] {
+  const stacks = new Map(readAllStackFiles(root).map((f) => [f.stack, f]));
+  return fleetFiles(root)
+    .filter((rel) => path.basename(rel) === FACTS_FILE)
+    .flatMap((rel) => {
+      const text = fs.readFileSync(path.join(root, rel), "utf8");
+      if (!isOfflineFacts(text)) return [];
+      const stack = /^# (\S+)'s cloud facts/.exec(text)?.[1] ?? "";
+      const file = stacks.get(stack);
+      // A facts file no stack file claims is a removed stack's: fleet write removes it, fleet check names it.
+      if (!file || isExampleStack(file)) return [];
+      return [{ file: rel, at: "offline", reason: `was written offline (clusterra plan --write-fleet): invented ids no cloud holds; \`pulumi up -s ${stack || "<stack>"}\` writes the real facts (or pass --allow-offline-facts for a repository not deployed yet)` }];
+    });
 }

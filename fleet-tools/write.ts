@@ -8,11 +8,11 @@ import * as fs from "fs";
 import * as path from "path";
 import { scanStackFiles, validateStack, type StackConfig } from "../config";
 import { centralStackFleetFiles } from "../components/fleet/central";
-import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind } from "../components/fleet/facts";
+import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind, OFFLINE_FACTS_KEY } from "../components/fleet/facts";
 import { tenantStackFleetFiles } from "../components/fleet/tenant";
 import { writeFleetFiles, type FleetFileSet } from "../components/fleet/writer";
 import { connectorFactsPath, connectorStackFiles } from "../components/connector/cluster-files";
-import { tenantFactsProblems } from "./facts";
+import { offlineFactsProblems, tenantFactsProblems } from "./facts";
 import { fleetFiles, type FleetProblem } from "./files";
 
 /** Where a stack's facts file is, by its kind. */
@@ -77,11 +77,11 @@ export function fleetFromFacts(root: string): FleetFromFacts {
 }
 
 /** `fleet write`: every problem and nothing written, or every derived file written (facts files left as they are). */
-export function runFleetWrite(root: string, out: (s: string) => void, err: (s: string) => void): number {
+export function runFleetWrite(root: string, out: (s: string) => void, err: (s: string) => void, options: { allowOfflineFacts?: boolean } = {}): number {
   const started = process.hrtime.bigint();
   const fleet = fleetFromFacts(root);
-  // The facts checks `fleet check` runs: a facts file naming another tenant's server, role, key or port writes nothing.
-  const problems = [...fleet.problems, ...tenantFactsProblems(root)];
+  // The facts checks `fleet check` runs: a facts file naming another tenant's server, role, key or port, or written offline, writes nothing.
+  const problems = [...fleet.problems, ...tenantFactsProblems(root), ...(options.allowOfflineFacts ? [] : offlineFactsProblems(root))];
   if (problems.length > 0) {
     for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
     err(`fleet write: ${problems.length} problem(s); nothing written`);
@@ -154,7 +154,9 @@ export function factsAgainstOutputs(root: string, outputsDir: string): FleetProb
     const parsed = fs.existsSync(abs) ? parseFacts(result.config.kind as FactsKind, fs.readFileSync(abs, "utf8")) : undefined;
     if (!parsed || "problems" in parsed) continue; // fleet check names a missing or malformed facts file
     const want = leaves(outputs.fleetFacts);
+    // The offline mark is no fact of the cloud's (offlineFactsProblems names it).
     const have = leaves(parsed.facts);
+    have.delete(OFFLINE_FACTS_KEY);
     for (const key of [...new Set([...want.keys(), ...have.keys()])].sort()) {
       if (JSON.stringify(want.get(key)) === JSON.stringify(have.get(key))) continue;
       problems.push({ file: rel, at: key, reason: `is ${JSON.stringify(have.get(key) ?? null)} here but ${JSON.stringify(want.get(key) ?? null)} in ${source.stack}'s deployment: commit the facts file \`pulumi up -s ${source.stack}\` writes, then \`clusterra fleet write\`` });

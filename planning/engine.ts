@@ -147,7 +147,8 @@ export async function runOffline(
   if (failures.length > 0 || leaked > 0) {
     throw new Error(
       `the offline run of ${stack} did not complete:${failures.map((f) => `\n  ${f}`).join("")}` +
-        (leaked > 0 ? `\n  ${leaked} operations never finished (an output waiting on a failed mock answer)` : ""),
+        (leaked > 0 ? `\n  ${leaked} operations never finished (an output waiting on a failed mock answer)` : "") +
+        (process.env.CLUSTERRA_TRACES ? "" : "\n  (CLUSTERRA_TRACES=1 keeps the stack traces the plan turns off)"),
     );
   }
 

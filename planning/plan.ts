@@ -67,7 +67,7 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
   }
   // Heavy modules load only after the configuration has proved valid.
   const [{ runOffline }, { clusterraProgram }, fleet] = await Promise.all([import("./engine"), import("../program"), import("../components/fleet/writer")]);
-  fleet.setFleetRoot(fleetRoot);
+  fleet.setFleetRoot(fleetRoot, true);
   const run = await runOffline(
     config.stack,
     encodeConfigValues(values),

@@ -30,21 +30,54 @@ export function replacingInputs(r: DeploymentResource): string[] {
   return [...type.replacedBy, ...(replaceOnUserData ? USER_DATA_INPUTS : [])].filter((k) => !ignored.has(k));
 }
 
-/** Every stateful resource of `before` that `after` replaces or no longer has, by URN. */
+/** Pulumi's mark on a secret value (redacted in a plan: two secrets cannot be told apart). */
+const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+
+function isSecret(v: unknown): boolean {
+  return typeof v === "object" && v !== null && SECRET_SIG_KEY in v;
+}
+
+/** An input's value at a dotted path (a field of a nested input). */
+function inputAt(r: DeploymentResource | undefined, key: string): unknown {
+  return key.split(".").reduce<unknown>((v, k) => (v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined), r?.inputs);
+}
+
+/**
+ * Every stateful resource of `before` that `after` replaces or no longer has, by URN: an input
+ * that replaces it changed (a secret one cannot be compared: named as such), or one of them
+ * comes from a resource replaced itself (the offline plan gives a new resource the same id,
+ * so a replaced key or subnet would otherwise hide the volumes and instances that use it).
+ */
 export function replacements(before: Deployment, after: Deployment): Replacement[] {
   const next = statefulOf(after);
-  const out: Replacement[] = [];
+  const found = new Map<string, Replacement>();
   for (const [urn, r] of statefulOf(before)) {
     const what = STATEFUL_TYPES[r.type].what;
     const later = next.get(urn);
     if (!later) {
-      out.push({ urn, what, because: ["removed"] });
+      found.set(urn, { urn, what, because: ["removed"] });
       continue;
     }
-    const changed = replacingInputs(r).filter((k) => !isDeepStrictEqual(r.inputs?.[k], later.inputs?.[k]));
-    if (changed.length) out.push({ urn, what, because: changed });
+    const because = replacingInputs(r).flatMap((k) => {
+      const [a, b] = [inputAt(r, k), inputAt(later, k)];
+      if (isSecret(a) || isSecret(b)) return [`${k} (a secret: not compared)`];
+      return isDeepStrictEqual(a, b) ? [] : [k];
+    });
+    if (because.length) found.set(urn, { urn, what, because });
   }
-  return out;
+  // Replacements travel along the inputs that replace: to a fixpoint.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [urn, r] of next) {
+      if (found.has(urn)) continue;
+      const via = replacingInputs(r).flatMap((k) => (r.propertyDependencies?.[k.split(".")[0]] ?? []).filter((d) => found.has(d)).map((d) => `${k} (${found.get(d)?.what} ${d.split("::").pop()} is replaced)`));
+      if (via.length) {
+        found.set(urn, { urn, what: STATEFUL_TYPES[r.type].what, because: via });
+        grew = true;
+      }
+    }
+  }
+  return [...found.values()];
 }
 
 /** A replacement as the runbook names it: `<what> <resource name> (<inputs>)`. */

@@ -279,6 +279,6 @@ describe("configuration: what a central stack learns from its tenants' files", (
     assert.deepEqual(tenantsFromStackFiles(exampleRoot()), ["acme", "globex"]);
     assert.deepEqual(tenantAccountsFromStackFiles(exampleRoot()), { acme: "444455556666", globex: "777788889999" });
     assert.deepEqual(tenantVpcCidrsFromStackFiles(exampleRoot()), { acme: "10.16.0.0/20", globex: "10.16.16.0/20" });
-    assert.deepEqual(tenantPortsFromStackFiles(exampleRoot()), { acme: { slurmctld: 32191, srun: 32730 }, globex: { slurmctld: 30542, srun: 32000 } });
+    assert.deepEqual(tenantPortsFromStackFiles(exampleRoot()), { "dev/acme": { slurmctld: 32191, srun: 32730 }, "dev/globex": { slurmctld: 30542, srun: 32000 } });
   });
 });

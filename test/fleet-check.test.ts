@@ -252,6 +252,23 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
   const quiet = { out: (_: string) => undefined, err: (_: string) => undefined };
   const read = (rel: string) => fs.readFileSync(path.join(root, rel), "utf8");
 
+  it("says a facts file an offline plan wrote is offline, and refuses it for a stack that is not an example as shipped", async () => {
+    assert.match(read(facts), /^# tenant-acme-dev's cloud facts, written OFFLINE by clusterra plan --write-fleet: invented ids, no cloud holds them; pulumi up writes the real ones\.\n[\s\S]*\noffline: true\n$/);
+    assert.deepEqual((await checkFleet(root)).filter((p) => p.at === "offline"), [], "the examples as shipped have no deployment: theirs pass");
+    // acme's stack file is an operator's now: its invented ids would be merged as real.
+    const stack = path.join(root, "stacks/Pulumi.tenant-acme-dev.yaml");
+    fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace("maxNodes: 20", "maxNodes: 21"));
+    const offline = "fleet/tenants/dev/acme/facts.yaml: offline: was written offline (clusterra plan --write-fleet): invented ids no cloud holds; `pulumi up -s tenant-acme-dev` writes the real facts (or pass --allow-offline-facts for a repository not deployed yet)";
+    assert.deepEqual((await checkFleet(root)).filter((p) => p.at === "offline").map((p) => `${p.file}: ${p.at}: ${p.reason}`), [offline]);
+    assert.deepEqual((await checkFleet(root, { allowOfflineFacts: true })).filter((p) => p.at === "offline"), []);
+    const errors: string[] = [];
+    assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
+    assert.deepEqual(errors, [offline, "fleet write: 1 problem(s); nothing written"]);
+    // A real deployment's facts file carries no mark, and passes.
+    fs.writeFileSync(path.join(root, facts), read(facts).replace(/^# .*\n/, "# tenant-acme-dev's cloud facts, written by pulumi up: the only fleet file the cloud resolves.\n").replace("offline: true\n", ""));
+    assert.deepEqual((await checkFleet(root)).filter((p) => p.at === "offline"), []);
+  });
+
   it("passes a real deployment's fleet: other ids in its facts files, and not one derived file differs", async function () {
     const text = read(facts).replace(/fileSystemId: fs-[0-9a-f]+/, "fileSystemId: fs-0a1b2c3d4e5f60718").replace(/serverAddress: [0-9.]+/, "serverAddress: 10.16.12.11");
     fs.writeFileSync(path.join(root, facts), text);
@@ -275,7 +292,8 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace("    - name: bob\n      uid: 10002\n", "    - name: bob\n      uid: 10002\n    - name: carol\n      uid: 10003\n"));
     const before = Object.fromEntries(["fleet/tenants/dev/acme/facts.yaml", "fleet/tenants/dev/globex/facts.yaml", "fleet/central/dev/values/facts.yaml"].map((f) => [f, read(f)]));
     let said = "";
-    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
+    // acme's stack file is no longer the example's, and this copy is not deployed: its facts are offline.
+    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err, { allowOfflineFacts: true }), 0);
     for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
     assert.match(read("fleet/tenants/dev/acme/users.yaml"), /carol:x:10003:10003:/);
     // The users file both sides read, and the digest that rolls the pods on both sides; nothing else.

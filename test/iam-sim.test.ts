@@ -49,6 +49,8 @@ describe("the IAM simulator's verdicts (access/iam-sim.ts)", () => {
     fs.writeFileSync(file, JSON.stringify({ simulator: "@cloud-copilot/iam-simulate@0.0.1", verdicts: { [questionKey(other)]: "ExplicitlyDenied" } }));
     assert.equal(loadVerdicts(file), 0);
     assert.equal(await decide(other), "Allowed");
+    fs.writeFileSync(file, JSON.stringify({ simulator: saved.simulator, verdicts: { [questionKey(other)]: "Maybe" } }));
+    assert.equal(loadVerdicts(file), 0, "a verdict the simulator never gives is not read");
     fs.writeFileSync(file, "{ not json");
     assert.equal(loadVerdicts(file), 0);
     assert.equal(loadVerdicts(path.join(dir, "missing.json")), 0);

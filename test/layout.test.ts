@@ -26,8 +26,8 @@ const LAYERS: Readonly<Record<string, number>> = {
   test: 7,
 };
 
-/** Every TypeScript source of the project, relative to its root. */
-function sources(root: string): string[] {
+/** Every TypeScript source of the project (of `tops`, by default every layer), relative to its root. */
+function sources(root: string, tops: readonly string[] = Object.keys(LAYERS)): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     for (const e of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
@@ -37,7 +37,7 @@ function sources(root: string): string[] {
       } else if (e.name.endsWith(".ts") && !e.name.endsWith(".d.ts")) out.push(rel);
     }
   };
-  for (const top of Object.keys(LAYERS)) {
+  for (const top of tops) {
     if (!fs.existsSync(path.join(root, top))) continue;
     if (top.endsWith(".ts")) out.push(top);
     else walk(top);
@@ -108,6 +108,11 @@ export function layoutProblems(root: string): string[] {
   }
   problems.push(...circles(new Map([...folders].map(([k, v]) => [k, [...v]]))).map((c) => `import circle between folders: ${c.join(", ")}`));
   const layer = (f: string) => LAYERS[f.split(path.sep)[0]];
+  // A folder of sources no layer names would escape every rule: name it in LAYERS.
+  for (const entry of fs.readdirSync(root, { withFileTypes: true })) {
+    if (!entry.isDirectory() || entry.name in LAYERS || ["node_modules", "dist", "fleet", "docs", "tools", "scripts", "stacks"].includes(entry.name) || entry.name.startsWith(".")) continue;
+    if (sources(root, [entry.name]).length > 0) problems.push(`${entry.name}/ holds TypeScript but has no layer (test/layout.test.ts LAYERS)`);
+  }
   for (const [f, targets] of graph) {
     for (const t of targets) if (layer(t) > layer(f)) problems.push(`${f} imports ${t}, a layer above it (${t.split(path.sep)[0]} over ${f.split(path.sep)[0]})`);
   }
@@ -119,7 +124,7 @@ describe("the code's layout (README, Layout)", () => {
     assert.deepEqual(layoutProblems(PROJECT_ROOT), []);
   });
 
-  it("names a circle between folders, a circle between files and an import that points up", () => {
+  it("names a circle between folders, a circle between files, an import that points up and a folder of no layer", () => {
     const root = fs.mkdtempSync(path.join(require("os").tmpdir(), "layout-"));
     const write = (file: string, text: string) => {
       fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
@@ -131,7 +136,9 @@ describe("the code's layout (README, Layout)", () => {
     write("planning/x.ts", 'import { y } from "./y";\nexport const x = 1;\n');
     write("planning/y.ts", 'export { x as y } from "./x";\n');
     write("facts/f.ts", 'import { x } from "../planning/x";\nexport const f = x;\n');
+    write("extras/e.ts", 'export const e = 1;\n');
     assert.deepEqual(layoutProblems(root).sort(), [
+      "extras/ holds TypeScript but has no layer (test/layout.test.ts LAYERS)",
       "facts/f.ts imports planning/x.ts, a layer above it (planning over facts)",
       "import circle between files: planning/x.ts, planning/y.ts",
       "import circle between folders: components/central, components/tenant",

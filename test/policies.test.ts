@@ -1,7 +1,7 @@
 /**
  * The CrossGuard pack, offline: every policy passes a compliant resource and fails a
  * non-compliant one (built from @pulumi/aws v7 type tokens and input shapes), checked
- * through cli/policy.ts's checkDeployment, which runs the pack's own policy objects.
+ * through planning/policy-check.ts's checkDeployment, which runs the pack's own policy objects.
  */
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
@@ -401,9 +401,12 @@ const CASES: Record<PolicyName, Case> = {
       assertFails("peering-flows-match-contract", [vpc, sg, ctld("globex-port", examplePorts("globex").slurmctld, "acme")]);
       assertFails("peering-flows-match-contract", [vpc, sg, ctld("no-tenant", ACME_CTLD)]);
       assertPasses("peering-flows-match-contract", [vpc, sg, ctld("own", ACME_CTLD, "acme")]);
-      // a tenant whose ports no stack file records here: one NodePort passes, a range does not
-      assertPasses("peering-flows-match-contract", [vpc, sg, ctld("unrecorded", 30100, "initech")]);
-      assertFails("peering-flows-match-contract", [vpc, sg, rule("unrecorded-range", { cidrIpv4: "10.16.0.0/20", fromPort: 30100, toPort: 30101, tags: { "clusterra:flow": "slurmd-to-slurmctld", "clusterra:tenant": "initech" } })]);
+      // a tenant whose ports the stack files do not record, beside tenants whose they do: no port of it is right
+      assertFails("peering-flows-match-contract", [vpc, sg, ctld("unrecorded", 30100, "initech")]);
+      // with no stack files at all (a deployment file checked alone): one NodePort passes, a range or a port outside them does not
+      const alone = (resources: DeploymentResource[]) => checkDeployment(deployment(resources), {}).violations.filter((v) => v.policy === "peering-flows-match-contract").map((v) => v.urn.split("::").pop());
+      assert.deepEqual(alone([vpc, sg, ctld("one", 30100, "initech")]), []);
+      assert.deepEqual(alone([vpc, sg, rule("two", { cidrIpv4: "10.16.0.0/20", fromPort: 30100, toPort: 30101, tags: { "clusterra:flow": "slurmd-to-slurmctld", "clusterra:tenant": "initech" } }), ctld("api", 6443, "initech")]), ["two", "api"]);
       // a flow the contract does not have
       assertFails("peering-flows-match-contract", [vpc, sg, rule("ssh", { cidrIpv4: "10.16.0.0/20", fromPort: 22, toPort: 22, tags: { "clusterra:flow": "ssh" } })]);
       // a tenant-side flow admitted by a central stack's own group

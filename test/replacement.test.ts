@@ -138,4 +138,26 @@ describe("what each kind of change replaces (README, Day 2)", function () {
     assert.deepEqual(replacements(before, deployment(resource(host, "aws:ec2/instance:Instance", { ami: "ami-2", subnetId: "subnet-1", userData: "a", userDataReplaceOnChange: true, instanceType: "t4g.xlarge" }, { ignoreChanges: ["ami"] }), resource(volume, "aws:ebs/volume:Volume", { size: 200 }))), []);
     assert.deepEqual(replacements(before, deployment(resource(host, "aws:ec2/instance:Instance", { ami: "ami-1", subnetId: "subnet-2", userData: "b", userDataReplaceOnChange: true }, { ignoreChanges: ["ami"] }))).map(describeReplacement), ["instance host (subnetId, userData)", "volume data (removed)"]);
   });
+
+  it("follows a replacement to what takes its ids, reads a nested input, and never calls two secrets equal", () => {
+    const resource = (urn: string, type: string, inputs: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ urn, type, custom: true, inputs, outputs: {}, dependencies: [], protect: false, retainOnDelete: false, ...extra });
+    const deployment = (...resources: unknown[]): Deployment => ({ version: 3, deployment: { manifest: { time: "", magic: "", version: "" }, resources } }) as unknown as Deployment;
+    const key = "urn:pulumi:s::p::aws:kms/key:Key::stack";
+    const volume = "urn:pulumi:s::p::aws:ebs/volume:Volume::data";
+    const host = "urn:pulumi:s::p::aws:ec2/instance:Instance::host";
+    const secret = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" };
+    const plan = (keyUsage: string, rootKey: string, size: number) =>
+      deployment(
+        resource(key, "aws:kms/key:Key", { keyUsage }),
+        resource(volume, "aws:ebs/volume:Volume", { kmsKeyId: "arn:key", size }, { propertyDependencies: { kmsKeyId: [key] } }),
+        resource(host, "aws:ec2/instance:Instance", { rootBlockDevice: { kmsKeyId: rootKey, volumeSize: size }, keyName: secret }),
+      );
+    // The root volume grows in place; the key's usage replaces it, and the volume encrypted with it.
+    assert.deepEqual(replacements(plan("ENCRYPT_DECRYPT", "arn:key", 30), plan("ENCRYPT_DECRYPT", "arn:key", 40)).map(describeReplacement), ["instance host (keyName (a secret: not compared))"]);
+    assert.deepEqual(replacements(plan("ENCRYPT_DECRYPT", "arn:key", 30), plan("SIGN_VERIFY", "arn:other", 30)).map(describeReplacement), [
+      "key stack (keyUsage)",
+      "instance host (keyName (a secret: not compared), rootBlockDevice.kmsKeyId)",
+      "volume data (kmsKeyId (key stack is replaced))",
+    ]);
+  });
 });

@@ -89,6 +89,23 @@ describe("tenant ports (validation)", () => {
   });
 });
 
+describe("tenant ports (central's validation)", () => {
+  const centralIssues = (globexPorts: unknown): string[] => {
+    const files = exampleFiles().map((f) => (f.stack === "tenant-globex-dev" ? withValues(f, { "clusterra:ports": globexPorts }) : f));
+    const r = validateStack(exampleFile("central-dev"), files.filter((f) => f.stack !== "central-dev"));
+    return r.ok ? [] : r.issues.map((i) => `${String(i.value)}: ${i.problem}`);
+  };
+
+  it("refuses a tenant stack of it without valid ports (central would drop the tenant) and two tenants sharing one", () => {
+    assert.deepEqual(centralIssues({ slurmctld: 30542, srun: 32000 }), []);
+    const dropped = "tenant-globex-dev: stacks/Pulumi.tenant-globex-dev.yaml records no valid clusterra:ports: central-dev would leave the tenant out, its rules, route, role and endpoint removed by the next `pulumi up -s central-dev`";
+    assert.deepEqual(centralIssues(undefined), [dropped]);
+    // A port central's host serves itself is never a tenant's: its K3s API, its kubelet.
+    assert.deepEqual(centralIssues({ slurmctld: 6443, srun: 10250 }), [dropped]);
+    assert.deepEqual(centralIssues({ slurmctld: 32191, srun: 30000 }), ["tenant-acme-dev: tenant acme (stacks/Pulumi.tenant-acme-dev.yaml) has the slurmctld NodePort 32191 of tenant globex (stacks/Pulumi.tenant-globex-dev.yaml)"]);
+  });
+});
+
 describe("srun port blocks (central's fleet)", () => {
   const facts: ControlPlaneFacts = {
     environment: "dev", tenantId: "acme", clusterName: "clusterra-dev-acme", centralRegion: "us-east-1",

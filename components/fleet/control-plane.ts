@@ -36,7 +36,7 @@ export interface ControlPlaneFacts {
   readonly secretNames: Readonly<Record<keyof typeof CONTROL_PLANE_SECRETS, string>>;
   /** The tenant's VPC: its slurmd reach slurmctld from there, with their own addresses (no SNAT). */
   readonly tenantCidr: string;
-  /** The tenant's SrunPortRange on central (facts/contract.ts srunPortBlock): NodePorts to its login pod. */
+  /** The tenant's SrunPortRange on central (its stack file's clusterra:ports.srun): NodePorts to its login pod. */
   readonly srunPortBlock: PortRange;
   /** The tenant's NodeSets (in its own cluster). */
   readonly nodeSets: readonly NodeSetPlan[];

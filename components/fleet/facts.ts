@@ -110,6 +110,25 @@ export function centralFactsPath(environment: string): string {
   return `${centralFleetPath(environment)}/values/${FACTS_FILE}`;
 }
 
+/** The key an offline plan's facts file carries, `true`: its ids are invented, no cloud holds them. */
+export const OFFLINE_FACTS_KEY = "offline";
+
+/**
+ * A facts file as an offline plan (`clusterra plan --write-fleet`) writes it: said to be
+ * offline in its header and by OFFLINE_FACTS_KEY, so `fleet check` refuses it for any stack
+ * but the project's examples, and no pull request merges a tenant on invented ids.
+ */
+export function offlineFactsFile(text: string): string {
+  const body = text.split("\n").slice(1).join("\n");
+  const stack = /^# (\S+)'s cloud facts/.exec(text)?.[1] ?? "this stack";
+  return `# ${stack}'s cloud facts, written OFFLINE by clusterra plan --write-fleet: invented ids, no cloud holds them; pulumi up writes the real ones.\n${body}${OFFLINE_FACTS_KEY}: true\n`;
+}
+
+/** Whether a facts file's text says it was written offline. */
+export function isOfflineFacts(text: string): boolean {
+  return new RegExp(`^${OFFLINE_FACTS_KEY}: true$`, "m").test(text);
+}
+
 /** The facts file's text. */
 export function factsFile(stack: string, facts: CloudFactsByKind[FactsKind]): string {
   // Short: one per tenant. What a facts file is and where the rest comes from: fleet/README.md.
@@ -123,7 +142,9 @@ export interface FactsProblem {
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
-const validators = Object.fromEntries(Object.entries(CLOUD_FACTS_SCHEMAS).map(([k, s]) => [k, ajv.compile(s)])) as Record<FactsKind, ReturnType<typeof ajv.compile>>;
+/** Each kind's schema, with the offline mark an offline plan adds (never required). */
+const withOfflineMark = (schema: Schema): Schema => ({ ...schema, properties: { ...(schema.properties as Record<string, Schema>), [OFFLINE_FACTS_KEY]: { const: true, description: "true: written offline" } } });
+const validators = Object.fromEntries(Object.entries(CLOUD_FACTS_SCHEMAS).map(([k, s]) => [k, ajv.compile(withOfflineMark(s))])) as Record<FactsKind, ReturnType<typeof ajv.compile>>;
 
 /** A facts file's text checked against its kind's schema: the facts, or every problem at once. */
 export function parseFacts<K extends FactsKind>(kind: K, text: string): { facts: CloudFactsByKind[K] } | { problems: FactsProblem[] } {

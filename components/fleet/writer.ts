@@ -7,17 +7,30 @@ import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { PROJECT_ROOT } from "../../config";
+import { FACTS_FILE, offlineFactsFile } from "./facts";
 
 /** Path inside the repository -> file content. */
 export type FleetFileSet = Record<string, string>;
 
 let targetRoot: string | undefined = PROJECT_ROOT;
 let pending: Promise<string[]>[] = [];
+/** An offline run (`clusterra plan`): its facts files say so. */
+let offline = false;
 
-/** Where relative fleet paths are written (the plan points this at its output folder; undefined writes nothing). */
-export function setFleetRoot(root: string | undefined): void {
+/**
+ * Where relative fleet paths are written (the plan points this at its output folder;
+ * undefined writes nothing), and whether the run is offline (its facts files are marked).
+ */
+export function setFleetRoot(root: string | undefined, offlineRun = false): void {
   targetRoot = root;
+  offline = offlineRun;
   pending = [];
+}
+
+/** The files as this run writes them: an offline run's facts files marked offline. */
+function asWritten(set: FleetFileSet): FleetFileSet {
+  if (!offline) return set;
+  return Object.fromEntries(Object.entries(set).map(([rel, content]) => [rel, path.basename(rel) === FACTS_FILE ? offlineFactsFile(content) : content]));
 }
 
 /** Schedules the files to be written once their values are known. */
@@ -27,7 +40,7 @@ export function emitFleetFiles(files: pulumi.Output<FleetFileSet>): void {
       files.apply((set) => {
         try {
           if (pulumi.runtime.isDryRun() || targetRoot === undefined) return resolve([]);
-          resolve(writeFleetFiles(targetRoot, set));
+          resolve(writeFleetFiles(targetRoot, asWritten(set)));
         } catch (e) {
           reject(e);
         }

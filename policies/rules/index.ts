@@ -1,6 +1,6 @@
 /**
  * Every policy of the Clusterra CrossGuard pack, in one list. The pack's entry
- * (policies/index.ts), the offline checker (cli/policy.ts), tests and tools all run these
+ * (policies/index.ts), the offline checker (planning/policy-check.ts), tests and tools all run these
  * same objects. Import this module, never policies/index.ts: constructing the PolicyPack
  * starts a gRPC server.
  */

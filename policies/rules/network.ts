@@ -337,7 +337,7 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
         type: "object",
         additionalProperties: { type: "object", properties: { slurmctld: { type: "integer" }, srun: { type: "integer" } } },
         default: {},
-        description: "Tenant id -> its ports on central as its stack file records them (clusterra:ports: slurmctld, the first port of srun)",
+        description: "<environment>/<tenant id> -> the tenant's ports on central as its stack file records them (clusterra:ports: slurmctld, the first port of srun); a per-tenant rule for a tenant not listed fails when any is",
       },
     },
   },
@@ -429,8 +429,13 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
       } else {
         // A tenant's ports as its stack file records them (config `tenantPorts`); without them, a
         // per-tenant rule must still open one NodePort, or one whole srun block.
-        const recorded = tenant !== undefined ? portsConfig[tenant] : undefined;
+        const recorded = tenant !== undefined ? portsConfig[`${identity.environment ?? ""}/${tenant}`] : undefined;
         const ports: TenantPorts | undefined = recorded && Number.isInteger(recorded.slurmctld) && Number.isInteger(recorded.srun) ? { slurmctld: recorded.slurmctld as number, srunBlock: srunBlockAt(recorded.srun as number) } : undefined;
+        if (isPerTenant(flow.ports) && !ports && Object.keys(portsConfig).length > 0) {
+          // The stack files record other tenants' ports but not this one's: no port of it can be right.
+          report(`flow ${flow.id} opens ports for tenant ${tenant} in environment ${identity.environment ?? "(unknown)"}, whose stack file records none (config tenantPorts)`, r.urn);
+          continue;
+        }
         const mismatch = isPerTenant(flow.ports) && !ports
           ? !perTenantShapeMatches(flow.ports, props.fromPort, props.toPort) || !protocolMatches(props.ipProtocol, flow)
           : ((expected) => props.fromPort !== expected.fromPort || props.toPort !== expected.toPort || !protocolMatches(props.ipProtocol, flow))(flowPorts(flow, ports as TenantPorts));
