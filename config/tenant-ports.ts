@@ -22,7 +22,11 @@ export function inNodePortRange(p: TenantPorts): boolean {
  * 10250, must never become a tenant's).
  */
 export function recordedPorts(values: Readonly<Record<string, unknown>>): TenantPorts | undefined {
-  const p = values[PORTS_KEY];
+  return parsePorts(values[PORTS_KEY]);
+}
+
+/** Ports as a stack file (or the contract policy's `tenantPorts`) writes them, `{ slurmctld, srun }`: undefined unless whole and in range. */
+export function parsePorts(p: unknown): TenantPorts | undefined {
   if (typeof p !== "object" || p === null) return undefined;
   const { slurmctld, srun } = p as { slurmctld?: unknown; srun?: unknown };
   if (!Number.isInteger(slurmctld) || !Number.isInteger(srun)) return undefined;

@@ -87,8 +87,13 @@ const CRD_AJV_OPTIONS = { strict: false, allErrors: true, validateFormats: false
  */
 const VALIDATOR_CACHE = cacheDir(PROJECT_ROOT, "crd-validators");
 
-/** Everything a compiled validator depends on besides the CRD file's text. */
-const VALIDATOR_KEY = JSON.stringify([(require("ajv/package.json") as { version: string }).version, CRD_AJV_OPTIONS, closeSchema.toString(), crdSchema.toString()]);
+/** A CRD file as YAML: the chart's CRD templates wrap the CRD in Helm conditionals, whose lines go. */
+function withoutHelmLines(text: string): string {
+  return text.split("\n").filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join("\n");
+}
+
+/** Everything a compiled validator depends on besides the CRD file's text: ajv, its options and how this module reads a CRD. */
+const VALIDATOR_KEY = JSON.stringify([(require("ajv/package.json") as { version: string }).version, CRD_AJV_OPTIONS, closeSchema.toString(), crdSchema.toString(), withoutHelmLines.toString(), crdValidators.toString()]);
 
 /** A served version's schema, closed as the API server treats it, for ajv. */
 function crdSchema(served: { schema: { openAPIV3Schema: Record<string, unknown> } }): Record<string, unknown> {
@@ -106,8 +111,7 @@ export function crdValidators(reference: string): CrdValidators {
   const crdFile = (file: string): (Crd | null)[] => {
     let crds = files.get(file);
     if (!crds) {
-      // The chart's CRD templates wrap the CRD in Helm conditionals: drop those lines.
-      const text = fs.readFileSync(file, "utf8").split("\n").filter((l) => !/^\s*\{\{.*\}\}\s*$/.test(l)).join("\n");
+      const text = withoutHelmLines(fs.readFileSync(file, "utf8"));
       crds = parseAllDocuments(text).map((d) => d.toJS() as Crd | null);
       files.set(file, crds);
     }

@@ -172,9 +172,13 @@ const rendered = new Map<string, string>();
  */
 function renderKey(helm: string, args: readonly string[], root: string, chartDir: string): string {
   const relative = (p: string) => (p.startsWith(root + path.sep) ? path.relative(root, p) : p);
-  const hash = createHash("sha256").update(helm).update(JSON.stringify(args.map(relative)));
-  for (const f of walk(chartDir).sort()) hash.update(relative(f)).update(fs.readFileSync(f));
-  args.forEach((a, i) => args[i - 1] === "--values" && hash.update(fs.readFileSync(a)));
+  // Each part with its length: two different inputs never run together into one.
+  const hash = createHash("sha256");
+  const part = (data: string | Buffer) => hash.update(`${Buffer.byteLength(data)}:`).update(data);
+  part(helm);
+  part(JSON.stringify(args.map(relative)));
+  for (const f of walk(chartDir).sort()) [relative(f), fs.readFileSync(f)].forEach(part);
+  args.forEach((a, i) => args[i - 1] === "--values" && part(fs.readFileSync(a)));
   return hash.digest("hex");
 }
 

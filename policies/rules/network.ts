@@ -4,7 +4,8 @@
  */
 import type { PolicyResource } from "@pulumi/policy";
 import { TAG_KEYS } from "../../facts/project";
-import { flowPortLabel, flowPorts, isPerTenant, NODE_PORT_RANGE, PEERING_FLOWS, SRUN_PORT_BLOCK_SIZE, srunBlockAt, type PeeringFlow, type PerTenantPorts, type TenantPorts } from "../../facts/contract";
+import { flowPortLabel, flowPorts, isPerTenant, NODE_PORT_RANGE, PEERING_FLOWS, SRUN_PORT_BLOCK_SIZE, type PeeringFlow, type PerTenantPorts, type TenantPorts } from "../../facts/contract";
+import { parsePorts } from "../../config/tenant-ports";
 import { ipv4Contains, ipv4Equal, ipv4Overlaps, isAnyAddress, isPublicSource, parseIpv4Cidr, type Ipv4Cidr } from "./cidr";
 import { stackIdentity, tagMap } from "./provider";
 import {
@@ -342,7 +343,7 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
     },
   },
   validate: (args, report) => {
-    const portsConfig = (asRecord((args.getConfig<{ tenantPorts?: unknown }>() ?? {}).tenantPorts) ?? {}) as Record<string, { slurmctld?: number; srun?: number }>;
+    const portsConfig = asRecord((args.getConfig<{ tenantPorts?: unknown }>() ?? {}).tenantPorts) ?? {};
     const cidrs = localCidrs(args.resources);
     const vpcs = indexTargets(ofTypes(args.resources, VPC), ["id"]);
     const groups = indexTargets(ofTypes(args.resources, SG, DEFAULT_SG), ["id"]);
@@ -430,7 +431,7 @@ export const peeringFlowsMatchContract = stackPolicy("peering-flows-match-contra
         // A tenant's ports as its stack file records them (config `tenantPorts`); without them, a
         // per-tenant rule must still open one NodePort, or one whole srun block.
         const recorded = tenant !== undefined ? portsConfig[`${identity.environment ?? ""}/${tenant}`] : undefined;
-        const ports: TenantPorts | undefined = recorded && Number.isInteger(recorded.slurmctld) && Number.isInteger(recorded.srun) ? { slurmctld: recorded.slurmctld as number, srunBlock: srunBlockAt(recorded.srun as number) } : undefined;
+        const ports = parsePorts(recorded);
         if (isPerTenant(flow.ports) && !ports && Object.keys(portsConfig).length > 0) {
           // The stack files record other tenants' ports but not this one's: no port of it can be right.
           report(`flow ${flow.id} opens ports for tenant ${tenant} in environment ${identity.environment ?? "(unknown)"}, whose stack file records none (config tenantPorts)`, r.urn);
