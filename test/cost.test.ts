@@ -164,7 +164,7 @@ describe("central capacity", function () {
   it("rejects a central whose tenants do not fit, naming the type that would", () => {
     const central = exampleFile("central-dev");
     const tenants = (n: number) =>
-      Array.from({ length: n }, (_, i) => withValues(exampleFile("tenant-acme-dev"), { "clusterra:tenant": { id: `t${i}`, accountId: "444455556666" } }, `tenant-t${i}-dev`));
+      Array.from({ length: n }, (_, i) => withValues(exampleFile("tenant-acme-dev"), { "clusterra:tenant": { id: `t${i}`, accountId: "444455556666" }, "clusterra:ports": { slurmctld: 30000 + i * 11, srun: 30001 + i * 11 } }, `tenant-t${i}-dev`));
     assert.equal(validateStack(central, tenants(2)).ok, true);
     const three = validateStack(central, tenants(3));
     assert.ok(!three.ok);
