@@ -326,7 +326,7 @@ function platformPrincipals(config: StackConfig, central: Deployment | undefined
     const host = central?.deployment.resources.find((r) => r.type === "aws:iam/role:Role" && r.urn.includes("clusterra:central:K3sHost$aws:iam/role:Role"));
     return [
       ...(host ? [{ name: "central's K3s host", arn: String(host.outputs?.arn) }] : []),
-      role(clusterApiRoleName(config.environment)),
+      role(clusterApiRoleName(config.central.scope)),
       role(tenantAccessRoleName(config.environment, config.tenant.id)),
       role(controlPlaneSecretsRoleName(config.environment, config.tenant.id)),
       role(tenantMetricsRoleName(config.environment, config.tenant.id)),
@@ -334,7 +334,7 @@ function platformPrincipals(config: StackConfig, central: Deployment | undefined
   }
   if (config.kind === "connector") {
     const a = config.central.accountId;
-    return [connectorBridgeRoleName(config.environment), clusterApiRoleName(config.environment)].map((name) => ({ name, arn: `arn:${config.partition}:iam::${a}:role/${name}` }));
+    return [connectorBridgeRoleName(config.central.scope), clusterApiRoleName(config.central.scope)].map((name) => ({ name, arn: `arn:${config.partition}:iam::${a}:role/${name}` }));
   }
   return [];
 }

@@ -75,12 +75,12 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
     cloud,
     parts: [
       {
-        environment: "dev", tenantId: id, clusterName, region: "us-east-1", nativeRoutingCidr: "10.0.0.0/8",
+        environment: "dev", scope: "dev", tenantId: id, clusterName, region: "us-east-1", nativeRoutingCidr: "10.0.0.0/8",
         k3sVersion: TENANT_K3S_VERSION, nodeSets, centralRegion: "us-east-1",
         users: USERS,
       },
       {
-        environment: "dev", tenantId: id, clusterName, centralRegion: "us-east-1",
+        environment: "dev", scope: "dev", tenantId: id, clusterName, centralRegion: "us-east-1",
         secretNames: { slurm: `clusterra/dev/${id}/slurm-key`, jwt: `clusterra/dev/${id}/jwt-key`, mariadb: `clusterra/dev/${id}/mariadb-password` },
         tenantCidr: `10.${16 + Math.floor(i / 256)}.${i % 256}.0/24`, srunPortBlock: ports.srunBlock, nodeSets, users: USERS,
       },
@@ -97,9 +97,9 @@ function render(facts: readonly ReturnType<typeof tenant>[]): { bytes: number; f
     for (const content of Object.values(set)) bytes += Buffer.byteLength(content);
     files += Object.keys(set).length;
   };
-  count(centralAddOnFiles("dev", REPO));
-  count(tenantsSharedFiles("dev", ACCOUNTING_BACKUP.defaults, { environment: "dev", region: "us-east-1", partition: "aws" }));
-  count({ entries: yamlFile("bench", tenantEntrySharedValues("dev", REPO.repoUrl, "us-east-1")), appsets: yamlFile("bench", tenantEntriesApplicationSet("dev", REPO), tenantsApplicationSet("dev", REPO)) });
+  count(centralAddOnFiles("dev", "bench", REPO));
+  count(tenantsSharedFiles("dev", "bench", ACCOUNTING_BACKUP.defaults, { environment: "dev", scope: "dev", region: "us-east-1", partition: "aws" }));
+  count({ entries: yamlFile("bench", tenantEntrySharedValues("dev", REPO.repoUrl, "us-east-1")), appsets: yamlFile("bench", tenantEntriesApplicationSet("dev", REPO), tenantsApplicationSet("dev", "dev", REPO)) });
   // Each tenant's facts file too: it is in git like the rest.
   for (const t of facts) count({ facts: factsFile(t.stack, t.cloud), ...tenantFleetFiles(...t.parts) });
   return { bytes, files };

@@ -6,7 +6,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { isPair, isScalar, LineCounter, parseDocument, visit } from "yaml";
-import { CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
+import { centralScope, CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
 import type { ConfigIssue, StackConfig, StackFile } from "./types";
 import { formatIssues, stackShortName, validateStack } from "./validate";
 import { nearest } from "./validate-text";
@@ -159,6 +159,31 @@ function declaredTenants(root: string): { id: string; environment?: string; acco
     const environment = f.values[`${CONFIG_NAMESPACE}:environment`];
     return [{ id, ...(typeof environment === "string" ? { environment } : {}), ...(typeof account === "string" && /^\d{12}$/.test(account) ? { accountId: account } : {}), ...(typeof cidr === "string" && cidr.length > 0 ? { vpcCidr: cidr } : {}), ...(ports ? { ports } : {}) }];
   });
+}
+
+/**
+ * Every central stack file's scope (facts/project.ts centralScope) and environment, by stack
+ * name: what a fleet folder `fleet/{central,tenants}/<scope>/` belongs to.
+ */
+export function centralScopesFromStackFiles(root = PROJECT_ROOT): Map<string, { scope: string; environment: string }> {
+  const out = new Map<string, { scope: string; environment: string }>();
+  for (const f of readAllStackFiles(root)) {
+    const [kind, environment, cell] = [f.values[`${CONFIG_NAMESPACE}:kind`], f.values[`${CONFIG_NAMESPACE}:environment`], f.values[`${CONFIG_NAMESPACE}:cell`]];
+    if (kind === "central" && typeof environment === "string") out.set(f.stack, { scope: centralScope(environment, typeof cell === "string" ? cell : undefined), environment });
+  }
+  return out;
+}
+
+/** The environment a fleet folder's scope segment belongs to: its central's, or the segment itself when no central stack file gives it (an environment's first central). */
+export function environmentOfScope(scope: string, centrals: ReadonlyMap<string, { scope: string; environment: string }>): string {
+  return [...centrals.values()].find((c) => c.scope === scope)?.environment ?? scope;
+}
+
+/** The scope of the central a tenant or connector stack file joins (its `clusterra:central.stack`), else its environment's. */
+export function joinedScope(file: StackFile, centrals: ReadonlyMap<string, { scope: string; environment: string }>): string {
+  const central = file.values[`${CONFIG_NAMESPACE}:central`];
+  const stack = typeof central === "object" && central !== null ? (central as Record<string, unknown>).stack : undefined;
+  return (typeof stack === "string" ? centrals.get(stackShortName(stack))?.scope : undefined) ?? String(file.values[`${CONFIG_NAMESPACE}:environment`]);
 }
 
 /** VPC CIDR of every tenant stack file, by tenant id: an address inside another tenant's VPC is flagged. */

@@ -4,7 +4,7 @@
  * checked in validate.ts. Every leaf has a `description` saying what is valid: the error
  * messages quote it.
  */
-import { STACK_KINDS } from "../facts/project";
+import { CELL_NAME_MAX, STACK_KINDS } from "../facts/project";
 import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ROLLOUT_WAVES } from "../facts/fleet";
 import { CAPACITY_TYPES, MEMORY_PER_CPU_GIB, SHAPE_SIZES } from "../facts/shapes";
@@ -24,6 +24,8 @@ export const str = (pattern: string, description: string): Schema => ({ type: "s
 export const ACCOUNT_ID = str("^[0-9]{12}$", "a 12-digit AWS account id");
 export const DNS_LABEL = str("^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$", "a DNS label: lowercase letters, digits and '-', 1-32 characters, starting with a letter");
 export const ENVIRONMENT = str("^[a-z][a-z0-9]{0,15}$", "a lowercase name: letters and digits, starting with a letter, at most 16 characters");
+/** A second central of an environment (a cell): its name follows the environment's in every name and fleet path (facts/project.ts centralScope). */
+const CELL = str(`^[a-z][a-z0-9]{0,${CELL_NAME_MAX - 1}}$`, `a lowercase name: letters and digits, starting with a letter, at most ${CELL_NAME_MAX} characters`);
 const STACK_NAME = str("^([A-Za-z0-9_.-]+/){0,2}[A-Za-z0-9_.-]+$", "a stack name, optionally qualified as org/project/stack");
 const CIDR = { type: "string", description: "a private IPv4 CIDR (10/8, 172.16/12, 192.168/16) of /16 to /24" };
 const ZONES = { description: "a zone count from 1 to 6, or a list of zone names in the stack's region such as us-east-1a" };
@@ -44,6 +46,8 @@ const tenantNetwork = obj({ vpcCidr: CIDR, availabilityZones: ZONES, vpcId: VPC_
 export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
   central: obj({
     network,
+    // A second (third, ...) central of the environment names its cell; the environment's first has none (README, "An environment outgrows one central").
+    cell: CELL,
     controlPlane: obj(
       {
         instanceType: INSTANCE_TYPE,

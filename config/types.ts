@@ -40,6 +40,10 @@ interface BaseConfig {
 
 export interface CentralConfig extends BaseConfig {
   readonly kind: "central";
+  /** Its cell when it is not its environment's first central (`clusterra:cell`). */
+  readonly cell?: string;
+  /** What its platform-wide names and fleet folders take: the environment, or the environment and its cell (facts/project.ts centralScope). */
+  readonly scope: string;
   readonly network: NetworkConfig;
   readonly controlPlane: {
     readonly instanceType: string;
@@ -82,7 +86,8 @@ export interface ShapeConfig {
 export interface TenantConfig extends BaseConfig {
   readonly kind: "tenant";
   readonly tenant: { readonly id: string; readonly accountId: string };
-  readonly central: { readonly stack: string; readonly accountId: string; readonly vpcCidr: string; readonly region: string };
+  /** The central it joins; `scope` is that central's (its names and fleet folders, this tenant's fleet folder among them). */
+  readonly central: { readonly stack: string; readonly accountId: string; readonly vpcCidr: string; readonly region: string; readonly scope: string };
   readonly network: NetworkConfig | ExistingNetworkConfig;
   readonly shapes: readonly ShapeConfig[];
   /** The tenant's Linux users (`clusterra:users`, gid defaulting to the uid); empty when none are configured. */
@@ -116,7 +121,7 @@ export interface ConnectorConfig extends BaseConfig {
     readonly directoryService: boolean;
   };
   /** The control plane the cluster attaches to. */
-  readonly central: { readonly stack: string; readonly accountId: string };
+  readonly central: { readonly stack: string; readonly accountId: string; readonly scope: string };
 }
 
 /** A connector attached to a central environment, as that central stack sees it. */

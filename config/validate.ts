@@ -4,7 +4,7 @@
  * found, each naming the file, the key, the value and what would be valid.
  */
 import Ajv, { ErrorObject } from "ajv";
-import { CONFIG_NAMESPACE, StackKind } from "../facts/project";
+import { centralScope, CONFIG_NAMESPACE, StackKind } from "../facts/project";
 import { ACCOUNTING_BACKUP, DEFAULT_ROLLOUT_WAVE, platformNameSlots, tenantClusterProjectSuffix, type RolloutWave } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { EFS_MOUNT_PATH, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
@@ -82,10 +82,11 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   if (kind === "tenant") checkTenant(own, aws, source, siblings, add);
   if (kind === "connector") checkConnector(own, aws, siblings, add);
   if (kind === "central") checkCentral(own, add);
+  if (kind === "central") checkCentralCell(source, own, siblings, add);
   if (kind === "central") checkCentralHoldsItsTenants(source, own, siblings, add);
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
-  const typed = toTyped(source, region as string, aws, own, kind as StackKind, centralRegionOf(own, siblings), connectorsOf(source.stack, siblings));
+  const typed = toTyped(source, region as string, aws, own, kind as StackKind, centralOf(own, siblings), connectorsOf(source.stack, siblings));
   return { ok: true, config: typed.kind === "central" ? { ...typed, tenants: tenantsOf(source.stack, siblings) } : typed };
 }
 
@@ -221,6 +222,12 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
       add(`${ns}:central.accountId`, central.accountId, `not among ${centralFile.file}'s aws:allowedAccountIds`, theirAccounts.join(", "));
     }
   }
+  if (typeof tenant.id === "string" && typeof own.environment === "string") {
+    for (const c of cellsOf(own.environment, siblings)) {
+      const clash = cellIdClash(c.cell, tenant.id);
+      if (clash) add(`${ns}:tenant.id`, tenant.id, `${clash} of ${c.file}`, "a tenant id that is no cell of its environment and does not start with one and '-' (a cell's names are clusterra-<env>-<cell>-..., a tenant's clusterra-<env>-<id>-...)");
+    }
+  }
   // Every tenant of this central: whose ports this tenant's must not meet, and what is free.
   const taken: { file: string; id: string; ports: TenantPorts }[] = [];
   for (const other of siblings) {
@@ -262,6 +269,47 @@ function checkCentral(own: Record<string, unknown>, add: Add): void {
   if (unknownType) add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, unknownType.problem, unknownType.valid);
   else if (typeof plane.instanceType === "string" && XEN_FAMILIES.test(plane.instanceType)) {
     add(`${CONFIG_NAMESPACE}:controlPlane.instanceType`, plane.instanceType, "a Xen-based instance type (no NVMe volume ids)", "a Nitro instance type such as t4g.medium or m7g.large");
+  }
+}
+
+/** The cells of an environment's central stack files, by file. */
+function cellsOf(environment: string, files: readonly StackFile[]): { file: string; stack: string; cell?: string }[] {
+  return files
+    .filter((f) => f.values[`${CONFIG_NAMESPACE}:kind`] === "central" && f.values[`${CONFIG_NAMESPACE}:environment`] === environment)
+    .map((f) => {
+      const cell = f.values[`${CONFIG_NAMESPACE}:cell`];
+      return { file: f.file, stack: f.stack, ...(typeof cell === "string" ? { cell } : {}) };
+    });
+}
+
+/** Why a tenant id and a cell of its environment would share names, or undefined. */
+function cellIdClash(cell: string | undefined, id: string): string | undefined {
+  if (cell === undefined) return undefined;
+  if (id === cell) return `is the cell`;
+  if (id.startsWith(`${cell}-`)) return `starts with the cell ${cell} and '-'`;
+  return undefined;
+}
+
+/**
+ * A central's cell: the environment's centrals differ in it (one, the first, has none), and no
+ * tenant id of the environment is it or starts with it: their names would meet.
+ */
+function checkCentralCell(source: StackFile, own: Record<string, unknown>, siblings: readonly StackFile[], add: Add): void {
+  if (typeof own.environment !== "string") return;
+  const cell = typeof own.cell === "string" ? own.cell : undefined;
+  const key = `${CONFIG_NAMESPACE}:cell`;
+  if (cell !== undefined && platformNameSlots(own.environment).includes(cell)) {
+    add(key, cell, `would make the first central's own names (clusterra-${own.environment}-${cell}-...) read as this cell's`, `any other short name (not ${platformNameSlots(own.environment).join(", ")})`);
+  }
+  const twin = cellsOf(own.environment, siblings).find((c) => c.stack !== source.stack && c.cell === cell);
+  if (twin) {
+    add(key, cell, `${twin.file} is a central of environment ${own.environment} ${cell === undefined ? "without a cell" : "with the same cell"}: their names and fleet folders would be the same`, `a cell no other central of ${own.environment} has (a short lowercase name such as b; the environment's first central has none)`);
+  }
+  for (const f of siblings) {
+    const t = f.values[`${CONFIG_NAMESPACE}:tenant`];
+    if (f.values[`${CONFIG_NAMESPACE}:kind`] !== "tenant" || f.values[`${CONFIG_NAMESPACE}:environment`] !== own.environment || !isObject(t) || typeof t.id !== "string") continue;
+    const clash = cellIdClash(cell, t.id);
+    if (clash) add(key, cell, `tenant ${t.id} of ${f.file}: its id ${clash.replace("is the cell", "is this cell").replace("starts with the cell", "starts with this cell")}`, "a cell that is no tenant id of the environment and that no tenant id starts with, followed by '-'");
   }
 }
 
@@ -345,14 +393,16 @@ function connectorsOf(stack: string, siblings: readonly StackFile[]): ConnectorA
     .map((f) => ({ stack: f.stack, clusterName: String((f.values[`${CONFIG_NAMESPACE}:connector`] as Record<string, unknown>)?.clusterName) }));
 }
 
-/** The region of the central stack a tenant joins, from that stack's file. */
-function centralRegionOf(own: Record<string, unknown>, siblings: readonly StackFile[]): string | undefined {
+/** The region and scope of the central stack a tenant or connector joins, from that stack's file. */
+function centralOf(own: Record<string, unknown>, siblings: readonly StackFile[]): { region?: string; scope: string } | undefined {
   const central = isObject(own.central) && typeof own.central.stack === "string" ? stackShortName(own.central.stack) : undefined;
-  const region = siblings.find((f) => f.stack === central)?.values["aws:region"];
-  return typeof region === "string" ? region : undefined;
+  const file = siblings.find((f) => f.stack === central);
+  if (!file) return undefined;
+  const [region, environment, cell] = [file.values["aws:region"], file.values[`${CONFIG_NAMESPACE}:environment`], file.values[`${CONFIG_NAMESPACE}:cell`]];
+  return { ...(typeof region === "string" ? { region } : {}), scope: centralScope(String(environment), typeof cell === "string" ? cell : undefined) };
 }
 
-function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind, centralRegion: string | undefined, connectors: ConnectorAttachment[]): StackConfig {
+function toTyped(source: StackFile, region: string, aws: Record<string, unknown>, own: Record<string, unknown>, kind: StackKind, joins: { region?: string; scope: string } | undefined, connectors: ConnectorAttachment[]): StackConfig {
   const base = {
     stack: source.stack,
     file: source.file,
@@ -365,7 +415,8 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
   switch (kind) {
     case "central":
       return {
-        ...base, kind, network: newNetwork(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never,
+        ...base, kind, ...(typeof own.cell === "string" ? { cell: own.cell } : {}), scope: centralScope(own.environment as string, typeof own.cell === "string" ? own.cell : undefined),
+        network: newNetwork(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never,
         backups: { ...ACCOUNTING_BACKUP.defaults, ...(own.backups as Partial<CentralConfig["backups"]> | undefined) }, connectors, tenants: [],
       };
     case "tenant": {
@@ -376,12 +427,12 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
         ports: recordedPorts(source.values) as TenantPorts,
         rolloutWave: typeof own.rolloutWave === "string" ? (own.rolloutWave as RolloutWave) : DEFAULT_ROLLOUT_WAVE,
         ...(typeof own.stateSnapshotId === "string" ? { stateSnapshotId: own.stateSnapshotId } : {}),
-        central: { ...central, region: central.region ?? centralRegion ?? region },
+        central: { ...central, region: central.region ?? joins?.region ?? region, scope: (joins as { scope: string }).scope },
       };
     }
     case "connector": {
       const connector = own.connector as ConnectorConfig["connector"];
-      return { ...base, kind, connector: { ...connector, directoryService: connector.directoryService ?? false }, central: own.central as never };
+      return { ...base, kind, connector: { ...connector, directoryService: connector.directoryService ?? false }, central: { ...(own.central as { stack: string; accountId: string }), scope: (joins as { scope: string }).scope } };
     }
   }
 }

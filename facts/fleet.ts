@@ -8,14 +8,17 @@ import { clusterApiRoleName, platformName, PROJECT, tenantAccessRoleName, tenant
 import { alarmTopicName } from "./alarms";
 import { connectorBridgeRoleName, connectorExternalId } from "./connector-network";
 
-/** Folder of an environment's central fleet: what the root Application syncs (not recursive). */
-export function centralFleetPath(environment: string): string {
-  return `fleet/central/${environment}`;
+/**
+ * Folder of a central's fleet: what its root Application syncs (not recursive). `scope` is
+ * the central's (facts/project.ts centralScope): its environment's, or with its cell after it.
+ */
+export function centralFleetPath(scope: string): string {
+  return `fleet/central/${scope}`;
 }
 
-/** Folder of every tenant of an environment. */
-export function tenantsFleetPath(environment: string): string {
-  return `fleet/tenants/${environment}`;
+/** Folder of every tenant of a central (its scope's): each central's ApplicationSets find their own tenants there. */
+export function tenantsFleetPath(scope: string): string {
+  return `fleet/tenants/${scope}`;
 }
 
 /**
@@ -23,13 +26,13 @@ export function tenantsFleetPath(environment: string): string {
  * tenant changes): beside the ApplicationSet that reads it, written by the central stack.
  * Not a tenant's folder, and not synced by central's root Application (it is not recursive).
  */
-export function tenantsSharedPath(environment: string): string {
-  return `${centralFleetPath(environment)}/${TENANTS_APPLICATION_SET}`;
+export function tenantsSharedPath(scope: string): string {
+  return `${centralFleetPath(scope)}/${TENANTS_APPLICATION_SET}`;
 }
 
-/** A tenant's folder: control-plane/ (on central) and cluster/ (its own), and its facts. */
-export function tenantFleetPath(environment: string, tenantId: string): string {
-  return `${tenantsFleetPath(environment)}/${tenantId}`;
+/** A tenant's folder under its central's scope: control-plane/ (on central) and cluster/ (its own), and its facts. */
+export function tenantFleetPath(scope: string, tenantId: string): string {
+  return `${tenantsFleetPath(scope)}/${tenantId}`;
 }
 
 /**
@@ -57,8 +60,8 @@ export type ClusterSecretFact = keyof typeof CLUSTER_SECRET_FACTS;
 
 /** The ApplicationSet that makes each tenant's entry on central (namespace, projects, cluster Secret), and its file. */
 export const TENANT_ENTRIES_APPLICATION_SET = "tenant-entries";
-export function tenantEntriesApplicationSetPath(environment: string): string {
-  return `${centralFleetPath(environment)}/${TENANT_ENTRIES_APPLICATION_SET}.yaml`;
+export function tenantEntriesApplicationSetPath(scope: string): string {
+  return `${centralFleetPath(scope)}/${TENANT_ENTRIES_APPLICATION_SET}.yaml`;
 }
 
 /** The namespace on central holding one tenant's Slurm control plane. */
@@ -140,8 +143,8 @@ export const DEFAULT_ROLLOUT_WAVE: RolloutWave = "general";
 
 /** The ApplicationSet that makes every tenant's Applications of an environment, and its file. */
 export const TENANTS_APPLICATION_SET = "tenants";
-export function tenantsApplicationSetPath(environment: string): string {
-  return `${centralFleetPath(environment)}/${TENANTS_APPLICATION_SET}.yaml`;
+export function tenantsApplicationSetPath(scope: string): string {
+  return `${centralFleetPath(scope)}/${TENANTS_APPLICATION_SET}.yaml`;
 }
 
 /**

@@ -6,6 +6,19 @@ export function platformName(environment: string, ...parts: string[]): string {
   return [PROJECT, environment, ...parts].join("-");
 }
 
+/** The longest cell name (`clusterra:cell`): a cell's central names stay within AWS's limits as its environment's do. */
+export const CELL_NAME_MAX = 6;
+
+/**
+ * A central's scope: what its platform-wide names (`platformName`) and its fleet folders take
+ * where one central per environment took the environment. The environment's first central has
+ * no cell and keeps the environment's names; a cell's central adds its cell (`dev-b`). Tenant
+ * names stay per environment (ids are unique in it), whichever central a tenant joins.
+ */
+export function centralScope(environment: string, cell?: string): string {
+  return cell === undefined ? environment : `${environment}-${cell}`;
+}
+
 /** Config namespace of the project's own keys (`clusterra:<key>`). */
 export const CONFIG_NAMESPACE = PROJECT;
 

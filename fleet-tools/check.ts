@@ -11,7 +11,7 @@ import { createHash } from "crypto";
 import Ajv, { type ValidateFunction } from "ajv";
 import standaloneCode from "ajv/dist/standalone";
 import { parseAllDocuments } from "yaml";
-import { PROJECT_ROOT, readAllStackFiles } from "../config";
+import { centralScopesFromStackFiles, environmentOfScope, PROJECT_ROOT, readAllStackFiles } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantNamespace, tenantProject } from "../facts/fleet";
 import { tenantClusterName } from "../facts/tenant-cluster";
@@ -338,11 +338,14 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     });
   }
   problems.push(...tenantFactsProblems(root));
+  // Tenant names are per environment; a tenant's folder is under its central's scope.
+  const centrals = centralScopesFromStackFiles(root);
   // A tenant's entry makes exactly its namespace, its two projects, its store and its cluster credential: a change to the entry chart that makes anything else is refused.
   for (const d of docs.filter((x) => x.renderedBy)) {
     const owner = ENTRY_FILE.exec(d.file);
     if (!owner) continue;
-    const [, env, id] = owner;
+    const [, scope, id] = owner;
+    const env = environmentOfScope(scope, centrals);
     const allowed = [
       `v1/Namespace//${tenantNamespace(id)}`,
       `argoproj.io/v1alpha1/AppProject/${ARGOCD_CHART.namespace}/${tenantProject(id)}`,
@@ -357,7 +360,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
     const owner = ENTRY_FILE.exec(d.file);
     if (!owner) continue;
     const role = String(get(d.object, "spec", "provider", "aws", "role") ?? "");
-    const expected = `:role/${controlPlaneSecretsRoleName(owner[1], owner[2])}`;
+    const expected = `:role/${controlPlaneSecretsRoleName(environmentOfScope(owner[1], centrals), owner[2])}`;
     if (!role.endsWith(expected)) problems.push({ file: d.file, at: `document ${d.index} SecretStore/${String(get(d.object, "metadata", "name"))}/spec/provider/aws/role`, reason: `${role || "no role"} is not tenant ${owner[2]}'s secrets role (…${expected})` });
   }
   // A tenant's cluster Secret says whose cluster it is (the generated Applications' project follows): its own entry's tenant only.
@@ -396,7 +399,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
   return problems;
 }
 
-/** A tenant's entry file, what its entry's objects render from: environment and tenant. */
+/** A tenant's entry file, what its entry's objects render from: its central's scope and the tenant. */
 const ENTRY_FILE = new RegExp(`^fleet/tenants/([^/]+)/([^/]+)/${TENANT_ENTRY_FILE.replace(".", "\\.")}$`);
 
 

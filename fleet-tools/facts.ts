@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { hostAddressProblem } from "../config/cidr";
-import { isExampleStack, readAllStackFiles } from "../config";
+import { centralScopesFromStackFiles, environmentOfScope, isExampleStack, readAllStackFiles } from "../config";
 import { FACTS_FILE, isOfflineFacts } from "../components/fleet/facts";
 import { fleetFiles, tenantStacks, type FleetProblem } from "./files";
 import { controlPlaneSecretsRoleName, slurmKeySecretNames } from "../facts/project";
@@ -24,9 +24,12 @@ export function tenantFactsProblems(root: string): FleetProblem[] {
   // tenant's. A tenant's stores on central take the role from its facts file (the
   // control-plane chart renders them at sync time); its entry names it itself.
   const stacks = tenantStacks(root);
-  for (const env of listDirs(path.join(root, "fleet", "tenants"))) {
-    for (const id of listDirs(path.join(root, "fleet", "tenants", env))) {
-      const file = `fleet/tenants/${env}/${id}/${FACTS_FILE}`;
+  const centrals = centralScopesFromStackFiles(root);
+  for (const scope of listDirs(path.join(root, "fleet", "tenants"))) {
+    // Tenant names are per environment: a cell's folder holds tenants of its central's.
+    const env = environmentOfScope(scope, centrals);
+    for (const id of listDirs(path.join(root, "fleet", "tenants", scope))) {
+      const file = `fleet/tenants/${scope}/${id}/${FACTS_FILE}`;
       if (!fs.existsSync(path.join(root, file))) continue;
       let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
       try {
@@ -34,7 +37,7 @@ export function tenantFactsProblems(root: string): FleetProblem[] {
       } catch {
         continue; // not YAML: named with every file above
       }
-      const stack = stacks.get(`${env}/${id}`);
+      const stack = stacks.get(`${scope}/${id}`);
       // Central's account, where the tenant's secrets and their role live (its stack file says which).
       const central = stack?.centralAccountId ?? "[0-9]{12}";
       const role = String(facts?.secretsRoleArn ?? "");

@@ -8,7 +8,7 @@ import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
-import { PROJECT_ROOT, readAllStackFiles } from "../config";
+import { centralScopesFromStackFiles, joinedScope, PROJECT_ROOT, readAllStackFiles } from "../config";
 import { clusterParams, expandApplicationSet, globRegExp, readsClusterSecrets, type ClusterParams, type GitFiles } from "../components/fleet/application-set";
 import { GoTemplateError } from "../components/fleet/go-template";
 import { TENANT_ENTRY_FILE, tenantFleetPath } from "../facts/fleet";
@@ -221,8 +221,8 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   for (const d of first) {
     if (!helm) break;
     const tenant = (d.object.metadata as { labels?: Record<string, string> }).labels?.[LABEL_KEYS.tenant];
-    const environment = /^fleet\/central\/([^/]+)\//.exec(d.file)?.[1];
-    const file = tenant && environment ? `${tenantFleetPath(environment, tenant)}/${TENANT_ENTRY_FILE}` : d.file;
+    const scope = /^fleet\/central\/([^/]+)\//.exec(d.file)?.[1];
+    const file = tenant && scope ? `${tenantFleetPath(scope, tenant)}/${TENANT_ENTRY_FILE}` : d.file;
     const name = String((d.object.metadata as { name?: string }).name);
     try {
       renderLocalCharts(root, helm, d.object).forEach((object, index) => documents.push({ file, index, object, renderedBy: name }));
@@ -230,21 +230,26 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
       problems.push({ file: d.file, at: `ApplicationSet/${d.generated?.by} generates Application/${name}`, reason: (e as Error).message });
     }
   }
-  const clusters = fleetClusterSecrets(documents);
-  for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, clusters));
+  // Each central's ArgoCD holds the cluster Secrets its own entries make (from its scope's
+  // tenant folders): a cell's ApplicationSets generate its tenants' Applications only.
+  const scopeOf = (file: string) => /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1];
+  const entries = [...documents];
+  for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, fleetClusterSecrets(entries.filter((x) => scopeOf(x.file) === scopeOf(d.file)))));
   return { documents, problems };
 }
 
-/** Each tenant stack file's central account and VPC CIDR (when it gives them), by `<env>/<id>`. */
-export function tenantStacks(root: string): Map<string, { centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }> {
-  const out = new Map<string, { centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }>();
+/** Each tenant stack file's environment, central account and VPC CIDR (when it gives them), by `<its central's scope>/<id>`: its fleet folder's. */
+export function tenantStacks(root: string): Map<string, { environment: string; centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }> {
+  const out = new Map<string, { environment: string; centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }>();
+  const centrals = centralScopesFromStackFiles(root);
   for (const f of readAllStackFiles(root)) {
     if (f.values["clusterra:kind"] !== "tenant") continue;
     const field = (key: string, name: string): unknown => { const v = f.values[key]; return v && typeof v === "object" ? (v as Record<string, unknown>)[name] : undefined; };
     const id = field("clusterra:tenant", "id");
     const account = field("clusterra:central", "accountId");
     const cidr = field("clusterra:network", "vpcCidr");
-    out.set(`${String(f.values["clusterra:environment"])}/${String(id)}`, {
+    out.set(`${joinedScope(f, centrals)}/${String(id)}`, {
+      environment: String(f.values["clusterra:environment"]),
       ...(/^[0-9]{12}$/.test(String(account)) ? { centralAccountId: String(account) } : {}),
       ...(typeof cidr === "string" ? { vpcCidr: cidr } : {}),
       ...(recordedPorts(f.values) ? { ports: recordedPorts(f.values) } : {}),

@@ -12,7 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import { promisify } from "util";
 import { parse, parseAllDocuments, stringify } from "yaml";
-import { readAllStackFiles } from "../config";
+import { centralScopesFromStackFiles, joinedScope, readAllStackFiles } from "../config";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { fleetDocuments, fleetRepos, isValuesFile, referenceDir, toolPath, type FleetProblem } from "./files";
@@ -80,15 +80,15 @@ export function kubernetesVersion(k3sVersion: string): string {
   return k3sVersion.replace(/\+.*$/, "");
 }
 
-/** The Kubernetes version of each environment's central cluster, from its stack file. */
-/** Each tenant's Kubernetes version, by `<environment>/<tenant id>` (its stack file's k3sVersion, else the default). */
+/** Each tenant's Kubernetes version, by `<its central's scope>/<tenant id>` as its fleet folder (its stack file's k3sVersion, else the default). */
 export function tenantVersions(root: string): Map<string, string> {
   const versions = new Map<string, string>();
+  const centrals = centralScopesFromStackFiles(root);
   for (const f of readAllStackFiles(root)) {
     const tenant = f.values["clusterra:tenant"] as { id?: unknown } | undefined;
     const own = f.values["clusterra:k3sVersion"];
     if (f.values["clusterra:kind"] === "tenant" && typeof tenant?.id === "string") {
-      versions.set(`${String(f.values["clusterra:environment"])}/${tenant.id}`, kubernetesVersion(typeof own === "string" ? own : TENANT_K3S_VERSION));
+      versions.set(`${joinedScope(f, centrals)}/${tenant.id}`, kubernetesVersion(typeof own === "string" ? own : TENANT_K3S_VERSION));
     }
   }
   return versions;
@@ -100,13 +100,14 @@ export function tenantVersionOf(file: string, versions: ReadonlyMap<string, stri
   return (m && versions.get(`${m[1]}/${m[2]}`)) ?? kubernetesVersion(TENANT_K3S_VERSION);
 }
 
+/** The Kubernetes version of each central's cluster, by its scope (its fleet folder), from its stack file. */
 function centralVersions(root: string): Map<string, string> {
   const versions = new Map<string, string>();
+  const centrals = centralScopesFromStackFiles(root);
   for (const f of readAllStackFiles(root)) {
     const controlPlane = f.values["clusterra:controlPlane"] as { k3sVersion?: unknown } | undefined;
-    if (f.values["clusterra:kind"] === "central" && typeof f.values["clusterra:environment"] === "string" && typeof controlPlane?.k3sVersion === "string") {
-      versions.set(f.values["clusterra:environment"], kubernetesVersion(controlPlane.k3sVersion));
-    }
+    const scope = centrals.get(f.stack)?.scope;
+    if (scope !== undefined && typeof controlPlane?.k3sVersion === "string") versions.set(scope, kubernetesVersion(controlPlane.k3sVersion));
   }
   return versions;
 }
@@ -136,10 +137,10 @@ export function applicationRenders(root: string, chartsDir: string, documents: r
       const sources = app.spec.sources ?? (app.spec.source ? [app.spec.source] : []);
       const refs = new Map(sources.filter((s) => s.ref).map((s) => [s.ref as string, s.repoURL ?? ""]));
       const server = app.spec.destination?.server ?? "";
-      const environment = /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1] ?? "";
+      const scope = /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1] ?? "";
       // A generated Application's tenant is its label; a written one's, its folder.
       const tenant = app.metadata?.labels?.[LABEL_KEYS.tenant];
-      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(environment) : tenant ? tenantVersionOf(`${tenantFleetPath(environment, tenant)}/`, tenants) : tenantVersionOf(file, tenants);
+      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(scope) : tenant ? tenantVersionOf(`${tenantFleetPath(scope, tenant)}/`, tenants) : tenantVersionOf(file, tenants);
       sources.forEach((source, i) => {
         const at = `document ${index} Application/${name}/spec/sources/${i}`;
         const problem = (reason: string): void => void problems.push({ file, at, reason });
@@ -157,7 +158,7 @@ export function applicationRenders(root: string, chartsDir: string, documents: r
           chartLabel = source.path;
           chartDir = path.join(root, source.path);
         } else return; // a ref or a plain directory: its objects are checked as they are
-        if (!kubeVersion) return problem(`no stack file gives the Kubernetes version of ${server} (environment ${JSON.stringify(environment)})`);
+        if (!kubeVersion) return problem(`no stack file gives the Kubernetes version of ${server} (fleet folder ${JSON.stringify(scope)})`);
         const helm = source.helm ?? {};
         const valueFiles: string[] = [];
         for (const v of helm.valueFiles ?? []) {
@@ -355,11 +356,11 @@ export async function runFleetRender(root: string, options: { charts: string; ou
  * ApplicationSet's order): the objects. For readers of the rendered fleet that run without
  * ArgoCD (the journey's Slurm world, tests); a Helm failure is an error naming the add-on.
  */
-export function renderTenantAddOn(root: string, helm: string, environment: string, tenantId: string, addon: string): Record<string, unknown>[] {
+export function renderTenantAddOn(root: string, helm: string, scope: string, tenantId: string, addon: string): Record<string, unknown>[] {
   const row = TENANT_ADD_ONS.find((a) => a.addon === addon);
   if (!row || row.source.kind !== "local-chart") throw new Error(`${addon} is not a local-chart add-on of TENANT_ADD_ONS`);
   const args = ["template", row.releaseName ?? row.addon, path.join(root, row.source.path), "--namespace", row.namespace || tenantNamespace(tenantId)];
-  for (const f of tenantAddOnValueFiles(environment, tenantId, addon)) args.push("--values", path.join(root, f));
+  for (const f of tenantAddOnValueFiles(scope, tenantId, addon)) args.push("--values", path.join(root, f));
   const run = spawnSync(helm, args, { encoding: "utf8" });
   if (run.status !== 0) throw new Error(`helm template of ${tenantId}'s ${addon} failed: ${run.stderr.trim() || run.error?.message}`);
   return parseAllDocuments(run.stdout).map((d) => d.toJS() as Record<string, unknown>).filter((o) => o !== null && typeof o === "object");

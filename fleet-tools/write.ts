@@ -19,9 +19,9 @@ import { fleetFiles, type FleetProblem } from "./files";
 function factsPathOf(config: StackConfig): string {
   switch (config.kind) {
     case "tenant":
-      return tenantFactsPath(config.environment, config.tenant.id);
+      return tenantFactsPath(config.central.scope, config.tenant.id);
     case "central":
-      return centralFactsPath(config.environment);
+      return centralFactsPath(config.scope);
     case "connector":
       return connectorFactsPath(config.connector.clusterName);
   }

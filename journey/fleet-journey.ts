@@ -152,7 +152,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     nodeLines.push(`${s.name}: ${node.name} (${s.instance.inputs.instanceType}, ${node.pods} pods)`);
   }
   for (const t of tenants) {
-    const pools = renderTenantAddOn(input.root, tools.helm, t.config.environment, t.config.tenant.id, "cluster-manifests")
+    const pools = renderTenantAddOn(input.root, tools.helm, t.config.central.scope, t.config.tenant.id, "cluster-manifests")
       .filter((o) => o.kind === "NodePool") as unknown as NodePoolDoc[];
     const zone = String((resources(t.plan).find((r) => r.type === "aws:ec2/subnet:Subnet")?.inputs.availabilityZone) ?? `${t.config.region}a`);
     for (const pool of pools) {
@@ -483,8 +483,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       if (slurmOrigin) await publishChart(gitops, tools.helm, dir, slurmOrigin, path.join(charts, "packages")).catch((e: Error) => problems.push(e.message));
     }
     const since = new Date(Date.now() - 1000).toISOString().replace(/\.\d+Z$/, "Z");
-    const file = yamlFile(`stack central-${central.environment}`, tenantsApplicationSet(central.environment, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }));
-    await commitToFleet(gitops, central.fleet.revision, { [tenantsApplicationSetPath(central.environment)]: file }, `fleet: slurm chart ${version}`).catch((e: Error) => problems.push(e.message));
+    const file = yamlFile(`stack ${central.stack}`, tenantsApplicationSet(central.environment, central.scope, { repoUrl: central.fleet.repoUrl, revision: central.fleet.revision }, { ...CHARTS, slurm: { ...CHARTS.slurm, version } }));
+    await commitToFleet(gitops, central.fleet.revision, { [tenantsApplicationSetPath(central.scope)]: file }, `fleet: slurm chart ${version}`).catch((e: Error) => problems.push(e.message));
     await c.run(["annotate", "--overwrite", "applications.argoproj.io", rootName, "-n", ARGOCD_CHART.namespace, `${REFRESH_ANNOTATION}=normal`]);
     // Settled: every Application the set generates carries the version and is Synced and
     // Healthy, or nothing has moved for the quiet period once the rollout began (a stopped

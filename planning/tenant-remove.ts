@@ -67,7 +67,7 @@ export function removalPlan(config: TenantConfig, tenant: Deployment, central: D
   const under = (urn: string | undefined): boolean => !!link && urn !== undefined && (urn === link.urn || under(parentOf.get(urn)));
   const centralSide = central.deployment.resources.filter((r) => r.custom && under(r.urn)).map((r) => `${r.type} ${nameOf(r)}`);
   const centralStack = config.central.stack;
-  const fleetPaths = [`${tenantFleetPath(config.environment, id)}/`];
+  const fleetPaths = [`${tenantFleetPath(config.central.scope, id)}/`];
   const role = tenantAccessRoleName(config.environment, id);
   const inCentral = retained.filter((r) => r.account === "central").map((r) => r.name);
   const onCentral = TENANT_ADD_ONS.filter((a) => a.side === "central").map((a) => `${id}-${a.addon}`);

@@ -41,7 +41,7 @@ describe("goTemplate, as the ApplicationSet controller renders it", () => {
 });
 
 describe("the tenants' ApplicationSet", () => {
-  const appset = tenantsApplicationSet("dev", REPO);
+  const appset = tenantsApplicationSet("dev", "dev", REPO);
 
   it("generates every add-on for each of the environment's clusters, and none for another environment's", () => {
     const apps = expandApplicationSet(appset, [cluster("acme", "canary"), cluster("globex", "general"), cluster("other", "canary", "prod")]);
@@ -117,7 +117,7 @@ describe("the tenants' ApplicationSet", () => {
   });
 
   it("bumps a chart for every tenant through the table alone", () => {
-    const bumped = tenantsApplicationSet("dev", REPO, { ...CHARTS, slurm: { ...CHARTS.slurm, version: "9.9.9" } });
+    const bumped = tenantsApplicationSet("dev", "dev", REPO, { ...CHARTS, slurm: { ...CHARTS.slurm, version: "9.9.9" } });
     const apps = expandApplicationSet(bumped, [cluster("acme", "canary")]);
     const versions = apps.flatMap((a) => (a.application.spec as { sources: { chart?: string; targetRevision?: string }[] }).sources.filter((s) => s.chart === "slurm").map((s) => s.targetRevision));
     assert.deepEqual(versions, ["9.9.9", "9.9.9"]);

@@ -18,7 +18,7 @@ function matches(template: string, tenant: string, account: string, arn: string)
 
 describe("heartbeats: each edge-agent proves its tenant with its own role", function () {
   this.timeout(120_000);
-  const scope = { environment: "dev", region: "us-east-1", partition: "aws" } as const;
+  const scope = { environment: "dev", scope: "dev", region: "us-east-1", partition: "aws" } as const;
 
   it("gives the agent and cluster-api the same audience, headers and STS endpoint, and cluster-api a bound on age", () => {
     const signing = heartbeatSigning(scope);
@@ -27,7 +27,8 @@ describe("heartbeats: each edge-agent proves its tenant with its own role", func
     assert.equal(signing.stsEndpoint, "https://sts.us-east-1.amazonaws.com");
     assert.equal(heartbeatSigning({ ...scope, region: "cn-north-1", partition: "aws-cn" }).stsEndpoint, "https://sts.cn-north-1.amazonaws.com.cn");
     assert.ok(Number(verification.maxAgeSeconds) > 0 && Number(verification.maxAgeSeconds) <= 300);
-    assert.notEqual(heartbeatSigning({ ...scope, environment: "prod" }).audience, signing.audience, "another environment's cluster-api refuses it");
+    assert.notEqual(heartbeatSigning({ ...scope, environment: "prod", scope: "prod" }).audience, signing.audience, "another environment's cluster-api refuses it");
+    assert.notEqual(heartbeatSigning({ ...scope, scope: "dev-b" }).audience, signing.audience, "another cell's cluster-api of the environment refuses it");
   });
 
   it("admits the session of the tenant's planned edge-agent role for that tenant only", async () => {

@@ -108,7 +108,7 @@ describe("tenant ports (central's validation)", () => {
 
 describe("srun port blocks (central's fleet)", () => {
   const facts: ControlPlaneFacts = {
-    environment: "dev", tenantId: "acme", clusterName: "clusterra-dev-acme", centralRegion: "us-east-1",
+    environment: "dev", scope: "dev", tenantId: "acme", clusterName: "clusterra-dev-acme", centralRegion: "us-east-1",
     secretNames: { slurm: "s", jwt: "j", mariadb: "m" }, tenantCidr: "10.16.0.0/20", srunPortBlock: examplePorts("acme").srunBlock, nodeSets: [], users: [],
   };
 

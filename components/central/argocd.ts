@@ -11,8 +11,8 @@ import { appProject, helmRepoUrl } from "../fleet/argo";
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
-  /** Environment name (pod labels). */
-  readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): its Kubernetes provider's name, pod labels. */
+  readonly scope: string;
   /** Admin kubeconfig of the central K3s. */
   readonly kubeconfig: pulumi.Input<string>;
   /** Fleet repository (HTTPS). */
@@ -89,7 +89,7 @@ export class ArgoCd extends pulumi.ComponentResource {
     super("clusterra:central:ArgoCd", name, {}, opts);
     // The cluster outlives its host (same datastore on the same data volume): a replaced host
     // or a kubeconfig unknown during preview updates the provider, never replaces what it made.
-    const k8s = new Provider(`${name}-k3s`, { kubeconfig: args.kubeconfig, enableServerSideApply: true, clusterIdentifier: platformName(args.environment, "central") }, { parent: this });
+    const k8s = new Provider(`${name}-k3s`, { kubeconfig: args.kubeconfig, enableServerSideApply: true, clusterIdentifier: platformName(args.scope, "central") }, { parent: this });
     const child = { parent: this, provider: k8s };
     const release = new Release(
       `${name}`,
@@ -102,7 +102,7 @@ export class ArgoCd extends pulumi.ComponentResource {
         createNamespace: true,
         atomic: true,
         timeout: 600,
-        values: argocdValues(args.environment),
+        values: argocdValues(args.scope),
       },
       child,
     );

@@ -5,8 +5,10 @@ import type { AccountScope } from "../security/scope";
 import { clusterApiRoleName, slurmKeySecretNames, tenantFilesRoleName } from "../../facts/project";
 
 export interface ClusterApiAccessArgs extends AccountScope {
-  /** Environment name: role name and description. */
+  /** Environment name: the tenants' secret and role names. */
   readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): the role's name and description. */
+  readonly scope: string;
   /** The central host's role: the only principal that may assume cluster-api's role. */
   readonly hostRoleArn: pulumi.Input<string>;
   readonly hostRoleName: pulumi.Input<string>;
@@ -67,8 +69,8 @@ export class ClusterApiAccess extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-role`,
       {
-        name: clusterApiRoleName(args.environment),
-        description: `cluster-api (${args.environment})`,
+        name: clusterApiRoleName(args.scope),
+        description: `cluster-api (${args.scope})`,
         maxSessionDuration: 3600,
         assumeRolePolicy: pulumi.all([args.accountId, args.hostRoleArn]).apply(([account, host]) => toJson(principalTrust(args.partition, account, [host]))),
       },

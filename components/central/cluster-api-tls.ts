@@ -8,8 +8,8 @@ import { CLUSTER_API_TLS } from "../../facts/central-host";
 import { clusterApiTlsSecretName } from "../../facts/project";
 
 export interface ClusterApiTlsArgs {
-  /** Environment name: the secret's name and the certificates' subjects. */
-  readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): the secret's name and the certificates' subjects. */
+  readonly scope: string;
   /** The central host's private address: what the edge-agents dial (the certificate's IP SAN). */
   readonly hostAddress: pulumi.Input<string>;
   /** Central's stack key: encrypts the key pair's secret. */
@@ -43,7 +43,7 @@ export class ClusterApiTls extends pulumi.ComponentResource {
         isCaCertificate: true,
         allowedUses: ["cert_signing", "crl_signing"],
         validityPeriodHours: t.caValidityHours,
-        subject: { commonName: `clusterra ${args.environment} cluster-api CA`, organization: "clusterra" },
+        subject: { commonName: `clusterra ${args.scope} cluster-api CA`, organization: "clusterra" },
       },
       child,
     );
@@ -65,10 +65,10 @@ export class ClusterApiTls extends pulumi.ComponentResource {
       },
       child,
     );
-    this.secretName = clusterApiTlsSecretName(args.environment);
+    this.secretName = clusterApiTlsSecretName(args.scope);
     const secret = new secretsmanager.Secret(
       `${name}-secret`,
-      { name: this.secretName, description: `cluster-api's listener certificate and key (${args.environment})`, kmsKeyId: args.kmsKeyArn, recoveryWindowInDays: 30 },
+      { name: this.secretName, description: `cluster-api's listener certificate and key (${args.scope})`, kmsKeyId: args.kmsKeyArn, recoveryWindowInDays: 30 },
       { ...child, protect: true },
     );
     new secretsmanager.SecretVersion(

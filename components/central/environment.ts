@@ -65,22 +65,23 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     );
     const key = new StackKey(
       `${name}`,
-      { ...common, aliasName: `${config.environment}/central`, purpose: `central ${config.environment}: state, secrets, volumes, logs, alarms`, logsService: true, alarmsService: true, secretReaders },
+      { ...common, aliasName: `${config.scope}/central`, purpose: `central ${config.scope}: state, secrets, volumes, logs, alarms`, logsService: true, alarmsService: true, secretReaders },
       child,
     );
-    const snapshotTag = { key: TAG_KEYS.backup, value: `${config.environment}-central-data` };
+    const snapshotTag = { key: TAG_KEYS.backup, value: `${config.scope}-central-data` };
     const network = new PrivateNetwork(
       `${name}`,
-      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, namePrefix: platformName(config.environment) },
+      { ...common, cidr: config.network.vpcCidr, zones: config.network.availabilityZones, logKeyArn: key.keyArn, namePrefix: platformName(config.scope) },
       child,
     );
     // The host's disk use: what it publishes and what its alarms watch.
-    const hostMetrics = centralHostMetrics(config.environment, config.region);
+    const hostMetrics = centralHostMetrics(config.scope, config.region);
     const host = new K3sHost(
       `${name}-k3s`,
       {
         ...common,
         environment: config.environment,
+        scope: config.scope,
         instanceType: config.controlPlane.instanceType,
         k3sVersion: config.controlPlane.k3sVersion,
         vpcId: network.vpcId,
@@ -98,16 +99,17 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       },
       child,
     );
-    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `the central ${config.environment} data volume`, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS, namePrefix: platformName(config.environment) }, child);
-    const tables = new StateTables(`${name}-state`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
-    const secrets = new PlatformSecrets(`${name}-secrets`, { environment: config.environment, kmsKeyArn: key.keyArn }, child);
-    const clusterApiTls = new ClusterApiTls(`${name}-cluster-api-tls`, { environment: config.environment, hostAddress: host.privateIp, kmsKeyArn: key.keyArn }, child);
+    new DataSnapshots(`${name}-snapshots`, { ...common, purpose: `the central ${config.scope} data volume`, targetTag: snapshotTag, retainDays: SNAPSHOT_RETAIN_DAYS, namePrefix: platformName(config.scope) }, child);
+    const tables = new StateTables(`${name}-state`, { scope: config.scope, kmsKeyArn: key.keyArn }, child);
+    const secrets = new PlatformSecrets(`${name}-secrets`, { scope: config.scope, kmsKeyArn: key.keyArn }, child);
+    const clusterApiTls = new ClusterApiTls(`${name}-cluster-api-tls`, { scope: config.scope, hostAddress: host.privateIp, kmsKeyArn: key.keyArn }, child);
     const clusterApi = new ClusterApiAccess(
       `${name}-cluster-api`,
       {
         ...common,
         tlsSecretArn: clusterApiTls.secretArn,
         environment: config.environment,
+        scope: config.scope,
         hostRoleArn: host.roleArn,
         hostRoleName: host.roleName,
         tableArns: tables.arns,
@@ -143,12 +145,12 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     // Connector mode: the Lattice service network connectors' slurmrestd services join.
     new ConnectorServiceNetwork(
       `${name}-connectors`,
-      { ...common, environment: config.environment, vpcId: network.vpcId, clientSecurityGroupId: host.securityGroupId, callerRoleArn: clusterApi.roleArn, connectors: config.connectors },
+      { ...common, scope: config.scope, vpcId: network.vpcId, clientSecurityGroupId: host.securityGroupId, callerRoleArn: clusterApi.roleArn, connectors: config.connectors },
       child,
     );
     new ArgoCd(
       `${name}-argocd`,
-      { environment: config.environment, kubeconfig: host.kubeconfig, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, fleetPath: centralFleetPath(config.environment) },
+      { scope: config.scope, kubeconfig: host.kubeconfig, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, fleetPath: centralFleetPath(config.scope) },
       child,
     );
     // The cloud's facts of this environment: its facts file, from which its other fleet files derive (components/fleet/central.ts).
@@ -158,21 +160,21 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       .apply(([clusterApiRoleArn, centralHostIp, heartbeat, heartbeatCaPem]) => ({ clusterApiRoleArn, centralHostIp, heartbeatEndpoint: heartbeat, heartbeatCaPem }));
     emitFleetFiles(facts.apply((f) => centralStackFleetFiles(config, f)));
     // Tenants whose stack file is gone are pruned.
-    pruneFleet((root) => orphanedTenantPaths(root, config.environment, tenantIdsOf(config.environment)), pruneFleetPaths);
+    pruneFleet((root) => orphanedTenantPaths(root, config.scope, tenantIdsOf(config.stack)), pruneFleetPaths);
 
     const alarms = new Alarms(
       `${name}`,
       {
         ...common,
-        topic: { name: alarmTopicName(platformName(config.environment)), kmsKeyArn: key.keyArn },
-        alarmPrefix: `${alarmTopicName(platformName(config.environment))}-`,
+        topic: { name: alarmTopicName(platformName(config.scope)), kmsKeyArn: key.keyArn },
+        alarmPrefix: `${alarmTopicName(platformName(config.scope))}-`,
         instances: { host: { instanceId: host.instanceId, recover: true } },
         disks: { host: hostMetrics },
       },
       child,
     );
     // Tenant accounts share their EC2 metrics here, so the operator's alarms watch each tenant's server.
-    const sink = new MonitoringSink(`${name}-monitoring`, { name: platformName(config.environment, "monitoring"), sourceAccountIds: config.tenants.map((t) => t.accountId) }, child);
+    const sink = new MonitoringSink(`${name}-monitoring`, { name: platformName(config.scope, "monitoring"), sourceAccountIds: config.tenants.map((t) => t.accountId) }, child);
 
     this.outputs = {
       // What the facts file must say (`fleet check --outputs`).

@@ -18,8 +18,10 @@ import type { AccountScope } from "../security/scope";
 import { platformName } from "../../facts/project";
 
 export interface K3sHostArgs extends AccountScope {
-  /** Environment name: SSM paths, node name, labels. */
+  /** Environment name: the node's label. */
   readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): SSM paths, the node's name. */
+  readonly scope: string;
   /** EC2 type of the host (its architecture picks the AMI). */
   readonly instanceType: string;
   /** Pinned K3s release the host installs. */
@@ -70,8 +72,8 @@ export function waitForParameterScript(region: string, parameter: string): strin
 }
 
 /** SSM path of the host's kubeconfig. */
-export function kubeconfigParameterName(environment: string): string {
-  return `/clusterra/${environment}/central/kubeconfig`;
+export function kubeconfigParameterName(scope: string): string {
+  return `/clusterra/${scope}/central/kubeconfig`;
 }
 
 /** The host role's own needs: Session Manager, publishing its kubeconfig and its disk use, nothing else. */
@@ -100,9 +102,9 @@ export class K3sHost extends pulumi.ComponentResource {
   constructor(name: string, args: K3sHostArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:central:K3sHost", name, {}, opts);
     const child = { parent: this };
-    this.kubeconfigParameter = kubeconfigParameterName(args.environment);
+    this.kubeconfigParameter = kubeconfigParameterName(args.scope);
 
-    const role = new iam.Role(`${name}-role`, { description: `central K3s host (${args.environment})`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
+    const role = new iam.Role(`${name}-role`, { description: `central K3s host (${args.scope})`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
     const hostRolePolicy = new iam.RolePolicy(
       `${name}-host`,
       {
@@ -132,7 +134,7 @@ export class K3sHost extends pulumi.ComponentResource {
         kubeconfigParameter: this.kubeconfigParameter,
         kmsKeyId,
         dataVolumeId: volumeId,
-        nodeName: platformName(args.environment, "central"),
+        nodeName: platformName(args.scope, "central"),
         nodeLabels: { [LABEL_KEYS.environment]: args.environment, [LABEL_KEYS.role]: "central" },
         metrics: args.metrics,
       }),

@@ -4,8 +4,8 @@ import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPas
 import { signingKeySecretName } from "../../facts/project";
 
 export interface PlatformSecretsArgs {
-  /** Environment name: secret names. */
-  readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): secret names. */
+  readonly scope: string;
   /** Customer-managed key the secrets are encrypted with. */
   readonly kmsKeyArn: pulumi.Input<string>;
 }
@@ -23,7 +23,7 @@ export class PlatformSecrets extends pulumi.ComponentResource {
     super("clusterra:central:PlatformSecrets", name, {}, opts);
     const secret = new secretsmanager.Secret(
       `${name}-signing-key`,
-      { name: signingKeySecretName(args.environment), description: "cluster-api session signing key (HS512)", kmsKeyId: args.kmsKeyArn, recoveryWindowInDays: 30 },
+      { name: signingKeySecretName(args.scope), description: "cluster-api session signing key (HS512)", kmsKeyId: args.kmsKeyArn, recoveryWindowInDays: 30 },
       { parent: this, protect: true },
     );
     const generated = getRandomPasswordOutput({ passwordLength: 64, excludePunctuation: true, includeSpace: false }, { parent: this });

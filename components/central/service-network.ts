@@ -43,7 +43,8 @@ export function serviceNetworkAuthPolicy(p: { bridgeRoleArn: string; connectors:
 }
 
 export interface ConnectorServiceNetworkArgs extends AccountScope {
-  readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): the service network's and the bridge role's names. */
+  readonly scope: string;
   readonly vpcId: pulumi.Input<string>;
   /** The group of the host whose processes (cluster-api) call connectors. */
   readonly clientSecurityGroupId: pulumi.Input<string>;
@@ -60,7 +61,7 @@ export class ConnectorServiceNetwork extends pulumi.ComponentResource {
   constructor(name: string, args: ConnectorServiceNetworkArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:central:ConnectorServiceNetwork", name, {}, opts);
     const child = { parent: this };
-    const base = platformName(args.environment, "connectors");
+    const base = platformName(args.scope, "connectors");
 
     const network = new vpclattice.ServiceNetwork(`${name}-network`, { name: base, authType: "AWS_IAM" }, child);
     const group = new ec2.SecurityGroup(`${name}-association`, { name: `${base}-lattice`, description: "Central hosts to connector services over VPC Lattice", vpcId: args.vpcId }, child);
@@ -74,7 +75,7 @@ export class ConnectorServiceNetwork extends pulumi.ComponentResource {
     const role = new iam.Role(
       `${name}-bridge`,
       {
-        name: connectorBridgeRoleName(args.environment),
+        name: connectorBridgeRoleName(args.scope),
         description: "Calls connector slurmrestd services and reads their JWT keys; cluster-api assumes it",
         maxSessionDuration: 3600,
         assumeRolePolicy: pulumi.all([args.accountId, args.callerRoleArn]).apply(([account, caller]) => toJson(principalTrust(args.partition, account, [caller]))),

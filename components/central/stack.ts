@@ -1,4 +1,4 @@
-/** The central stack: one per environment. */
+/** A central stack: the first of an environment, or a cell of it (its scope: facts/project.ts centralScope). */
 import * as pulumi from "@pulumi/pulumi";
 import { getCallerIdentityOutput } from "@pulumi/aws/getCallerIdentity";
 import type { CentralConfig } from "../../config/types";
@@ -9,7 +9,7 @@ import type { CentralOutputs } from "./outputs";
 export function centralStack(config: CentralConfig): Record<string, unknown> {
   const provider = stackProvider("aws", config);
   const accountId = getCallerIdentityOutput({}, { provider }).accountId;
-  const env = new CentralEnvironment(`central-${config.environment}`, { config, accountId }, { providers: { aws: provider } });
+  const env = new CentralEnvironment(`central-${config.scope}`, { config, accountId }, { providers: { aws: provider } });
   const outputs: { [K in keyof CentralOutputs]: pulumi.Input<CentralOutputs[K]> } = env.outputs;
   return outputs;
 }

@@ -3,10 +3,10 @@ import * as dynamodb from "@pulumi/aws/dynamodb";
 import { STATE_TABLES, tableName, type TableSpec } from "../../facts/state-tables";
 
 /** The DynamoDB inputs a spec becomes: pure, so tests read the key design directly. */
-export function tableInputs(environment: string, table: string, spec: TableSpec, kmsKeyArn: pulumi.Input<string>): dynamodb.TableArgs {
+export function tableInputs(scope: string, table: string, spec: TableSpec, kmsKeyArn: pulumi.Input<string>): dynamodb.TableArgs {
   const keyNames = [spec.partitionKey, spec.sortKey, ...(spec.indexes ?? []).flatMap((i) => [i.partitionKey, i.sortKey])].filter((k): k is string => !!k);
   return {
-    name: tableName(environment, table),
+    name: tableName(scope, table),
     billingMode: "PAY_PER_REQUEST",
     hashKey: spec.partitionKey,
     ...(spec.sortKey ? { rangeKey: spec.sortKey } : {}),
@@ -20,8 +20,8 @@ export function tableInputs(environment: string, table: string, spec: TableSpec,
 }
 
 export interface StateTablesArgs {
-  /** Environment name: table names. */
-  readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): table names. */
+  readonly scope: string;
   /** Customer-managed key for encryption at rest. */
   readonly kmsKeyArn: pulumi.Input<string>;
 }
@@ -36,9 +36,9 @@ export class StateTables extends pulumi.ComponentResource {
     this.arns = {};
     this.names = {};
     for (const [table, spec] of Object.entries(STATE_TABLES)) {
-      const t = new dynamodb.Table(`${name}-${table}`, tableInputs(args.environment, table, spec, args.kmsKeyArn), { parent: this, protect: true });
+      const t = new dynamodb.Table(`${name}-${table}`, tableInputs(args.scope, table, spec, args.kmsKeyArn), { parent: this, protect: true });
       this.arns[table] = t.arn;
-      this.names[table] = tableName(args.environment, table);
+      this.names[table] = tableName(args.scope, table);
     }
     this.registerOutputs({ arns: this.arns });
   }

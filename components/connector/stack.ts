@@ -32,8 +32,8 @@ export function connectorStack(config: ConnectorConfig): Record<string, unknown>
   const c = config.connector;
   const scope = { region: config.region, partition: config.partition, accountId };
   const name = `connector-${c.clusterName}`;
-  const bridgeRoleArn = `arn:${config.partition}:iam::${config.central.accountId}:role/${connectorBridgeRoleName(config.environment)}`;
-  const externalId = connectorExternalId(config.environment, c.clusterName);
+  const bridgeRoleArn = `arn:${config.partition}:iam::${config.central.accountId}:role/${connectorBridgeRoleName(config.central.scope)}`;
+  const externalId = connectorExternalId(config.central.scope, c.clusterName);
 
   const key = new StackKey(name, { ...scope, aliasName: connectorKeyAliasName(c.clusterName), purpose: `connector ${c.clusterName}: event queues, API token, logs, alarms`, logsService: true, eventsService: true, alarmsService: true }, { provider });
   const events = new EventPipeline(

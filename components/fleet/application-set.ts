@@ -155,17 +155,17 @@ export function mergeHelmValues(base: unknown, over: unknown): unknown {
 }
 
 /** The value files one tenant's Helm add-on reads, in Helm's order (its own, its facts, then what every tenant shares), as the template names them. */
-export function tenantAddOnValueFiles(environment: string, tenantId: string, addon: string): string[] {
+export function tenantAddOnValueFiles(scope: string, tenantId: string, addon: string): string[] {
   const row = TENANT_ADD_ONS.find((a) => a.addon === addon);
   const s = row?.source;
   if (!s || (s.kind !== "chart" && s.kind !== "local-chart")) throw new Error(`${addon} is not a Helm add-on of TENANT_ADD_ONS`);
-  const folder = `${tenantsFleetPath(environment)}/${tenantId}`;
+  const folder = `${tenantsFleetPath(scope)}/${tenantId}`;
   return [
     ...(s.values ? [`${folder}/${s.values}`] : []),
     ...(s.users ? [`${folder}/${TENANT_USERS_FILE}`] : []),
     ...(s.facts ? [`${folder}/${FACTS_FILE}`] : []),
-    ...(s.centralFacts ? [centralFactsPath(environment)] : []),
-    `${tenantsSharedPath(environment)}/${sharedValuesFile(addon)}`,
+    ...(s.centralFacts ? [centralFactsPath(scope)] : []),
+    `${tenantsSharedPath(scope)}/${sharedValuesFile(addon)}`,
   ];
 }
 
@@ -174,9 +174,8 @@ export function tenantAddOnValueFiles(environment: string, tenantId: string, add
  * each shared directory's manifests, in `central/<env>/tenants/`. The central stack writes
  * them with the ApplicationSet (a change to them is a fleet-wide change, rolled out in waves).
  */
-export function tenantsSharedFiles(environment: string, backups: CentralBackups, heartbeat: HeartbeatScope): FleetFileSet {
-  const dir = tenantsSharedPath(environment);
-  const source = `stack central-${environment}`;
+export function tenantsSharedFiles(scope: string, source: string, backups: CentralBackups, heartbeat: HeartbeatScope): FleetFileSet {
+  const dir = tenantsSharedPath(scope);
   return Object.fromEntries(TENANT_ADD_ONS.flatMap((a) => {
     const s = a.source;
     if (s.kind === "shared-directory") return [[`${dir}/${a.addon}/${a.addon}.yaml`, yamlFile(source, ...s.objects())]];
@@ -230,9 +229,9 @@ function parameterBlock(a: TenantAddOn): string[] {
  * and side, ignoreDifferences): a patch ArgoCD renders per Application, YAML with JSON
  * lists. It cannot change the project (ArgoCD keeps the template's).
  */
-function templatePatch(environment: string, repo: FleetRepo): string {
-  const folder = `${tenantsFleetPath(environment)}/${TENANT}`;
-  const shared = tenantsSharedPath(environment);
+function templatePatch(scope: string, repo: FleetRepo): string {
+  const folder = `${tenantsFleetPath(scope)}/${TENANT}`;
+  const shared = tenantsSharedPath(scope);
   return [
     "spec:",
     "  destination:",
@@ -283,7 +282,7 @@ function templatePatch(environment: string, repo: FleetRepo): string {
     `          - $values/${folder}/{{ .facts }}`,
     "  {{- end }}",
     "  {{- if .centralFacts }}",
-    `          - $values/${centralFactsPath(environment)}`,
+    `          - $values/${centralFactsPath(scope)}`,
     "  {{- end }}",
     `          - $values/${shared}/{{ .sharedValues }}`,
     ...TENANT_ADD_ONS.flatMap(parameterBlock),
@@ -306,8 +305,8 @@ export function rolloutSteps(): { matchExpressions: { key: string; operator: "In
   })));
 }
 
-/** The environment's tenants' Applications, as one ApplicationSet (charts: facts/charts.ts unless a test or the journey bumps one). */
-export function tenantsApplicationSet(environment: string, repo: FleetRepo, charts: Readonly<Record<ChartKey, ChartPin>> = CHARTS): Record<string, unknown> {
+/** A central's tenants' Applications, as one ApplicationSet: its tenants' cluster Secrets (labelled with the environment) and its scope's folders (charts: facts/charts.ts unless a test or the journey bumps one). */
+export function tenantsApplicationSet(environment: string, scope: string, repo: FleetRepo, charts: Readonly<Record<ChartKey, ChartPin>> = CHARTS): Record<string, unknown> {
   return {
     apiVersion: "argoproj.io/v1alpha1",
     kind: "ApplicationSet",
@@ -351,7 +350,7 @@ export function tenantsApplicationSet(environment: string, repo: FleetRepo, char
           },
         },
       },
-      templatePatch: templatePatch(environment, repo),
+      templatePatch: templatePatch(scope, repo),
     },
   };
 }

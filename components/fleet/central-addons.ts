@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { CENTRAL_ADD_ONS, centralFleetPath, tenantEntriesApplicationSetPath, tenantsFleetPath, type CentralAddOn } from "../../facts/fleet";
 import { ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { readAllStackFiles } from "../../config";
+import { readAllStackFiles, stackShortName } from "../../config";
 import { application, type FleetRepo } from "./argo";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -32,9 +32,8 @@ export function centralAddOnValues(addOn: CentralAddOn): Record<string, unknown>
 }
 
 /** The add-ons' Applications and values, by path. */
-export function centralAddOnFiles(environment: string, repo: FleetRepo): FleetFileSet {
-  const dir = centralFleetPath(environment);
-  const source = `stack central-${environment}`;
+export function centralAddOnFiles(scope: string, source: string, repo: FleetRepo): FleetFileSet {
+  const dir = centralFleetPath(scope);
   return Object.fromEntries(
     CENTRAL_ADD_ONS.flatMap((addOn) => {
       const valuesPath = `${dir}/values/${addOn.name}.yaml`;
@@ -55,21 +54,21 @@ export function centralAddOnFiles(environment: string, repo: FleetRepo): FleetFi
 }
 
 /**
- * What a destroyed tenant stack leaves behind: tenant folders of this environment that no
- * tenant stack file names any more, and central's per-tenant entry files of an earlier
+ * What a destroyed tenant stack leaves behind: tenant folders of this central (its scope's)
+ * that no tenant stack file names any more, and central's per-tenant entry files of an earlier
  * layout (the entries render at sync time now). The central stack prunes them on its next
  * `pulumi up` (its folder gone, the tenant gets no new Applications; see `tenant remove`).
  */
-export function orphanedTenantPaths(root: string, environment: string, tenantIds: readonly string[]): string[] {
+export function orphanedTenantPaths(root: string, scope: string, tenantIds: readonly string[]): string[] {
   const keep = new Set(tenantIds);
-  const tenantsDir = path.join(root, tenantsFleetPath(environment));
+  const tenantsDir = path.join(root, tenantsFleetPath(scope));
   const folders = fs.existsSync(tenantsDir) ? fs.readdirSync(tenantsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
-  const centralDir = path.join(root, centralFleetPath(environment));
-  const appset = path.basename(tenantEntriesApplicationSetPath(environment));
+  const centralDir = path.join(root, centralFleetPath(scope));
+  const appset = path.basename(tenantEntriesApplicationSetPath(scope));
   const legacyEntries = fs.existsSync(centralDir) ? fs.readdirSync(centralDir).filter((n) => /^tenant-.+\.yaml$/.test(n) && n !== appset) : [];
   return [
-    ...folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(environment)}/${id}`),
-    ...legacyEntries.map((n) => `${centralFleetPath(environment)}/${n}`),
+    ...folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(scope)}/${id}`),
+    ...legacyEntries.map((n) => `${centralFleetPath(scope)}/${n}`),
   ].sort();
 }
 
@@ -79,10 +78,10 @@ export function pruneFleetPaths(root: string, rels: readonly string[]): string[]
   return [...rels];
 }
 
-/** Tenant ids of an environment, from the tenant stack files in the repository. */
-export function tenantIdsOf(environment: string, root?: string): string[] {
+/** Ids of the tenants joining a central stack, from the tenant stack files in the repository (well-formed or not: a broken file never loses its folder). */
+export function tenantIdsOf(centralStack: string, root?: string): string[] {
   return readAllStackFiles(root)
-    .filter((f) => f.values["clusterra:kind"] === "tenant" && f.values["clusterra:environment"] === environment)
+    .filter((f) => f.values["clusterra:kind"] === "tenant" && stackShortName(String((f.values["clusterra:central"] as { stack?: unknown } | undefined)?.stack)) === centralStack)
     .map((f) => (f.values["clusterra:tenant"] as { id?: unknown } | undefined)?.id)
     .filter((id): id is string => typeof id === "string")
     .sort();

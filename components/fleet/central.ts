@@ -20,7 +20,11 @@ import { yamlFile } from "./yaml-file";
 import { STATE_TABLES, tableName } from "../../facts/state-tables";
 
 export interface CentralFleetFacts {
+  /** The central's stack: the files' header. */
+  readonly stack: string;
   readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): its fleet folder and platform-wide names. */
+  readonly scope: string;
   readonly partition: Partition;
   readonly region: string;
   readonly repoUrl: string;
@@ -48,7 +52,7 @@ export function clusterApiValues(f: CentralFleetFacts): Record<string, unknown> 
     signingKeySecretName: f.signingKeySecretName,
     tlsSecretName: f.tlsSecretName,
     // Whose heartbeat it is: the agent's signed STS request, checked as HEARTBEAT_AUTH says.
-    heartbeat: heartbeatVerification({ environment: f.environment, region: f.region, partition: f.partition }),
+    heartbeat: heartbeatVerification({ environment: f.environment, scope: f.scope, region: f.region, partition: f.partition }),
     // Each tenant's JWT key, to mint Slurm tokens for its slurmrestd ({tenant} is the id).
     tenantJwtKeySecretNameTemplate: slurmKeySecretNames(f.environment, "{tenant}").jwt,
     // A user's files session: the tenant's files role ({account}, {tenant}), its ExternalId, its
@@ -76,8 +80,8 @@ export function splitImage(image: string): [string, string] {
 }
 
 export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
-  const dir = centralFleetPath(f.environment);
-  const source = `stack central-${f.environment}`;
+  const dir = centralFleetPath(f.scope);
+  const source = `stack ${f.stack}`;
   const application = {
     apiVersion: "argoproj.io/v1alpha1",
     kind: "Application",
@@ -102,31 +106,34 @@ export function centralFleetFiles(f: CentralFleetFacts): FleetFileSet {
 
 /** A central stack's whole fleet output: its facts file, cluster-api's files and the add-ons every tenant's control plane needs. */
 export function centralStackFleetFiles(config: CentralConfig, facts: CentralCloudFacts): FleetFileSet {
-  const source = `stack central-${config.environment}`;
+  const source = `stack ${config.stack}`;
   const repo = { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision };
+  const heartbeat = { environment: config.environment, scope: config.scope, region: config.region, partition: config.partition };
   return {
-    [centralFactsPath(config.environment)]: factsFile(config.stack, facts),
+    [centralFactsPath(config.scope)]: factsFile(config.stack, facts),
     ...centralFleetFiles({
+      stack: config.stack,
       environment: config.environment,
+      scope: config.scope,
       partition: config.partition,
       region: config.region,
       repoUrl: config.fleet.repoUrl,
       revision: config.fleet.revision,
       image: config.clusterApi.image,
       roleArn: facts.clusterApiRoleArn,
-      signingKeySecretName: signingKeySecretName(config.environment),
-      tlsSecretName: clusterApiTlsSecretName(config.environment),
-      tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.environment, t)])),
+      signingKeySecretName: signingKeySecretName(config.scope),
+      tlsSecretName: clusterApiTlsSecretName(config.scope),
+      tableNames: Object.fromEntries(Object.keys(STATE_TABLES).map((t) => [t, tableName(config.scope, t)])),
     }),
-    ...centralAddOnFiles(config.environment, config.fleet),
+    ...centralAddOnFiles(config.scope, source, config.fleet),
     // Applied by the root Application itself, before any operator makes a pod.
-    [`${centralFleetPath(config.environment)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy()),
-    ...tenantsSharedFiles(config.environment, config.backups, { environment: config.environment, region: config.region, partition: config.partition }),
+    [`${centralFleetPath(config.scope)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy()),
+    ...tenantsSharedFiles(config.scope, source, config.backups, heartbeat),
     // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
     ...tenantChartSchemaFiles(),
-    [`${tenantsSharedPath(config.environment)}/${TENANT_ENTRY_SHARED_VALUES}`]: yamlFile(source, tenantEntrySharedValues(config.environment, config.fleet.repoUrl, config.region)),
-    // Each tenant's entry (its cluster Secret), and its Applications from that Secret.
-    [tenantEntriesApplicationSetPath(config.environment)]: yamlFile(source, tenantEntriesApplicationSet(config.environment, repo)),
-    [tenantsApplicationSetPath(config.environment)]: yamlFile(source, tenantsApplicationSet(config.environment, repo)),
+    [`${tenantsSharedPath(config.scope)}/${TENANT_ENTRY_SHARED_VALUES}`]: yamlFile(source, tenantEntrySharedValues(config.environment, config.fleet.repoUrl, config.region)),
+    // Each tenant's entry (its cluster Secret), and its Applications from that Secret: this central's tenants, in its scope's folder.
+    [tenantEntriesApplicationSetPath(config.scope)]: yamlFile(source, tenantEntriesApplicationSet(config.scope, repo)),
+    [tenantsApplicationSetPath(config.scope)]: yamlFile(source, tenantsApplicationSet(config.environment, config.scope, repo)),
   };
 }

@@ -27,6 +27,8 @@ export type CentralBackups = CentralConfig["backups"];
 /** What central's side of one tenant is rendered from (all resolved by the tenant stack). */
 export interface ControlPlaneFacts {
   readonly environment: string;
+  /** Its central's scope (facts/project.ts centralScope): the tenant's fleet folder is under it. */
+  readonly scope: string;
   readonly tenantId: string;
   /** Slurm's cluster name (accounting). */
   readonly clusterName: string;
@@ -44,8 +46,8 @@ export interface ControlPlaneFacts {
   readonly users: readonly TenantUser[];
 }
 
-export function controlPlanePath(environment: string, tenantId: string): string {
-  return `${tenantFleetPath(environment, tenantId)}/control-plane`;
+export function controlPlanePath(scope: string, tenantId: string): string {
+  return `${tenantFleetPath(scope, tenantId)}/control-plane`;
 }
 
 const quantity = (r: ComponentRequest) => ({ cpu: `${r.cpuMillis}m`, memory: `${r.memoryMiB}Mi` });
@@ -486,7 +488,7 @@ function mariadbOperatorNamespace(): string {
 
 /** The control plane's values and manifests, by path. */
 export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unknown[]> {
-  const dir = controlPlanePath(f.environment, f.tenantId);
+  const dir = controlPlanePath(f.scope, f.tenantId);
   return {
     [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
     [`${dir}/values/control-plane-manifests.yaml`]: [controlPlaneManifestsValues(f)],

@@ -103,11 +103,11 @@ export function centralFactSchema(key: keyof CentralCloudFacts): Schema {
 export const FACTS_FILE = "facts.yaml";
 
 /** Where a stack's facts file is: beside its tenant's folders; in central's values/ (its root Application syncs the folder above). */
-export function tenantFactsPath(environment: string, tenantId: string): string {
-  return `${tenantFleetPath(environment, tenantId)}/${FACTS_FILE}`;
+export function tenantFactsPath(scope: string, tenantId: string): string {
+  return `${tenantFleetPath(scope, tenantId)}/${FACTS_FILE}`;
 }
-export function centralFactsPath(environment: string): string {
-  return `${centralFleetPath(environment)}/values/${FACTS_FILE}`;
+export function centralFactsPath(scope: string): string {
+  return `${centralFleetPath(scope)}/values/${FACTS_FILE}`;
 }
 
 /** The key an offline plan's facts file carries, `true`: its ids are invented, no cloud holds them. */

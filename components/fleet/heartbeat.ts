@@ -8,9 +8,12 @@ import { platformName } from "../../facts/project";
 import { serviceEndpoint, type Partition } from "../../facts/regions";
 import { edgeAgentRoleName } from "../../facts/tenant-cluster";
 
-/** The central environment a heartbeat goes to. */
+/** The central a heartbeat goes to. */
 export interface HeartbeatScope {
+  /** Its environment: the tenants' edge-agent roles are named in it. */
   readonly environment: string;
+  /** Its scope (facts/project.ts centralScope): cluster-api's name, the audience. */
+  readonly scope: string;
   /** Central's region: its STS endpoint is the one both sides name. */
   readonly region: string;
   readonly partition: Partition;
@@ -20,8 +23,8 @@ export interface HeartbeatScope {
 export function heartbeatSigning(s: HeartbeatScope): Record<string, string | number> {
   return {
     scheme: HEARTBEAT_AUTH.scheme,
-    // cluster-api's own name: a heartbeat signed for another environment's cluster-api is refused there.
-    audience: platformName(s.environment, "cluster-api"),
+    // cluster-api's own name: a heartbeat signed for another central's cluster-api (another environment's, another cell's) is refused there.
+    audience: platformName(s.scope, "cluster-api"),
     audienceHeader: HEARTBEAT_AUTH.audienceHeader,
     bodyDigestHeader: HEARTBEAT_AUTH.bodyDigestHeader,
     stsEndpoint: serviceEndpoint("sts", s.region, s.partition),

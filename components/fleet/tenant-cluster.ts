@@ -19,7 +19,7 @@ import type { TenantCloudFacts } from "./facts";
 import type { IClusterRole as ClusterRole } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole";
 import type { IClusterRoleBinding as ClusterRoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding";
 import type { IServiceAccount as ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
-import { ARGOCD_MANAGER, nodeSetObjectName, SLINKY_IMAGES, slurmctldServiceAddress } from "../../facts/fleet";
+import { ARGOCD_MANAGER, nodeSetObjectName, SLINKY_IMAGES, slurmctldServiceAddress, tenantFleetPath } from "../../facts/fleet";
 import { externalSecret } from "./external-secrets";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -30,6 +30,8 @@ import { yamlFile } from "./yaml-file";
  */
 export interface TenantClusterFacts {
   readonly environment: string;
+  /** Its central's scope (facts/project.ts centralScope): the tenant's fleet folder is under it. */
+  readonly scope: string;
   readonly tenantId: string;
   readonly clusterName: string;
   readonly region: string;
@@ -44,8 +46,8 @@ export interface TenantClusterFacts {
 }
 
 /** Folder of a tenant's cluster fleet. */
-export function tenantClusterFleetPath(environment: string, tenantId: string): string {
-  return `fleet/tenants/${environment}/${tenantId}/cluster`;
+export function tenantClusterFleetPath(scope: string, tenantId: string): string {
+  return `${tenantFleetPath(scope, tenantId)}/cluster`;
 }
 
 /** Karpenter's well-known label of an instance's vCPUs: a NodePool's sizes, a NodeSet's node selector. */
@@ -369,7 +371,7 @@ export function edgeAgentValues(f: TenantClusterFacts): Record<string, unknown> 
 }
 
 export function tenantClusterFleetFiles(f: TenantClusterFacts): FleetFileSet {
-  const dir = tenantClusterFleetPath(f.environment, f.tenantId);
+  const dir = tenantClusterFleetPath(f.scope, f.tenantId);
   const source = `stack tenant-${f.tenantId}-${f.environment}`;
   return {
     [`${dir}/values/cilium.yaml`]: yamlFile(source, ciliumValues(f)),

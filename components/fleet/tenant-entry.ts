@@ -141,9 +141,9 @@ export const TENANT_ENTRY_SHARED_VALUES = `values/${TENANT_ENTRY_FILE}`;
  * rolled out wave by wave like the tenants' own Applications. Deleting the ApplicationSet
  * keeps what its Applications made: a tenant's namespace holds its control plane.
  */
-export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo): Record<string, unknown> {
+export function tenantEntriesApplicationSet(scope: string, repo: FleetRepo): Record<string, unknown> {
   const id = "{{ .path.basename }}";
-  const folder = `${tenantsFleetPath(environment)}/${id}`;
+  const folder = `${tenantsFleetPath(scope)}/${id}`;
   return {
     apiVersion: "argoproj.io/v1alpha1",
     kind: "ApplicationSet",
@@ -151,7 +151,7 @@ export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo
     spec: {
       goTemplate: true,
       goTemplateOptions: ["missingkey=error"],
-      generators: [{ git: { repoURL: repo.repoUrl, revision: repo.revision, files: [{ path: `${tenantsFleetPath(environment)}/*/${TENANT_ENTRY_FILE}` }] } }],
+      generators: [{ git: { repoURL: repo.repoUrl, revision: repo.revision, files: [{ path: `${tenantsFleetPath(scope)}/*/${TENANT_ENTRY_FILE}` }] } }],
       // A tenant's entry is deleted on purpose only (`clusterra tenant remove`): its namespace holds the control plane.
       syncPolicy: { applicationsSync: "create-update", preserveResourcesOnDeletion: true },
       strategy: { type: "RollingSync", rollingSync: { steps: ROLLOUT_WAVES.map((wave) => ({ matchExpressions: [{ key: LABEL_KEYS.wave, operator: "In", values: [wave] }] })) } },
@@ -173,7 +173,7 @@ export function tenantEntriesApplicationSet(environment: string, repo: FleetRepo
               path: LOCAL_CHARTS.tenantEntry,
               helm: {
                 releaseName: `${id}-entry`,
-                valueFiles: [`$values/${folder}/${TENANT_ENTRY_FILE}`, `$values/${folder}/${FACTS_FILE}`, `$values/${tenantsSharedPath(environment)}/${TENANT_ENTRY_SHARED_VALUES}`],
+                valueFiles: [`$values/${folder}/${TENANT_ENTRY_FILE}`, `$values/${folder}/${FACTS_FILE}`, `$values/${tenantsSharedPath(scope)}/${TENANT_ENTRY_SHARED_VALUES}`],
                 // The folder names the tenant; a parameter beats every value file.
                 parameters: [{ name: "tenantId", value: id, forceString: true }],
               },

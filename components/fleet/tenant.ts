@@ -30,8 +30,8 @@ export function tenantFleetFiles(cluster: TenantClusterFacts, controlPlane: Cont
   return {
     ...tenantClusterFleetFiles(cluster),
     ...Object.fromEntries(Object.entries(controlPlaneDocuments(controlPlane)).map(([file, docs]) => [file, yamlFile(source, ...docs)])),
-    [`${tenantFleetPath(cluster.environment, cluster.tenantId)}/${TENANT_ENTRY_FILE}`]: yamlFile(source, tenantEntryValues(entry.rolloutWave)),
-    [`${tenantFleetPath(cluster.environment, cluster.tenantId)}/${TENANT_USERS_FILE}`]: yamlFile(source, { users: usersFiles(cluster.users, EFS_MOUNT_PATH) }),
+    [`${tenantFleetPath(cluster.scope, cluster.tenantId)}/${TENANT_ENTRY_FILE}`]: yamlFile(source, tenantEntryValues(entry.rolloutWave)),
+    [`${tenantFleetPath(cluster.scope, cluster.tenantId)}/${TENANT_USERS_FILE}`]: yamlFile(source, { users: usersFiles(cluster.users, EFS_MOUNT_PATH) }),
   };
 }
 
@@ -40,7 +40,7 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
   const id = config.tenant.id;
   const clusterName = tenantClusterName(config.environment, id);
   const nodeSets = nodeSetPlans(config.shapes);
-  const common = { environment: config.environment, tenantId: id, clusterName };
+  const common = { environment: config.environment, scope: config.central.scope, tenantId: id, clusterName };
   const derived = tenantFleetFiles(
     {
       ...common,
@@ -62,5 +62,5 @@ export function tenantStackFleetFiles(config: TenantConfig, facts: TenantCloudFa
     },
     { rolloutWave: config.rolloutWave },
   );
-  return { [tenantFactsPath(config.environment, id)]: factsFile(config.stack, facts), ...derived };
+  return { [tenantFactsPath(config.central.scope, id)]: factsFile(config.stack, facts), ...derived };
 }

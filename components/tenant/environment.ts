@@ -244,7 +244,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
       `${name}-files`,
       {
         tenantId: config.tenant.id, environment: config.environment, accountId: args.accountId, region: config.region, kmsKeyArn: key.keyArn, partition: config.partition,
-        clusterApiRoleArn: arn(config.partition, "iam", "", config.central.accountId, `role/${clusterApiRoleName(config.environment)}`),
+        clusterApiRoleArn: arn(config.partition, "iam", "", config.central.accountId, `role/${clusterApiRoleName(config.central.scope)}`),
       },
       child,
     );

@@ -122,8 +122,8 @@ function readYaml(root: string, file: string): Doc[] {
 }
 
 /** A tenant's Helm add-on's values as its Application hands them to the chart (shared file, then the tenant's). */
-function addOnValues(root: string, environment: string, tenantId: string, addon: string): Doc {
-  return tenantAddOnValueFiles(environment, tenantId, addon).reduce<Doc>((v, f) => mergeHelmValues(v, readYaml(root, f)[0] ?? {}) as Doc, {});
+function addOnValues(root: string, scope: string, tenantId: string, addon: string): Doc {
+  return tenantAddOnValueFiles(scope, tenantId, addon).reduce<Doc>((v, f) => mergeHelmValues(v, readYaml(root, f)[0] ?? {}) as Doc, {});
 }
 
 function get(doc: unknown, ...keys: (string | number)[]): unknown {
@@ -193,7 +193,7 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   const id = config.tenant.id;
   const resources = plan.deployment.deployment.resources;
   // The cluster's own objects, rendered from its facts as ArgoCD renders them at sync time.
-  const clusterObjects = renderTenantAddOn(root, helm, config.environment, id, "cluster-manifests") as Doc[];
+  const clusterObjects = renderTenantAddOn(root, helm, config.central.scope, id, "cluster-manifests") as Doc[];
   const nodeClass = byKind(clusterObjects, "EC2NodeClass");
   const terms = (key: string) => ((get(nodeClass, "spec", key) as Doc[] | undefined) ?? []).map((t) => (t.tags ?? {}) as Record<string, string>);
   const workerSubnet = must(subnets(resources).filter((s) => terms("subnetSelectorTerms").some((t) => Object.entries(t).every(([k, v]) => s.tags[k] === v)))[0], `a subnet for ${id}'s EC2NodeClass`);
@@ -204,19 +204,19 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   const serverSubnet = must(subnets(resources).find((s) => s.id === server.subnetId), `subnet of ${id}'s server`);
 
   // Its objects on central, rendered from its facts as ArgoCD renders them.
-  const centralObjects = renderTenantAddOn(root, helm, config.environment, id, "control-plane-manifests") as Doc[];
+  const centralObjects = renderTenantAddOn(root, helm, config.central.scope, id, "control-plane-manifests") as Doc[];
   const nodePortService = byKind(centralObjects, "Service", "slurmctld-peering");
   const nodePortEntry = must((get(nodePortService, "spec", "ports") as Doc[] | undefined)?.[0], `${id}'s NodePort`);
   const srunService = byKind(centralObjects, "Service", "srun-peering");
   const srunPorts = ((get(srunService, "spec", "ports") as Doc[] | undefined) ?? []).map((p) => ({ port: Number(p.port), nodePort: Number(p.nodePort), targetPort: Number(p.targetPort) }));
   if (srunPorts.length === 0) throw new Error(`journey: ${id}'s srun Service has no ports`);
   const nodePorts = srunPorts.map((p) => p.nodePort);
-  const cilium = addOnValues(root, config.environment, id, "cilium");
+  const cilium = addOnValues(root, config.central.scope, id, "cilium");
   const cluster = clusterObjects;
   const address = slurmctldServiceAddress(id);
   const service = byKind(cluster, "Service", address.name);
   const slice = byKind(cluster, "EndpointSlice");
-  const slurmValues = addOnValues(root, config.environment, id, "slurm");
+  const slurmValues = addOnValues(root, config.central.scope, id, "slurm");
   // As the chart does: each NodeSet over nodesetDefaults.
   const enabled = Object.entries((slurmValues.nodesets ?? {}) as Record<string, Doc>)
     .map(([name, v]) => [name, mergeHelmValues(slurmValues.nodesetDefaults ?? {}, v) as Doc] as const)
@@ -261,9 +261,9 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
 function controlPlaneValues(plan: PlanResult, root: string, helm: string): ControlPlaneValues {
   if (plan.config.kind !== "tenant") throw new Error("journey: control-plane values belong to a tenant");
   const tenantId = plan.config.tenant.id;
-  const values = addOnValues(root, plan.config.environment, tenantId, "control-plane");
+  const values = addOnValues(root, plan.config.central.scope, tenantId, "control-plane");
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
-  const centralObjects = renderTenantAddOn(root, helm, plan.config.environment, plan.config.tenant.id, "control-plane-manifests") as Doc[];
+  const centralObjects = renderTenantAddOn(root, helm, plan.config.central.scope, plan.config.tenant.id, "control-plane-manifests") as Doc[];
   const databaseDocs = centralObjects;
   const mariadb = byKind(databaseDocs, "MariaDB");
   const backup = byKind(databaseDocs, "Backup");
