@@ -237,15 +237,17 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     if (isObject(ot) && ot.id === tenant.id && typeof tenant.id === "string" && other.values[`${ns}:environment`] === own.environment) {
       add(`${ns}:tenant.id`, tenant.id, `also used by ${other.file} in environment ${String(own.environment)}`, "a tenant id unique in its environment");
     }
+    // VPCs apart across the environment, whichever of its centrals each joins: a central routes
+    // to all of its tenants, and the isolation policy and fleet check tell tenants apart by address.
+    const on = other.values[`${ns}:network`];
+    const otherCidr = isObject(on) && typeof on.vpcCidr === "string" && !vpcCidrProblem(on.vpcCidr) ? on.vpcCidr : undefined;
+    if (cidr && otherCidr && cidrsOverlap(cidr, otherCidr) && other.values[`${ns}:environment`] === own.environment) {
+      add(`${ns}:network.vpcCidr`, cidr, `overlaps ${other.file}'s network.vpcCidr ${otherCidr}`, `a CIDR no other tenant of environment ${String(own.environment)} uses (of any of its centrals): central routes to all of its tenants, and tenants are told apart by their addresses`);
+    }
     const oc = other.values[`${ns}:central`];
     if (!isObject(oc) || typeof oc.stack !== "string" || stackShortName(oc.stack) !== centralName) continue;
     const theirPorts = recordedPorts(other.values);
     if (isObject(ot) && typeof ot.id === "string" && theirPorts) taken.push({ file: other.file, id: ot.id, ports: theirPorts });
-    const on = other.values[`${ns}:network`];
-    const otherCidr = isObject(on) && typeof on.vpcCidr === "string" && !vpcCidrProblem(on.vpcCidr) ? on.vpcCidr : undefined;
-    if (cidr && otherCidr && cidrsOverlap(cidr, otherCidr)) {
-      add(`${ns}:network.vpcCidr`, cidr, `overlaps ${other.file}'s network.vpcCidr ${otherCidr}`, `a CIDR no other tenant of ${centralName} uses: central routes to all of them`);
-    }
   }
   const free = freePorts(taken.map((t) => t.ports));
   const freeText = free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants`;

@@ -42,6 +42,32 @@ export function exampleRoot(): string {
   return root;
 }
 
+/**
+ * The example repository with a second central of its environment (test/fixtures/cell: cell
+ * b, and tenant initech joined to it): the examples' stack files and written fleet, the cell's
+ * stack files, the fleet its two stacks write (`cellRepository` plans them). One per process.
+ */
+export async function cellRepository(): Promise<string> {
+  const root = path.join(os.tmpdir(), "clusterra-cell");
+  if (!fs.existsSync(path.join(root, "fleet", "central", "dev-b"))) {
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.cpSync(exampleRoot(), root, { recursive: true, verbatimSymlinks: true });
+    fs.cpSync(path.join(FIXTURES, "cell"), path.join(root, "stacks"), { recursive: true });
+    for (const stack of CELL_STACKS) await planIn(root, stack);
+  }
+  return root;
+}
+
+/** The second central's stacks (test/fixtures/cell), in the order they plan. */
+export const CELL_STACKS = ["central-dev-b", "tenant-initech-dev"] as const;
+
+/** Plans a stack of another repository into it (serialized with every other plan of the process). */
+export function planIn(root: string, stack: string): Promise<PlanResult> {
+  const p = chain.then(() => planStack({ stack, root }, root));
+  chain = p.catch(() => undefined);
+  return p;
+}
+
 /** Plans every example stack into the example repository (the root hook runs it before any test). */
 export async function writeExampleFleet(): Promise<void> {
   for (const stack of EXAMPLE_STACKS) await plan(stack);

@@ -160,7 +160,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       .apply(([clusterApiRoleArn, centralHostIp, heartbeat, heartbeatCaPem]) => ({ clusterApiRoleArn, centralHostIp, heartbeatEndpoint: heartbeat, heartbeatCaPem }));
     emitFleetFiles(facts.apply((f) => centralStackFleetFiles(config, f)));
     // Tenants whose stack file is gone are pruned.
-    pruneFleet((root) => orphanedTenantPaths(root, config.scope, tenantIdsOf(config.stack)), pruneFleetPaths);
+    pruneFleet((root) => orphanedTenantPaths(root, config.scope, tenantIdsOf(config.stack, root)), pruneFleetPaths);
 
     const alarms = new Alarms(
       `${name}`,
