@@ -13,6 +13,7 @@ import { INSTANCE_TYPES, isKnownInstanceType, type InstanceTypeName } from "../f
 import { INSTANCE_HOUR } from "../facts/prices";
 import { CONFIG_NAMESPACE } from "../facts/project";
 import type { StackFile } from "./types";
+import { TENANTS_PER_NODE_PORT_RANGE } from "./tenant-ports";
 
 export interface Resources {
   readonly cpuMillis: number;
@@ -68,6 +69,31 @@ export function cheapestHostFor(tenants: number): InstanceTypeName | undefined {
   return types.sort((a, b) => INSTANCE_HOUR[a].usd - INSTANCE_HOUR[b].usd)[0];
 }
 
+/**
+ * The most tenants one central can hold, whatever its host, and what binds it: the largest
+ * host the catalog has (facts/instance-types.ts), AWS's peerings per VPC, the tenants' ports
+ * in its NodePort range. Past it, new tenants join a second central of the environment (a
+ * cell: `clusterra:cell`, README "An environment outgrows one central").
+ */
+export function centralCeiling(): { tenants: number; limitedBy: string } {
+  const largest = (Object.keys(INSTANCE_TYPES) as InstanceTypeName[]).map((t) => ({ t, n: hostCapacity(t)?.maxTenants ?? 0 })).reduce((a, b) => (b.n > a.n ? b : a));
+  const bounds = [
+    { tenants: largest.n, limitedBy: `the largest host type (${largest.t}) holds ${largest.n}` },
+    { tenants: VPC_QUOTAS.peeringsPerVpc.max, limitedBy: `AWS's ${VPC_QUOTAS.peeringsPerVpc.max} peerings per VPC at most` },
+    { tenants: TENANTS_PER_NODE_PORT_RANGE, limitedBy: `its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants' ports` },
+  ];
+  return bounds.reduce((a, b) => (b.tenants < a.tenants ? b : a));
+}
+
+/** What to do when a central is full. */
+export const OPEN_A_CELL = `new tenants join a second central of the environment (a cell: a central stack file with clusterra:cell, README "An environment outgrows one central")`;
+
+/** What every message about a full central ends with: the way out, and how far one central goes. */
+export function openACell(): string {
+  const ceiling = centralCeiling();
+  return `${OPEN_A_CELL}; one central holds at most ${ceiling.tenants} (${ceiling.limitedBy})`;
+}
+
 export interface CentralCheck {
   readonly tenants: number;
   /** Undefined when the instance type is not in the table (not checked). */
@@ -95,7 +121,7 @@ export function checkCentralCapacity(instanceType: string, tenants: number): Cen
     errors.push({
       on: "instanceType",
       problem: `holds ${capacity.maxTenants} tenant control plane(s) (${RESOURCE_NAMES[capacity.limitedBy]} runs out first) but ${tenants} tenant stacks join this central`,
-      valid: better ? `${better}, the cheapest type that holds ${tenants}` : "none of facts/instance-types.ts holds them: split the tenants over two environments",
+      valid: better ? `${better}, the cheapest type that holds ${tenants}` : `none of facts/instance-types.ts holds them: ${openACell()}`,
     });
   }
   // Each tenant takes one peering into central's VPC and one route in its private route table.
@@ -105,7 +131,7 @@ export function checkCentralCapacity(instanceType: string, tenants: number): Cen
     errors.push({
       on: "tenants",
       problem: `${tenants} tenants need ${tenants} peerings into the central VPC, over AWS's maximum of ${peering.max} per VPC`,
-      valid: `at most ${peering.max} tenant stacks per central (past that, a Transit Gateway: README, peering scale)`,
+      valid: `at most ${peering.max} tenant stacks per central: ${openACell()}`,
     });
   } else if (tenants > peering.default) {
     warnings.push(`${tenants} tenants need ${tenants} active peerings into the central VPC: over the default quota of ${peering.default}; raise "${peering.name}" (at most ${peering.max}) before they join`);

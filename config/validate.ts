@@ -8,7 +8,7 @@ import { centralScope, CONFIG_NAMESPACE, StackKind } from "../facts/project";
 import { ACCOUNTING_BACKUP, DEFAULT_ROLLOUT_WAVE, platformNameSlots, tenantClusterProjectSuffix, type RolloutWave } from "../facts/fleet";
 import { REGIONS, ZONE_SUFFIXES } from "../facts/regions";
 import { EFS_MOUNT_PATH, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
-import { checkCentralCapacity, tenantStacksOf } from "./capacity";
+import { checkCentralCapacity, openACell, tenantStacksOf } from "./capacity";
 import { instanceTypeProblem } from "./catalog";
 import { nearest } from "./validate-text";
 import { cidrsOverlap, hostAddress, hostAddressProblem, ipv4AddressProblem, vpcCidrProblem } from "./cidr";
@@ -250,7 +250,7 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     if (isObject(ot) && typeof ot.id === "string" && theirPorts) taken.push({ file: other.file, id: ot.id, ports: theirPorts });
   }
   const free = freePorts(taken.map((t) => t.ports));
-  const freeText = free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants`;
+  const freeText = free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants; ${openACell()}`;
   if (own.ports === undefined) {
     add(PORTS_KEY, undefined, "missing: a tenant's ports on central are recorded in its stack file, never derived", `${freeText} (a tenant deployed before ports were recorded keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)`);
   }

@@ -2,7 +2,7 @@
  * What `plan` says about growth: for a central, how many tenants its host holds and how
  * many more fit; for a tenant, what it adds to the operator's bill.
  */
-import { checkCentralCapacity, hostCapacity, RESOURCE_NAMES, tenantStacksOf, type Resources } from "../config/capacity";
+import { centralCeiling, checkCentralCapacity, hostCapacity, OPEN_A_CELL, RESOURCE_NAMES, tenantStacksOf, type Resources } from "../config/capacity";
 import type { StackConfig, StackFile } from "../config/types";
 import { CENTRAL_DATA_VOLUME, CENTRAL_NODE, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
 import { isKnownInstanceType } from "../facts/instance-types";
@@ -25,6 +25,7 @@ export function formatCentralCapacity(stack: string, instanceType: string, files
       `  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): ${show(c.reserved)}`,
       `  one tenant's control plane (facts/control-plane.ts): ${show(c.perTenant)}`,
       `  holds ${c.maxTenants} tenant(s) (${RESOURCE_NAMES[c.limitedBy]} runs out first): ${Math.max(0, c.maxTenants - tenants.length)} more fit`,
+      `  one central holds at most ${centralCeiling().tenants} whatever its host (${centralCeiling().limitedBy}): past that, ${OPEN_A_CELL}`,
       `  data volume ${dataVolumeGiB(tenants.length)} GiB for ${tenants.length} tenant(s): ${CENTRAL_DATA_VOLUME.hostGiB} GiB the host's, ${tenantDiskGiB()} GiB per tenant (slurmctld state, MariaDB, its backups), at least ${CENTRAL_DATA_VOLUME.minimumGiB} GiB; grows with the tenants (${dataVolumeGiB(c.maxTenants)} GiB at ${c.maxTenants})`,
     );
   }
