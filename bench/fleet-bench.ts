@@ -26,7 +26,7 @@ import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { factsFile, type TenantCloudFacts } from "../components/fleet/facts";
 import { nodeSetPlans } from "../config/sizing";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
-import { NODE_PORT_RANGE, srunBlockAt } from "../facts/contract";
+import { portsAtSlot } from "../config/tenant-ports";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
 import { keepToLoopback } from "../test/loopback-only";
 
@@ -50,9 +50,8 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
   const serverAddress = `10.${16 + Math.floor(i / 256)}.${i % 256}.10`;
   const roleArn = (name: string) => `arn:aws:iam::${account}:role/${clusterName}-${name}`;
   const hex = (n: number) => n.toString(16).padStart(17, "0");
-  // Eleven ports each, as allocation gives them (past one central's range they repeat: the render does not care).
-  const first = NODE_PORT_RANGE.from + ((i * 11) % 2750);
-  const ports = { slurmctld: first, srunBlock: srunBlockAt(first + 1) };
+  // As allocation gives them (past one central's range they repeat: the render does not care).
+  const ports = portsAtSlot(i);
   const nodeSets = nodeSetPlans([
     { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 20, capacityType: "spot" },
     { name: "himem", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 4, capacityType: "on-demand" },

@@ -17,7 +17,8 @@
  */
 import type { Deployment, DeploymentResource } from "../planning/deployment";
 import { checkDeployment, formatReport, type PolicyReport } from "../planning/policy-check";
-import { flowPorts, NODE_PORT_RANGE, PEERING_FLOWS, srunBlockAt } from "../facts/contract";
+import { flowPorts, PEERING_FLOWS } from "../facts/contract";
+import { portsAtSlot } from "../config/tenant-ports";
 import { stackTags, TAG_KEYS } from "../facts/project";
 import { keepToLoopback } from "../test/loopback-only";
 
@@ -68,8 +69,8 @@ function unit(i: number): DeploymentResource[] {
   add("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup", "default-sg", { vpcId, ingress: [], egress: [] }, { dependencies: [vpc.urn] });
   const sgId = `sg-${i}`;
   const sg = add("aws:ec2/securityGroup:SecurityGroup", "workers", { vpcId, description: "slurmd nodes" }, { outputs: { id: sgId }, propertyDependencies: { vpcId: [vpc.urn] }, dependencies: [vpc.urn] });
-  // Eleven ports per tenant, as allocation gives them (config/tenant-ports.ts).
-  const ports = { slurmctld: NODE_PORT_RANGE.from + ((i * 11) % 2750), srunBlock: srunBlockAt(NODE_PORT_RANGE.from + ((i * 11) % 2750) + 1) };
+  // As allocation gives them (config/tenant-ports.ts).
+  const ports = portsAtSlot(i);
   for (const f of PEERING_FLOWS.filter((x) => x.side === "tenant")) {
     add("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule", f.id, { securityGroupId: sgId, cidrIpv4: "10.0.0.10/32", ipProtocol: f.protocol, ...flowPorts(f, ports), description: f.purpose, tags: { [TAG_KEYS.flow]: f.id } }, { dependencies: [sg.urn], propertyDependencies: { securityGroupId: [sg.urn] } });
   }

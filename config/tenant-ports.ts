@@ -78,6 +78,16 @@ export function freePorts(taken: readonly TenantPorts[]): TenantPorts | undefine
   return undefined;
 }
 
+/**
+ * The ports the `slot`-th tenant of a central gets when every tenant before it took the lowest
+ * free ones (slot 0 first; past the range's TENANTS_PER_NODE_PORT_RANGE the slots repeat, as
+ * on another central): what a generated fleet allocates.
+ */
+export function portsAtSlot(slot: number): TenantPorts {
+  const first = NODE_PORT_RANGE.from + (slot % TENANTS_PER_NODE_PORT_RANGE) * (1 + SRUN_PORT_BLOCK_SIZE);
+  return { slurmctld: first, srunBlock: srunBlockAt(first + 1) };
+}
+
 /** Ports as the stack file writes them, in YAML's flow style. */
 export function formatPorts(p: TenantPorts): string {
   return `{ slurmctld: ${p.slurmctld}, srun: ${p.srunBlock.from} }`;

@@ -3,6 +3,13 @@
  * project reads and writes. `clusterra plan` writes it; `clusterra policy check` reads it
  * whether it came from a plan or from a real stack.
  */
+/**
+ * How Pulumi marks a secret value in serialized properties: an object whose SECRET_SIG_KEY
+ * holds SECRET_SIG (an export then holds it encrypted as `ciphertext`, a plan redacted).
+ */
+export const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+export const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
 export interface DeploymentResource {
   readonly urn: string;
   readonly custom: boolean;

@@ -6,12 +6,9 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { PROJECT } from "../facts/project";
-import type { Deployment, DeploymentResource } from "./deployment";
+import { SECRET_SIG, SECRET_SIG_KEY, type Deployment, type DeploymentResource } from "./deployment";
 import { createMocks, MockContext } from "./mocks";
 
-/** Signature Pulumi uses to mark secret values in serialized properties. */
-const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
-const SIG_KEY = "4dabf18193072939515e22adb298388d";
 
 export interface OfflineRun {
   readonly deployment: Deployment;
@@ -56,7 +53,7 @@ export function redactSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactSecrets);
   if (value && typeof value === "object") {
     const obj = value as Record<string, unknown>;
-    if (obj[SIG_KEY] === SECRET_SIG) return { [SIG_KEY]: SECRET_SIG, ciphertext: "[secret]" };
+    if (obj[SECRET_SIG_KEY] === SECRET_SIG) return { [SECRET_SIG_KEY]: SECRET_SIG, ciphertext: "[secret]" };
     return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, redactSecrets(v)]));
   }
   return value;
@@ -156,7 +153,7 @@ export async function runOffline(
     const state = r.custom ? monitor.resources.get(r.urn)?.state : componentOutputs.get(r.urn);
     const id = r.custom ? (monitor.resources.get(r.urn)?.id ?? undefined) : undefined;
     const outputs = { ...(state ?? {}) };
-    for (const key of secretOutputs.get(r.urn) ?? []) if (key in outputs) outputs[key] = { [SIG_KEY]: SECRET_SIG, value: outputs[key] };
+    for (const key of secretOutputs.get(r.urn) ?? []) if (key in outputs) outputs[key] = { [SECRET_SIG_KEY]: SECRET_SIG, value: outputs[key] };
     return { ...r, ...(id ? { id } : {}), outputs: redactSecrets(outputs) as Record<string, unknown> };
   });
   return {

@@ -34,7 +34,7 @@ import {
   type PackResourcePolicy,
   type PackStackPolicy,
 } from "../policies/rules";
-import { parseDeployment, urnName, type Deployment, type DeploymentResource } from "./deployment";
+import { parseDeployment, SECRET_SIG_KEY, urnName, type Deployment, type DeploymentResource } from "./deployment";
 import { limitFindings } from "../policies/rules/limits";
 
 export interface PolicyViolation {
@@ -246,8 +246,6 @@ export function checkDeployment(deployment: Deployment, options: CheckOptions = 
   };
 }
 
-/** Pulumi's marker of a secret value; an export holds it encrypted, a plan redacted. */
-const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
 
 function hasCiphertext(value: unknown, depth = 0): boolean {
   if (depth > 20 || value === null || typeof value !== "object") return false;

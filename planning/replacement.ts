@@ -6,7 +6,7 @@
  */
 import { isDeepStrictEqual } from "util";
 import { STATEFUL_TYPES, USER_DATA_INPUTS } from "../facts/replacement";
-import type { Deployment, DeploymentResource } from "./deployment";
+import { SECRET_SIG_KEY, type Deployment, type DeploymentResource } from "./deployment";
 
 export interface Replacement {
   readonly urn: string;
@@ -30,9 +30,7 @@ export function replacingInputs(r: DeploymentResource): string[] {
   return [...type.replacedBy, ...(replaceOnUserData ? USER_DATA_INPUTS : [])].filter((k) => !ignored.has(k));
 }
 
-/** Pulumi's mark on a secret value (redacted in a plan: two secrets cannot be told apart). */
-const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
-
+/** A secret value (redacted in a plan: two secrets cannot be told apart). */
 function isSecret(v: unknown): boolean {
   return typeof v === "object" && v !== null && SECRET_SIG_KEY in v;
 }

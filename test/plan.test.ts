@@ -3,7 +3,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { main } from "../cli/main";
-import { parseDeployment } from "../planning/deployment";
+import { parseDeployment, SECRET_SIG, SECRET_SIG_KEY } from "../planning/deployment";
 import { redactSecrets } from "../planning/engine";
 import { exampleRoot, plan } from "./helpers";
 
@@ -37,9 +37,8 @@ describe("clusterra plan output", function () {
   });
 
   it("redacts every secret-marked value", () => {
-    const sig = "4dabf18193072939515e22adb298388d";
-    const marked = { [sig]: "1b47061264138c4ac30d75fd1eb44270", value: "hunter2" };
-    assert.deepEqual(redactSecrets({ a: [marked], b: "plain" }), { a: [{ [sig]: "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" }], b: "plain" });
+    const marked = { [SECRET_SIG_KEY]: SECRET_SIG, value: "hunter2" };
+    assert.deepEqual(redactSecrets({ a: [marked], b: "plain" }), { a: [{ [SECRET_SIG_KEY]: SECRET_SIG, ciphertext: "[secret]" }], b: "plain" });
   });
 
   it("plans every example stack the same way twice (deterministic ids)", async () => {

@@ -14,7 +14,7 @@ import { CHARTS } from "../facts/charts";
 import { describeReplacement, replacements } from "../planning/replacement";
 import { planStack, type PlanResult } from "../planning/plan";
 import { PROJECT_ROOT } from "../config";
-import type { Deployment } from "../planning/deployment";
+import { SECRET_SIG, SECRET_SIG_KEY, type Deployment } from "../planning/deployment";
 import { exampleFile, exampleRoot, plan, withValues } from "./helpers";
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -145,7 +145,7 @@ describe("what each kind of change replaces (README, Day 2)", function () {
     const key = "urn:pulumi:s::p::aws:kms/key:Key::stack";
     const volume = "urn:pulumi:s::p::aws:ebs/volume:Volume::data";
     const host = "urn:pulumi:s::p::aws:ec2/instance:Instance::host";
-    const secret = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", ciphertext: "[secret]" };
+    const secret = { [SECRET_SIG_KEY]: SECRET_SIG, ciphertext: "[secret]" };
     const plan = (keyUsage: string, rootKey: string, size: number) =>
       deployment(
         resource(key, "aws:kms/key:Key", { keyUsage }),

@@ -1,7 +1,7 @@
 import * as assert from "node:assert/strict";
 import { formatIssues, validateStack } from "../config";
 import type { ConfigIssue } from "../config/types";
-import { freePorts, ownPortConflict, portConflicts, recordedPorts, TENANTS_PER_NODE_PORT_RANGE } from "../config/tenant-ports";
+import { freePorts, ownPortConflict, portConflicts, portsAtSlot, recordedPorts, TENANTS_PER_NODE_PORT_RANGE } from "../config/tenant-ports";
 import { controlPlaneExtraConf, type ControlPlaneFacts } from "../components/fleet/control-plane";
 import { centralObjects, examplePorts, skipWithoutHelm } from "./helpers";
 import { flowPortLabel, flowPorts, NODE_PORT_RANGE, PEERING_FLOWS, portRangesOverlap, SRUN_PORT_BLOCK_SIZE, srunBlockAt, type TenantPorts } from "../facts/contract";
@@ -55,6 +55,8 @@ describe("tenant ports (the contract)", () => {
     for (let next = freePorts(taken); next; next = freePorts(taken)) taken.push(next);
     assert.equal(taken.length, TENANTS_PER_NODE_PORT_RANGE);
     assert.equal(TENANTS_PER_NODE_PORT_RANGE, 251);
+    // A generated fleet's allocation is the same, slot by slot.
+    taken.forEach((t, slot) => assert.deepEqual(portsAtSlot(slot), t, `slot ${slot}`));
     for (let i = 0; i < taken.length; i++) {
       assert.equal(ownPortConflict(taken[i]), undefined);
       for (let j = i + 1; j < taken.length; j++) assert.deepEqual(portConflicts(taken[i], taken[j], `t${j}`), []);
