@@ -207,10 +207,11 @@ export async function main(
     .option("--charts <dir>", "chart sources, <chart>-<version> folders (default ../shared/reference/charts)")
     .option("--outputs <dir>", "also compare each facts file with its stack's `fleetFacts` output, from <dir>/<stack>.json (`pulumi stack output --json -s <stack>`): the operators' CI job with cloud credentials")
     .option("--allow-offline-facts", "accept facts files an offline plan wrote (invented ids) for stacks that are not the project's examples: a repository not deployed yet")
-    .action(async (opts: { render?: boolean; charts?: string; outputs?: string; allowOfflineFacts?: boolean }) => {
+    .option("--changed <rev>", "check only what the files changed since <rev> reach (a pull request's: a tenant's files reach that tenant, a central's its tenants, the charts and code everything); main runs the whole check")
+    .action(async (opts: { render?: boolean; charts?: string; outputs?: string; allowOfflineFacts?: boolean; changed?: string }) => {
       if (refusedFolders("fleet check", [["--charts", opts.charts, "exist", CHARTS_FOLDER], ["--outputs", opts.outputs, "exist", "a folder of <stack>.json files from `pulumi stack output --json -s <stack>`"]])) return;
       const { runFleetCheck } = await import("../fleet-tools/check");
-      exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs), allowOfflineFacts: !!opts.allowOfflineFacts }, out, err);
+      exitCode = await runFleetCheck(root, { render: !!opts.render, charts: opts.charts && path.resolve(opts.charts), outputs: opts.outputs && path.resolve(opts.outputs), allowOfflineFacts: !!opts.allowOfflineFacts, ...(opts.changed !== undefined ? { changed: opts.changed } : {}) }, out, err);
     });
   fleet
     .command("write")

@@ -39,6 +39,12 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * Stack files read in this process, by name, path and text: a repository of a thousand
+ * tenants is read by several checks in one command, and parsing is most of a read.
+ */
+const parsedStackFiles = new Map<string, { file?: StackFile; issues: ConfigIssue[] }>();
+
 /** Reads one stack file; YAML or shape problems become issues, not exceptions. */
 export function readStackFile(filePath: string, stack: string, root = PROJECT_ROOT): { file?: StackFile; issues: ConfigIssue[] } {
   const rel = path.relative(root, path.resolve(root, filePath)) || filePath;
@@ -50,6 +56,18 @@ export function readStackFile(filePath: string, stack: string, root = PROJECT_RO
     const code = (e as NodeJS.ErrnoException).code;
     return issue(code === "ENOENT" ? "does not exist" : `cannot be read (${code ?? "error"})`, existingStacksHint(stack, root));
   }
+  const key = `${stack}\0${rel}\0${text}`;
+  const known = parsedStackFiles.get(key);
+  // A copy: no caller's change reaches another's read.
+  if (known) return structuredClone(known);
+  const result = parseStackFile(text, stack, rel);
+  parsedStackFiles.set(key, result);
+  return structuredClone(result);
+}
+
+/** A stack file's text as a StackFile, or the issues that stop it. Pure. */
+function parseStackFile(text: string, stack: string, rel: string): { file?: StackFile; issues: ConfigIssue[] } {
+  const issue = (problem: string, valid: string): { issues: ConfigIssue[] } => ({ issues: [{ file: rel, key: "(file)", value: undefined, problem, valid }] });
   const lines = new LineCounter();
   const doc = parseDocument(text, { prettyErrors: false, lineCounter: lines, schema: "core", uniqueKeys: true });
   const yamlIssues: ConfigIssue[] = doc.errors.map((e) => ({

@@ -21,6 +21,7 @@ import { helmRepoUrl } from "../components/fleet/argo";
 import { factsAgainstOutputs, fleetFromFacts } from "./write";
 import { offlineFactsProblems, tenantFactsProblems } from "./facts";
 import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./files";
+import { ChangedFilesError, changedFiles, reachOf, selectionOf, stackIndex, WHOLE_FLEET, type FleetSelection } from "./changes";
 import { controlPlaneSecretsRoleName, LABEL_KEYS } from "../facts/project";
 import { cacheDir } from "../planning/cache";
 
@@ -186,10 +187,11 @@ function get(o: unknown, ...keys: string[]): unknown {
 }
 
 /** Checks the fleet under root; returns every problem (none: the fleet is good). */
-export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet; skipped?: (message: string) => void; allowOfflineFacts?: boolean } = {}): Promise<FleetProblem[]> {
+export async function checkFleet(root: string, options: { reference?: string; render?: boolean; rendered?: RenderedFleet; skipped?: (message: string) => void; allowOfflineFacts?: boolean; selection?: FleetSelection } = {}): Promise<FleetProblem[]> {
   const problems: FleetProblem[] = [];
   const docs: FleetDoc[] = [];
-  for (const file of fleetFiles(root)) {
+  const selection = options.selection ?? WHOLE_FLEET;
+  for (const file of fleetFiles(root).filter(selection.file)) {
     const text = fs.readFileSync(path.join(root, file), "utf8");
     if (SECRET_VALUE.test(text)) problems.push({ file, at: "(text)", reason: "holds what looks like a secret value; secrets live in Secrets Manager and arrive through External Secrets" });
     const parsed = parseAllDocuments(text);
@@ -201,7 +203,7 @@ export async function checkFleet(root: string, options: { reference?: string; re
     });
   }
   // The Applications each ApplicationSet generates, checked as if they were written.
-  const generated = fleetDocuments(root, isValuesFile);
+  const generated = fleetDocuments(root, (f) => isValuesFile(f) || !selection.file(f), selection.tenant);
   problems.push(...generated.problems);
   if (generated.skipped) {
     if (process.env.CI) problems.push({ file: "(tools)", at: "fleet check", reason: generated.skipped });
@@ -209,9 +211,9 @@ export async function checkFleet(root: string, options: { reference?: string; re
   }
   docs.push(...generated.documents.filter((d) => d.generated || d.renderedBy));
   problems.push(...(await schemaProblems(docs, options.reference)));
-  problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs), ...unstepped(docs));
-  if (!options.allowOfflineFacts) problems.push(...offlineFactsProblems(root));
-  if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root)));
+  problems.push(...secretObjects(docs), ...chartPins(root, docs), ...isolation(root, docs, selection), ...unstepped(docs));
+  if (!options.allowOfflineFacts) problems.push(...offlineFactsProblems(root).filter((p) => selection.file(p.file)));
+  if (options.render || options.rendered) problems.push(...renderDrift(root, options.rendered ?? renderFleet(root, selection.stack), selection));
   return problems;
 }
 
@@ -292,7 +294,7 @@ function chartPins(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
  * create no cluster-scoped kind on central, read only the fleet repository and pinned
  * chart registries; each tenant's Applications use only its projects.
  */
-function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
+function isolation(root: string, docs: readonly FleetDoc[], selection: FleetSelection): FleetProblem[] {
   const problems: FleetProblem[] = [];
   const allowedRepos = new Set(Object.values(CHARTS).map((c) => helmRepoUrl(c.repo)));
   const projects = new Map<string, FleetDoc>();
@@ -337,7 +339,7 @@ function isolation(root: string, docs: readonly FleetDoc[]): FleetProblem[] {
       if (!allowedRepos.has(r) && !fleetRepos.has(r)) problems.push({ file: d.file, at: at(`/spec/sourceRepos/${i}`), reason: `${r} is neither the fleet repository nor a chart registry pinned in facts/charts.ts` });
     });
   }
-  problems.push(...tenantFactsProblems(root));
+  problems.push(...tenantFactsProblems(root, selection.tenant));
   // Tenant names are per environment; a tenant's folder is under its central's scope.
   const centrals = centralScopesFromStackFiles(root);
   // A tenant's entry makes exactly its namespace, its two projects, its store and its cluster credential: a change to the entry chart that makes anything else is refused.
@@ -411,20 +413,20 @@ export interface RenderedFleet {
   readonly problems: readonly FleetProblem[];
 }
 
-export function renderFleet(root: string): RenderedFleet {
-  const { files, problems } = fleetFromFacts(root);
+export function renderFleet(root: string, stack: (name: string) => boolean = () => true): RenderedFleet {
+  const { files, problems } = fleetFromFacts(root, stack);
   return { files, problems };
 }
 
-/** Committed files against a fresh render, both ways. */
-function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
+/** Committed files against a fresh render, both ways (the selection's files: a render of the selected stacks has no others). */
+function renderDrift(root: string, rendered: RenderedFleet, selection: FleetSelection = WHOLE_FLEET): FleetProblem[] {
   const problems: FleetProblem[] = [...rendered.problems];
   for (const rel of Object.keys(rendered.files).sort()) {
     const committed = path.join(root, rel);
     if (!fs.existsSync(committed)) problems.push({ file: rel, at: "(file)", reason: "is rendered by the stack files but not committed (run `clusterra fleet write`)" });
     else if (fs.readFileSync(committed, "utf8") !== rendered.files[rel]) problems.push({ file: rel, at: "(file)", reason: "differs from its render from the stack files and the facts files (edit the stack file or facts/, then `clusterra fleet write`)" });
   }
-  for (const rel of fleetFiles(root)) if (!(rel in rendered.files)) problems.push({ file: rel, at: "(file)", reason: "is committed but no stack file renders it" });
+  for (const rel of fleetFiles(root).filter(selection.file)) if (!(rel in rendered.files)) problems.push({ file: rel, at: "(file)", reason: "is committed but no stack file renders it" });
   return problems;
 }
 
@@ -433,7 +435,7 @@ function renderDrift(root: string, rendered: RenderedFleet): FleetProblem[] {
  * validated with kubectl-validate. Without the tools it says how to get them and skips,
  * except in CI (CI is set), where their absence is a problem.
  */
-export async function checkWithCharts(root: string, charts: string | undefined, reference: string | undefined, out: (s: string) => void, err: (s: string) => void): Promise<FleetProblem[]> {
+export async function checkWithCharts(root: string, charts: string | undefined, reference: string | undefined, out: (s: string) => void, err: (s: string) => void, selection: FleetSelection = WHOLE_FLEET): Promise<FleetProblem[]> {
   const { defaultChartsDir, toolPath } = await import("./render");
   const { checkAgainstCharts } = await import("./validate");
   const chartsDir = charts ?? defaultChartsDir(root);
@@ -446,21 +448,39 @@ export async function checkWithCharts(root: string, charts: string | undefined, 
     err(`clusterra fleet check: ${message}; skipped`);
     return [];
   }
-  const result = await checkAgainstCharts(root, { helm, kubectlValidate }, chartsDir, reference);
+  const result = await checkAgainstCharts(root, { helm, kubectlValidate }, chartsDir, reference, selection);
   for (const [app, n] of result.objects) out(`  ${String(n).padStart(4)} objects  ${app}`);
   const total = [...result.objects.values()].reduce((a, b) => a + b, 0);
   out(`fleet check: ${result.objects.size} Helm sources rendered from ${chartsDir} (${total} objects) and validated with ${result.plainDocuments} plain documents in ${result.seconds.toFixed(1)} s`);
   return result.problems;
 }
 
-/** The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems. */
-export async function runFleetCheck(root: string, options: { render: boolean; charts?: string; outputs?: string; allowOfflineFacts?: boolean }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+/**
+ * The command: prints each problem as `file: at: reason`; exit 0 clean, 1 problems, 2 a
+ * `changed` base git cannot compare with. With `changed`, it checks what the files changed
+ * since that revision reach (fleet-tools/changes.ts), and says what.
+ */
+export async function runFleetCheck(root: string, options: { render: boolean; charts?: string; outputs?: string; allowOfflineFacts?: boolean; changed?: string }, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  let selection = WHOLE_FLEET;
+  if (options.changed !== undefined) {
+    let changed: string[];
+    try {
+      changed = changedFiles(root, options.changed);
+    } catch (e) {
+      if (!(e instanceof ChangedFilesError)) throw e;
+      err(`clusterra fleet check: --changed ${JSON.stringify(options.changed)}: ${e.message}; valid: a revision of this repository, such as origin/main; nothing was checked`);
+      return 2;
+    }
+    const index = stackIndex(root);
+    selection = selectionOf(reachOf(changed, index), index);
+    out(`fleet check: ${changed.length} file(s) changed since ${options.changed}; checking ${selection.summary}`);
+  }
   const reference = referenceDir(root);
   if (!reference) err("clusterra fleet check: ../shared/reference not found (set CLUSTERRA_REFERENCE): custom resources are checked for isolation and pins, not against their CRDs");
-  const problems = await checkFleet(root, { reference, render: options.render, allowOfflineFacts: options.allowOfflineFacts, skipped: (m) => err(`clusterra fleet check: ${m}; skipped`) });
-  if (options.render) problems.push(...(await checkWithCharts(root, options.charts, reference, out, err)));
+  const problems = await checkFleet(root, { reference, render: options.render, allowOfflineFacts: options.allowOfflineFacts, skipped: (m) => err(`clusterra fleet check: ${m}; skipped`), selection });
+  if (options.render) problems.push(...(await checkWithCharts(root, options.charts, reference, out, err, selection)));
   if (options.outputs) problems.push(...factsAgainstOutputs(root, options.outputs));
   for (const p of problems) err(`${p.file}: ${p.at}: ${p.reason}`);
-  out(problems.length ? `fleet check: ${problems.length} problem(s)` : `fleet check: ${fleetFiles(root).length} files good`);
+  out(problems.length ? `fleet check: ${problems.length} problem(s)` : `fleet check: ${fleetFiles(root).filter(selection.file).length} files good`);
   return problems.length ? 1 : 0;
 }

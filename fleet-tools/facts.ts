@@ -18,7 +18,7 @@ function listDirs(dir: string): string[] {
 }
 
 /** Every problem of every tenant's facts file under `root`'s fleet/tenants/. */
-export function tenantFactsProblems(root: string): FleetProblem[] {
+export function tenantFactsProblems(root: string, only: (scope: string, id: string) => boolean = () => true): FleetProblem[] {
   const problems: FleetProblem[] = [];
   // Central's External Secrets may assume every tenant's role: each store must name its own
   // tenant's. A tenant's stores on central take the role from its facts file (the
@@ -28,7 +28,7 @@ export function tenantFactsProblems(root: string): FleetProblem[] {
   for (const scope of listDirs(path.join(root, "fleet", "tenants"))) {
     // Tenant names are per environment: a cell's folder holds tenants of its central's.
     const env = environmentOfScope(scope, centrals);
-    for (const id of listDirs(path.join(root, "fleet", "tenants", scope))) {
+    for (const id of listDirs(path.join(root, "fleet", "tenants", scope)).filter((t) => only(scope, t))) {
       const file = `fleet/tenants/${scope}/${id}/${FACTS_FILE}`;
       if (!fs.existsSync(path.join(root, file))) continue;
       let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;

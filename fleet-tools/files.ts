@@ -191,7 +191,7 @@ function renderKey(helm: string, args: readonly string[], root: string, chartDir
  * under its ApplicationSet's file; what stops a generation or a render is a problem naming it.
  * Without Helm the entries cannot render: `skipped` says so, and no cluster generator runs.
  */
-export function fleetDocuments(root: string, skip: (file: string) => boolean = () => false): { documents: FleetDocument[]; problems: FleetProblem[]; skipped?: string } {
+export function fleetDocuments(root: string, skip: (file: string) => boolean = () => false, tenant: (scope: string, id: string) => boolean = () => true): { documents: FleetDocument[]; problems: FleetProblem[]; skipped?: string } {
   const documents: FleetDocument[] = [];
   const problems: FleetProblem[] = [];
   for (const file of fleetFiles(root).filter((f) => !skip(f))) {
@@ -213,7 +213,13 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
       return [];
     }
   };
-  const first = appsets.filter((d) => !readsClusters(d)).flatMap((d) => expand(d, []));
+  // The entries a check looks at: a proportional check renders the reached tenants' only.
+  const scopeOf = (file: string) => /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1];
+  const reached = (d: FleetDocument) => {
+    const id = (d.object.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL_KEYS.tenant];
+    return id === undefined || tenant(scopeOf(d.file) ?? "", id);
+  };
+  const first = appsets.filter((d) => !readsClusters(d)).flatMap((d) => expand(d, [])).filter(reached);
   documents.push(...first);
   // The checked tree's Helm, else this program's (a copy of the fleet has no tools of its own).
   const helm = toolPath(root, "helm") ?? toolPath(PROJECT_ROOT, "helm");
@@ -232,7 +238,6 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   }
   // Each central's ArgoCD holds the cluster Secrets its own entries make (from its scope's
   // tenant folders): a cell's ApplicationSets generate its tenants' Applications only.
-  const scopeOf = (file: string) => /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1];
   const entries = [...documents];
   for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, fleetClusterSecrets(entries.filter((x) => scopeOf(x.file) === scopeOf(d.file)))));
   return { documents, problems };

@@ -16,6 +16,7 @@ import { centralScopesFromStackFiles, joinedScope, readAllStackFiles } from "../
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { fleetDocuments, fleetRepos, isValuesFile, referenceDir, toolPath, type FleetProblem } from "./files";
+import { WHOLE_FLEET, type FleetSelection } from "./changes";
 
 export { toolPath } from "./files";
 import { LABEL_KEYS } from "../facts/project";
@@ -116,8 +117,8 @@ function centralVersions(root: string): Map<string, string> {
  * Every Helm source of every Application under root's fleet/, resolved against the chart
  * folder; problems name the Application file, the Application and the source.
  */
-export function helmRenders(root: string, chartsDir: string): { renders: HelmRender[]; problems: FleetProblem[] } {
-  const fleet = fleetDocuments(root, isValuesFile);
+export function helmRenders(root: string, chartsDir: string, selection: FleetSelection = WHOLE_FLEET): { renders: HelmRender[]; problems: FleetProblem[] } {
+  const fleet = fleetDocuments(root, (f) => isValuesFile(f) || !selection.file(f), selection.tenant);
   const result = applicationRenders(root, chartsDir, fleet.documents);
   return { renders: result.renders, problems: [...fleet.problems, ...result.problems] };
 }

@@ -24,6 +24,7 @@ import { tenantEgressProblems } from "./egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
 import { fleetDocuments, fleetFiles, tenantStacks, type FleetProblem } from "./files";
+import { WHOLE_FLEET, type FleetSelection } from "./changes";
 import { argoCdRender, helmRenders, kubernetesVersion, renderCharts, renderFleetCharts, tenantVersionOf, tenantVersions, type HelmRender, type RenderedObject } from "./render";
 
 const run = promisify(execFile);
@@ -247,12 +248,12 @@ export function renderedLimitProblems(objects: readonly { readonly kind: string;
   });
 }
 
-export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined): Promise<ChartCheck> {
+export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined, selection: FleetSelection = WHOLE_FLEET): Promise<ChartCheck> {
   const started = Date.now();
   const tenants = tenantVersions(root);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-charts-"));
   try {
-    const { renders, problems } = helmRenders(root, chartsDir);
+    const { renders, problems } = helmRenders(root, chartsDir, selection);
     problems.push(...missingPinnedCharts(chartsDir), ...ignoredValueProblems(root, renders));
     const renderedDir = path.join(work, "rendered");
     const central = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion ?? kubernetesVersion(TENANT_K3S_VERSION);
@@ -283,7 +284,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
       add(o.render.kubeVersion, { file: path.join(renderedDir, o.out), object: () => ({ kind: o.kind, name: o.name }), name: () => ({ file: o.render.file, at: `Application/${o.render.application} ${o.kind}/${o.namespace ? `${o.namespace}/` : ""}${o.name} (${o.render.chartLabel}, rendered ${o.out})` }) });
     }
     let plainDocuments = 0;
-    for (const file of fleetFiles(root)) {
+    for (const file of fleetFiles(root).filter(selection.file)) {
       const version = plainFileVersion(file, renders, tenants);
       if (!version) continue;
       const docs = parseAllDocuments(fs.readFileSync(path.join(root, file), "utf8")).map((d) => d.toJS() as { apiVersion?: string; kind?: string; metadata?: { name?: string } } | null);
@@ -293,7 +294,7 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
       add(version, { file: path.join(root, file), object: (i) => ({ kind: docs[i]?.kind, name: docs[i]?.metadata?.name }), name: (i) => ({ file, at: `document ${i} ${docs[i]?.kind}/${docs[i]?.metadata?.name}` }) });
     }
     // The Applications the ApplicationSets generate, as the API server on central gets them.
-    const generated = fleetDocuments(root).documents.filter((d) => d.generated);
+    const generated = fleetDocuments(root, (f) => !selection.file(f), selection.tenant).documents.filter((d) => d.generated);
     const centralVersion = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion;
     if (generated.length && centralVersion) {
       const file = path.join(work, "generated-applications.yaml");

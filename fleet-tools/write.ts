@@ -51,12 +51,13 @@ export interface FleetFromFacts {
 }
 
 /** Every stack file's fleet files, from its configuration and its committed facts file. Pure reads. */
-export function fleetFromFacts(root: string): FleetFromFacts {
+export function fleetFromFacts(root: string, only: (stack: string) => boolean = () => true): FleetFromFacts {
   const { files: stackFiles_, broken } = scanStackFiles(root);
   const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: i.key, reason: `${stack}: ${i.problem}` })));
   const files: FleetFileSet = {};
   const factsFiles = new Set<string>();
-  for (const source of stackFiles_) {
+  // Each selected stack validated against every other: a proportional check still sees a clash with any sibling.
+  for (const source of stackFiles_.filter((f) => only(f.stack))) {
     const result = validateStack(source, stackFiles_.filter((f) => f.stack !== source.stack));
     if (!result.ok) {
       problems.push(...result.issues.map((i) => ({ file: i.file, at: i.key, reason: i.problem })));
