@@ -35,9 +35,21 @@ describe("the operators' CI workflow", () => {
     assert.deepEqual(workflow.jobs.ci.needs, ["check", "stacks", "preview", "facts"]);
   });
 
+  it("checks a pull request's fleet for what it changes, from its base, and main's whole", () => {
+    assert.deepEqual((workflow.on.push as { branches: string[] }).branches, ["main"]);
+    const check = workflow.jobs.check.steps ?? [];
+    const run = check.find((st) => /bash \.ci\/run/.test(st.run ?? "")) as { run: string; env?: Record<string, string> };
+    assert.equal(run.env?.CLUSTERRA_FLEET_CHANGED, "${{ github.event.pull_request.base.sha }}");
+    assert.match(run.run, /--preserve-env=[^ ]*CLUSTERRA_FLEET_CHANGED/);
+    assert.ok(check.some((st) => (st as { with?: Record<string, unknown> }).with?.["fetch-depth"] === 0), "the base must be in the clone");
+    assert.match(fs.readFileSync(path.join(PROJECT_ROOT, ".ci", "run"), "utf8"), /fleet check --render \$\{CLUSTERRA_FLEET_CHANGED:\+--changed "\$\{CLUSTERRA_FLEET_CHANGED\}"\}/);
+    // On main there is no base and no role: the whole check, and no job that needs either.
+    for (const job of ["stacks", "facts"]) assert.equal((workflow.jobs[job] as { if?: string }).if, "github.event_name == 'pull_request'", job);
+  });
+
   it("compares every committed facts file with its stack's deployment, with the read-only role", () => {
     const runs = (workflow.jobs.facts.steps ?? []).map((s) => s.run ?? "").join("\n");
-    assert.match(runs, /for file in stacks\/Pulumi\.\*\.yaml[\s\S]*pulumi stack output --json --stack "\$\{stack\}"[\s\S]*fleet check --outputs/);
+    assert.match(runs, /for file in stacks\/Pulumi\.\*\.yaml[\s\S]*pulumi stack output --json --stack "\$\{stack\}"[\s\S]*fleet check --changed "\$\{BASE_SHA\}" --outputs/);
     assert.deepEqual(workflow.jobs.facts.permissions, { contents: "read", "id-token": "write" });
     assert.deepEqual(workflow.jobs.facts.needs, ["check"]);
   });
