@@ -75,7 +75,8 @@ function loadCli() {
 }
 
 // V8's compiled code for the CLI's modules (Pulumi's SDK and the AWS provider are large) is
-// kept between runs, beside npm's other caches; Node before 22.1 has no such cache.
+// kept between runs, beside npm's other caches; Node before 22.1 has no such cache. The folder
+// is facts/project.ts cacheDir(ROOT, "compile"), written out: nothing compiled may load first.
 require("module").enableCompileCache?.(path.join(ROOT, "node_modules", ".cache", "clusterra", "compile"));
 
 const cli = upToDate() ? loadCli() : undefined;

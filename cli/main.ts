@@ -6,7 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { ConfigError, PROJECT_ROOT, readAllStackFiles, tenantsFromStackFiles } from "../config";
-import { cacheDir } from "../planning/cache";
+import { cacheDir } from "../facts/project";
 import { formatGrowth } from "../planning/capacity";
 import { estimateCost, formatCost, writeCostFile } from "../planning/cost";
 import { diagramContext, writeDiagram } from "../planning/diagram";

@@ -19,6 +19,16 @@ export function centralScope(environment: string, cell?: string): string {
   return cell === undefined ? environment : `${environment}-${cell}`;
 }
 
+/**
+ * Where the project keeps what it can compute again (the IAM simulator's verdicts, compiled
+ * CRD validators, Lambda bundles; bin/clusterra.js's compile cache beside them): under the
+ * repository's node_modules/.cache, beside other tools' caches, so it is never committed and
+ * `npm ci` starts it afresh.
+ */
+export function cacheDir(root: string, name: string): string {
+  return [root, "node_modules", ".cache", PROJECT, name].join("/");
+}
+
 /** Config namespace of the project's own keys (`clusterra:<key>`). */
 export const CONFIG_NAMESPACE = PROJECT;
 

@@ -23,7 +23,7 @@ import { offlineFactsProblems, tenantFactsProblems } from "./facts";
 import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./files";
 import { ChangedFilesError, changedFiles, reachOf, selectionOf, stackIndex, WHOLE_FLEET, type FleetSelection } from "./changes";
 import { controlPlaneSecretsRoleName, LABEL_KEYS } from "../facts/project";
-import { cacheDir } from "../planning/cache";
+import { cacheDir } from "../facts/project";
 
 // The shared base, for callers of the check (tests, the CLI).
 export { fleetFiles, referenceDir, type FleetProblem } from "./files";

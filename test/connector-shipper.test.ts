@@ -5,7 +5,12 @@
  */
 import * as assert from "node:assert/strict";
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from "aws-lambda";
-import { writeShipperBundle } from "../components/connector/bundle";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { bundleHandler, EVENT_SHIPPER, writeShipperBundle } from "../components/connector/bundle";
+import { PROJECT_ROOT } from "../config";
+import { cacheDir } from "../facts/project";
 import { COMMON_EVENT_FIELDS, EVENT_FIELDS, EVENT_QUEUE, HOOK_DETAIL_TYPE, HOOK_EVENT_SOURCE, SHIPPER, SHIPPER_ENV, type PlatformEventType } from "../facts/connector-events";
 import { startFakeApi, shipperEnvironment, type FakeApi, type Fault } from "./connector-api-server";
 
@@ -191,5 +196,27 @@ describe("event shipper (bundled, against a local API)", function () {
     });
     for (let i = 0; i < events.length; i += 7) assert.ok(dead.has(`r-${i}`), "malformed records reach the dead-letter queue");
     assert.ok([...api.deliveries.values()].some((n) => n > 1), "some events were delivered twice and stored once");
+  });
+});
+
+describe("the shipper's bundle", function () {
+  this.timeout(60_000);
+
+  it("is bundled again when a file esbuild read changes, and kept otherwise", () => {
+    // A repository of its own: the handler's sources, the packages they import.
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "bundle-"));
+    for (const dir of ["components/connector/event-shipper", "facts"]) fs.cpSync(path.join(PROJECT_ROOT, dir), path.join(root, dir), { recursive: true });
+    fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules"));
+    // The same bundle a plan without the cache makes; the second time without esbuild (a kept input list).
+    const first = bundleHandler(EVENT_SHIPPER.source, root);
+    assert.equal(first, bundleHandler(EVENT_SHIPPER.source, PROJECT_ROOT));
+    const saved = fs.readdirSync(cacheDir(root, "lambda"));
+    assert.equal(saved.length, 1);
+    const entry = JSON.parse(fs.readFileSync(path.join(cacheDir(root, "lambda"), saved[0]), "utf8")) as { inputs: Record<string, string> };
+    for (const f of [EVENT_SHIPPER.source, "facts/connector-events.ts"]) assert.ok(Object.keys(entry.inputs).includes(f), `${f} not among ${Object.keys(entry.inputs).join(", ")}`);
+    assert.equal(bundleHandler(EVENT_SHIPPER.source, root), first);
+    // A changed source is bundled again: its text is in the new bundle.
+    fs.appendFileSync(path.join(root, EVENT_SHIPPER.source), "\nexport const bundleMarker = \"changed-source-7f3a\";\n");
+    assert.match(bundleHandler(EVENT_SHIPPER.source, root), /changed-source-7f3a/);
   });
 });

@@ -1,8 +1,10 @@
 /** Bundles a Lambda handler from its TypeScript source into one small, reproducible file. */
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { buildSync } from "esbuild";
+import type { BuildOptions } from "esbuild";
 import { PROJECT_ROOT } from "../../config";
+import { cacheDir } from "../../facts/project";
 
 /** Lambda's Node.js runtime, and the language level the bundle targets to match it. */
 export const LAMBDA_NODE_RUNTIME = "nodejs22.x";
@@ -14,21 +16,47 @@ export const EVENT_SHIPPER = {
   bundle: "dist/event-shipper/index.js",
 } as const;
 
-export function bundleHandler(sourceFromRoot: string): string {
-  const result = buildSync({
-    entryPoints: [path.join(PROJECT_ROOT, sourceFromRoot)],
-    bundle: true,
-    platform: "node",
-    target: BUNDLE_TARGET,
-    format: "cjs",
-    minify: true,
-    legalComments: "none",
-    write: false,
-    logLevel: "silent",
-    // The Node.js runtime ships AWS SDK v3; bundling it would add 450 KB to every deploy.
-    external: ["@aws-sdk/*"],
-  });
-  return result.outputFiles[0].text;
+const OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: "node",
+  target: BUNDLE_TARGET,
+  format: "cjs",
+  minify: true,
+  legalComments: "none",
+  write: false,
+  logLevel: "silent",
+  // The Node.js runtime ships AWS SDK v3; bundling it would add 450 KB to every deploy.
+  external: ["@aws-sdk/*"],
+};
+
+const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+/**
+ * The bundle of a handler. Kept (node_modules/.cache/clusterra/lambda) with the SHA-256 of
+ * every file esbuild read, esbuild's version and the options: a plan bundles again only when
+ * one of them changed (a central's plan plans its connectors, each bundling the shipper).
+ */
+export function bundleHandler(sourceFromRoot: string, root = PROJECT_ROOT): string {
+  const esbuildVersion = (JSON.parse(fs.readFileSync(require.resolve("esbuild/package.json"), "utf8")) as { version: string }).version;
+  const key = sha256(JSON.stringify([sourceFromRoot, esbuildVersion, OPTIONS]));
+  const saved = path.join(cacheDir(root, "lambda"), `${key}.json`);
+  try {
+    const entry = JSON.parse(fs.readFileSync(saved, "utf8")) as { inputs: Record<string, string>; text: string };
+    if (Object.entries(entry.inputs).every(([f, h]) => fs.existsSync(path.join(root, f)) && sha256(fs.readFileSync(path.join(root, f))) === h)) return entry.text;
+  } catch {
+    // Not kept yet, or unreadable: bundle.
+  }
+  // esbuild loads its binary only when a bundle is made.
+  const { buildSync } = require("esbuild") as typeof import("esbuild");
+  const result = buildSync({ ...OPTIONS, entryPoints: [path.join(root, sourceFromRoot)], absWorkingDir: root, metafile: true });
+  const text = result.outputFiles?.[0]?.text;
+  if (text === undefined) throw new Error(`esbuild wrote no bundle of ${sourceFromRoot}`);
+  const inputs = Object.fromEntries(Object.keys(result.metafile.inputs).map((f) => [f, sha256(fs.readFileSync(path.join(root, f)))]));
+  fs.mkdirSync(path.dirname(saved), { recursive: true });
+  const temporary = `${saved}.${process.pid}`;
+  fs.writeFileSync(temporary, JSON.stringify({ inputs, text }));
+  fs.renameSync(temporary, saved);
+  return text;
 }
 
 /** Writes the shipper's bundle (what the Lambda runs) and returns its path. */
