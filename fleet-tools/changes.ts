@@ -7,8 +7,9 @@
  * and documentation nothing. The whole check still runs on main.
  */
 import { spawnSync } from "child_process";
-import { centralScopesFromStackFiles, joinedScope, readAllStackFiles } from "../config";
-import { STACK_CONFIG_DIR } from "../facts/project";
+import { parse } from "yaml";
+import { centralScopesFromStackFiles, joinedScope, readAllStackFiles, stackShortName } from "../config";
+import { CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
 
 /** What a fleet check looks at. */
 export interface FleetSelection {
@@ -37,34 +38,51 @@ export interface Reach {
   readonly everything?: string;
 }
 
-/** What the repository's stack files say each stack is: a tenant's scope and id, a central's scope, a connector's name. */
+/** What the repository's stack files say each stack is: a tenant's scope and id, a central's scope, a connector's name and its central's scope. */
 export interface StackIndex {
   readonly tenants: ReadonlyMap<string, { scope: string; id: string }>;
   readonly centrals: ReadonlyMap<string, string>;
-  readonly connectors: ReadonlyMap<string, string>;
+  readonly connectors: ReadonlyMap<string, { name: string; scope: string }>;
 }
 
 /** The index of root's stack files. */
 export function stackIndex(root: string): StackIndex {
   const centrals = centralScopesFromStackFiles(root);
   const tenants = new Map<string, { scope: string; id: string }>();
-  const connectors = new Map<string, string>();
+  const connectors = new Map<string, { name: string; scope: string }>();
   for (const f of readAllStackFiles(root)) {
     const kind = f.values["clusterra:kind"];
     const field = (key: string, name: string): unknown => { const v = f.values[key]; return v && typeof v === "object" ? (v as Record<string, unknown>)[name] : undefined; };
     const id = field("clusterra:tenant", "id");
     const cluster = field("clusterra:connector", "clusterName");
     if (kind === "tenant" && typeof id === "string") tenants.set(f.stack, { scope: joinedScope(f, centrals), id });
-    if (kind === "connector" && typeof cluster === "string") connectors.set(f.stack, cluster);
+    if (kind === "connector" && typeof cluster === "string") connectors.set(f.stack, { name: cluster, scope: joinedScope(f, centrals) });
   }
   return { tenants, centrals: new Map([...centrals].map(([stack, c]) => [stack, c.scope])), connectors };
 }
 
-/** Files that change nothing the fleet is made from. */
-const DOCUMENTATION = /(^|\/)[^/]+\.md$|^docs\//;
+/**
+ * Files that change nothing the fleet is made from: Markdown outside fleet/ (a chart renders
+ * any file in its templates/, and a stray file in a tenant's folder is the whole check's
+ * problem), fleet's own README, docs/.
+ */
+const DOCUMENTATION = /^(?!fleet\/)(?:[^/]+\/)*[^/]+\.md$|^fleet\/README\.md$|^docs\//;
 
-/** What each changed path reaches (pure: the paths and the stack files' index). */
-export function reachOf(changed: readonly string[], index: StackIndex): Reach {
+/** What makes a stack file the stack it is: a change to any of it moves files the new stack files cannot name. */
+function identity(values: Readonly<Record<string, unknown>> | undefined): string {
+  const v = (key: string, field?: string) => {
+    const x = values?.[`${CONFIG_NAMESPACE}:${key}`];
+    return field === undefined ? x : x && typeof x === "object" ? (x as Record<string, unknown>)[field] : undefined;
+  };
+  const central = v("central", "stack");
+  return JSON.stringify([v("kind"), v("environment"), v("cell"), v("tenant", "id"), typeof central === "string" ? stackShortName(central) : central, v("connector", "clusterName")]);
+}
+
+/**
+ * What each changed path reaches (pure: the paths, the stack files' index, and a stack file's
+ * values at the base, `before(rel)`, undefined for a file the base did not have).
+ */
+export function reachOf(changed: readonly string[], index: StackIndex, before: (rel: string) => Readonly<Record<string, unknown>> | undefined = () => undefined, now: (rel: string) => Readonly<Record<string, unknown>> | undefined = () => undefined): Reach {
   const scopes = new Set<string>();
   const tenants = new Set<string>();
   const connectors = new Set<string>();
@@ -75,11 +93,17 @@ export function reachOf(changed: readonly string[], index: StackIndex): Reach {
     const tenantFolder = /^fleet\/tenants\/([^/]+)\/([^/]+)\//.exec(rel);
     const centralFolder = /^fleet\/central\/([^/]+)\//.exec(rel);
     const connectorFolder = /^fleet\/connector\/([^/]+)\//.exec(rel);
+    // A stack file that became another stack (its central, id, kind, environment or cell) leaves its old folders where the new files do not look.
+    const old = stack !== undefined ? before(rel) : undefined;
+    if (old !== undefined && identity(old) !== identity(now(rel))) {
+      everything ??= rel;
+      continue;
+    }
     if (stack !== undefined && index.tenants.has(stack)) {
       const t = index.tenants.get(stack) as { scope: string; id: string };
       tenants.add(`${t.scope}/${t.id}`);
     } else if (stack !== undefined && index.centrals.has(stack)) scopes.add(index.centrals.get(stack) as string);
-    else if (stack !== undefined && index.connectors.has(stack)) connectors.add(index.connectors.get(stack) as string);
+    else if (stack !== undefined && index.connectors.has(stack)) connectors.add((index.connectors.get(stack) as { name: string }).name);
     else if (tenantFolder) tenants.add(`${tenantFolder[1]}/${tenantFolder[2]}`);
     else if (centralFolder) scopes.add(centralFolder[1]);
     else if (connectorFolder) connectors.add(connectorFolder[1]);
@@ -93,6 +117,8 @@ export function reachOf(changed: readonly string[], index: StackIndex): Reach {
 export function selectionOf(reach: Reach, index: StackIndex): FleetSelection {
   if (reach.everything !== undefined) return { ...WHOLE_FLEET, summary: `the whole fleet (${reach.everything} reaches all of it)` };
   const tenant = (scope: string, id: string) => reach.scopes.has(scope) || reach.tenants.has(`${scope}/${id}`);
+  // A central's change reaches its connectors too (validated against it; a cell names their bridge role).
+  const connector = (name: string) => reach.connectors.has(name) || [...index.connectors.values()].some((c) => c.name === name && reach.scopes.has(c.scope));
   // A reached tenant's Applications come from its central's ApplicationSets and shared values,
   // and their custom resources are validated against the CRDs its central's own Applications
   // install: its central's files are checked with it (a constant per central, not per tenant).
@@ -103,7 +129,7 @@ export function selectionOf(reach: Reach, index: StackIndex): FleetSelection {
     const c = /^fleet\/central\/([^/]+)\//.exec(rel);
     if (c) return centrals.has(c[1]);
     const k = /^fleet\/connector\/([^/]+)\//.exec(rel);
-    return k ? reach.connectors.has(k[1]) : false;
+    return k ? connector(k[1]) : false;
   };
   const stack = (name: string): boolean => {
     const t = index.tenants.get(name);
@@ -111,7 +137,7 @@ export function selectionOf(reach: Reach, index: StackIndex): FleetSelection {
     const c = index.centrals.get(name);
     if (c !== undefined) return centrals.has(c);
     const k = index.connectors.get(name);
-    return k !== undefined && reach.connectors.has(k);
+    return k !== undefined && connector(k.name);
   };
   const parts = [
     ...[...reach.scopes].sort().map((s) => `central ${s} and its tenants`),
@@ -126,11 +152,34 @@ export function selectionOf(reach: Reach, index: StackIndex): FleetSelection {
  * deleted), and files git does not track yet. A base git does not know is a usage error.
  */
 export function changedFiles(root: string, base: string): string[] {
-  const git = (...args: string[]) => spawnSync("git", args, { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
-  const diff = git("diff", "--name-only", "--no-renames", base, "--");
+  const commit = baseCommit(root, base);
+  const diff = git(root, "diff", "--name-only", "--no-renames", commit, "--");
   if (diff.status !== 0) throw new ChangedFilesError(`git cannot compare with ${JSON.stringify(base)} in ${root}: ${(diff.stderr || diff.error?.message || "").trim().split("\n")[0]}`);
-  const untracked = git("ls-files", "--others", "--exclude-standard");
+  const untracked = git(root, "ls-files", "--others", "--exclude-standard");
   return [...new Set([...diff.stdout.split("\n"), ...untracked.stdout.split("\n")].filter(Boolean))].sort();
+}
+
+function git(root: string, ...args: string[]) {
+  return spawnSync("git", args, { cwd: root, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+}
+
+/** The commit a revision names (never read as an option of git's), or a ChangedFilesError. */
+function baseCommit(root: string, base: string): string {
+  const parsed = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", `${base}^{commit}`);
+  if (parsed.status !== 0) throw new ChangedFilesError(`git cannot compare with ${JSON.stringify(base)} in ${root}: ${(parsed.stderr || parsed.error?.message || "not a commit of this repository").trim().split("\n")[0]}`);
+  return parsed.stdout.trim();
+}
+
+/** A stack file's values at a revision (undefined when it had none there, or it was not YAML). */
+export function stackValuesAt(root: string, base: string, rel: string): Record<string, unknown> | undefined {
+  const shown = git(root, "show", `${baseCommit(root, base)}:${rel}`);
+  if (shown.status !== 0) return undefined;
+  try {
+    const config = (parse(shown.stdout) as { config?: unknown } | null)?.config;
+    return config && typeof config === "object" ? (config as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 /** `--changed` named something git cannot compare with. */

@@ -11,7 +11,7 @@ import { createHash } from "crypto";
 import Ajv, { type ValidateFunction } from "ajv";
 import standaloneCode from "ajv/dist/standalone";
 import { parseAllDocuments } from "yaml";
-import { centralScopesFromStackFiles, environmentOfScope, PROJECT_ROOT, readAllStackFiles } from "../config";
+import { centralScopesFromStackFiles, environmentOfScope, PROJECT_ROOT, readAllStackFiles, readStackFile } from "../config";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantNamespace, tenantProject } from "../facts/fleet";
 import { tenantClusterName } from "../facts/tenant-cluster";
@@ -21,7 +21,7 @@ import { helmRepoUrl } from "../components/fleet/argo";
 import { factsAgainstOutputs, fleetFromFacts } from "./write";
 import { offlineFactsProblems, tenantFactsProblems } from "./facts";
 import { fleetDocuments, fleetFiles, isValuesFile, referenceDir, type FleetProblem } from "./files";
-import { ChangedFilesError, changedFiles, reachOf, selectionOf, stackIndex, WHOLE_FLEET, type FleetSelection } from "./changes";
+import { ChangedFilesError, changedFiles, reachOf, selectionOf, stackIndex, stackValuesAt, WHOLE_FLEET, type FleetSelection } from "./changes";
 import { controlPlaneSecretsRoleName, LABEL_KEYS } from "../facts/project";
 import { cacheDir } from "../facts/project";
 
@@ -472,7 +472,9 @@ export async function runFleetCheck(root: string, options: { render: boolean; ch
       return 2;
     }
     const index = stackIndex(root);
-    selection = selectionOf(reachOf(changed, index), index);
+    const base = options.changed;
+    const now = (rel: string) => readStackFile(rel, path.basename(rel).replace(/^Pulumi\.|\.yaml$/g, ""), root).file?.values;
+    selection = selectionOf(reachOf(changed, index, (rel) => stackValuesAt(root, base, rel), now), index);
     out(`fleet check: ${changed.length} file(s) changed since ${options.changed}; checking ${selection.summary}`);
   }
   const reference = referenceDir(root);

@@ -1,5 +1,7 @@
 import * as assert from "node:assert/strict";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { validateWorkflow } from "@action-validator/core";
 import { parse } from "yaml";
@@ -45,6 +47,35 @@ describe("the operators' CI workflow", () => {
     assert.match(fs.readFileSync(path.join(PROJECT_ROOT, ".ci", "run"), "utf8"), /fleet check --render \$\{CLUSTERRA_FLEET_CHANGED:\+--changed "\$\{CLUSTERRA_FLEET_CHANGED\}"\}/);
     // On main there is no base and no role: the whole check, and no job that needs either.
     for (const job of ["stacks", "facts"]) assert.equal((workflow.jobs[job] as { if?: string }).if, "github.event_name == 'pull_request'", job);
+  });
+
+  it("previews a changed stack and, for a central, every stack joined to it (scripts/touched-stacks)", function () {
+    if (spawnSync("jq", ["--version"]).status !== 0) return this.skip(); // Debian's jq (the runner image has it)
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "touched-"));
+    fs.mkdirSync(path.join(root, "stacks"));
+    fs.mkdirSync(path.join(root, "scripts"));
+    fs.copyFileSync(path.join(PROJECT_ROOT, "scripts", "touched-stacks"), path.join(root, "scripts", "touched-stacks"));
+    const write = (stack: string, text: string) => fs.writeFileSync(path.join(root, "stacks", `Pulumi.${stack}.yaml`), text);
+    write("central-dev", "config:\n  clusterra:kind: central\n");
+    write("central-dev-b", "config:\n  clusterra:kind: central\n  clusterra:cell: b\n");
+    write("tenant-acme-dev", "config:\n  clusterra:central:\n    stack: central-dev\n");
+    write("tenant-initech-dev", "config:\n  clusterra:central: { stack: central-dev-b, accountId: \"111122223333\" }\n");
+    write("connector-demo", "config:\n  clusterra:central: {stack: \"central-dev\"}\n");
+    const git = (...args: string[]) => spawnSync("git", ["-c", "user.email=t@clusterra.invalid", "-c", "user.name=t", ...args], { cwd: root, encoding: "utf8" });
+    git("init", "-q");
+    git("add", "-A");
+    git("commit", "-qm", "base");
+    const touched = (change: () => void) => {
+      change();
+      git("commit", "-qam", "change");
+      const out = spawnSync("bash", ["scripts/touched-stacks", "HEAD~1"], { cwd: root, encoding: "utf8" });
+      assert.equal(out.status, 0, out.stderr);
+      return JSON.parse(out.stdout) as string[];
+    };
+    assert.deepEqual(touched(() => write("central-dev", "config:\n  clusterra:kind: central\n  # bigger\n")), ["central-dev", "connector-demo", "tenant-acme-dev"]);
+    assert.deepEqual(touched(() => write("central-dev-b", "config:\n  clusterra:kind: central\n  clusterra:cell: b\n  # bigger\n")), ["central-dev-b", "tenant-initech-dev"]);
+    assert.deepEqual(touched(() => write("tenant-acme-dev", "config:\n  clusterra:central:\n    stack: central-dev\n  # users\n")), ["tenant-acme-dev"]);
+    fs.rmSync(root, { recursive: true, force: true });
   });
 
   it("compares every committed facts file with its stack's deployment, with the read-only role", () => {

@@ -205,7 +205,7 @@ describe("the shipper's bundle", function () {
   it("is bundled again when a file esbuild read changes, and kept otherwise", () => {
     // A repository of its own: the handler's sources, the packages they import.
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "bundle-"));
-    for (const dir of ["components/connector/event-shipper", "facts"]) fs.cpSync(path.join(PROJECT_ROOT, dir), path.join(root, dir), { recursive: true });
+    for (const dir of ["components/connector/event-shipper", "facts", "tsconfig.json"]) fs.cpSync(path.join(PROJECT_ROOT, dir), path.join(root, dir), { recursive: true });
     fs.symlinkSync(path.join(PROJECT_ROOT, "node_modules"), path.join(root, "node_modules"));
     // The same bundle a plan without the cache makes; the second time without esbuild (a kept input list).
     const first = bundleHandler(EVENT_SHIPPER.source, root);
@@ -215,6 +215,10 @@ describe("the shipper's bundle", function () {
     const entry = JSON.parse(fs.readFileSync(path.join(cacheDir(root, "lambda"), saved[0]), "utf8")) as { inputs: Record<string, string> };
     for (const f of [EVENT_SHIPPER.source, "facts/connector-events.ts"]) assert.ok(Object.keys(entry.inputs).includes(f), `${f} not among ${Object.keys(entry.inputs).join(", ")}`);
     assert.equal(bundleHandler(EVENT_SHIPPER.source, root), first);
+    // New TypeScript settings bundle again: without strict, no "use strict".
+    assert.match(first, /^"use strict";/);
+    fs.writeFileSync(path.join(root, "tsconfig.json"), "{}\n");
+    assert.doesNotMatch(bundleHandler(EVENT_SHIPPER.source, root), /^"use strict";/);
     // A changed source is bundled again: its text is in the new bundle.
     fs.appendFileSync(path.join(root, EVENT_SHIPPER.source), "\nexport const bundleMarker = \"changed-source-7f3a\";\n");
     assert.match(bundleHandler(EVENT_SHIPPER.source, root), /changed-source-7f3a/);

@@ -7,7 +7,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { changedFiles, ChangedFilesError, reachOf, selectionOf, stackIndex, WHOLE_FLEET, type StackIndex } from "../fleet-tools/changes";
+import { changedFiles, ChangedFilesError, reachOf, selectionOf, stackIndex, stackValuesAt, WHOLE_FLEET, type StackIndex } from "../fleet-tools/changes";
 import { checkFleet, renderFleet, runFleetCheck } from "../fleet-tools/check";
 import { fleetDocuments, isValuesFile, toolPath } from "../fleet-tools/files";
 import { LABEL_KEYS } from "../facts/project";
@@ -21,7 +21,7 @@ const INDEX: StackIndex = {
     ["tenant-initech-dev", { scope: "dev-b", id: "initech" }],
   ]),
   centrals: new Map([["central-dev", "dev"], ["central-dev-b", "dev-b"]]),
-  connectors: new Map([["connector-demo", "demo-pcluster"]]),
+  connectors: new Map([["connector-demo", { name: "demo-pcluster", scope: "dev" }]]),
 };
 
 const select = (...changed: string[]) => selectionOf(reachOf(changed, INDEX), INDEX);
@@ -53,10 +53,31 @@ describe("what a change reaches (fleet check --changed)", () => {
       assert.equal(s.summary, `the whole fleet (${changed} reaches all of it)`);
       assert.ok(s.tenant("dev-b", "initech") && s.file("fleet/tenants/dev/globex/facts.yaml") && s.stack("connector-demo"));
     }
-    const docs = select("README.md", "fleet/README.md", "docs/architecture/central-dev.svg");
+    const docs = select("README.md", "fleet/README.md", "docs/architecture/central-dev.svg", "policies/README.md");
     assert.equal(docs.summary, "nothing (documentation only)");
     assert.ok(!docs.tenant("dev", "acme") && !docs.file("fleet/central/dev/tenants.yaml"));
     assert.equal(select("fleet/connector/demo-pcluster/facts.yaml").summary, "connector demo-pcluster");
+    // Markdown under fleet/ is no documentation: a chart renders any file of its templates/, and a stray file in a tenant's folder is a problem.
+    assert.equal(select("fleet/charts/tenant-entry/templates/extra.md").summary, "the whole fleet (fleet/charts/tenant-entry/templates/extra.md reaches all of it)");
+    assert.equal(select("fleet/tenants/dev/acme/notes.md").summary, "tenant dev/acme (with its central's own files)");
+  });
+
+  it("a central's change reaches the connectors attached to it", () => {
+    for (const changed of ["stacks/Pulumi.central-dev.yaml", "fleet/central/dev/values/facts.yaml"]) {
+      const s = select(changed);
+      assert.ok(s.stack("connector-demo") && s.file("fleet/connector/demo-pcluster/facts.yaml"), changed);
+    }
+    assert.ok(!select("stacks/Pulumi.central-dev-b.yaml").stack("connector-demo"));
+  });
+
+  it("a stack file that becomes another stack (its central, id, kind, environment or cell) reaches the whole fleet; a new one only itself", () => {
+    const acme = { "clusterra:kind": "tenant", "clusterra:environment": "dev", "clusterra:tenant": { id: "acme" }, "clusterra:central": { stack: "central-dev" } };
+    const rel = "stacks/Pulumi.tenant-acme-dev.yaml";
+    const reach = (before: Record<string, unknown> | undefined, now: Record<string, unknown>) => selectionOf(reachOf([rel], INDEX, () => before, () => now), INDEX).summary;
+    assert.equal(reach({ ...acme, "clusterra:central": { stack: "central-dev-b" } }, acme), `the whole fleet (${rel} reaches all of it)`);
+    assert.equal(reach({ ...acme, "clusterra:tenant": { id: "acme-old" } }, acme), `the whole fleet (${rel} reaches all of it)`);
+    assert.equal(reach({ ...acme, "clusterra:users": [] }, acme), "tenant dev/acme (with its central's own files)");
+    assert.equal(reach(undefined, acme), "tenant dev/acme (with its central's own files)");
   });
 });
 
@@ -96,7 +117,14 @@ describe("fleet check --changed on a repository", function () {
     assert.deepEqual(files(whole), ["fleet/tenants/dev/acme/control-plane/values/slurm.yaml", "fleet/tenants/dev/globex/cluster/values/slurm.yaml"]);
   });
 
-  it("refuses a revision git does not know, saying so, and checks nothing", async () => {
+  it("reads a stack file as the base had it, and nothing for one it did not have", () => {
+    assert.deepEqual((stackValuesAt(root, "HEAD", "stacks/Pulumi.tenant-acme-dev.yaml")?.["clusterra:tenant"] as { id?: string } | undefined)?.id, "acme");
+    assert.equal(stackValuesAt(root, "HEAD", "stacks/Pulumi.tenant-nobody-dev.yaml"), undefined);
+  });
+
+  it("refuses a revision git does not know, or one that reads as an option, saying so, and checks nothing", async () => {
+    assert.throws(() => changedFiles(root, "--output=/tmp/clusterra-not-written"), ChangedFilesError);
+    assert.ok(!fs.existsSync("/tmp/clusterra-not-written"));
     assert.throws(() => changedFiles(root, "no-such-branch"), ChangedFilesError);
     const out: string[] = [];
     const err: string[] = [];

@@ -8,7 +8,7 @@ import { checkFleet, crdValidators, referenceDir, renderFleet, type FleetProblem
 import { toolPath } from "../fleet-tools/files";
 import { runFleetWrite } from "../fleet-tools/write";
 import { hybridSlurmConf } from "../components/fleet/control-plane";
-import { orphanedTenantPaths } from "../components/fleet/central-addons";
+import { keptTenantIds, orphanedTenantPaths } from "../components/fleet/central-addons";
 import { nodeSetPlans } from "../config/sizing";
 import { CHARTS } from "../facts/charts";
 import { clusterObjects, examplePorts, exampleRoot, skipWithoutHelm } from "./helpers";
@@ -383,6 +383,20 @@ describe("fleet rendering", () => {
     fs.mkdirSync(path.join(root, "fleet/central/dev"), { recursive: true });
     for (const f of ["tenant-acme.yaml", "tenant-entries.yaml", "tenants.yaml"]) fs.writeFileSync(path.join(root, "fleet/central/dev", f), "{}\n");
     assert.deepEqual(orphanedTenantPaths(root, "dev", ["acme"]), ["fleet/central/dev/tenant-acme.yaml"]);
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it("keeps every tenant's folder while a stack file cannot be read, and a tenant's whichever central it names", () => {
+    const root = copyRepo();
+    assert.deepEqual(keptTenantIds("dev", root), ["acme", "globex"]);
+    // globex naming a central that is not there (a typo, a move): its folder stays.
+    const globex = path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml");
+    fs.writeFileSync(globex, fs.readFileSync(globex, "utf8").replace("stack: central-dev", "stack: central-dve"));
+    assert.deepEqual(orphanedTenantPaths(root, "dev", keptTenantIds("dev", root)), []);
+    // A stack file that is not YAML may be any tenant's: no tenant's folder goes.
+    fs.writeFileSync(path.join(root, "stacks/Pulumi.tenant-acme-dev.yaml"), "config: [unclosed\n");
+    assert.equal(keptTenantIds("dev", root), undefined);
+    assert.deepEqual(orphanedTenantPaths(root, "dev", undefined), []);
     fs.rmSync(root, { recursive: true, force: true });
   });
 });

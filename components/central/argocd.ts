@@ -11,7 +11,9 @@ import { appProject, helmRepoUrl } from "../fleet/argo";
 import { argocdValues } from "./argocd-values";
 
 export interface ArgoCdArgs {
-  /** The central's scope (facts/project.ts centralScope): its Kubernetes provider's name, pod labels. */
+  /** Environment name: its pods' label (as the host's node label). */
+  readonly environment: string;
+  /** The central's scope (facts/project.ts centralScope): its Kubernetes provider's name. */
   readonly scope: string;
   /** Admin kubeconfig of the central K3s. */
   readonly kubeconfig: pulumi.Input<string>;
@@ -102,7 +104,7 @@ export class ArgoCd extends pulumi.ComponentResource {
         createNamespace: true,
         atomic: true,
         timeout: 600,
-        values: argocdValues(args.scope),
+        values: argocdValues(args.environment),
       },
       child,
     );

@@ -9,7 +9,7 @@ import { Alarms } from "../observability/alarms";
 import { MonitoringSink } from "../observability/metrics-sharing";
 import { ARGOCD_CLUSTER_SECRET, platformName, TAG_KEYS, tenantExternalSecretsRoleName, tenantServerRoleName } from "../../facts/project";
 import { centralFleetPath, centralStackFleetFiles } from "../fleet/central";
-import { orphanedTenantPaths, pruneFleetPaths, tenantIdsOf } from "../fleet/central-addons";
+import { keptTenantIds, orphanedTenantPaths, pruneFleetPaths } from "../fleet/central-addons";
 import { emitFleetFiles, pruneFleet } from "../fleet/writer";
 import { PrivateNetwork } from "../network/private-network";
 import { StackKey } from "../security/stack-key";
@@ -150,7 +150,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
     );
     new ArgoCd(
       `${name}-argocd`,
-      { scope: config.scope, kubeconfig: host.kubeconfig, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, fleetPath: centralFleetPath(config.scope) },
+      { environment: config.environment, scope: config.scope, kubeconfig: host.kubeconfig, repoUrl: config.fleet.repoUrl, revision: config.fleet.revision, fleetPath: centralFleetPath(config.scope) },
       child,
     );
     // The cloud's facts of this environment: its facts file, from which its other fleet files derive (components/fleet/central.ts).
@@ -160,7 +160,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       .apply(([clusterApiRoleArn, centralHostIp, heartbeat, heartbeatCaPem]) => ({ clusterApiRoleArn, centralHostIp, heartbeatEndpoint: heartbeat, heartbeatCaPem }));
     emitFleetFiles(facts.apply((f) => centralStackFleetFiles(config, f)));
     // Tenants whose stack file is gone are pruned.
-    pruneFleet((root) => orphanedTenantPaths(root, config.scope, tenantIdsOf(config.stack, root)), pruneFleetPaths);
+    pruneFleet((root) => orphanedTenantPaths(root, config.scope, keptTenantIds(config.environment, root)), pruneFleetPaths);
 
     const alarms = new Alarms(
       `${name}`,

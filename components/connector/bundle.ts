@@ -31,10 +31,28 @@ const OPTIONS: BuildOptions = {
 
 const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
+/** What else decides a bundle: TypeScript's settings esbuild reads, the packages' versions. */
+const SETTINGS_FILES = ["tsconfig.json", "package-lock.json"];
+
+/**
+ * The fingerprint of one thing a bundle was made from, relative to root: a file's SHA-256 (or
+ * "absent"), or for `dir:<folder>` its listing (a new file beside an input, x.tsx by x.ts,
+ * could be resolved instead).
+ */
+function fingerprint(root: string, input: string): string {
+  if (input.startsWith("dir:")) {
+    const dir = path.join(root, input.slice(4));
+    return fs.existsSync(dir) ? sha256(fs.readdirSync(dir).sort().join("\0")) : "absent";
+  }
+  const file = path.join(root, input);
+  return fs.existsSync(file) ? sha256(fs.readFileSync(file)) : "absent";
+}
+
 /**
  * The bundle of a handler. Kept (node_modules/.cache/clusterra/lambda) with the SHA-256 of
- * every file esbuild read, esbuild's version and the options: a plan bundles again only when
- * one of them changed (a central's plan plans its connectors, each bundling the shipper).
+ * every file esbuild read and of their folders' listings, of tsconfig.json and the lockfile,
+ * esbuild's version and the options: a plan bundles again only when one of them changed (a
+ * central's plan plans its connectors, each bundling the shipper).
  */
 export function bundleHandler(sourceFromRoot: string, root = PROJECT_ROOT): string {
   const esbuildVersion = (JSON.parse(fs.readFileSync(require.resolve("esbuild/package.json"), "utf8")) as { version: string }).version;
@@ -42,7 +60,7 @@ export function bundleHandler(sourceFromRoot: string, root = PROJECT_ROOT): stri
   const saved = path.join(cacheDir(root, "lambda"), `${key}.json`);
   try {
     const entry = JSON.parse(fs.readFileSync(saved, "utf8")) as { inputs: Record<string, string>; text: string };
-    if (Object.entries(entry.inputs).every(([f, h]) => fs.existsSync(path.join(root, f)) && sha256(fs.readFileSync(path.join(root, f))) === h)) return entry.text;
+    if (Object.entries(entry.inputs).every(([input, print]) => fingerprint(root, input) === print)) return entry.text;
   } catch {
     // Not kept yet, or unreadable: bundle.
   }
@@ -51,7 +69,8 @@ export function bundleHandler(sourceFromRoot: string, root = PROJECT_ROOT): stri
   const result = buildSync({ ...OPTIONS, entryPoints: [path.join(root, sourceFromRoot)], absWorkingDir: root, metafile: true });
   const text = result.outputFiles?.[0]?.text;
   if (text === undefined) throw new Error(`esbuild wrote no bundle of ${sourceFromRoot}`);
-  const inputs = Object.fromEntries(Object.keys(result.metafile.inputs).map((f) => [f, sha256(fs.readFileSync(path.join(root, f)))]));
+  const read = Object.keys(result.metafile.inputs);
+  const inputs = Object.fromEntries([...read, ...SETTINGS_FILES, ...[...new Set(read.map((f) => path.dirname(f)))].map((d) => `dir:${d}`)].map((input) => [input, fingerprint(root, input)]));
   fs.mkdirSync(path.dirname(saved), { recursive: true });
   const temporary = `${saved}.${process.pid}`;
   fs.writeFileSync(temporary, JSON.stringify({ inputs, text }));

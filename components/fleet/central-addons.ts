@@ -7,7 +7,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { CENTRAL_ADD_ONS, centralFleetPath, tenantEntriesApplicationSetPath, tenantsFleetPath, type CentralAddOn } from "../../facts/fleet";
 import { ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { readAllStackFiles, stackShortName } from "../../config";
+import { scanStackFiles } from "../../config";
 import { application, type FleetRepo } from "./argo";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
@@ -59,15 +59,16 @@ export function centralAddOnFiles(scope: string, source: string, repo: FleetRepo
  * layout (the entries render at sync time now). The central stack prunes them on its next
  * `pulumi up` (its folder gone, the tenant gets no new Applications; see `tenant remove`).
  */
-export function orphanedTenantPaths(root: string, scope: string, tenantIds: readonly string[]): string[] {
-  const keep = new Set(tenantIds);
+export function orphanedTenantPaths(root: string, scope: string, tenantIds: readonly string[] | undefined): string[] {
+  const keep = new Set(tenantIds ?? []);
   const tenantsDir = path.join(root, tenantsFleetPath(scope));
   const folders = fs.existsSync(tenantsDir) ? fs.readdirSync(tenantsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
   const centralDir = path.join(root, centralFleetPath(scope));
   const appset = path.basename(tenantEntriesApplicationSetPath(scope));
   const legacyEntries = fs.existsSync(centralDir) ? fs.readdirSync(centralDir).filter((n) => /^tenant-.+\.yaml$/.test(n) && n !== appset) : [];
   return [
-    ...folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(scope)}/${id}`),
+    // Unknown which tenants are live (a stack file that cannot be read): no tenant's folder goes.
+    ...(tenantIds === undefined ? [] : folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(scope)}/${id}`)),
     ...legacyEntries.map((n) => `${centralFleetPath(scope)}/${n}`),
   ].sort();
 }
@@ -78,10 +79,17 @@ export function pruneFleetPaths(root: string, rels: readonly string[]): string[]
   return [...rels];
 }
 
-/** Ids of the tenants joining a central stack, from the tenant stack files in the repository (well-formed or not: a broken file never loses its folder). */
-export function tenantIdsOf(centralStack: string, root?: string): string[] {
-  return readAllStackFiles(root)
-    .filter((f) => f.values["clusterra:kind"] === "tenant" && stackShortName(String((f.values["clusterra:central"] as { stack?: unknown } | undefined)?.stack)) === centralStack)
+/**
+ * The tenant ids whose folders a central keeps: every tenant stack file of its environment
+ * names one, whichever central it joins (a mistyped central or a move between centrals never
+ * deletes a tenant's files; the whole fleet check names a folder left behind). Undefined when
+ * a stack file cannot be read: it may be a tenant's, so no tenant's folder goes.
+ */
+export function keptTenantIds(environment: string, root?: string): string[] | undefined {
+  const { files, broken } = scanStackFiles(root);
+  if (broken.size > 0) return undefined;
+  return files
+    .filter((f) => f.values["clusterra:kind"] === "tenant" && f.values["clusterra:environment"] === environment)
     .map((f) => (f.values["clusterra:tenant"] as { id?: unknown } | undefined)?.id)
     .filter((id): id is string => typeof id === "string")
     .sort();
