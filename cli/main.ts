@@ -129,7 +129,7 @@ export async function main(
         const growth = formatGrowth(result.config, cost, stackFiles, result.central);
         if (growth) out(growth);
         writeCostFile(outDir, cost, result.config.region);
-        await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles));
+        await writeDiagram(outDir, result.deployment, diagramContext(result.config, stackFiles), cacheDir(root, "diagrams"));
         const { buildInventory, writeInventory } = await import("../access/inventory");
         const inventory = await buildInventory(result.config, result.deployment, result.central, cost, result.invokes);
         const { buildDeployRole, writeDeployRole } = await import("../access/deploy-role");

@@ -5,9 +5,11 @@
  * (facts/contract.ts), rendered to SVG in-process by Graphviz compiled to WebAssembly.
  */
 import { CENTRAL_PROVIDER_NAME, CONFIG_NAMESPACE } from "../facts/project";
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { tenantStacksOf } from "../config/capacity";
+import { PROJECT_ROOT } from "../config";
 import type { StackConfig, StackFile } from "../config/types";
 import { flowPortLabel, PEERING_FLOWS, type ContractEndpoint, type TenantPorts } from "../facts/contract";
 import { recordedPorts } from "../config/tenant-ports";
@@ -73,7 +75,7 @@ function resourcesUnder(c: Component, payer: Payer): DeploymentResource[] {
 }
 
 /** A box's list: its resource types with counts, wrapped, then the settings folded into one count. Pure. */
-export function resourceList(resources: readonly DeploymentResource[]): string[] {
+function resourceList(resources: readonly DeploymentResource[]): string[] {
   const counts = new Map<string, number>();
   let settings = 0;
   for (const r of resources) {
@@ -208,16 +210,30 @@ export function architectureDot(deployment: Deployment, context: DiagramContext)
  * DOT to SVG, in-process (Graphviz as WebAssembly, loaded on first use), every label held to
  * the width Graphviz laid it out for: each text gets that width as its `textLength`, so a
  * renderer without Helvetica (Linux's DejaVu Sans is a tenth wider) draws it inside its box.
+ * One layout gives both the SVG and the widths. Kept by the DOT's SHA-256, @viz-js/viz's
+ * version and the fitting code under `cacheRoot` (the repository's node_modules/.cache/clusterra/diagrams) when
+ * given: an unchanged picture costs a plan no WebAssembly.
  */
-export async function renderSvg(dot: string): Promise<string> {
+export async function renderSvg(dot: string, cacheRoot?: string): Promise<string> {
+  // The package exports no package.json: read where npm put it.
+  const version = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, "node_modules", "@viz-js", "viz", "package.json"), "utf8")) as { version: string }).version;
+  const saved = cacheRoot ? path.join(cacheRoot, `${createHash("sha256").update(`${version}\0${fitText.toString()}\0${dot}`).digest("hex")}.svg`) : undefined;
+  if (saved && fs.existsSync(saved)) return fs.readFileSync(saved, "utf8");
   const { instance } = await import("@viz-js/viz");
   const viz = await instance();
-  const svg = viz.renderString(dot, { format: "svg", engine: "dot" });
-  return fitText(svg, textWidths(JSON.parse(viz.renderString(dot, { format: "json", engine: "dot" }))));
+  const result = viz.renderFormats(dot, ["svg", "json"], { engine: "dot" });
+  if (result.status !== "success") throw new Error(`Graphviz could not lay out the diagram: ${result.errors.map((e) => e.message).join("; ")}`);
+  const svg = fitText(result.output.svg, textWidths(JSON.parse(result.output.json)));
+  if (saved) {
+    fs.mkdirSync(path.dirname(saved), { recursive: true });
+    fs.writeFileSync(`${saved}.${process.pid}`, svg);
+    fs.renameSync(`${saved}.${process.pid}`, saved);
+  }
+  return svg;
 }
 
 /** Graphviz's width of every text it placed (its xdot `T` operations), by position and text. Pure. */
-export function textWidths(layout: unknown): Map<string, number> {
+function textWidths(layout: unknown): Map<string, number> {
   const widths = new Map<string, number>();
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(walk);
@@ -235,7 +251,7 @@ const textKey = (x: number, y: number, text: string) => `${x.toFixed(2)}|${y.toF
 const XML_ENTITIES: Readonly<Record<string, string>> = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&#45;": "-" };
 
 /** The SVG with each text Graphviz measured given that width (`textLength`, glyphs and spacing fitted). Pure. */
-export function fitText(svg: string, widths: ReadonlyMap<string, number>): string {
+function fitText(svg: string, widths: ReadonlyMap<string, number>): string {
   return svg.replace(/<text ([^>]*)>([^<]*)<\/text>/g, (whole, attributes: string, content: string) => {
     const [x, y] = ["x", "y"].map((a) => Number(new RegExp(`\\b${a}="(-?[0-9.]+)"`).exec(attributes)?.[1]));
     const text = content.replace(/&[#a-z0-9]+;/g, (e) => XML_ENTITIES[e] ?? e);
@@ -245,9 +261,9 @@ export function fitText(svg: string, widths: ReadonlyMap<string, number>): strin
 }
 
 /** Writes architecture.dot and architecture.svg into the plan folder. */
-export async function writeDiagram(outDir: string, deployment: Deployment, context: DiagramContext): Promise<void> {
+export async function writeDiagram(outDir: string, deployment: Deployment, context: DiagramContext, cacheRoot?: string): Promise<void> {
   const dot = architectureDot(deployment, context);
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, "architecture.dot"), dot);
-  fs.writeFileSync(path.join(outDir, "architecture.svg"), await renderSvg(dot));
+  fs.writeFileSync(path.join(outDir, "architecture.svg"), await renderSvg(dot, cacheRoot));
 }

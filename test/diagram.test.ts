@@ -1,5 +1,6 @@
 import * as assert from "node:assert/strict";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { PROJECT_ROOT } from "../config";
 import { architectureDot, DIAGRAM_PAGE, diagramContext, renderSvg } from "../planning/diagram";
@@ -107,6 +108,21 @@ describe("architecture diagram", function () {
       assert.ok(scale >= (name.includes("18") ? 0.55 : 0.85), `${name}: drawn at ${scale} to fit the page`);
       for (const problem of labelsOutsideBoxes(svg)) assert.fail(`${name}: ${problem}`);
     }
+  });
+
+  it("keeps a rendered picture by its DOT: the same DOT is not laid out again, another one is", async () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "diagrams-"));
+    const dot = await dotOf("connector-demo");
+    const svg = await renderSvg(dot, cache);
+    assert.equal(svg, await renderSvg(dot));
+    const [kept] = fs.readdirSync(cache);
+    // What is kept is what is served: a picture edited in the cache comes back as it is.
+    fs.writeFileSync(path.join(cache, kept), "<svg>kept</svg>");
+    assert.equal(await renderSvg(dot, cache), "<svg>kept</svg>");
+    const other = dot.replace("connector-demo", "connector-other");
+    assert.match(await renderSvg(other, cache), /connector(-|&#45;)other/);
+    assert.equal(fs.readdirSync(cache).length, 2);
+    fs.rmSync(cache, { recursive: true, force: true });
   });
 
   it("docs/architecture holds each example stack's current DOT and SVG (UPDATE_DIAGRAMS=1 npm test rewrites them)", async () => {
