@@ -90,7 +90,7 @@ export async function main(
     .option("--config-file <path>", "read this stack file instead of stacks/Pulumi.<name>.yaml")
     .option("--out <dir>", "output folder (default .clusterra/plan/<stack>/)")
     .option("--write-fleet", "write the fleet files into this repository's fleet/, as `pulumi up` does, instead of the output folder")
-    .option("--no-verdict-cache", "simulate every IAM question afresh instead of reusing the simulator's earlier verdicts (CI always does)")
+    .option("--no-verdict-cache", "simulate every IAM question afresh instead of reusing the simulator's earlier verdicts, and plan a tenant's central afresh instead of reusing its plan from the same stack files and build (CI always does)")
     .action(async (opts: { stack?: string; configFile?: string; out?: string; writeFleet?: boolean; verdictCache: boolean }) => {
       if (opts.stack === undefined) {
         err("clusterra plan: --stack <name> is required; valid: the NAME of a stacks/Pulumi.NAME.yaml, e.g. `plan --stack central-dev`");
@@ -115,7 +115,9 @@ export async function main(
       if (verdicts) sim.loadVerdicts(verdicts);
       const askedBefore = sim.verdictCounts();
       try {
-        const result = await planStack({ stack: opts.stack, configFile: opts.configFile, root }, opts.writeFleet ? root : path.join(outDir, "fleet-root"));
+        // A tenant's central planned earlier from the same files and build is not planned again (CI plans it afresh).
+        const centralCache = verdicts ? cacheDir(root, "central-plans") : undefined;
+        const result = await planStack({ stack: opts.stack, configFile: opts.configFile, root, ...(centralCache ? { centralCache } : {}) }, opts.writeFleet ? root : path.join(outDir, "fleet-root"));
         writePlan(outDir, result);
         const resources = result.deployment.deployment.resources;
         out(`stack ${result.config.stack} (${result.config.kind}, ${result.config.environment}, ${result.config.region})`);

@@ -2,10 +2,11 @@
  * `clusterra plan`: validates a stack's configuration, runs the real program offline on
  * the mock engine, and writes what `pulumi up` would create as a deployment export.
  */
+import { createHash } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { ConfigError, encodeConfigValues, PROJECT_ROOT, readStackFile, resolveConfig, stackFilePath, stackShortName, type StackConfig } from "../config";
-import { CENTRAL_PROVIDER_NAME } from "../facts/project";
+import { CENTRAL_PROVIDER_NAME, STACK_CONFIG_DIR } from "../facts/project";
 import type { Deployment } from "./deployment";
 import type { MockContext } from "./mocks";
 
@@ -14,6 +15,8 @@ export interface PlanOptions {
   /** Stack file to read instead of stacks/Pulumi.<stack>.yaml. */
   readonly configFile?: string;
   readonly root?: string;
+  /** Where a tenant's plan keeps its central's plan (outputs and deployment) between runs; none: planned afresh. */
+  readonly centralCache?: string;
 }
 
 export interface PlanResult {
@@ -56,8 +59,8 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
   let centralDeployment: Deployment | undefined;
   if (config.kind === "tenant") {
     const centralName = stackShortName(config.central.stack);
-    // Only central's outputs are needed here: its fleet files are not written.
-    const central = await planStack({ stack: centralName, root: options.root }, undefined);
+    // Only central's outputs (and its deployment, for the inventory) are needed here: its fleet files are not written.
+    const central = await centralPlan(centralName, options);
     stackOutputs.set(centralName, central.outputs);
     centralDeployment = central.deployment;
   }
@@ -77,6 +80,51 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
   const fleetFiles = await fleet.flushFleetFiles();
   const invokes = run.invokes.filter((i) => !new RegExp(`pulumi:providers:aws::${CENTRAL_PROVIDER_NAME}::`).test(i.provider)).map((i) => i.token);
   return { config, deployment: run.deployment, outputs: run.outputs, invokes: [...new Set(invokes)].sort(), fleetFiles, fleetRoot, ...(centralDeployment ? { central: centralDeployment } : {}) };
+}
+
+/** Central plans kept in a cache folder at most: an operator's recent repository states. */
+const KEPT_CENTRAL_PLANS = 20;
+
+/**
+ * A central's plan as a tenant's plan needs it, kept in `options.centralCache` by everything
+ * it is made from: every stack file's text (its tenants and connectors are among them), the
+ * build (dist/.tsbuildinfo holds every source's hash) and the lockfile. The offline plan is
+ * deterministic in these, so a kept one is the one a fresh run would make; a tenant's plan
+ * then runs one program, not four (the connectors, central, the tenant).
+ */
+async function centralPlan(stack: string, options: PlanOptions): Promise<{ outputs: Record<string, unknown>; deployment: Deployment }> {
+  const root = options.root ?? PROJECT_ROOT;
+  const saved = options.centralCache ? path.join(options.centralCache, `${centralPlanKey(root, stack)}.json`) : undefined;
+  if (saved && fs.existsSync(saved)) {
+    try {
+      return JSON.parse(fs.readFileSync(saved, "utf8")) as { outputs: Record<string, unknown>; deployment: Deployment };
+    } catch {
+      // Unreadable (a run cut short): planned afresh below.
+    }
+  }
+  const central = await planStack({ stack, root }, undefined);
+  if (saved) {
+    fs.mkdirSync(path.dirname(saved), { recursive: true });
+    fs.writeFileSync(`${saved}.${process.pid}`, JSON.stringify({ outputs: central.outputs, deployment: central.deployment }));
+    fs.renameSync(`${saved}.${process.pid}`, saved);
+    const kept = fs.readdirSync(path.dirname(saved)).filter((f) => f.endsWith(".json")).map((f) => path.join(path.dirname(saved), f));
+    for (const old of kept.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs).slice(KEPT_CENTRAL_PLANS)) fs.rmSync(old, { force: true });
+  }
+  return { outputs: central.outputs, deployment: central.deployment };
+}
+
+/** What a central's plan is made from, hashed: its name, every stack file, the build, the lockfile. */
+function centralPlanKey(root: string, stack: string): string {
+  const hash = createHash("sha256");
+  const part = (s: string) => hash.update(`${Buffer.byteLength(s)}:`).update(s);
+  part(stack);
+  for (const f of [path.join(PROJECT_ROOT, "dist", ".tsbuildinfo"), path.join(PROJECT_ROOT, "package-lock.json")]) part(fs.existsSync(f) ? fs.readFileSync(f, "utf8") : "absent");
+  const dir = path.join(root, STACK_CONFIG_DIR);
+  for (const name of (fs.existsSync(dir) ? fs.readdirSync(dir) : []).sort()) {
+    part(name);
+    part(fs.readFileSync(path.join(dir, name), "utf8"));
+  }
+  return hash.digest("hex");
 }
 
 /**

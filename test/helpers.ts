@@ -62,8 +62,8 @@ export async function cellRepository(): Promise<string> {
 export const CELL_STACKS = ["central-dev-b", "tenant-initech-dev"] as const;
 
 /** Plans a stack of another repository into it (serialized with every other plan of the process). */
-export function planIn(root: string, stack: string): Promise<PlanResult> {
-  const p = chain.then(() => planStack({ stack, root }, root));
+export function planIn(root: string, stack: string, options: { centralCache?: string; fleetRoot?: string | null } = {}): Promise<PlanResult> {
+  const p = chain.then(() => planStack({ stack, root, ...(options.centralCache ? { centralCache: options.centralCache } : {}) }, options.fleetRoot === null ? undefined : (options.fleetRoot ?? root)));
   chain = p.catch(() => undefined);
   return p;
 }

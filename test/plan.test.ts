@@ -5,7 +5,7 @@ import * as path from "path";
 import { main } from "../cli/main";
 import { parseDeployment, SECRET_SIG, SECRET_SIG_KEY } from "../planning/deployment";
 import { redactSecrets } from "../planning/engine";
-import { exampleRoot, plan } from "./helpers";
+import { exampleRoot, plan, planIn } from "./helpers";
 
 describe("clusterra plan output", function () {
   this.timeout(60000);
@@ -46,5 +46,34 @@ describe("clusterra plan output", function () {
     const { planStack } = await import("../planning/plan");
     const again = await planStack({ stack: "tenant-globex-dev", root: exampleRoot() }, fs.mkdtempSync(path.join(os.tmpdir(), "clusterra-again-")));
     assert.deepEqual(again.deployment.deployment.resources.map((r) => [r.urn, r.id]), first.deployment.deployment.resources.map((r) => [r.urn, r.id]));
+  });
+});
+
+describe("a tenant's plan keeps its central's", function () {
+  this.timeout(120_000);
+
+  it("plans central once for the same stack files and build, and again when any stack file changes", async () => {
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), "central-plans-"));
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "central-plan-root-"));
+    fs.cpSync(path.join(exampleRoot(), "stacks"), path.join(root, "stacks"), { recursive: true });
+    const first = await planIn(root, "tenant-acme-dev", { centralCache: cache, fleetRoot: null });
+    const [kept] = fs.readdirSync(cache);
+    assert.ok(kept?.endsWith(".json"));
+    // What is kept is what the next plan uses: a kept host address reaches the tenant's rules.
+    const entry = JSON.parse(fs.readFileSync(path.join(cache, kept), "utf8"));
+    const host = String(entry.outputs.hostPrivateIp);
+    entry.outputs.hostPrivateIp = "10.0.0.99";
+    fs.writeFileSync(path.join(cache, kept), JSON.stringify(entry));
+    const again = await planIn(root, "tenant-acme-dev", { centralCache: cache, fleetRoot: null });
+    assert.match(JSON.stringify(again.deployment), /10\.0\.0\.99\/32/);
+    assert.doesNotMatch(JSON.stringify(first.deployment), /10\.0\.0\.99/);
+    assert.match(JSON.stringify(first.deployment), new RegExp(`${host.replace(/\./g, "\\.")}/32`));
+    // Any stack file changed (here another tenant's): central planned afresh, kept under its own key.
+    fs.appendFileSync(path.join(root, "stacks", "Pulumi.tenant-globex-dev.yaml"), "# a comment\n");
+    const fresh = await planIn(root, "tenant-acme-dev", { centralCache: cache, fleetRoot: null });
+    assert.doesNotMatch(JSON.stringify(fresh.deployment), /10\.0\.0\.99/);
+    assert.equal(fs.readdirSync(cache).length, 2);
+    fs.rmSync(cache, { recursive: true, force: true });
+    fs.rmSync(root, { recursive: true, force: true });
   });
 });
