@@ -35,6 +35,44 @@ export function tenantFleetPath(scope: string, tenantId: string): string {
   return `${tenantsFleetPath(scope)}/${tenantId}`;
 }
 
+/** Folder of one connector's files (its ParallelCluster's name): the patch and hook settings `pulumi up` writes. */
+export function connectorFleetPath(clusterName: string): string {
+  return `fleet/connector/${clusterName}`;
+}
+
+/** Where a repository file lies in the fleet: in a central's folder, a tenant's or a connector's, with the rest of its path. */
+export type FleetPlace =
+  | { readonly kind: "central"; readonly scope: string; readonly rest: string }
+  | { readonly kind: "tenant"; readonly scope: string; readonly tenantId: string; readonly rest: string }
+  | { readonly kind: "connector"; readonly clusterName: string; readonly rest: string };
+
+/**
+ * The inverse of the folder functions above: the place of a file (a path relative to the
+ * repository, `/`-separated), or undefined outside every such folder. Pure.
+ */
+export function fleetPlace(file: string): FleetPlace | undefined {
+  // Each folder function with an empty name gives its stem ("fleet/central/", ...).
+  const after = (stem: string, names: number): { names: string[]; rest: string } | undefined => {
+    if (!file.startsWith(stem)) return undefined;
+    const parts = file.slice(stem.length).split("/");
+    const rest = parts.slice(names).join("/");
+    return parts.length > names && parts.slice(0, names).every(Boolean) && rest ? { names: parts.slice(0, names), rest } : undefined;
+  };
+  const central = after(centralFleetPath(""), 1);
+  if (central) return { kind: "central", scope: central.names[0], rest: central.rest };
+  const tenant = after(tenantsFleetPath(""), 2);
+  if (tenant) return { kind: "tenant", scope: tenant.names[0], tenantId: tenant.names[1], rest: tenant.rest };
+  const connector = after(connectorFleetPath(""), 1);
+  if (connector) return { kind: "connector", clusterName: connector.names[0], rest: connector.rest };
+  return undefined;
+}
+
+/** The central scope a file of a central's or a tenant's folder belongs to. Pure. */
+export function fleetScopeOf(file: string): string | undefined {
+  const place = fleetPlace(file);
+  return place && place.kind !== "connector" ? place.scope : undefined;
+}
+
 /**
  * A tenant's own entry file in its folder (its rollout wave): the file the tenant-entries
  * ApplicationSet's git files generator finds each tenant by.

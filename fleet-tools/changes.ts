@@ -10,6 +10,7 @@ import { spawnSync } from "child_process";
 import { parse } from "yaml";
 import { centralScopesFromStackFiles, joinedScope, readAllStackFiles, stackShortName } from "../config";
 import { CONFIG_NAMESPACE, STACK_CONFIG_DIR } from "../facts/project";
+import { fleetPlace } from "../facts/fleet";
 
 /** What a fleet check looks at. */
 export interface FleetSelection {
@@ -90,9 +91,7 @@ export function reachOf(changed: readonly string[], index: StackIndex, before: (
   for (const rel of changed) {
     if (DOCUMENTATION.test(rel)) continue;
     const stack = new RegExp(`^${STACK_CONFIG_DIR}/Pulumi\\.(.+)\\.yaml$`).exec(rel)?.[1];
-    const tenantFolder = /^fleet\/tenants\/([^/]+)\/([^/]+)\//.exec(rel);
-    const centralFolder = /^fleet\/central\/([^/]+)\//.exec(rel);
-    const connectorFolder = /^fleet\/connector\/([^/]+)\//.exec(rel);
+    const place = fleetPlace(rel);
     // A stack file that became another stack (its central, id, kind, environment or cell) leaves its old folders where the new files do not look.
     const old = stack !== undefined ? before(rel) : undefined;
     if (old !== undefined && identity(old) !== identity(now(rel))) {
@@ -104,9 +103,9 @@ export function reachOf(changed: readonly string[], index: StackIndex, before: (
       tenants.add(`${t.scope}/${t.id}`);
     } else if (stack !== undefined && index.centrals.has(stack)) scopes.add(index.centrals.get(stack) as string);
     else if (stack !== undefined && index.connectors.has(stack)) connectors.add((index.connectors.get(stack) as { name: string }).name);
-    else if (tenantFolder) tenants.add(`${tenantFolder[1]}/${tenantFolder[2]}`);
-    else if (centralFolder) scopes.add(centralFolder[1]);
-    else if (connectorFolder) connectors.add(connectorFolder[1]);
+    else if (place?.kind === "tenant") tenants.add(`${place.scope}/${place.tenantId}`);
+    else if (place?.kind === "central") scopes.add(place.scope);
+    else if (place?.kind === "connector") connectors.add(place.clusterName);
     // A stack file gone (its siblings' checks change), the charts, the code, facts/, packages: all of it.
     else everything ??= rel;
   }
@@ -124,12 +123,10 @@ export function selectionOf(reach: Reach, index: StackIndex): FleetSelection {
   // install: its central's files are checked with it (a constant per central, not per tenant).
   const centrals = new Set([...reach.scopes, ...[...reach.tenants].map((t) => t.split("/")[0])]);
   const file = (rel: string): boolean => {
-    const t = /^fleet\/tenants\/([^/]+)\/([^/]+)\//.exec(rel);
-    if (t) return tenant(t[1], t[2]);
-    const c = /^fleet\/central\/([^/]+)\//.exec(rel);
-    if (c) return centrals.has(c[1]);
-    const k = /^fleet\/connector\/([^/]+)\//.exec(rel);
-    return k ? connector(k[1]) : false;
+    const place = fleetPlace(rel);
+    if (place?.kind === "tenant") return tenant(place.scope, place.tenantId);
+    if (place?.kind === "central") return centrals.has(place.scope);
+    return place?.kind === "connector" ? connector(place.clusterName) : false;
   };
   const stack = (name: string): boolean => {
     const t = index.tenants.get(name);

@@ -11,7 +11,7 @@ import { parse, parseAllDocuments } from "yaml";
 import { centralScopesFromStackFiles, joinedScope, PROJECT_ROOT, readAllStackFiles } from "../config";
 import { clusterParams, expandApplicationSet, globRegExp, readsClusterSecrets, type ClusterParams, type GitFiles } from "../components/fleet/application-set";
 import { GoTemplateError } from "../components/fleet/go-template";
-import { TENANT_ENTRY_FILE, tenantFleetPath } from "../facts/fleet";
+import { fleetPlace, fleetScopeOf, TENANT_ENTRY_FILE, tenantFleetPath } from "../facts/fleet";
 import { FACTS_FILE } from "../components/fleet/facts";
 import { LABEL_KEYS } from "../facts/project";
 import { ARGOCD_CLUSTER_SECRET } from "../facts/versions";
@@ -46,8 +46,13 @@ const NOT_KUBERNETES = ["fleet/charts/", "fleet/connector/"];
  * Helm value files, not objects: values/ folders, facts files, and the files at the top of a
  * tenant's folder (its entry, its users: the charts read them; `fleet check --render` checks them).
  */
+function isTenantTopFile(file: string): boolean {
+  const place = fleetPlace(file);
+  return place?.kind === "tenant" && !place.rest.includes("/");
+}
+
 export function isValuesFile(file: string): boolean {
-  return file.includes("/values/") || path.posix.basename(file) === FACTS_FILE || /^fleet\/tenants\/[^/]+\/[^/]+\/[^/]+$/.test(file);
+  return file.includes("/values/") || path.posix.basename(file) === FACTS_FILE || isTenantTopFile(file);
 }
 
 /** The fleet's own documentation: the one file under fleet/ no stack writes and ArgoCD never reads. */
@@ -214,10 +219,9 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
     }
   };
   // The entries a check looks at: a proportional check renders the reached tenants' only.
-  const scopeOf = (file: string) => /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1];
   const reached = (d: FleetDocument) => {
     const id = (d.object.metadata as { labels?: Record<string, string> } | undefined)?.labels?.[LABEL_KEYS.tenant];
-    return id === undefined || tenant(scopeOf(d.file) ?? "", id);
+    return id === undefined || tenant(fleetScopeOf(d.file) ?? "", id);
   };
   const first = appsets.filter((d) => !readsClusters(d)).flatMap((d) => expand(d, [])).filter(reached);
   documents.push(...first);
@@ -227,7 +231,8 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   for (const d of first) {
     if (!helm) break;
     const tenant = (d.object.metadata as { labels?: Record<string, string> }).labels?.[LABEL_KEYS.tenant];
-    const scope = /^fleet\/central\/([^/]+)\//.exec(d.file)?.[1];
+    const place = fleetPlace(d.file);
+    const scope = place?.kind === "central" ? place.scope : undefined;
     const file = tenant && scope ? `${tenantFleetPath(scope, tenant)}/${TENANT_ENTRY_FILE}` : d.file;
     const name = String((d.object.metadata as { name?: string }).name);
     try {
@@ -239,7 +244,7 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   // Each central's ArgoCD holds the cluster Secrets its own entries make (from its scope's
   // tenant folders): a cell's ApplicationSets generate its tenants' Applications only.
   const entries = [...documents];
-  for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, fleetClusterSecrets(entries.filter((x) => scopeOf(x.file) === scopeOf(d.file)))));
+  for (const d of appsets.filter(readsClusters)) documents.push(...expand(d, fleetClusterSecrets(entries.filter((x) => fleetScopeOf(x.file) === fleetScopeOf(d.file)))));
   return { documents, problems };
 }
 

@@ -20,7 +20,7 @@ import { WHOLE_FLEET, type FleetSelection } from "./changes";
 
 export { toolPath } from "./files";
 import { LABEL_KEYS } from "../facts/project";
-import { tenantFleetPath, tenantNamespace } from "../facts/fleet";
+import { fleetPlace, fleetScopeOf, tenantFleetPath, tenantNamespace } from "../facts/fleet";
 import { TENANT_ADD_ONS, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
 const run = promisify(execFile);
@@ -97,8 +97,8 @@ export function tenantVersions(root: string): Map<string, string> {
 
 /** The Kubernetes version a tenant's fleet file is rendered for (from its path), or the default. */
 export function tenantVersionOf(file: string, versions: ReadonlyMap<string, string>): string {
-  const m = /^fleet\/tenants\/([^/]+)\/([^/]+)\//.exec(file);
-  return (m && versions.get(`${m[1]}/${m[2]}`)) ?? kubernetesVersion(TENANT_K3S_VERSION);
+  const place = fleetPlace(file);
+  return (place?.kind === "tenant" ? versions.get(`${place.scope}/${place.tenantId}`) : undefined) ?? kubernetesVersion(TENANT_K3S_VERSION);
 }
 
 /** The Kubernetes version of each central's cluster, by its scope (its fleet folder), from its stack file. */
@@ -138,7 +138,7 @@ export function applicationRenders(root: string, chartsDir: string, documents: r
       const sources = app.spec.sources ?? (app.spec.source ? [app.spec.source] : []);
       const refs = new Map(sources.filter((s) => s.ref).map((s) => [s.ref as string, s.repoURL ?? ""]));
       const server = app.spec.destination?.server ?? "";
-      const scope = /^fleet\/(?:central|tenants)\/([^/]+)\//.exec(file)?.[1] ?? "";
+      const scope = fleetScopeOf(file) ?? "";
       // A generated Application's tenant is its label; a written one's, its folder.
       const tenant = app.metadata?.labels?.[LABEL_KEYS.tenant];
       const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(scope) : tenant ? tenantVersionOf(`${tenantFleetPath(scope, tenant)}/`, tenants) : tenantVersionOf(file, tenants);

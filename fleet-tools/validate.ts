@@ -19,7 +19,8 @@ import { CHARTS } from "../facts/charts";
 import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
-import { tenantNamespace } from "../facts/fleet";
+import { fleetPlace, tenantNamespace } from "../facts/fleet";
+import { tenantClusterFleetPath } from "../components/fleet/tenant-cluster";
 import { tenantEgressProblems } from "./egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
 import { chartModel, ignoredValues } from "./chart-values";
@@ -143,7 +144,8 @@ interface Checked {
 
 /** The version of the cluster a plain fleet file goes to: a tenant's own cluster, else central. */
 function plainFileVersion(file: string, renders: readonly HelmRender[], tenants: ReadonlyMap<string, string>): string | undefined {
-  if (/^fleet\/tenants\/[^/]+\/[^/]+\/cluster\//.test(file)) return tenantVersionOf(file, tenants);
+  const place = fleetPlace(file);
+  if (place?.kind === "tenant" && file.startsWith(`${tenantClusterFleetPath(place.scope, place.tenantId)}/`)) return tenantVersionOf(file, tenants);
   return renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion;
 }
 
@@ -266,8 +268,9 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
     const inNamespace = fleet.objects.map((o) => ({ o, namespace: o.namespace ?? o.render.namespace }));
     problems.push(...tenantEgressProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => {
       const id = namespace.slice(tenantNamespace("").length);
-      const env = /^fleet\/central\/([^/]+)\//.exec(o.render.file)?.[1] ?? "";
-      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: stacks.get(`${env}/${id}`)?.vpcCidr, srunBlock: stacks.get(`${env}/${id}`)?.ports?.srunBlock };
+      const place = fleetPlace(o.render.file);
+      const stack = stacks.get(`${place?.kind === "central" ? place.scope : ""}/${id}`);
+      return { file: o.render.file, application: o.render.application, namespace, kind: o.kind, object: o.kind === "NetworkPolicy" ? read(renderedDir, o).object : {}, tenantCidr: stack?.vpcCidr, srunBlock: stack?.ports?.srunBlock };
     })));
     problems.push(...tenantHardeningProblems(inNamespace.filter(({ o, namespace }) => o.render.server === ARGOCD_IN_CLUSTER && namespace.startsWith(tenantNamespace(""))).map(({ o, namespace }) => ({ kind: o.kind, name: o.name, namespace, render: o.render, object: ["Controller", "RestApi", "Accounting", "MariaDB", "LoginSet"].includes(o.kind) ? read(renderedDir, o).object : {} }))));
     problems.push(...tenantControllerProblems(fleet.objects.filter((o) => o.kind === "Controller").map((o) => ({ ...o, object: read(renderedDir, o).object }))));

@@ -44,6 +44,7 @@ import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
 import { playScalingLoop } from "./scaling";
+import type { OperatorPod } from "./slurm/slurmd-pod";
 import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { step, type JourneyStep } from "./host/step";
@@ -94,25 +95,36 @@ function tenantServer(p: PlanResult): string {
   return `https://${String(serverInstance(p).inputs.privateIp)}:6443`;
 }
 
-/** What the Kubernetes part hands the Slurm part: per tenant, central's slurmctld /etc/slurm as Slinky's operator wrote it. */
+/**
+ * What the Kubernetes part hands the Slurm part, per tenant: central's slurmctld /etc/slurm as
+ * Slinky's operator wrote it, and the slurmd pod the tenant's operator made when the scaling
+ * loop raised a NodeSet (also kept as `slurm-<tenant>/slurmd-pod.json` in the run's folder).
+ */
 export interface FleetJourneyResult {
   readonly controllerEtc: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly slurmdPods: ReadonlyMap<string, OperatorPod>;
+}
+
+/** Where a run keeps the slurmd pod a tenant's operator made (the Slurm part alone reads it back). */
+export function slurmdPodFile(dir: string, tenantId: string): string {
+  return path.join(dir, `slurm-${tenantId}`, "slurmd-pod.json");
 }
 
 export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJourneyResult> {
   const cleanups: (() => Promise<void>)[] = [];
-  const controllerEtc = new Map<string, Readonly<Record<string, string>>>();
+  const result = { controllerEtc: new Map<string, Readonly<Record<string, string>>>(), slurmdPods: new Map<string, OperatorPod>() };
   try {
-    await fleetJourney(input, cleanups, controllerEtc);
-    return { controllerEtc };
+    await fleetJourney(input, cleanups, result);
+    return result;
   } finally {
     // Each cleanup runs whatever another's did.
     for (const c of cleanups) await c().catch((e: unknown) => input.report(step("what the Kubernetes part started is gone", false, String(e))));
   }
 }
 
-async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], controllerEtc: Map<string, Readonly<Record<string, string>>>): Promise<void> {
+async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], result: { controllerEtc: Map<string, Readonly<Record<string, string>>>; slurmdPods: Map<string, OperatorPod> }): Promise<void> {
   const { report, tools, processes } = input;
+  const { controllerEtc } = result;
   const central = input.central.config as CentralConfig;
   const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
   const clusters = new Map<string, Cluster>();
@@ -452,7 +464,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // 9. The scaling loop on each tenant cluster.
   for (const t of tenants) {
     const id = t.config.tenant.id;
-    await playScalingLoop({
+    const slurmdPod = await playScalingLoop({
       tenantId: id, kc: k(id), report,
       resync: () => refreshApplication(c, ARGOCD_CHART.namespace, `${id}-slurm`),
       slurmApp: `${id}-slurm`,
@@ -461,6 +473,12 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       operatorLogText: () => processes.log(`${id}-slurm-operator`),
       ...(restapis.has(id) ? { slurmrestd: restapis.get(id) } : {}),
     });
+    if (slurmdPod) {
+      result.slurmdPods.set(id, slurmdPod);
+      const file = slurmdPodFile(input.dir, id);
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify(slurmdPod, null, 2));
+    }
   }
   // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
   // published to its registry and the tenants' ApplicationSet committed with it (facts/charts.ts),

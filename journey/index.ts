@@ -10,7 +10,7 @@ import * as os from "os";
 import * as path from "path";
 import { planStack, type PlanResult } from "../planning/plan";
 import type { TenantConfig } from "../config/types";
-import { runFleetJourney } from "./fleet-journey";
+import { runFleetJourney, type FleetJourneyResult } from "./fleet-journey";
 import { runSlurmJourney } from "./slurm";
 import { findSlurmImage } from "./host/image";
 import { Processes } from "./kube/processes";
@@ -51,8 +51,8 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   const processes = new Processes(path.join(dir, "logs"));
   const started = Date.now();
   let net: SealedNetwork | undefined;
-  // central's slurmctld /etc/slurm per tenant, as the Kubernetes part's Slinky operator wrote it.
-  let controllerEtc: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map();
+  // Per tenant, central's slurmctld /etc/slurm and the slurmd pod, as the Kubernetes part's Slinky operators made them.
+  let handed: FleetJourneyResult = { controllerEtc: new Map(), slurmdPods: new Map() };
   try {
     const central = await planStack({ stack: o.centralStack, root: o.root }, undefined);
     const tenants: PlanResult[] = [];
@@ -65,10 +65,10 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     } else {
       net = await sealNetwork();
       try {
-        ({ controllerEtc } = await runFleetJourney({
+        handed = await runFleetJourney({
           root: o.root, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, processes, report,
           sealed: net, binaries: { slurmOperator: tools["slurm-operator"], mariadbOperator: tools["mariadb-operator"], argocd: tools.argocd, helm: tools.helm }, image: findSlurmImage(o.root),
-        }));
+        });
       } catch (e) {
         report(step("the Kubernetes part ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));
       }
@@ -79,11 +79,13 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
     if (process.getuid?.() !== 0 && !process.env.CI) {
       report({ ...step("Slurm across the plans' rules (network namespaces, nftables, slurmctld/slurmd/slurmdbd)", false, "needs root: run `sudo npm run journey`"), skipped: true });
     } else {
-      const etc = controllerEtc.get((tenants[0].config as TenantConfig).tenant.id);
-      // Its daemons read the slurm.conf the operator wrote: by hand without it (the Kubernetes part
-      // stopped short) the part is skipped with why; in CI it runs and fails at slurmctld.
-      if (!etc && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote", false, "the Kubernetes part did not reach the tenant's slurmctld (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>/slurm-<tenant>/slurmctld/volumes/slurm-etc"), skipped: true });
-      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { controllerEtc: etc } : {}) })) report(s);
+      const id = (tenants[0].config as TenantConfig).tenant.id;
+      const etc = handed.controllerEtc.get(id);
+      const slurmdPod = handed.slurmdPods.get(id);
+      // Its daemons read the slurm.conf the operator wrote and run the slurmd pod it made: by hand
+      // without them (the Kubernetes part stopped short) the part is skipped with why; in CI it runs and fails.
+      if ((!etc || !slurmdPod) && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote and the slurmd pod the tenant's made", false, "the Kubernetes part did not reach the tenant's slurmctld or slurmd pod (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>/slurm-<tenant>"), skipped: true });
+      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { controllerEtc: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}) })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {

@@ -10,6 +10,7 @@ import type { KubeObject } from "./argo/manifests";
 import type { Kubectl } from "./kube/kubectl";
 import { waitFor } from "./kube/processes";
 import { step, type JourneyStep } from "./host/step";
+import type { OperatorPod } from "./slurm/slurmd-pod";
 
 export interface ScalingLoopInput {
   readonly tenantId: string;
@@ -86,7 +87,8 @@ function awsRole(pod: PodLike, configMaps: Map<string, string>): string | undefi
   return role && source ? `${role} (${source.replace(/\s+/g, "")})` : undefined;
 }
 
-export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
+/** Plays the loop; the slurmd pod the operator made and kwok runs, when it came to that. */
+export async function playScalingLoop(i: ScalingLoopInput): Promise<OperatorPod | undefined> {
   const { kc, report, tenantId: id } = i;
   const agent = "system:serviceaccount:" + i.agentNamespace + ":edge-agent";
 
@@ -132,7 +134,10 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   // The smallest NodeSet: the journey's worker of each shape has the shape's smallest size.
   const cpus = (n: NodeSet) => Number((n.spec.template?.spec?.nodeSelector ?? {})["karpenter.k8s.aws/instance-cpu"] ?? Infinity);
   const target = [...nodeSets].sort((a, b) => cpus(a) - cpus(b))[0];
-  if (!target) return report(step(`tenant ${id}: the scaling loop raises a NodeSet`, false, "no NodeSet or no Slurm Application to play it on"));
+  if (!target) {
+    report(step(`tenant ${id}: the scaling loop raises a NodeSet`, false, "no NodeSet or no Slurm Application to play it on"));
+    return undefined;
+  }
   // The joint: Slinky's NodeSet controller creates a slurmd pod only through the tenant's
   // slurmrestd (a reservation and its node cache). The raise is made while slurmrestd is down:
   // no pod may come, and the operator must say why; once slurmrestd is back the pod comes
@@ -168,7 +173,7 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
     await restart();
   }
   report(step(`tenant ${id}: the edge-agent raises ${target.metadata.name} to 1`, scaled.code === 0, scaled.code === 0 ? "scaled through the scale subresource as the edge-agent" : scaled.stderr.trim()));
-  if (scaled.code !== 0) return;
+  if (scaled.code !== 0) return undefined;
   const replicas = after?.spec.replicas ?? 0;
   report(step(`tenant ${id}: the scale-up survives ArgoCD's next sync`, replicas === 1, `replicas ${replicas} after ArgoCD refreshed ${i.slurmApp}${replicas === 1 ? "" : " (git's 0 applied over the edge-agent's 1: no ignoreDifferences with RespectIgnoreDifferences on /spec/replicas)"}${resync.length ? `; ${resync[0]}` : ""}`));
   if (i.slurmrestd) {
@@ -176,9 +181,9 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
       [early ? `${target.metadata.name}-0 was made with slurmrestd down: the operator does not wait on it` : `no ${target.metadata.name}-0 in ${(downMs / 1000).toFixed(0)} s down`,
         why.length ? `the operator: ${why.length} failed calls, last: ${why[why.length - 1].slice(0, 300)}` : `the operator's log names no failed call to slurm-restapi (last lines: ${i.operatorLog()})`,
         restarted ? `slurmrestd did not come back: ${restarted}` : "slurmrestd started again"].join("; ")));
-    if (restarted) return;
+    if (restarted) return undefined;
   }
-  if (replicas < 1 || !after) return;
+  if (replicas < 1 || !after) return undefined;
   // Slinky's NodeSet controller makes the pod `<NodeSet>-<ordinal>` once the tenant's
   // slurmrestd has answered it (a reservation and its node cache), and kwok runs it.
   let made = false;
@@ -193,4 +198,5 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<void> {
   report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape${i.slurmrestd ? " once slurmrestd is back, with no second raise" : ""}`, shapeOk,
     placed ? `slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`
       : made ? `${after.metadata.name}-0 made but not running on a node within 90 s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within 90 s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
+  return placed ? kc.get<OperatorPod>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]) : undefined;
 }

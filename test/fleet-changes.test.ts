@@ -11,6 +11,8 @@ import { changedFiles, ChangedFilesError, reachOf, selectionOf, stackIndex, stac
 import { checkFleet, renderFleet, runFleetCheck } from "../fleet-tools/check";
 import { fleetDocuments, isValuesFile, toolPath } from "../fleet-tools/files";
 import { LABEL_KEYS } from "../facts/project";
+import { centralFleetPath, connectorFleetPath, fleetPlace, fleetScopeOf, tenantFleetPath, tenantsFleetPath, tenantsSharedPath } from "../facts/fleet";
+import { tenantClusterFleetPath } from "../components/fleet/tenant-cluster";
 import { PROJECT_ROOT } from "../config";
 import { exampleRoot } from "./helpers";
 
@@ -25,6 +27,18 @@ const INDEX: StackIndex = {
 };
 
 const select = (...changed: string[]) => selectionOf(reachOf(changed, INDEX), INDEX);
+
+describe("a fleet file's place (the inverse of facts/fleet.ts's folders)", () => {
+  it("reads back every folder function, and nothing outside them", () => {
+    assert.deepEqual(fleetPlace(`${centralFleetPath("dev-b")}/root.yaml`), { kind: "central", scope: "dev-b", rest: "root.yaml" });
+    assert.deepEqual(fleetPlace(`${tenantsSharedPath("dev")}/values/slurm.yaml`), { kind: "central", scope: "dev", rest: "tenants/values/slurm.yaml" });
+    assert.deepEqual(fleetPlace(`${tenantClusterFleetPath("dev", "acme")}/values/slurm.yaml`), { kind: "tenant", scope: "dev", tenantId: "acme", rest: "cluster/values/slurm.yaml" });
+    assert.deepEqual(fleetPlace(`${connectorFleetPath("pc1")}/connector.env`), { kind: "connector", clusterName: "pc1", rest: "connector.env" });
+    for (const outside of ["fleet/README.md", `${tenantsFleetPath("dev")}/README.md`, `${tenantFleetPath("dev", "acme")}/`, "fleet/central//x.yaml", "stacks/Pulumi.central-dev.yaml", "docs/fleet/central/dev/x.yaml"]) assert.equal(fleetPlace(outside), undefined, outside);
+    assert.equal(fleetScopeOf(`${tenantFleetPath("dev-b", "initech")}/entry.yaml`), "dev-b");
+    assert.equal(fleetScopeOf(`${connectorFleetPath("pc1")}/connector.env`), undefined);
+  });
+});
 
 describe("what a change reaches (fleet check --changed)", () => {
   it("a tenant's stack file or files reach that tenant, and its central's own files, no other tenant", () => {

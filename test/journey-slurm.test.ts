@@ -19,6 +19,7 @@ import { journeyEtcSlurm, nodeSetOf, partitionsOf } from "../journey/slurm/slurm
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/host/image";
 import { planTopology } from "../journey/slurm/topology";
+import { shellWords, slurmdFromPod, type OperatorPod } from "../journey/slurm/slurmd-pod";
 import { capabilitySet } from "../journey/slurm/journey";
 import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/host/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
@@ -228,7 +229,10 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     assert.equal(world.tenant.controllerService.endpointAddress, world.central.hostAddress);
     assert.equal(world.tenant.externalTrafficPolicy, "Local");
 
-    const topology = planTopology(world, "sjtest");
+    // The slurmd pods as the tenant's operator made its NodeSet's pod (a pod slurm-operator v1.2.1 made in the journey).
+    const slurmd = must(slurmdFromPod(operatorPod()).slurmd);
+    const topology = planTopology(world, "sjtest", { count: 2, hostname: slurmd.hostname, features: slurmd.features });
+    assert.deepEqual(topology.slurmd.map((s) => s.hostname), [operatorPod().spec.hostname, slurmd.hostname(1)]);
     assert.ok(topology.commands.every((c) => !(c[0] === "link" && c[1] === "add" && !c.includes("netns"))), "every veth is made inside the journey's namespaces");
     const node = topology.firewalls.find((f) => f.ns.name === topology.slurmd[0].node.name);
     assert.ok(node);
@@ -262,8 +266,9 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     assert.match(ctldOut, new RegExp(`ip daddr ${topology.central.slurmdbd.address} tcp dport ${SLURM_PORTS.slurmdbd} counter return`));
     assert.match(ctldOut, new RegExp(`ip daddr ${world.tenant.vpcCidr.replace(/\./g, "\\.")} tcp dport ${SLURM_PORTS.slurmd} counter return`));
     assert.deepEqual(ctldOut.split("\n").filter((l) => /return/.test(l) && !l.includes(world.tenant.vpcCidr) && !/ip daddr 100\.64\./.test(l)), [], "slurmctld's pod may reach only its namespace's pods and its VPC");
+    // The operator's features put the node in a NodeSet line of central's slurm.conf, and so in its partitions.
     const nodeSet = nodeSetOf(etc["slurm.conf"], topology.slurmd[0].features);
-    assert.equal(nodeSet, world.tenant.nodeSets[0].name);
+    assert.ok(world.tenant.nodeSets.some((n) => n.name === nodeSet), `${topology.slurmd[0].features.join(",")} in no NodeSet`);
     assert.ok(partitionsOf(etc["slurm.conf"], nodeSet ?? "").length > 0);
   });
 
@@ -273,6 +278,53 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
       resource("aws:ec2/securityGroup:SecurityGroup", "server", { id: "sg-s", tags: { Name: "s" } }),
     ]);
     assert.deepEqual(groupsSelectedByTags(groups, [{ "karpenter.sh/discovery": "c" }]).map((g) => g.id), ["sg-w"]);
+  });
+});
+
+/** A slurmd pod slurm-operator v1.2.1 made in the journey (the tenant's NodeSet raised by the scaling loop), kept as the API server returned it. */
+function operatorPod(): OperatorPod {
+  return JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "test", "fixtures", "slurm-operator", "slurmd-pod.json"), "utf8")) as OperatorPod;
+}
+
+function must<T>(v: T | undefined): T {
+  assert.ok(v !== undefined);
+  return v;
+}
+
+describe("Slurm journey: slurmd as the tenant's operator made its pod", () => {
+  it("splits the image's SLURMD_OPTIONS as a POSIX shell would, and refuses what is not a word", () => {
+    assert.deepEqual(shellWords(`-Z --conf-server h.ns:6817 --conf 'Features=a,b Weight=1'`), { words: ["-Z", "--conf-server", "h.ns:6817", "--conf", "Features=a,b Weight=1"], problems: [] });
+    assert.deepEqual(shellWords(`--conf "A=\$HOME"`).words, ["--conf", "A=$HOME"]);
+    assert.match(shellWords("-Z; touch /x").problems.join(), /is not a word/);
+  });
+
+  it("reads the node name, NodeSet, features, --conf-server and options from the operator's pod", () => {
+    const pod = operatorPod();
+    const r = slurmdFromPod(pod);
+    assert.deepEqual(r.problems, []);
+    const s = must(r.slurmd);
+    assert.equal(s.pod, pod.metadata.name);
+    assert.equal(s.nodeSet, pod.metadata.ownerReferences?.[0].name);
+    assert.equal(s.hostname(0), pod.spec.hostname);
+    assert.equal(s.hostname(1), `${pod.spec.hostname?.replace(/0$/, "")}1`);
+    assert.equal(s.hostname(12), `${pod.spec.hostname?.replace(/0$/, "")}12`);
+    assert.equal(s.options[0], "-Z");
+    assert.ok(s.features.includes(s.nodeSet) || s.features.length > 0);
+    // No quote survives: slurmd reads `Features=...` as the image's supervisord hands it over.
+    assert.ok(s.options.every((o) => !/^'|'$/.test(o)), s.options.join(" "));
+    assert.match(`${s.confServer.host}:${s.confServer.port}`, /^[a-z0-9.-]+:\d+$/);
+  });
+
+  it("names every reason a pod cannot run, at once", () => {
+    const pod = operatorPod();
+    const broken: OperatorPod = {
+      metadata: { name: "x-0", labels: {} },
+      spec: { containers: pod.spec.containers.map((c) => (c.name === "slurmd" ? { ...c, command: ["sleep"], args: ["--conf", "'Weight=1'"] } : c)) },
+    };
+    const r = slurmdFromPod(broken);
+    assert.equal(r.slurmd, undefined);
+    for (const want of [/replaces the image's entrypoint/, /no --conf-server/, /not dynamic/, /no NodeSet owns it/, /gives no Features/, /does not end with its ordinal/]) assert.ok(r.problems.some((p) => want.test(p)), `${want}: ${r.problems.join(" | ")}`);
+    assert.deepEqual(slurmdFromPod({ ...pod, spec: { ...pod.spec, containers: [] } }).problems, [`pod ${pod.metadata.name} has no slurmd container`]);
   });
 });
 

@@ -4,19 +4,15 @@
  * the job hooks' settings file for the head node.
  */
 import { HOOK_INSTALL, NO_INTERNET_SLURM_DNS } from "../../facts/connector-network";
+import { connectorFleetPath } from "../../facts/fleet";
 import type { ConnectorConfig } from "../../config";
 import { factsFile, FACTS_FILE, type ConnectorCloudFacts } from "../fleet/facts";
 import type { FleetFileSet } from "../fleet/writer";
 import { yamlFile } from "../fleet/yaml-file";
 
-/** Folder of one connector's files in the repository. */
-export function connectorFilesPath(clusterName: string): string {
-  return `fleet/connector/${clusterName}`;
-}
-
 /** Where the connector's facts file is. */
 export function connectorFactsPath(clusterName: string): string {
-  return `${connectorFilesPath(clusterName)}/${FACTS_FILE}`;
+  return `${connectorFleetPath(clusterName)}/${FACTS_FILE}`;
 }
 
 /** A connector stack's whole output: its facts file and the files derived from its stack file and those facts. */
@@ -53,7 +49,7 @@ export function hookSettings(p: ClusterFilesInput): Record<string, string> {
 }
 
 export function clusterFiles(p: ClusterFilesInput): FleetFileSet {
-  const dir = connectorFilesPath(p.clusterName);
+  const dir = connectorFleetPath(p.clusterName);
   const source = `the connector stack for ${p.clusterName}`;
   const settings = Object.entries(hookSettings(p)).map(([k, v]) => `${k}=${v}\n`).join("");
   return {

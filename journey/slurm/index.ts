@@ -11,6 +11,7 @@ import { step, type JourneyStep } from "../host/step";
 import { findSlurmImage } from "../host/image";
 import { runJourney } from "./journey";
 import type { JourneyPlans } from "./world";
+import type { OperatorPod } from "./slurmd-pod";
 
 export type { JourneyPlans } from "./world";
 
@@ -27,6 +28,8 @@ export interface SlurmJourneyOptions {
   readonly root?: string;
   /** central's slurmctld /etc/slurm as Slinky's operator wrote it for the tenant (the Kubernetes part; by hand, a kept run's folder). */
   readonly controllerEtc?: Readonly<Record<string, string>>;
+  /** The slurmd pod the tenant's Slinky operator made (the Kubernetes part; by hand, a kept run's `slurm-<tenant>/slurmd-pod.json`). */
+  readonly slurmdPod?: OperatorPod;
 }
 
 export const DEFAULT_STACKS = { central: "central-dev", tenant: "tenant-acme-dev", other: "tenant-globex-dev" } as const;
@@ -60,5 +63,6 @@ export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<Jou
     srunTimeoutMs: options.srunTimeoutMs ?? 20_000,
     ...(options.root ? { root: options.root } : {}),
     ...(options.controllerEtc ? { controllerEtc: options.controllerEtc } : {}),
+    ...(options.slurmdPod ? { slurmdPod: options.slurmdPod } : {}),
   });
 }

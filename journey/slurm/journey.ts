@@ -15,6 +15,7 @@ import { SHARED_GROUP, sharedDirectory, userDirectory, type TenantUser } from ".
 import { journeyEtcSlurm, journeyOverrides, mariadbInitSql, nodeSetOf, partitionsOf, slurmdbdConf } from "./slurm-config";
 import { slurmConfValues } from "../kube/slurm-operator";
 import { planTopology, type Topology } from "./topology";
+import { slurmdFromPod, type OperatorPod, type OperatorSlurmd } from "./slurmd-pod";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
 import { parseDroppedFlows, SG_TABLE, DROPS } from "../host/nft";
 import { POLICY_TABLE } from "../host/network-policy";
@@ -33,6 +34,8 @@ export interface JourneyRunOptions {
   readonly image: SlurmImage;
   /** The files of central's slurmctld /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
   readonly controllerEtc?: Readonly<Record<string, string>>;
+  /** The slurmd pod the tenant's Slinky operator made when the scaling loop raised a NodeSet (the Kubernetes part); absent when it did not get that far. */
+  readonly slurmdPod?: OperatorPod;
 }
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
@@ -60,6 +63,8 @@ interface Context {
   };
   readonly token: string;
   readonly image: SlurmImage;
+  /** What every slurmd runs: the operator's NodeSet pod (slurmd-pod.ts). */
+  readonly slurmd: OperatorSlurmd;
   /** central's slurmctld /etc/slurm: the operator's files with the journey's overrides (slurm-config.ts). */
   readonly etc?: Readonly<Record<string, string>>;
 }
@@ -96,7 +101,14 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   const steps: JourneyStep[] = [];
   const world = journeyWorld(options.plans, options.root);
   const prefix = `sj${randomBytes(2).toString("hex")}`;
-  const topology = planTopology(world, prefix, options.slurmdCount);
+  // Every slurmd runs as the tenant's operator made its NodeSet pod: its node name, its
+  // features, its --conf-server and its other options; nothing of it is the journey's own.
+  const fromPod = options.slurmdPod ? slurmdFromPod(options.slurmdPod) : { problems: ["the Kubernetes part handed over no slurmd pod (its scaling loop's steps say why)"] };
+  const operatorSlurmd = fromPod.slurmd;
+  const podStep = `${world.tenant.id}'s slurmd run as its slurm-operator made the NodeSet's pod (node name, features, --conf-server, options)`;
+  if (!operatorSlurmd) return [step(podStep, false, fromPod.problems.join("; "))];
+  steps.push(step(podStep, true, `${operatorSlurmd.pod} of NodeSet ${operatorSlurmd.nodeSet}: slurmd -D ${operatorSlurmd.options.join(" ")}; nodes ${Array.from({ length: options.slurmdCount }, (_, i) => operatorSlurmd.hostname(i)).join(", ")} (ordinals past the pod's own named as the operator names them)`));
+  const topology = planTopology(world, prefix, { count: options.slurmdCount, hostname: operatorSlurmd.hostname, features: operatorSlurmd.features });
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
@@ -131,6 +143,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     },
     token: randomBytes(6).toString("hex"),
     image: options.image,
+    slurmd: operatorSlurmd,
     ...(options.controllerEtc ? { etc: journeyEtcSlurm(options.controllerEtc, SLURMD_TIMEOUT_S) } : {}),
   };
   try {
@@ -540,11 +553,10 @@ async function nodeLine(ctx: Context, name: string): Promise<string> {
   return (await login(ctx, ["scontrol", "-o", "show", "node", name], 5000)).stdout.trim();
 }
 
-/** The i-th slurmd as Slinky's NodeSet pod runs it: dynamic (-Z), configless from the controller's Service name (the Prolog scripts come with its configuration). */
+/** The i-th slurmd as the image runs the operator's NodeSet pod: `slurmd -D` and the pod's options (its node name is the pod's hostname). */
 function startSlurmd(ctx: Context, i: number): Daemon {
-  const conf = ctx.world.tenant.controllerService;
   const s = ctx.topology.slurmd[i];
-  return ctx.supervisor.start(`slurmd-${s.hostname}`, ctx.pods.slurmd[i], ["slurmd", "-D", "-Z", "--conf-server", `${conf.host}:${conf.port}`, "--conf", `Features=${s.features.join(",")}`]);
+  return ctx.supervisor.start(`slurmd-${s.hostname}`, ctx.pods.slurmd[i], ["slurmd", "-D", ...ctx.slurmd.options]);
 }
 
 async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: string }> {
@@ -574,6 +586,9 @@ async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: str
     if (addr !== s.address) {
       ok = false;
       results.push(`${s.hostname} registered from ${addr} (${topology.names.get(addr ?? "") ?? "?"}), not its pod address ${s.address}: SNAT on the way, slurmctld will call the wrong address on ${SLURM_PORTS.slurmd}`);
+    } else if (!nodeSet) {
+      ok = false;
+      results.push(`${s.hostname} NodeAddr=${addr} but its features ${s.features.join(",")} match no NodeSet= line of the operator's slurm.conf: it is in no partition`);
     } else if (missing.length > 0) {
       ok = false;
       results.push(`${s.hostname} NodeAddr=${addr} but not in partition ${missing.join(",")} (NodeSet ${nodeSet})`);
@@ -581,7 +596,8 @@ async function slurmdRegisters(ctx: Context): Promise<{ ok: boolean; detail: str
       results.push(`${s.hostname} NodeAddr=${addr} State=IDLE Partitions=${parts.join(",")} Features=${field(line, "AvailableFeatures")}`);
     }
   }
-  return { ok, detail: `${results.join("; ")}; via ${conf.host}:${conf.port} -> ${conf.endpointAddress}:${conf.endpointPort}` };
+  const server = ctx.slurmd.confServer;
+  return { ok, detail: `${results.join("; ")}; --conf-server ${server.host}:${server.port} (the operator's), the Service ${conf.host}:${conf.port} -> ${conf.endpointAddress}:${conf.endpointPort}` };
 }
 
 /** New connections each slurmd node's group admitted on the contract's slurmctld-to-slurmd rule (only a flow's first packet reaches the rule). */

@@ -44,8 +44,15 @@ function prefixLength(cidr: string): string {
   return cidr.split("/")[1];
 }
 
+/** The tenant's slurmd pods: how many, and each one's Slurm node name and features (the operator's NodeSet pod: slurmd-pod.ts). */
+export interface SlurmdPlan {
+  readonly count: number;
+  readonly hostname: (ordinal: number) => string;
+  readonly features: readonly string[];
+}
+
 /** Plans the namespaces, links, routes, names and rulesets. Pure: `buildTopology` carries it out. */
-export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 2): Topology {
+export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: SlurmdPlan): Topology {
   const namespaces: Namespace[] = [];
   const commands: string[][] = [];
   const hosts = new Map<string, string>();
@@ -172,14 +179,14 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdCount = 
   const a = tenantVpc(t, "a", 1);
   const server = k3sServer(t, a.vpc, "a");
 
-  const nodeSet = t.nodeSets[0];
   const slurmd: SlurmdPod[] = [];
-  for (let i = 1; i <= slurmdCount; i++) {
+  for (let i = 1; i <= slurmdPlan.count; i++) {
     const n = slurmdNode(t, a.vpc, a.router, "a", i);
-    const hostname = `${nodeSet?.name ?? "slurmd"}-${i - 1}`;
+    const hostname = slurmdPlan.hostname(i - 1);
     names.set(n.address, `${t.id} slurmd pod ${hostname}`);
+    // Cluster DNS stands in as /etc/hosts: the fleet's Service name for central's slurmctld.
     hostsFile(n.pod, { [clusterIp]: [t.controllerService.host], [n.address]: [hostname] });
-    slurmd.push({ ns: n.pod, node: n.node, address: n.address, nodeAddress: n.nodeAddress, hostname, features: nodeSet?.features ?? [] });
+    slurmd.push({ ns: n.pod, node: n.node, address: n.address, nodeAddress: n.nodeAddress, hostname, features: slurmdPlan.features });
   }
 
   const o = world.other;
