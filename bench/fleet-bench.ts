@@ -25,7 +25,8 @@ import { yamlFile } from "../components/fleet/yaml-file";
 import type { TenantClusterFacts } from "../components/fleet/tenant-cluster";
 import { factsFile, type TenantCloudFacts } from "../components/fleet/facts";
 import { nodeSetPlans } from "../config/sizing";
-import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { tenantClusterName, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
+import { SYNTHETIC_FLEET, syntheticTenantCloud } from "./synthetic";
 import { portsAtSlot } from "../config/tenant-ports";
 import { ACCOUNTING_BACKUP } from "../facts/fleet";
 import { keepToLoopback } from "../test/loopback-only";
@@ -40,35 +41,21 @@ const SIZES = (process.env.FLEET_BENCH_SIZES ?? "10,100,1000,10000").split(",").
 /** Tenants -> the most milliseconds and megabytes their fleet may take. */
 const TARGETS: ReadonlyMap<number, { ms: number; mb: number }> = new Map([[1000, { ms: 1000, mb: 5 }], [10000, { ms: 3000, mb: 50 }]]);
 const BASELINE_TENANTS = 1000;
-const REPO = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" };
+const REPO = SYNTHETIC_FLEET;
 
 /** One synthetic tenant, `i` making every name, address and ARN unique: its cloud facts and what its derived files are rendered from. */
 function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [TenantClusterFacts, ControlPlaneFacts, TenantEntryFacts] } {
   const id = `t${i}`;
-  const clusterName = `clusterra-dev-${id}`;
+  const clusterName = tenantClusterName("dev", id);
   const account = String(100000000000 + i);
   const serverAddress = `10.${16 + Math.floor(i / 256)}.${i % 256}.10`;
-  const roleArn = (name: string) => `arn:aws:iam::${account}:role/${clusterName}-${name}`;
-  const hex = (n: number) => n.toString(16).padStart(17, "0");
   // As allocation gives them (past one central's range they repeat: the render does not care).
   const ports = portsAtSlot(i);
   const nodeSets = nodeSetPlans([
     { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 20, capacityType: "spot" },
     { name: "himem", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 4, capacityType: "on-demand" },
   ]);
-  const cloud: TenantCloudFacts = {
-    serverAddress,
-    kmsKeyArn: `arn:aws:kms:us-east-1:${account}:key/${hex(i)}`,
-    fileSystemId: `fs-${hex(i)}`,
-    accessPointId: `fsap-${hex(i)}`,
-    interruptionQueueName: `${clusterName}-interruption`,
-    instanceProfileName: `${clusterName}-worker`,
-    slurmctld: { port: ports.slurmctld },
-    keySecretArns: { slurm: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/slurm-key-AbCdEf`, jwt: `arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/${id}/jwt-key-AbCdEf` },
-    externalSecretsRoleArn: roleArn("external-secrets"),
-    edgeAgentRoleArn: roleArn("edge-agent"),
-    secretsRoleArn: `arn:aws:iam::111122223333:role/${clusterName}-control-plane`,
-  };
+  const cloud: TenantCloudFacts = syntheticTenantCloud({ id, environment: "dev", account, serverAddress, slurmctldPort: ports.slurmctld, serial: i });
   return {
     stack: `tenant-${id}-dev`,
     cloud,

@@ -13,16 +13,25 @@ import { centralScope, STACK_CONFIG_DIR } from "../facts/project";
 import { centralCeiling, cheapestHostFor } from "../config/capacity";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import { hostAddress } from "../config/cidr";
+import { CLUSTER_API_PORT } from "../facts/contract";
+import { clusterApiRoleName, slurmKeySecretNames } from "../facts/project";
+import { tenantClusterName, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 
 /** The central account every synthetic environment runs in. */
 export const CENTRAL_ACCOUNT = "111122223333";
+/** The fleet repository every synthetic central syncs. */
+export const SYNTHETIC_FLEET = { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" } as const;
+/** The cluster-api image every synthetic central runs. */
+const SYNTHETIC_CLUSTER_API_IMAGE = "ghcr.io/clusterra/cluster-api:0.9.0";
 
 /** A tenant's cloud facts as its `pulumi up` would write them. Pure. */
 export function syntheticTenantCloud(t: { readonly id: string; readonly environment: string; readonly account: string; readonly serverAddress: string; readonly slurmctldPort: number; readonly serial: number }): TenantCloudFacts {
-  const clusterName = `clusterra-${t.environment}-${t.id}`;
+  const clusterName = tenantClusterName(t.environment, t.id);
   const roleArn = (name: string) => `arn:aws:iam::${t.account}:role/${clusterName}-${name}`;
   const hex = t.serial.toString(16).padStart(17, "0");
-  const secret = (name: string) => `arn:aws:secretsmanager:us-east-1:${CENTRAL_ACCOUNT}:secret:clusterra/${t.environment}/${t.id}/${name}-AbCdEf`;
+  // Secrets Manager adds six random characters to a secret's name in its ARN.
+  const secret = (name: string) => `arn:aws:secretsmanager:us-east-1:${CENTRAL_ACCOUNT}:secret:${name}-AbCdEf`;
+  const keys = slurmKeySecretNames(t.environment, t.id);
   return {
     serverAddress: t.serverAddress,
     kmsKeyArn: `arn:aws:kms:us-east-1:${t.account}:key/${hex}`,
@@ -31,7 +40,7 @@ export function syntheticTenantCloud(t: { readonly id: string; readonly environm
     interruptionQueueName: `${clusterName}-interruption`,
     instanceProfileName: `${clusterName}-worker`,
     slurmctld: { port: t.slurmctldPort },
-    keySecretArns: { slurm: secret("slurm-key"), jwt: secret("jwt-key") },
+    keySecretArns: { slurm: secret(keys.slurm), jwt: secret(keys.jwt) },
     externalSecretsRoleArn: roleArn("external-secrets"),
     edgeAgentRoleArn: roleArn("edge-agent"),
     secretsRoleArn: `arn:aws:iam::${CENTRAL_ACCOUNT}:role/${clusterName}-control-plane`,
@@ -52,6 +61,13 @@ export interface GeneratedRepository {
  * central) and the cloud facts its `pulumi up` would write; each central on the host that
  * holds its tenants. The derived fleet files are `fleet write`'s (run it after).
  */
+/** The cheapest central host for a number of tenants (never more than one central holds). */
+function hostFor(tenants: number): string {
+  const host = cheapestHostFor(tenants);
+  if (!host) throw new Error(`no central host holds ${tenants} tenants`);
+  return host;
+}
+
 export function generateRepository(root: string, tenants: number): GeneratedRepository {
   const perCentral = centralCeiling().tenants;
   const centralCount = Math.ceil(tenants / perCentral);
@@ -78,15 +94,15 @@ export function generateRepository(root: string, tenants: number): GeneratedRepo
       "clusterra:environment": "dev",
       ...(cell ? { "clusterra:cell": cell } : {}),
       "clusterra:network": { vpcCidr, availabilityZones: 2 },
-      "clusterra:controlPlane": { instanceType: cheapestHostFor(members) ?? "t4g.2xlarge", k3sVersion: "v1.35.3+k3s1" },
-      "clusterra:fleet": { repoUrl: "https://github.com/clusterra/infra.git", revision: "main" },
-      "clusterra:clusterApi": { image: "ghcr.io/clusterra/cluster-api:0.9.0" },
+      "clusterra:controlPlane": { instanceType: hostFor(members), k3sVersion: TENANT_K3S_VERSION },
+      "clusterra:fleet": SYNTHETIC_FLEET,
+      "clusterra:clusterApi": { image: SYNTHETIC_CLUSTER_API_IMAGE },
     });
     const hostIp = hostAddress(vpcCidr, CENTRAL_HOST_NUMBER);
     factsAt(centralFactsPath(scope), stack, {
-      clusterApiRoleArn: `arn:aws:iam::${CENTRAL_ACCOUNT}:role/clusterra-${scope}-cluster-api`,
+      clusterApiRoleArn: `arn:aws:iam::${CENTRAL_ACCOUNT}:role/${clusterApiRoleName(scope)}`,
       centralHostIp: hostIp,
-      heartbeatEndpoint: `https://${hostIp}:8443`,
+      heartbeatEndpoint: `https://${hostIp}:${CLUSTER_API_PORT}`,
       heartbeatCaPem: "-----BEGIN CERTIFICATE-----\nc3ludGhldGljIGJlbmNoIGNlcnRpZmljYXRl\n-----END CERTIFICATE-----\n",
     });
     centrals.push({ stack, scope });
