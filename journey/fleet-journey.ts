@@ -39,7 +39,7 @@ import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
 import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
-import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type RestapiSwitch } from "./kube/tenant-slurm";
+import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type ControlPlaneEtc, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
@@ -96,12 +96,12 @@ function tenantServer(p: PlanResult): string {
 }
 
 /**
- * What the Kubernetes part hands the Slurm part, per tenant: central's slurmctld /etc/slurm as
- * Slinky's operator wrote it, and the slurmd pod the tenant's operator made when the scaling
+ * What the Kubernetes part hands the Slurm part, per tenant: central's slurmctld and slurmdbd
+ * /etc/slurm as Slinky's operator wrote them, and the slurmd pod the tenant's operator made when the scaling
  * loop raised a NodeSet (also kept as `slurm-<tenant>/slurmd-pod.json` in the run's folder).
  */
 export interface FleetJourneyResult {
-  readonly controllerEtc: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  readonly controlPlaneEtc: ReadonlyMap<string, ControlPlaneEtc>;
   readonly slurmdPods: ReadonlyMap<string, OperatorPod>;
 }
 
@@ -112,7 +112,7 @@ export function slurmdPodFile(dir: string, tenantId: string): string {
 
 export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJourneyResult> {
   const cleanups: (() => Promise<void>)[] = [];
-  const result = { controllerEtc: new Map<string, Readonly<Record<string, string>>>(), slurmdPods: new Map<string, OperatorPod>() };
+  const result = { controlPlaneEtc: new Map<string, ControlPlaneEtc>(), slurmdPods: new Map<string, OperatorPod>() };
   try {
     await fleetJourney(input, cleanups, result);
     return result;
@@ -122,9 +122,9 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
   }
 }
 
-async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], result: { controllerEtc: Map<string, Readonly<Record<string, string>>>; slurmdPods: Map<string, OperatorPod> }): Promise<void> {
+async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], result: { controlPlaneEtc: Map<string, ControlPlaneEtc>; slurmdPods: Map<string, OperatorPod> }): Promise<void> {
   const { report, tools, processes } = input;
-  const { controllerEtc } = result;
+  const { controlPlaneEtc } = result;
   const central = input.central.config as CentralConfig;
   const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
   const clusters = new Map<string, Cluster>();
@@ -404,7 +404,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
   const restapis = new Map<string, RestapiSwitch>();
-  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controllerEtc, restapis });
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controlPlaneEtc, restapis });
 
   // 6d. Each tenant namespace's NetworkPolicies select the pods the real operators made
   // (and each peer in the namespace is one of them): a policy on the wrong labels protects
@@ -582,7 +582,7 @@ async function runSlurmOperators(o: {
   input: FleetJourneyInput;
   cleanups: (() => Promise<void>)[];
   mariadb?: CentralMariadb;
-  controllerEtc: Map<string, Readonly<Record<string, string>>>;
+  controlPlaneEtc: Map<string, ControlPlaneEtc>;
   /** Each tenant's slurmrestd, for the scaling loop to stop and start. */
   restapis: Map<string, RestapiSwitch>;
 }): Promise<void> {
@@ -634,7 +634,7 @@ async function runSlurmOperators(o: {
     }
     const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir, mariadb: o.mariadb?.pod(tenantNamespace(t)) });
     o.cleanups.push(slurm.stop);
-    if (slurm.controllerEtc) o.controllerEtc.set(t, slurm.controllerEtc);
+    if (slurm.controlPlaneEtc) o.controlPlaneEtc.set(t, slurm.controlPlaneEtc);
     if (slurm.slurmrestd && !slurm.problem) o.restapis.set(t, slurm.slurmrestd);
     o.report(step(`tenant ${t}: its slurmctld and slurmdbd (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, !slurm.problem, `${slurm.problem ?? slurm.detail} (${((Date.now() - started) / 1000).toFixed(1)} s)`));
   }

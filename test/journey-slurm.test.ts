@@ -15,7 +15,7 @@ import { SLURM_PORTS } from "../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/host/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../access/security-groups";
-import { journeyEtcSlurm, nodeSetOf, partitionsOf } from "../journey/slurm/slurm-config";
+import { journeyEtcSlurm, journeySlurmdbdConf, nodeSetOf, partitionsOf } from "../journey/slurm/slurm-config";
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/host/image";
 import { planTopology } from "../journey/slurm/topology";
@@ -325,6 +325,19 @@ describe("Slurm journey: slurmd as the tenant's operator made its pod", () => {
     assert.equal(r.slurmd, undefined);
     for (const want of [/replaces the image's entrypoint/, /no --conf-server/, /not dynamic/, /no NodeSet owns it/, /gives no Features/, /does not end with its ordinal/]) assert.ok(r.problems.some((p) => want.test(p)), `${want}: ${r.problems.join(" | ")}`);
     assert.deepEqual(slurmdFromPod({ ...pod, spec: { ...pod.spec, containers: [] } }).problems, [`pod ${pod.metadata.name} has no slurmd container`]);
+  });
+});
+
+describe("Slurm journey: slurmdbd on the operator's slurmdbd.conf", () => {
+  it("keeps every line the operator wrote but StoragePass, which becomes the part's own database password", () => {
+    const operator = fs.readFileSync(path.join(__dirname, "..", "..", "test", "fixtures", "slurm-operator", "slurmdbd.conf"), "utf8");
+    const conf = journeySlurmdbdConf(operator, "p4ss");
+    const without = (text: string) => text.trimEnd().split("\n").filter((l) => !l.startsWith("StoragePass="));
+    assert.deepEqual(without(conf), without(operator));
+    assert.deepEqual(conf.split("\n").filter((l) => l.startsWith("StoragePass=")), ["StoragePass=p4ss"]);
+    const values = slurmConfValues(conf);
+    for (const [key, value] of Object.entries({ AuthType: "auth/slurm", AuthAltTypes: "auth/jwt", DbdHost: "slurm-accounting-0", StorageHost: "mariadb", StorageLoc: "slurm_acct_db" })) assert.equal(values[key], value, key);
+    assert.match(journeySlurmdbdConf("DbdPort=6819\n", "x"), /^DbdPort=6819\nStoragePass=x\n$/);
   });
 });
 

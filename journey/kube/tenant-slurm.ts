@@ -70,14 +70,28 @@ async function forward(supervisor: Supervisor, name: string, socket: string, fro
   return up ? { daemons: [target, listener] } : { daemons: [target, listener], problem: `it does not accept at ${from.address}:${from.port}: ${tail(listener.log, 2)}` };
 }
 
+/**
+ * The files of central's slurmctld and slurmdbd /etc/slurm as Slinky's operator wrote them for a
+ * tenant (slurm.conf, cgroup.conf, Prolog scripts; slurmdbd.conf), keys left out.
+ */
+export interface ControlPlaneEtc {
+  readonly slurmctld: Readonly<Record<string, string>>;
+  readonly slurmdbd: Readonly<Record<string, string>>;
+}
+
+/** A Slurm pod's /etc/slurm files as the kubelet made them, keys left out. */
+export function etcFiles(dir: string): Record<string, string> {
+  return Object.fromEntries(fs.readdirSync(dir).filter((f) => !f.endsWith(".key") && fs.statSync(path.join(dir, f)).isFile()).map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
+}
+
 export interface TenantSlurm {
   readonly tenantId: string;
   /** Where, in the sealed namespace, the tenant's operator finds its slurmrestd. */
   readonly restapiAddress: string;
   /** What the steps report. */
   readonly detail: string;
-  /** The files of the controller pod's /etc/slurm the operator wrote (slurm.conf, cgroup.conf, Prolog scripts), keys left out: the Slurm part's configuration. */
-  readonly controllerEtc?: Readonly<Record<string, string>>;
+  /** The files of the controller's and the accounting pod's /etc/slurm the operator wrote, keys left out: the Slurm part's configuration. */
+  readonly controlPlaneEtc?: ControlPlaneEtc;
   /** The tenant's slurmrestd process, stopped and started again behind its Service (the forward stays), as a crashed pod and its restart. */
   readonly slurmrestd?: RestapiSwitch;
   readonly problem?: string;
@@ -132,8 +146,8 @@ export async function startTenantSlurm(o: {
     await teardown([netns]);
   };
   // Once read, the operator's files go to the Slurm part whatever fails after.
-  let controllerEtc: Record<string, string> | undefined;
-  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop, ...(controllerEtc ? { controllerEtc } : {}) });
+  let controlPlaneEtc: ControlPlaneEtc | undefined;
+  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop, ...(controlPlaneEtc ? { controlPlaneEtc } : {}) });
   const left = await abandonedNamespaces(`${TENANT_SLURM_STEM}${o.tenantId}-`);
   if (left.length) await teardown(left);
 
@@ -206,10 +220,10 @@ export async function startTenantSlurm(o: {
       if (!from) throw new Error(`a Slurm container mounts nothing at ${POD_MOUNTS.etc}`);
       return from;
     };
-    controllerEtc = Object.fromEntries(fs.readdirSync(etc(ctld)).filter((f) => !f.endsWith(".key") && fs.statSync(path.join(etc(ctld), f)).isFile()).map((f) => [f, fs.readFileSync(path.join(etc(ctld), f), "utf8")]));
-    const central = slurmConfValues(controllerEtc["slurm.conf"] ?? "");
+    controlPlaneEtc = { slurmctld: etcFiles(etc(ctld)), slurmdbd: etcFiles(etc(dbd)) };
+    const central = slurmConfValues(controlPlaneEtc.slurmctld["slurm.conf"] ?? "");
     const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
-    const dbdConf = slurmConfValues(fs.readFileSync(path.join(etc(dbd), "slurmdbd.conf"), "utf8"));
+    const dbdConf = slurmConfValues(controlPlaneEtc.slurmdbd["slurmdbd.conf"] ?? "");
     const names = [...new Set([...slurmctldNames(central.SlurmctldHost ?? ""), ...slurmctldNames(tenantSide.SlurmctldHost ?? ""), central.AccountingStorageHost, dbdConf.DbdHost, dbdConf.StorageHost].filter(Boolean))];
     fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), `127.0.0.1 localhost ${names.join(" ")}\n`);
     const log = ctld.binds.find((b) => b.to === "/var/log/slurm");
@@ -269,7 +283,7 @@ export async function startTenantSlurm(o: {
     return {
       tenantId: o.tenantId,
       restapiAddress,
-      controllerEtc,
+      controlPlaneEtc,
       slurmrestd: restapi,
       detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}, SlurmctldParameters=${central.SlurmctldParameters}; a stored ${SLURMCTLD_TRIGGER_STATE.files[0]} removed by its init containers), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; held to: ${limits}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,

@@ -12,7 +12,8 @@ import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpPro
 import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "../host/processes";
 import { DIRECTORY_MODES } from "../../components/identity/user-directories";
 import { SHARED_GROUP, sharedDirectory, userDirectory, type TenantUser } from "../../config/users";
-import { journeyEtcSlurm, journeyOverrides, mariadbInitSql, nodeSetOf, partitionsOf, slurmdbdConf } from "./slurm-config";
+import { journeyEtcSlurm, journeyOverrides, journeySlurmdbdConf, mariadbInitSql, nodeSetOf, partitionsOf } from "./slurm-config";
+import type { ControlPlaneEtc } from "../kube/tenant-slurm";
 import { slurmConfValues } from "../kube/slurm-operator";
 import { planTopology, type Topology } from "./topology";
 import { slurmdFromPod, type OperatorPod, type OperatorSlurmd } from "./slurmd-pod";
@@ -32,8 +33,8 @@ export interface JourneyRunOptions {
   readonly root?: string;
   /** The image every pod runs (journey/host/image.ts). */
   readonly image: SlurmImage;
-  /** The files of central's slurmctld /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
-  readonly controllerEtc?: Readonly<Record<string, string>>;
+  /** The files of central's slurmctld and slurmdbd /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
+  readonly controlPlaneEtc?: ControlPlaneEtc;
   /** The slurmd pod the tenant's Slinky operator made when the scaling loop raised a NodeSet (the Kubernetes part); absent when it did not get that far. */
   readonly slurmdPod?: OperatorPod;
 }
@@ -67,6 +68,10 @@ interface Context {
   readonly slurmd: OperatorSlurmd;
   /** central's slurmctld /etc/slurm: the operator's files with the journey's overrides (slurm-config.ts). */
   readonly etc?: Readonly<Record<string, string>>;
+  /** The slurmdbd.conf the operator wrote (the Slurm part puts its own database password in it). */
+  readonly slurmdbdConf?: string;
+  /** The per-run auth/jwt key slurmctld and slurmdbd share where their files name one (the operator's AuthAltParameters). */
+  readonly jwtKey: Buffer;
 }
 
 function seconds(ms: number): string {
@@ -144,7 +149,9 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     token: randomBytes(6).toString("hex"),
     image: options.image,
     slurmd: operatorSlurmd,
-    ...(options.controllerEtc ? { etc: journeyEtcSlurm(options.controllerEtc, SLURMD_TIMEOUT_S) } : {}),
+    ...(options.controlPlaneEtc ? { etc: journeyEtcSlurm(options.controlPlaneEtc.slurmctld, SLURMD_TIMEOUT_S) } : {}),
+    ...(options.controlPlaneEtc?.slurmdbd["slurmdbd.conf"] ? { slurmdbdConf: options.controlPlaneEtc.slurmdbd["slurmdbd.conf"] } : {}),
+    jwtKey: randomBytes(32),
   };
   try {
     const network = await timed("namespaces and security groups up", () => networkUp(ctx));
@@ -317,12 +324,14 @@ async function accountingUp(ctx: Context): Promise<{ ok: boolean; detail: string
   fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
   const db = await startMariadb(ctx);
   if (typeof db === "string") return { ok: false, detail: db };
-  writeSlurmdbdConf(ctx, password);
+  const unwritten = writeSlurmdbdConf(ctx, password);
+  if (unwritten) return { ok: false, detail: unwritten };
   const dbd = await startSlurmdbd(ctx);
   if (typeof dbd === "string") return { ok: false, detail: dbd };
   const tables = await accountingTables(ctx);
   if (tables === undefined) return { ok: false, detail: `slurmdbd made no tables in ${world.controlPlane.accounting.database}: ${tail(dbd.log)}` };
-  return { ok: true, detail: `slurmdbd on ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, auth/slurm with one per-run slurm.key on ${keyed.length} pods (${ctx.image.versions})` };
+  const given = slurmConfValues(ctx.slurmdbdConf ?? "");
+  return { ok: true, detail: `slurmdbd on the slurmdbd.conf central's Slinky operator wrote (DbdHost=${given.DbdHost}, StorageUser=${given.StorageUser}, ${given.AuthType} with ${given.AuthAltTypes ?? "no alternative"}; StoragePass its own MariaDB's) at ${topology.central.slurmdbd.address}:${SLURM_PORTS.slurmdbd}, ${tables} tables in ${world.controlPlane.accounting.database} on MariaDB ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}, auth/slurm with one per-run slurm.key on ${keyed.length} pods (${ctx.image.versions})` };
 }
 
 /** The MariaDB pod as mariadb-operator makes it: a fresh data directory (the init file creates slurm's user and grants), then the server. */
@@ -341,12 +350,29 @@ async function startMariadb(ctx: Context): Promise<Daemon | string> {
   return dbUp ? db : `MariaDB not reachable on ${topology.central.mariadb.address}:${world.controlPlane.accounting.port}: ${down(db) ?? tail(db.log)}`;
 }
 
-/** slurmdbd.conf as Slinky mounts it: SlurmUser's, 0600 (slurmdbd refuses it otherwise). */
-function writeSlurmdbdConf(ctx: Context, password: string): void {
+/** Where a Slurm file's AuthAltParameters puts auth/jwt's key (`jwt_key=`). Pure. */
+function jwtKeyPath(conf: string): string | undefined {
+  return /(?:^|,)jwt_key=([^,\s]+)/.exec(slurmConfValues(conf).AuthAltParameters ?? "")?.[1];
+}
+
+/** The run's jwt key where a daemon's file names it under /etc/slurm (`jwt_key=`), SlurmUser's, 0600: slurmctld and slurmdbd share it, as Slinky mounts one Secret in both. */
+function placeJwtKey(ctx: Context, pod: Pod, jwt: string | undefined): void {
+  if (!jwt?.startsWith(`${POD_MOUNTS.etc}/`)) return;
+  const file = path.join(pod.root, "etc-slurm", jwt.slice(POD_MOUNTS.etc.length + 1));
+  fs.rmSync(file, { force: true });
+  fs.writeFileSync(file, ctx.jwtKey, { mode: 0o600 });
+  fs.chownSync(file, SLURM_USER.uid, SLURM_USER.gid);
+}
+
+/** The operator's slurmdbd.conf with the part's database password, as Slinky mounts it: SlurmUser's, 0600 (slurmdbd refuses it otherwise); its jwt key beside it. */
+function writeSlurmdbdConf(ctx: Context, password: string): string | undefined {
+  if (!ctx.slurmdbdConf) return "no slurmdbd.conf from central's Slinky operator: the Kubernetes part did not reach the tenant's slurmdbd";
   const file = path.join(ctx.pods.slurmdbd.root, "etc-slurm", "slurmdbd.conf");
   fs.rmSync(file, { force: true });
-  fs.writeFileSync(file, slurmdbdConf({ tenant: ctx.world.tenant, controlPlane: ctx.world.controlPlane, password }), { mode: 0o600 });
+  fs.writeFileSync(file, journeySlurmdbdConf(ctx.slurmdbdConf, password), { mode: 0o600 });
   fs.chownSync(file, SLURM_USER.uid, SLURM_USER.gid);
+  placeJwtKey(ctx, ctx.pods.slurmdbd, jwtKeyPath(ctx.slurmdbdConf));
+  return undefined;
 }
 
 /** slurmdbd, once it serves its port. */
@@ -376,15 +402,11 @@ async function slurmctldUp(ctx: Context): Promise<{ ok: boolean; detail: string 
   // Scripts (Prolog, Epilog and the like) executable; configuration files read-only.
   for (const [file, text] of Object.entries(ctx.etc)) fs.writeFileSync(path.join(etc, file), text, { mode: file.endsWith(".conf") ? 0o644 : 0o755 });
   // auth/jwt beside auth/slurm (the operator's AuthAltTypes): a per-run key where it names it, SlurmUser's.
-  const jwt = /(?:^|,)jwt_key=([^,\s]+)/.exec(slurmConfValues(ctx.etc["slurm.conf"]).AuthAltParameters ?? "")?.[1];
+  const jwt = jwtKeyPath(ctx.etc["slurm.conf"]);
   const state = stateDir(ctx);
   fs.mkdirSync(state, { recursive: true, mode: 0o755 });
   fs.chownSync(state, SLURM_USER.uid, SLURM_USER.gid);
-  if (jwt?.startsWith(`${POD_MOUNTS.etc}/`)) {
-    const file = path.join(etc, jwt.slice(POD_MOUNTS.etc.length + 1));
-    fs.writeFileSync(file, randomBytes(32), { mode: 0o600 });
-    fs.chownSync(file, SLURM_USER.uid, SLURM_USER.gid);
-  }
+  placeJwtKey(ctx, ctx.pods.slurmctld, jwt);
   const started = await startSlurmctld(ctx, true);
   if (typeof started === "string") return { ok: false, detail: started };
   const ping = started.ping;
@@ -539,7 +561,8 @@ async function rotationDrill(ctx: Context): Promise<{ ok: boolean; detail: strin
   // The secret's new version is what a MariaDB made anew (a restore) starts from, too.
   fs.writeFileSync(path.join(pods.mariadb.root, "init.sql"), mariadbInitSql({ controlPlane: world.controlPlane, password }), { mode: 0o600 });
   for (const d of supervisor.daemons.filter((x) => x.name === "slurmdbd" && !x.exit)) await supervisor.stop(d);
-  writeSlurmdbdConf(ctx, password);
+  const unwritten = writeSlurmdbdConf(ctx, password);
+  if (unwritten) return { ok: false, detail: unwritten };
   const dbd = await startSlurmdbd(ctx);
   if (typeof dbd === "string") return { ok: false, detail: `slurmdbd with the new password: ${dbd}` };
   const during = await finishedAndAccounted(ctx, running);

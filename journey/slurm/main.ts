@@ -1,8 +1,9 @@
 /**
  * Runs the Slurm part of the journey alone: `node dist/journey/slurm/main.js [workDir]
  * [tenant run folder]` (as root, after `tsc -b`), where `tenant run folder` is what a kept
- * journey wrote for the tenant (`<run>/slurm-<tenant>`): central's slurmctld /etc/slurm
- * (`slurmctld/volumes/slurm-etc`, the Slinky operator's slurm.conf the daemons read) and the
+ * journey wrote for the tenant (`<run>/slurm-<tenant>`): central's slurmctld and slurmdbd
+ * /etc/slurm (`slurmctld/volumes/slurm-etc`, `slurmdbd/volumes/slurm-etc`: the Slinky operator's
+ * slurm.conf and slurmdbd.conf the daemons read) and the
  * slurmd pod the tenant's operator made (`slurmd-pod.json`). Prints one line per step; exit
  * code 1 when a step failed.
  */
@@ -12,6 +13,7 @@ import * as path from "path";
 import { formatStep } from "../host/step";
 import { planSlurmJourney, runSlurmJourney } from "./index";
 import type { OperatorPod } from "./slurmd-pod";
+import { etcFiles } from "../kube/tenant-slurm";
 
 async function main(): Promise<number> {
   const workDir = process.argv[2] ?? fs.mkdtempSync(`${os.tmpdir()}/journey-slurm-`);
@@ -19,11 +21,13 @@ async function main(): Promise<number> {
   const plans = await planSlurmJourney();
   const planned = Date.now();
   const kept = process.argv[3];
-  const etcDir = kept && path.join(kept, "slurmctld", "volumes", "slurm-etc");
+  // Each pod's /etc/slurm as the kept run's kubelet stand-in made it (its volume folders).
+  const etcDir = (pod: string) => kept && path.join(kept, pod, "volumes", "slurm-etc");
+  const [ctldEtc, dbdEtc] = [etcDir("slurmctld"), etcDir("slurmdbd")];
   const podFile = kept && path.join(kept, "slurmd-pod.json");
-  const controllerEtc = etcDir && fs.existsSync(etcDir) ? Object.fromEntries(fs.readdirSync(etcDir).filter((f) => fs.statSync(path.join(etcDir, f)).isFile()).map((f) => [f, fs.readFileSync(path.join(etcDir, f), "utf8")])) : undefined;
+  const controlPlaneEtc = ctldEtc && dbdEtc && fs.existsSync(ctldEtc) && fs.existsSync(dbdEtc) ? { slurmctld: etcFiles(ctldEtc), slurmdbd: etcFiles(dbdEtc) } : undefined;
   const slurmdPod = podFile && fs.existsSync(podFile) ? (JSON.parse(fs.readFileSync(podFile, "utf8")) as OperatorPod) : undefined;
-  const steps = await runSlurmJourney({ workDir, plans, ...(controllerEtc ? { controllerEtc } : {}), ...(slurmdPod ? { slurmdPod } : {}) });
+  const steps = await runSlurmJourney({ workDir, plans, ...(controlPlaneEtc ? { controlPlaneEtc } : {}), ...(slurmdPod ? { slurmdPod } : {}) });
   for (const s of steps) console.log(formatStep(s));
   const failed = steps.filter((s) => !s.passed).length;
   console.log(`slurm journey: ${steps.length - failed} passed, ${failed} failed (plans ${((planned - started) / 1000).toFixed(1)} s, journey ${((Date.now() - planned) / 1000).toFixed(1)} s; logs in ${workDir})`);

@@ -2,13 +2,10 @@
  * The Slurm configuration the Slurm part's daemons read: the slurm.conf, cgroup.conf and
  * Prolog scripts central's Slinky operator (v1.2.1) wrote for the tenant, taken from the
  * Kubernetes part (the controller pod's /etc/slurm), with the journey's overrides appended
- * (slurmctld keeps a key's last value), each a named stand-in; and slurmdbd's configuration
- * from the central release's storageConfig. Pure.
+ * (slurmctld keeps a key's last value), each a named stand-in; and the slurmdbd.conf it wrote,
+ * with the Slurm part's own database password. Pure.
  */
-import { SLURM_PORTS } from "../../facts/contract";
-import { POD_MOUNTS } from "../host/processes";
-import type { ControlPlaneValues, TenantSide } from "./world";
-import { slinkyNames } from "./world";
+import type { ControlPlaneValues } from "./world";
 
 /**
  * What the journey changes in the operator's slurm.conf, and why: every value here is a
@@ -52,25 +49,17 @@ export function journeyEtcSlurm(operatorEtc: Readonly<Record<string, string>>, s
   return out;
 }
 
-export function slurmdbdConf(input: { readonly tenant: TenantSide; readonly controlPlane: ControlPlaneValues; readonly password: string }): string {
-  const { accounting } = input.controlPlane;
-  return [
-    `# slurmdbd.conf of ${input.tenant.namespace}: Slinky's accounting storageConfig from the fleet.`,
-    "AuthType=auth/slurm",
-    "AuthInfo=use_client_ids",
-    `DbdHost=${slinkyNames(input.tenant).accountingPod}`,
-    `DbdPort=${SLURM_PORTS.slurmdbd}`,
-    "SlurmUser=slurm",
-    `PidFile=${POD_MOUNTS.run}/slurmdbd.pid`,
-    "DebugLevel=info",
-    "StorageType=accounting_storage/mysql",
-    `StorageHost=${accounting.host}`,
-    `StoragePort=${accounting.port}`,
-    `StorageLoc=${accounting.database}`,
-    `StorageUser=${accounting.username}`,
-    `StoragePass=${input.password}`,
-    "",
-  ].join("\n");
+/**
+ * The slurmdbd.conf the Slurm part's slurmdbd reads: the one central's Slinky operator wrote
+ * for the tenant, with one change: StoragePass is the password of the MariaDB the Slurm part
+ * runs (the operator's names the Kubernetes part's, and the rotation drill changes it). The
+ * line is replaced, not appended: the file is SlurmUser's alone and holds a secret once. Pure.
+ */
+export function journeySlurmdbdConf(operatorConf: string, password: string): string {
+  const lines = operatorConf.trimEnd().split("\n");
+  const at = lines.findIndex((l) => /^\s*StoragePass\s*=/i.test(l));
+  const own = `StoragePass=${password}`;
+  return [...(at >= 0 ? [...lines.slice(0, at), own, ...lines.slice(at + 1)] : [...lines, own]), ""].join("\n");
 }
 
 /** What mariadb-operator would create for the MariaDB resource: the database and its user. */
