@@ -66,9 +66,17 @@ export function sharedDirectory(efsMount: string): string {
   return `${efsMount}/shared`;
 }
 
+/**
+ * A passwd entry's password field for users with no password: `*` matches no password, and
+ * says there is no shadow entry to look up. `x` would send PAM to /etc/shadow, which holds none
+ * of them: pam_unix's account check then fails, and the login's sshd (Slinky's sshd_config sets
+ * UsePAM yes) refuses every user ("Access denied by PAM account configuration").
+ */
+export const NO_PASSWORD = "*";
+
 /** passwd lines: no password (the console authenticates), home on the shared file system. */
 export function passwdLines(users: readonly TenantUser[], efsMount: string): string[] {
-  return users.map((u) => `${u.name}:x:${u.uid}:${u.gid}::${userDirectory(efsMount, u)}:/bin/sh`);
+  return users.map((u) => `${u.name}:${NO_PASSWORD}:${u.uid}:${u.gid}::${userDirectory(efsMount, u)}:/bin/sh`);
 }
 
 /** One group per user (their gid), named after them, and the shared group with every user in it. */

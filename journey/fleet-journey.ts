@@ -39,12 +39,13 @@ import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
 import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
-import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type ControlPlaneEtc, type RestapiSwitch } from "./kube/tenant-slurm";
+import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type OperatorFiles, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
 import { playScalingLoop } from "./scaling";
 import type { OperatorPod } from "./slurm/slurmd-pod";
+import { handoverFiles } from "./slurm/handover";
 import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { step, type JourneyStep } from "./host/step";
@@ -101,18 +102,19 @@ function tenantServer(p: PlanResult): string {
  * loop raised a NodeSet (also kept as `slurm-<tenant>/slurmd-pod.json` in the run's folder).
  */
 export interface FleetJourneyResult {
-  readonly controlPlaneEtc: ReadonlyMap<string, ControlPlaneEtc>;
+  readonly operatorFiles: ReadonlyMap<string, OperatorFiles>;
   readonly slurmdPods: ReadonlyMap<string, OperatorPod>;
 }
 
-/** Where a run keeps the slurmd pod a tenant's operator made (the Slurm part alone reads it back). */
-export function slurmdPodFile(dir: string, tenantId: string): string {
-  return path.join(dir, `slurm-${tenantId}`, "slurmd-pod.json");
+/** Writes one handed-over object as JSON, its folder made. */
+function keep(file: string, value: unknown): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(value, null, 2), { mode: 0o600 });
 }
 
 export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJourneyResult> {
   const cleanups: (() => Promise<void>)[] = [];
-  const result = { controlPlaneEtc: new Map<string, ControlPlaneEtc>(), slurmdPods: new Map<string, OperatorPod>() };
+  const result = { operatorFiles: new Map<string, OperatorFiles>(), slurmdPods: new Map<string, OperatorPod>() };
   try {
     await fleetJourney(input, cleanups, result);
     return result;
@@ -122,9 +124,9 @@ export async function runFleetJourney(input: FleetJourneyInput): Promise<FleetJo
   }
 }
 
-async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], result: { controlPlaneEtc: Map<string, ControlPlaneEtc>; slurmdPods: Map<string, OperatorPod> }): Promise<void> {
+async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<void>)[], result: { operatorFiles: Map<string, OperatorFiles>; slurmdPods: Map<string, OperatorPod> }): Promise<void> {
   const { report, tools, processes } = input;
-  const { controlPlaneEtc } = result;
+  const { operatorFiles } = result;
   const central = input.central.config as CentralConfig;
   const tenants = input.tenants.map((t) => ({ plan: t, config: t.config as TenantConfig }));
   const clusters = new Map<string, Cluster>();
@@ -404,7 +406,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
   const restapis = new Map<string, RestapiSwitch>();
-  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, controlPlaneEtc, restapis });
+  await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, operatorFiles, restapis });
 
   // 6d. Each tenant namespace's NetworkPolicies select the pods the real operators made
   // (and each peer in the namespace is one of them): a policy on the wrong labels protects
@@ -475,9 +477,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     });
     if (slurmdPod) {
       result.slurmdPods.set(id, slurmdPod);
-      const file = slurmdPodFile(input.dir, id);
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, JSON.stringify(slurmdPod, null, 2));
+      keep(handoverFiles(input.dir, id).slurmdPod, slurmdPod);
     }
   }
   // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
@@ -582,7 +582,7 @@ async function runSlurmOperators(o: {
   input: FleetJourneyInput;
   cleanups: (() => Promise<void>)[];
   mariadb?: CentralMariadb;
-  controlPlaneEtc: Map<string, ControlPlaneEtc>;
+  operatorFiles: Map<string, OperatorFiles>;
   /** Each tenant's slurmrestd, for the scaling loop to stop and start. */
   restapis: Map<string, RestapiSwitch>;
 }): Promise<void> {
@@ -634,7 +634,10 @@ async function runSlurmOperators(o: {
     }
     const slurm = await startTenantSlurm({ tenantId: t, index: o.tenants.indexOf(t), image, central: o.k("central"), tenant: o.k(t), sealed: o.input.sealed, dir: o.input.dir, mariadb: o.mariadb?.pod(tenantNamespace(t)) });
     o.cleanups.push(slurm.stop);
-    if (slurm.controlPlaneEtc) o.controlPlaneEtc.set(t, slurm.controlPlaneEtc);
+    if (slurm.operatorFiles) {
+      o.operatorFiles.set(t, slurm.operatorFiles);
+      keep(handoverFiles(o.input.dir, t).operatorFiles, slurm.operatorFiles);
+    }
     if (slurm.slurmrestd && !slurm.problem) o.restapis.set(t, slurm.slurmrestd);
     o.report(step(`tenant ${t}: its slurmctld and slurmdbd (central) and slurmrestd (its cluster) run as ${who} made them (Slurm 26.05)`, !slurm.problem, `${slurm.problem ?? slurm.detail} (${((Date.now() - started) / 1000).toFixed(1)} s)`));
   }

@@ -52,7 +52,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   const started = Date.now();
   let net: SealedNetwork | undefined;
   // Per tenant, central's slurmctld /etc/slurm and the slurmd pod, as the Kubernetes part's Slinky operators made them.
-  let handed: FleetJourneyResult = { controlPlaneEtc: new Map(), slurmdPods: new Map() };
+  let handed: FleetJourneyResult = { operatorFiles: new Map(), slurmdPods: new Map() };
   try {
     const central = await planStack({ stack: o.centralStack, root: o.root }, undefined);
     const tenants: PlanResult[] = [];
@@ -80,12 +80,12 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       report({ ...step("Slurm across the plans' rules (network namespaces, nftables, slurmctld/slurmd/slurmdbd)", false, "needs root: run `sudo npm run journey`"), skipped: true });
     } else {
       const id = (tenants[0].config as TenantConfig).tenant.id;
-      const etc = handed.controlPlaneEtc.get(id);
+      const etc = handed.operatorFiles.get(id);
       const slurmdPod = handed.slurmdPods.get(id);
       // Its daemons read the slurm.conf the operator wrote and run the slurmd pod it made: by hand
       // without them (the Kubernetes part stopped short) the part is skipped with why; in CI it runs and fails.
-      if ((!etc || !slurmdPod) && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote and the slurmd pod the tenant's made", false, "the Kubernetes part did not reach the tenant's slurmctld or slurmd pod (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>/slurm-<tenant>"), skipped: true });
-      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { controlPlaneEtc: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}) })) report(s);
+      if ((!etc || !slurmdPod) && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote and the slurmd pod the tenant's made", false, "the Kubernetes part did not reach the tenant's slurmctld or slurmd pod (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>"), skipped: true });
+      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { operatorFiles: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}) })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {

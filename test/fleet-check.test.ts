@@ -295,7 +295,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     // acme's stack file is no longer the example's, and this copy is not deployed: its facts are offline.
     assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err, { allowOfflineFacts: true }), 0);
     for (const [f, text] of Object.entries(before)) assert.equal(read(f), text, f);
-    assert.match(read("fleet/tenants/dev/acme/users.yaml"), /carol:x:10003:10003:/);
+    assert.match(read("fleet/tenants/dev/acme/users.yaml"), /carol:\*:10003:10003:/);
     // The users file both sides read, and the digest that rolls the pods on both sides; nothing else.
     assert.match(said, /3 changed, 0 removed:\n {2}fleet\/tenants\/dev\/acme\/cluster\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/control-plane\/values\/slurm.yaml\n {2}fleet\/tenants\/dev\/acme\/users.yaml$/);
   });

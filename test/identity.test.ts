@@ -16,7 +16,7 @@ const bob: TenantUser = { name: "bob", uid: 10002, gid: 10002 };
 describe("tenant users as passwd and group files", () => {
   it("gives each user a line with their ids and a home in their own directory on the shared file system", () => {
     assert.equal(userDirectory("/mnt/efs", alice), "/mnt/efs/users/alice");
-    assert.deepEqual(passwdLines([alice, bob], "/mnt/efs"), ["alice:x:10001:10001::/mnt/efs/users/alice:/bin/sh", "bob:x:10002:10002::/mnt/efs/users/bob:/bin/sh"]);
+    assert.deepEqual(passwdLines([alice, bob], "/mnt/efs"), ["alice:*:10001:10001::/mnt/efs/users/alice:/bin/sh", "bob:*:10002:10002::/mnt/efs/users/bob:/bin/sh"]);
     assert.deepEqual(groupLines([alice, bob]), ["alice:x:10001:", "bob:x:10002:", "clusterra:x:10000:alice,bob"]);
   });
 
@@ -52,7 +52,7 @@ describe("the users' init container (its script, run with sh)", () => {
   it("keeps every account of the image and adds the users and the shared group", () => {
     const m = merge([alice, bob]);
     assert.equal(m.code, 0);
-    assert.deepEqual(m.passwd, [...image("passwd"), "alice:x:10001:10001::/mnt/efs/users/alice:/bin/sh", "bob:x:10002:10002::/mnt/efs/users/bob:/bin/sh"]);
+    assert.deepEqual(m.passwd, [...image("passwd"), "alice:*:10001:10001::/mnt/efs/users/alice:/bin/sh", "bob:*:10002:10002::/mnt/efs/users/bob:/bin/sh"]);
     assert.deepEqual(m.group.slice(-3), ["alice:x:10001:", "bob:x:10002:", "clusterra:x:10000:alice,bob"]);
   });
 
@@ -67,7 +67,7 @@ describe("the users' init container (its script, run with sh)", () => {
     assert.ok(root);
     const m = merge([{ name: "daemon", uid: 10009, gid: 10009 }]);
     assert.equal(m.passwd.filter((l) => l.startsWith("daemon:")).length, 1);
-    assert.equal(m.passwd.find((l) => l.startsWith("daemon:")), "daemon:x:10009:10009::/mnt/efs/users/daemon:/bin/sh");
+    assert.equal(m.passwd.find((l) => l.startsWith("daemon:")), "daemon:*:10009:10009::/mnt/efs/users/daemon:/bin/sh");
     assert.ok(m.passwd.includes(root));
   });
 });

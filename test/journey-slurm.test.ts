@@ -15,7 +15,7 @@ import { SLURM_PORTS } from "../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/host/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../access/security-groups";
-import { journeyEtcSlurm, journeySlurmdbdConf, nodeSetOf, partitionsOf } from "../journey/slurm/slurm-config";
+import { journeyEtcSlurm, journeySlurmdbdConf, journeySshdConfig, nodeSetOf, partitionsOf, SSHD_STAND_INS } from "../journey/slurm/slurm-config";
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/host/image";
 import { planTopology } from "../journey/slurm/topology";
@@ -338,6 +338,19 @@ describe("Slurm journey: slurmdbd on the operator's slurmdbd.conf", () => {
     const values = slurmConfValues(conf);
     for (const [key, value] of Object.entries({ AuthType: "auth/slurm", AuthAltTypes: "auth/jwt", DbdHost: "slurm-accounting-0", StorageHost: "mariadb", StorageLoc: "slurm_acct_db" })) assert.equal(values[key], value, key);
     assert.match(journeySlurmdbdConf("DbdPort=6819\n", "x"), /^DbdPort=6819\nStoragePass=x\n$/);
+  });
+});
+
+describe("Slurm journey: the login's sshd on the operator's sshd_config", () => {
+  it("puts the journey's stand-in keywords first (sshd keeps a keyword's first value), then every line the operator wrote", () => {
+    const operator = fs.readFileSync(path.join(__dirname, "..", "..", "test", "fixtures", "slurm-operator", "sshd_config"), "utf8");
+    const conf = journeySshdConfig(operator, { address: "100.64.0.13", dir: "/etc/journey-ssh" });
+    const keywords = conf.split("\n").filter((l) => /^[A-Za-z]/.test(l)).map((l) => l.split(/\s+/)[0]);
+    assert.deepEqual(keywords.slice(0, SSHD_STAND_INS.length), [...SSHD_STAND_INS]);
+    assert.ok(conf.endsWith(`${operator.trimEnd()}\n`));
+    // The operator's own keywords stay its own: the journey sets none of them.
+    assert.match(conf, /^UsePAM yes$/m);
+    assert.deepEqual(keywords.filter((k) => SSHD_STAND_INS.includes(k as (typeof SSHD_STAND_INS)[number])).length, SSHD_STAND_INS.length);
   });
 });
 

@@ -25,7 +25,7 @@ const centralFacts = (...keys: (keyof CentralCloudFacts)[]): Record<string, Sche
 
 const REGION: Schema = { type: "string", enum: Object.keys(REGIONS), description: "an AWS region the program accepts (facts/regions.ts)" };
 /** Lines of /etc/passwd or /etc/group: no quote, no `$`, no backslash; each line ends with a newline. */
-const ETC_LINES = str("^([A-Za-z0-9_.,:/ -]*\\n)*$", "lines of passwd or group entries, each ending with a newline");
+const ETC_LINES = str("^([A-Za-z0-9_.,:/ *-]*\\n)*$", "lines of passwd or group entries, each ending with a newline");
 const USERS = obj({ passwd: ETC_LINES, group: ETC_LINES });
 /** Tag values the stack writes (facts/project.ts stackTags). */
 const TAGS: Schema = { type: "object", additionalProperties: str("^[A-Za-z0-9_.:/=+@ -]{1,256}$", "a tag value"), minProperties: 1 };

@@ -49,6 +49,11 @@ export const SLINKY_WORKLOADS = {
 const ENTRYPOINTS = { slurmctld: ["slurmctld", "-D"], slurmdbd: ["slurmdbd", "-D"], slurmrestd: ["slurmrestd"] } as const;
 
 
+/** A tenant's folder in a run's: its pods' files and logs, and what the Slurm part is handed (journey/slurm/handover.ts). Pure. */
+export function tenantSlurmFolder(runDir: string, tenantId: string): string {
+  return path.join(runDir, `slurm-${tenantId}`);
+}
+
 /** One end of a forward: an address and port in a network namespace, and how a command runs there. */
 interface ForwardEnd {
   readonly side: { readonly ns: string; readonly argv: (argv: string[]) => string[] };
@@ -70,17 +75,49 @@ async function forward(supervisor: Supervisor, name: string, socket: string, fro
   return up ? { daemons: [target, listener] } : { daemons: [target, listener], problem: `it does not accept at ${from.address}:${from.port}: ${tail(listener.log, 2)}` };
 }
 
+/** The login Deployment central's Slinky operator made for a tenant's LoginSet: what the Slurm part's login runs. */
+export interface OperatorLogin {
+  readonly deployment: string;
+  /** Its login container's SACKD_OPTIONS (the image's entrypoint hands them to sackd). */
+  readonly sackdOptions: string;
+  /** The sshd_config it mounts at /etc/ssh/sshd_config (the operator's `<LoginSet>-ssh-config` ConfigMap). */
+  readonly sshdConfig: string;
+  /** Its login container's securityContext, as the runtime applies it. */
+  readonly limits: Pick<PreparedContainer, "noNewPrivs" | "capabilities">;
+}
+
 /**
- * The files of central's slurmctld and slurmdbd /etc/slurm as Slinky's operator wrote them for a
- * tenant (slurm.conf, cgroup.conf, Prolog scripts; slurmdbd.conf), keys left out.
+ * What central's Slinky operator made for a tenant that the Slurm part runs: slurmctld's and
+ * slurmdbd's /etc/slurm files (slurm.conf, cgroup.conf, Prolog scripts; slurmdbd.conf), keys
+ * left out, and its login Deployment.
  */
-export interface ControlPlaneEtc {
+export interface OperatorFiles {
   readonly slurmctld: Readonly<Record<string, string>>;
   readonly slurmdbd: Readonly<Record<string, string>>;
+  readonly login: OperatorLogin;
+}
+
+/** Where Slinky's login image reads sshd's configuration, and the name of its login container (loginbuilder). */
+export const SLINKY_LOGIN = { container: "login", sshdConfig: "/etc/ssh/sshd_config" } as const;
+
+/**
+ * The login Deployment the operator made for the LoginSet in `namespace` (the one a LoginSet
+ * owns), its container made ready under `dir` as the kubelet would (its volumes written out,
+ * its environment resolved): what the Slurm part's login needs of it, or why it cannot run.
+ */
+export async function operatorLogin(kc: Kubectl, namespace: string, dir: string): Promise<{ login?: OperatorLogin; problem?: string }> {
+  const list = await kc.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string }[] }; spec: { template: PodTemplate } }[] }>(["deployments", "-n", namespace]);
+  const deployment = list?.items.find((d) => d.metadata.ownerReferences?.some((r) => r.kind === "LoginSet"));
+  if (!deployment) return { problem: `no Deployment of a LoginSet in ${namespace}` };
+  const c = await prepareContainer(kc, namespace, deployment.spec.template, SLINKY_LOGIN.container, dir);
+  const sshd = c.binds.find((b) => b.to === SLINKY_LOGIN.sshdConfig)?.from;
+  const problems = [...(sshd && fs.existsSync(sshd) ? [] : [`nothing mounted at ${SLINKY_LOGIN.sshdConfig}`]), ...(c.env.SACKD_OPTIONS ? [] : ["no SACKD_OPTIONS"]), ...c.missing];
+  if (problems.length || !sshd) return { problem: `${deployment.metadata.name}: ${problems.join("; ")}` };
+  return { login: { deployment: deployment.metadata.name, sackdOptions: c.env.SACKD_OPTIONS, sshdConfig: fs.readFileSync(sshd, "utf8"), limits: { ...(c.noNewPrivs ? { noNewPrivs: true } : {}), ...(c.capabilities ? { capabilities: c.capabilities } : {}) } } };
 }
 
 /** A Slurm pod's /etc/slurm files as the kubelet made them, keys left out. */
-export function etcFiles(dir: string): Record<string, string> {
+function etcFiles(dir: string): Record<string, string> {
   return Object.fromEntries(fs.readdirSync(dir).filter((f) => !f.endsWith(".key") && fs.statSync(path.join(dir, f)).isFile()).map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
 }
 
@@ -91,7 +128,7 @@ export interface TenantSlurm {
   /** What the steps report. */
   readonly detail: string;
   /** The files of the controller's and the accounting pod's /etc/slurm the operator wrote, keys left out: the Slurm part's configuration. */
-  readonly controlPlaneEtc?: ControlPlaneEtc;
+  readonly operatorFiles?: OperatorFiles;
   /** The tenant's slurmrestd process, stopped and started again behind its Service (the forward stays), as a crashed pod and its restart. */
   readonly slurmrestd?: RestapiSwitch;
   readonly problem?: string;
@@ -136,7 +173,7 @@ export async function startTenantSlurm(o: {
   readonly mariadb?: MariadbPod;
 }): Promise<TenantSlurm> {
   const netns = `${TENANT_SLURM_STEM}${o.tenantId}-${process.pid}`;
-  const dir = path.join(o.dir, `slurm-${o.tenantId}`);
+  const dir = tenantSlurmFolder(o.dir, o.tenantId);
   const supervisor = new Supervisor(path.join(dir, "logs"));
   const restapiAddress = restapiForwardAddress(o.index);
   const daemons: Daemon[] = [];
@@ -146,8 +183,8 @@ export async function startTenantSlurm(o: {
     await teardown([netns]);
   };
   // Once read, the operator's files go to the Slurm part whatever fails after.
-  let controlPlaneEtc: ControlPlaneEtc | undefined;
-  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop, ...(controlPlaneEtc ? { controlPlaneEtc } : {}) });
+  let operatorFiles: OperatorFiles | undefined;
+  const fail = async (problem: string): Promise<TenantSlurm> => ({ tenantId: o.tenantId, restapiAddress, detail: "", problem, stop, ...(operatorFiles ? { operatorFiles } : {}) });
   const left = await abandonedNamespaces(`${TENANT_SLURM_STEM}${o.tenantId}-`);
   if (left.length) await teardown(left);
 
@@ -220,10 +257,12 @@ export async function startTenantSlurm(o: {
       if (!from) throw new Error(`a Slurm container mounts nothing at ${POD_MOUNTS.etc}`);
       return from;
     };
-    controlPlaneEtc = { slurmctld: etcFiles(etc(ctld)), slurmdbd: etcFiles(etc(dbd)) };
-    const central = slurmConfValues(controlPlaneEtc.slurmctld["slurm.conf"] ?? "");
+    const login = await operatorLogin(o.central, ns, path.join(dir, "login"));
+    if (!login.login) return fail(`the login: ${login.problem}`);
+    operatorFiles = { slurmctld: etcFiles(etc(ctld)), slurmdbd: etcFiles(etc(dbd)), login: login.login };
+    const central = slurmConfValues(operatorFiles.slurmctld["slurm.conf"] ?? "");
     const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
-    const dbdConf = slurmConfValues(controlPlaneEtc.slurmdbd["slurmdbd.conf"] ?? "");
+    const dbdConf = slurmConfValues(operatorFiles.slurmdbd["slurmdbd.conf"] ?? "");
     const names = [...new Set([...slurmctldNames(central.SlurmctldHost ?? ""), ...slurmctldNames(tenantSide.SlurmctldHost ?? ""), central.AccountingStorageHost, dbdConf.DbdHost, dbdConf.StorageHost].filter(Boolean))];
     fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), `127.0.0.1 localhost ${names.join(" ")}\n`);
     const log = ctld.binds.find((b) => b.to === "/var/log/slurm");
@@ -283,7 +322,7 @@ export async function startTenantSlurm(o: {
     return {
       tenantId: o.tenantId,
       restapiAddress,
-      controlPlaneEtc,
+      operatorFiles,
       slurmrestd: restapi,
       detail: `slurmctld as ${ctld.uid}:${ctld.gid} on central's operator-written slurm.conf (ClusterName=${central.ClusterName}, ${central.AuthType}, SlurmctldParameters=${central.SlurmctldParameters}; a stored ${SLURMCTLD_TRIGGER_STATE.files[0]} removed by its init containers), slurmdbd on its slurmdbd.conf (${dbdConf.StorageLoc} on the MariaDB mariadb-operator made, ${o.mariadb.address}:${o.mariadb.port}), slurmrestd as ${rest.uid}:${rest.gid} on the tenant's (ClusterName=${tenantSide.ClusterName}), ${o.image.versions}; held to: ${limits}; ${SLINKY_WORKLOADS.restapi.name}.${TENANT_NAMESPACES.slurm}:${SLURMRESTD_PORT} at ${restapiAddress}`,
       stop,

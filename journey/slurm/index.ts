@@ -12,7 +12,7 @@ import { findSlurmImage } from "../host/image";
 import { runJourney } from "./journey";
 import type { JourneyPlans } from "./world";
 import type { OperatorPod } from "./slurmd-pod";
-import type { ControlPlaneEtc } from "../kube/tenant-slurm";
+import type { OperatorFiles } from "../kube/tenant-slurm";
 
 export type { JourneyPlans } from "./world";
 
@@ -28,7 +28,7 @@ export interface SlurmJourneyOptions {
   /** Project root holding fleet/ (default: this checkout). */
   readonly root?: string;
   /** central's slurmctld and slurmdbd /etc/slurm as Slinky's operator wrote them for the tenant (the Kubernetes part; by hand, a kept run's folder). */
-  readonly controlPlaneEtc?: ControlPlaneEtc;
+  readonly operatorFiles?: OperatorFiles;
   /** The slurmd pod the tenant's Slinky operator made (the Kubernetes part; by hand, a kept run's `slurm-<tenant>/slurmd-pod.json`). */
   readonly slurmdPod?: OperatorPod;
 }
@@ -63,7 +63,7 @@ export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<Jou
     slurmdCount: Math.max(1, Math.min(2, options.slurmdCount ?? 2)),
     srunTimeoutMs: options.srunTimeoutMs ?? 20_000,
     ...(options.root ? { root: options.root } : {}),
-    ...(options.controlPlaneEtc ? { controlPlaneEtc: options.controlPlaneEtc } : {}),
+    ...(options.operatorFiles ? { operatorFiles: options.operatorFiles } : {}),
     ...(options.slurmdPod ? { slurmdPod: options.slurmdPod } : {}),
   });
 }

@@ -11,18 +11,18 @@ import { step, type JourneyStep } from "../host/step";
 import { buildTopology, describeDrop, droppedFlows, dropCounts, ruleHits, tcpProbe, teardown, type Drop } from "../host/network";
 import { IDENTITY_FILES, inImage, inPod, must, POD_MOUNTS, preparePod, quote, run, sleep, Supervisor, tail, waitFor, type Daemon, type Pod, type RunResult } from "../host/processes";
 import { DIRECTORY_MODES } from "../../components/identity/user-directories";
-import { SHARED_GROUP, sharedDirectory, userDirectory, type TenantUser } from "../../config/users";
-import { journeyEtcSlurm, journeyOverrides, journeySlurmdbdConf, mariadbInitSql, nodeSetOf, partitionsOf } from "./slurm-config";
-import type { ControlPlaneEtc } from "../kube/tenant-slurm";
+import { NO_PASSWORD, SHARED_GROUP, sharedDirectory, userDirectory, type TenantUser } from "../../config/users";
+import { journeyEtcSlurm, journeyOverrides, journeySlurmdbdConf, journeySshdConfig, mariadbInitSql, nodeSetOf, partitionsOf, SSHD_STAND_INS } from "./slurm-config";
+import type { OperatorFiles, OperatorLogin } from "../kube/tenant-slurm";
 import { slurmConfValues } from "../kube/slurm-operator";
 import { planTopology, type Topology } from "./topology";
-import { slurmdFromPod, type OperatorPod, type OperatorSlurmd } from "./slurmd-pod";
+import { shellWords, slurmdFromPod, type OperatorPod, type OperatorSlurmd } from "./slurmd-pod";
 import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type PodIdentity } from "./world";
 import { parseDroppedFlows, SG_TABLE, DROPS } from "../host/nft";
 import { POLICY_TABLE } from "../host/network-policy";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
-import { LOGIN_CAPABILITIES, LOGIN_CONTAINER } from "../../facts/control-plane";
-import { securityLimits, setprivLimitArgs } from "../kube/pods";
+import { LOGIN_CAPABILITIES } from "../../facts/control-plane";
+import { setprivLimitArgs } from "../kube/pods";
 import type { SlurmImage } from "../host/image";
 
 export interface JourneyRunOptions {
@@ -34,7 +34,7 @@ export interface JourneyRunOptions {
   /** The image every pod runs (journey/host/image.ts). */
   readonly image: SlurmImage;
   /** The files of central's slurmctld and slurmdbd /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
-  readonly controlPlaneEtc?: ControlPlaneEtc;
+  readonly operatorFiles?: OperatorFiles;
   /** The slurmd pod the tenant's Slinky operator made when the scaling loop raised a NodeSet (the Kubernetes part); absent when it did not get that far. */
   readonly slurmdPod?: OperatorPod;
 }
@@ -66,6 +66,8 @@ interface Context {
   readonly image: SlurmImage;
   /** What every slurmd runs: the operator's NodeSet pod (slurmd-pod.ts). */
   readonly slurmd: OperatorSlurmd;
+  /** What the login runs: the operator's login Deployment, sackd's options split as its image splits them. */
+  readonly login: OperatorLogin & { readonly sackd: readonly string[] };
   /** central's slurmctld /etc/slurm: the operator's files with the journey's overrides (slurm-config.ts). */
   readonly etc?: Readonly<Record<string, string>>;
   /** The slurmdbd.conf the operator wrote (the Slurm part puts its own database password in it). */
@@ -113,6 +115,12 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   const podStep = `${world.tenant.id}'s slurmd run as its slurm-operator made the NodeSet's pod (node name, features, --conf-server, options)`;
   if (!operatorSlurmd) return [step(podStep, false, fromPod.problems.join("; "))];
   steps.push(step(podStep, true, `${operatorSlurmd.pod} of NodeSet ${operatorSlurmd.nodeSet}: slurmd -D ${operatorSlurmd.options.join(" ")}; nodes ${Array.from({ length: options.slurmdCount }, (_, i) => operatorSlurmd.hostname(i)).join(", ")} (ordinals past the pod's own named as the operator names them)`));
+  // The login as central's operator made its LoginSet's Deployment: sackd's options, sshd's file, its limits.
+  const operatorLogin = options.operatorFiles?.login;
+  const sackdOptions = operatorLogin ? shellWords(operatorLogin.sackdOptions) : undefined;
+  const loginStep = `the login run as central's slurm-operator made the LoginSet's Deployment (sackd's options, sshd_config, securityContext)`;
+  if (!operatorLogin || !sackdOptions || sackdOptions.problems.length) return [...steps, step(loginStep, false, sackdOptions?.problems.join("; ") ?? "the Kubernetes part handed over no login Deployment (its steps say why)")];
+  steps.push(step(loginStep, true, `${operatorLogin.deployment}: sackd -D ${sackdOptions.words.join(" ")}; sshd_config of ${operatorLogin.sshdConfig.split("\n").filter((l) => /^\s*[A-Za-z]/.test(l)).length} lines; capabilities ${operatorLogin.limits.capabilities?.join(",") ?? "the runtime's default set"}${operatorLogin.limits.noNewPrivs ? ", no_new_privs" : ""}`));
   const topology = planTopology(world, prefix, { count: options.slurmdCount, hostname: operatorSlurmd.hostname, features: operatorSlurmd.features });
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
@@ -149,8 +157,9 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     token: randomBytes(6).toString("hex"),
     image: options.image,
     slurmd: operatorSlurmd,
-    ...(options.controlPlaneEtc ? { etc: journeyEtcSlurm(options.controlPlaneEtc.slurmctld, SLURMD_TIMEOUT_S) } : {}),
-    ...(options.controlPlaneEtc?.slurmdbd["slurmdbd.conf"] ? { slurmdbdConf: options.controlPlaneEtc.slurmdbd["slurmdbd.conf"] } : {}),
+    login: { ...operatorLogin, sackd: sackdOptions.words },
+    ...(options.operatorFiles ? { etc: journeyEtcSlurm(options.operatorFiles.slurmctld, SLURMD_TIMEOUT_S) } : {}),
+    ...(options.operatorFiles?.slurmdbd["slurmdbd.conf"] ? { slurmdbdConf: options.operatorFiles.slurmdbd["slurmdbd.conf"] } : {}),
     jwtKey: randomBytes(32),
   };
   try {
@@ -239,7 +248,7 @@ async function usersDelivered(pods: readonly { identity: PodIdentity; dir: strin
     }
     const passwd = fs.readFileSync(path.join(dir, "passwd"), "utf8").split("\n");
     const group = fs.readFileSync(path.join(dir, "group"), "utf8").split("\n");
-    const wrong = users.filter((u) => !passwd.some((l) => l.startsWith(`${u.name}:x:${u.uid}:${u.gid}:`))).map((u) => u.name);
+    const wrong = users.filter((u) => !passwd.some((l) => l.startsWith(`${u.name}:${NO_PASSWORD}:${u.uid}:${u.gid}:`))).map((u) => u.name);
     const shared = group.find((l) => l.startsWith(`${SHARED_GROUP.name}:x:${SHARED_GROUP.gid}:`));
     const outside = users.filter((u) => !(shared ?? "").split(":")[3]?.split(",").includes(u.name)).map((u) => u.name);
     const kept = passwd.some((l) => l.startsWith("root:x:0:0:"));
@@ -295,10 +304,9 @@ function placeKey(pods: readonly Pod[], key: Buffer): void {
   }
 }
 
-/** The login's sackd (Slinky's login runs it, configless from slurmctld): clients on the login get their configuration and credentials through it. */
+/** The login's sackd as the operator's Deployment runs it (configless from slurmctld: its SACKD_OPTIONS): clients on the login get their configuration and credentials through it. */
 function startSackd(ctx: Context): Daemon {
-  const conf = ctx.world.tenant.controllerService;
-  return ctx.supervisor.start("sackd", ctx.pods.login, ["sackd", "-D", "--conf-server", `${conf.host}:${conf.port}`]);
+  return ctx.supervisor.start("sackd", ctx.pods.login, ["sackd", "-D", ...ctx.login.sackd]);
 }
 
 async function accountingUp(ctx: Context): Promise<{ ok: boolean; detail: string }> {
@@ -750,15 +758,10 @@ async function sshLogin(ctx: Context): Promise<{ ok: boolean; detail: string }> 
   for (const [file, type] of [[path.join(dir, "host_ed25519"), "ed25519"], [key, "ed25519"]]) await must(["ssh-keygen", "-q", "-t", type, "-N", "", "-C", "", "-f", file], { timeoutMs: WAIT.command });
   fs.copyFileSync(`${key}.pub`, path.join(dir, "authorized", user.name));
   fs.chmodSync(path.join(dir, "authorized", user.name), 0o644);
-  fs.writeFileSync(path.join(dir, "sshd_config"), [
-    // Slinky v1.2.1's lines (loginbuilder), PAM aside.
-    "UsePAM no", "X11Forwarding yes", "Subsystem sftp internal-sftp",
-    `ListenAddress ${address}`, "Port 22", `HostKey ${SSH_DIR}/host_ed25519`, `AuthorizedKeysFile ${SSH_DIR}/authorized/%u`,
-    "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PermitRootLogin no", "PidFile none", "",
-  ].join("\n"));
+  fs.writeFileSync(path.join(dir, "sshd_config"), journeySshdConfig(ctx.login.sshdConfig, { address, dir: SSH_DIR }));
   fs.mkdirSync(path.join(ctx.pods.login.root, "run", "sshd"), { recursive: true, mode: 0o755 });
   const pod: Pod = { ...ctx.pods.login, binds: [...(ctx.pods.login.binds ?? []), { from: dir, to: SSH_DIR, readOnly: true }] };
-  const limits = setprivLimitArgs(securityLimits(LOGIN_CONTAINER));
+  const limits = setprivLimitArgs(ctx.login.limits);
   const sshd = ctx.supervisor.start("sshd", pod, ["setpriv", ...limits, "--", "/usr/sbin/sshd", "-D", "-e", "-f", `${SSH_DIR}/sshd_config`]);
   try {
     const up = await waitFor(async () => (sshd.exit ? false : (await tcpProbe(ctx.topology.central.host.name, address, 22, 1000)) || undefined), WAIT.slurmctld, 300);
@@ -772,7 +775,7 @@ async function sshLogin(ctx: Context): Promise<{ ok: boolean; detail: string }> 
     const ok = held && r.code === 0 && lines[0] === user.name && lines[1] === node.hostname;
     return {
       ok,
-      detail: `sshd as root with CapBnd ${bounding.join(",") || "(none)"}; ssh ${user.name}@${address} from the central host: ${ok ? `"${lines.join(" / ")}"` : `exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 300)}; sshd: ${tail(sshd.log)}`}`,
+      detail: `sshd on ${ctx.login.deployment}'s sshd_config (the journey's ${SSHD_STAND_INS.length} lines first) as root with CapBnd ${bounding.join(",") || "(none)"}${held ? "" : ` (the fleet gives ${LOGIN_CAPABILITIES.join(",")})`}; ssh ${user.name}@${address} from the central host: ${ok ? `"${lines.join(" / ")}"` : `exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 300)}; sshd: ${tail(sshd.log)}`}`,
     };
   } finally {
     await ctx.supervisor.stop(sshd, 2000);

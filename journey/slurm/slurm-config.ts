@@ -92,3 +92,16 @@ export function partitionsOf(extraConf: string, nodeSet: string): string[] {
   }
   return out;
 }
+
+/**
+ * sshd's keywords the journey sets before the operator's sshd_config, and why (sshd keeps a
+ * keyword's first value): where the login listens, its host key and the users' keys (on AWS the
+ * operator's host-key Secret and the users' own), and no pid file in a shared /run.
+ */
+export const SSHD_STAND_INS = ["ListenAddress", "HostKey", "AuthorizedKeysFile", "PidFile"] as const;
+
+/** The login's sshd_config: the journey's stand-in lines, then the file central's Slinky operator wrote. Pure. */
+export function journeySshdConfig(operatorConfig: string, at: { readonly address: string; readonly dir: string }): string {
+  const values: Record<(typeof SSHD_STAND_INS)[number], string> = { ListenAddress: at.address, HostKey: `${at.dir}/host_ed25519`, AuthorizedKeysFile: `${at.dir}/authorized/%u`, PidFile: "none" };
+  return ["# --- The journey's stand-ins (sshd keeps a keyword's first value) ---", ...SSHD_STAND_INS.map((k) => `${k} ${values[k]}`), "# --- central's Slinky operator's sshd_config ---", operatorConfig.trimEnd(), ""].join("\n");
+}
