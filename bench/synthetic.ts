@@ -9,12 +9,11 @@ import { stringify } from "yaml";
 import { centralFactsPath, factsFile, tenantFactsPath, type TenantCloudFacts } from "../components/fleet/facts";
 import { portsAtSlot } from "../config/tenant-ports";
 import { tenantServerAddress } from "../config/subnet-layout";
-import { centralScope, STACK_CONFIG_DIR } from "../facts/project";
+import { centralScope, clusterApiRoleName, slurmKeySecretNames, STACK_CONFIG_DIR } from "../facts/project";
 import { centralCeiling, cheapestHostFor } from "../config/capacity";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import { hostAddress } from "../config/cidr";
 import { CLUSTER_API_PORT } from "../facts/contract";
-import { clusterApiRoleName, slurmKeySecretNames } from "../facts/project";
 import { tenantClusterName, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 
 /** The central account every synthetic environment runs in. */
@@ -53,6 +52,13 @@ export interface GeneratedRepository {
   readonly tenants: readonly { readonly stack: string; readonly scope: string; readonly id: string }[];
 }
 
+/** The cheapest central host for a number of tenants (never more than one central holds). */
+function hostFor(tenants: number): string {
+  const host = cheapestHostFor(tenants);
+  if (!host) throw new Error(`no central host holds ${tenants} tenants`);
+  return host;
+}
+
 /**
  * Writes into root (which holds the project's charts and Pulumi.yaml already) an environment
  * `dev` of `tenants` tenants, as an operator grows it: each central holds what one central can
@@ -61,13 +67,6 @@ export interface GeneratedRepository {
  * central) and the cloud facts its `pulumi up` would write; each central on the host that
  * holds its tenants. The derived fleet files are `fleet write`'s (run it after).
  */
-/** The cheapest central host for a number of tenants (never more than one central holds). */
-function hostFor(tenants: number): string {
-  const host = cheapestHostFor(tenants);
-  if (!host) throw new Error(`no central host holds ${tenants} tenants`);
-  return host;
-}
-
 export function generateRepository(root: string, tenants: number): GeneratedRepository {
   const perCentral = centralCeiling().tenants;
   const centralCount = Math.ceil(tenants / perCentral);

@@ -151,6 +151,16 @@ export const LOGIN_CAPABILITIES = ["AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWN
  */
 export const LOGIN_CONTAINER = { capabilities: { drop: ["ALL"], add: [...LOGIN_CAPABILITIES] }, seccompProfile: HARDENED_CONTAINER.seccompProfile } as const;
 
+/**
+ * What the login's sshd accepts, appended to Slinky's sshd_config (the LoginSet's
+ * extraSshdConfig): keys only. Users have no password (`*`), root has no key from the fleet;
+ * without these lines sshd offers password and keyboard-interactive logins to PAM all the same.
+ */
+export const LOGIN_SSHD_CONFIG = { PasswordAuthentication: "no", KbdInteractiveAuthentication: "no", PermitRootLogin: "no" } as const;
+
+/** The only way a user logs in to the login, as sshd lists what it accepts. */
+export const LOGIN_SSH_METHODS = ["publickey"] as const;
+
 /** HARDENED_CONTAINER with a read-only image: for containers that write only to their volumes (Slurm's daemons, the init containers). */
 export const HARDENED_READ_ONLY_CONTAINER = { ...HARDENED_CONTAINER, readOnlyRootFilesystem: true } as const;
 

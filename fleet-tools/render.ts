@@ -20,7 +20,7 @@ import { WHOLE_FLEET, type FleetSelection } from "./changes";
 
 export { toolPath } from "./files";
 import { LABEL_KEYS } from "../facts/project";
-import { fleetPlace, fleetScopeOf, tenantFleetPath, tenantNamespace } from "../facts/fleet";
+import { fleetPlace, fleetScopeOf, tenantNamespace } from "../facts/fleet";
 import { TENANT_ADD_ONS, tenantAddOnValueFiles } from "../components/fleet/application-set";
 
 const run = promisify(execFile);
@@ -95,10 +95,15 @@ export function tenantVersions(root: string): Map<string, string> {
   return versions;
 }
 
+/** The Kubernetes version of a tenant's cluster (tenantVersions), or the default. */
+function tenantVersion(scope: string, tenantId: string, versions: ReadonlyMap<string, string>): string {
+  return versions.get(`${scope}/${tenantId}`) ?? kubernetesVersion(TENANT_K3S_VERSION);
+}
+
 /** The Kubernetes version a tenant's fleet file is rendered for (from its path), or the default. */
 export function tenantVersionOf(file: string, versions: ReadonlyMap<string, string>): string {
   const place = fleetPlace(file);
-  return (place?.kind === "tenant" ? versions.get(`${place.scope}/${place.tenantId}`) : undefined) ?? kubernetesVersion(TENANT_K3S_VERSION);
+  return place?.kind === "tenant" ? tenantVersion(place.scope, place.tenantId, versions) : kubernetesVersion(TENANT_K3S_VERSION);
 }
 
 /** The Kubernetes version of each central's cluster, by its scope (its fleet folder), from its stack file. */
@@ -141,7 +146,7 @@ export function applicationRenders(root: string, chartsDir: string, documents: r
       const scope = fleetScopeOf(file) ?? "";
       // A generated Application's tenant is its label; a written one's, its folder.
       const tenant = app.metadata?.labels?.[LABEL_KEYS.tenant];
-      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(scope) : tenant ? tenantVersionOf(`${tenantFleetPath(scope, tenant)}/`, tenants) : tenantVersionOf(file, tenants);
+      const kubeVersion = server === ARGOCD_IN_CLUSTER ? versions.get(scope) : tenant ? tenantVersion(scope, tenant, tenants) : tenantVersionOf(file, tenants);
       sources.forEach((source, i) => {
         const at = `document ${index} Application/${name}/spec/sources/${i}`;
         const problem = (reason: string): void => void problems.push({ file, at, reason });

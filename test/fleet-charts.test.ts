@@ -95,6 +95,17 @@ describe("the fleet against the real charts", function () {
     );
   });
 
+  it("renders a generated Application for its tenant cluster's own Kubernetes (clusterra:k3sVersion)", function () {
+    needHelm(this);
+    const stack = path.join(root, "stacks", "Pulumi.tenant-acme-dev.yaml");
+    const doc = parse(fs.readFileSync(stack, "utf8"));
+    doc.config["clusterra:k3sVersion"] = "v1.34.6+k3s1";
+    fs.writeFileSync(stack, stringify(doc));
+    const { renders, problems } = helmRenders(root, charts as string);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(renders.map((r) => [r.application, r.kubeVersion]), [["acme-slurm", "v1.34.6"]]);
+  });
+
   it("names the Application whose chart version has no chart", function () {
     needHelm(this); // Applications are read through the fleet's documents, ApplicationSets expanded with Helm
     edit(root, APPSET, (d) => { row(d, "slurm").version = "1.2.2"; });

@@ -19,7 +19,7 @@ import { journeyEtcSlurm, journeySlurmdbdConf, journeySshdConfig, nodeSetOf, par
 import { slurmConfValues } from "../journey/kube/slurm-operator";
 import { findSlurmImage, SLURM_IMAGE_DIR } from "../journey/host/image";
 import { planTopology } from "../journey/slurm/topology";
-import { shellWords, slurmdFromPod, type OperatorPod } from "../journey/slurm/slurmd-pod";
+import { shellWords, SLINKY_NODESET_POD, slurmdFromPod, type OperatorPod } from "../journey/slurm/slurmd-pod";
 import { capabilitySet } from "../journey/slurm/journey";
 import { networkPolicyRuleset, policyTypes, selects, type NetworkPolicyObject, type PolicyPod } from "../journey/host/network-policy";
 import { journeyWorld, srunPortRangeOf, srunProblems, worldProblems, type TenantSide } from "../journey/slurm/world";
@@ -292,10 +292,12 @@ function must<T>(v: T | undefined): T {
 }
 
 describe("Slurm journey: slurmd as the tenant's operator made its pod", () => {
-  it("splits the image's SLURMD_OPTIONS as a POSIX shell would, and refuses what is not a word", () => {
+  it("splits the image's SLURMD_OPTIONS as its shell would, and refuses what that shell would expand", () => {
     assert.deepEqual(shellWords(`-Z --conf-server h.ns:6817 --conf 'Features=a,b Weight=1'`), { words: ["-Z", "--conf-server", "h.ns:6817", "--conf", "Features=a,b Weight=1"], problems: [] });
-    assert.deepEqual(shellWords(`--conf "A=\$HOME"`).words, ["--conf", "A=$HOME"]);
-    assert.match(shellWords("-Z; touch /x").problems.join(), /is not a word/);
+    assert.deepEqual(shellWords(`--conf 'A=$HOME'`), { words: ["--conf", "A=$HOME"], problems: [] });
+    assert.match(shellWords(`--conf "A=\$HOME"`).problems.join(), /\$HOME .* would be expanded/);
+    assert.match(shellWords("-Z; touch /x").problems.join(), /is not a plain word/);
+    assert.match(shellWords("--conf Gres=gpu:*").problems.join(), /is not a plain word/);
   });
 
   it("reads the node name, NodeSet, features, --conf-server and options from the operator's pod", () => {
@@ -309,7 +311,8 @@ describe("Slurm journey: slurmd as the tenant's operator made its pod", () => {
     assert.equal(s.hostname(1), `${pod.spec.hostname?.replace(/0$/, "")}1`);
     assert.equal(s.hostname(12), `${pod.spec.hostname?.replace(/0$/, "")}12`);
     assert.equal(s.options[0], "-Z");
-    assert.ok(s.features.includes(s.nodeSet) || s.features.length > 0);
+    // Its first feature is its NodeSet's Slurm name (the node name's stem), which central's slurm.conf puts in a partition.
+    assert.equal(s.features[0], s.hostname(0).replace(/-0$/, ""));
     // No quote survives: slurmd reads `Features=...` as the image's supervisord hands it over.
     assert.ok(s.options.every((o) => !/^'|'$/.test(o)), s.options.join(" "));
     assert.match(`${s.confServer.host}:${s.confServer.port}`, /^[a-z0-9.-]+:\d+$/);
@@ -325,6 +328,14 @@ describe("Slurm journey: slurmd as the tenant's operator made its pod", () => {
     assert.equal(r.slurmd, undefined);
     for (const want of [/replaces the image's entrypoint/, /no --conf-server/, /not dynamic/, /no NodeSet owns it/, /gives no Features/, /does not end with its ordinal/]) assert.ok(r.problems.some((p) => want.test(p)), `${want}: ${r.problems.join(" | ")}`);
     assert.deepEqual(slurmdFromPod({ ...pod, spec: { ...pod.spec, containers: [] } }).problems, [`pod ${pod.metadata.name} has no slurmd container`]);
+    // What the image would do that the journey does not model is refused, not guessed.
+    const labels = pod.metadata.labels ?? {};
+    const tenth: OperatorPod = { ...pod, metadata: { ...pod.metadata, labels: { ...labels, [SLINKY_NODESET_POD.hostnameLabel]: "cpu-4-10", [SLINKY_NODESET_POD.indexLabel]: "10" } } };
+    assert.match(slurmdFromPod(tenth).problems.join(), /does not show the NodeSet's ordinal padding/);
+    const padded: OperatorPod = { ...pod, metadata: { ...pod.metadata, labels: { ...labels, [SLINKY_NODESET_POD.hostnameLabel]: "cpu-4-007", [SLINKY_NODESET_POD.indexLabel]: "007" } } };
+    assert.equal(must(slurmdFromPod(padded).slurmd).hostname(12), "cpu-4-012");
+    const placed: OperatorPod = { ...pod, metadata: { ...pod.metadata, annotations: { [SLINKY_NODESET_POD.topologyAnnotation]: "rack1" } } };
+    assert.match(slurmdFromPod(placed).problems.join(), /Topology=rack1/);
   });
 });
 
@@ -338,6 +349,7 @@ describe("Slurm journey: slurmdbd on the operator's slurmdbd.conf", () => {
     const values = slurmConfValues(conf);
     for (const [key, value] of Object.entries({ AuthType: "auth/slurm", AuthAltTypes: "auth/jwt", DbdHost: "slurm-accounting-0", StorageHost: "mariadb", StorageLoc: "slurm_acct_db" })) assert.equal(values[key], value, key);
     assert.match(journeySlurmdbdConf("DbdPort=6819\n", "x"), /^DbdPort=6819\nStoragePass=x\n$/);
+    assert.equal(journeySlurmdbdConf("StoragePass=a\nDbdPort=6819\nStoragePass=b\n", "x"), "StoragePass=x\nDbdPort=6819\n");
   });
 });
 

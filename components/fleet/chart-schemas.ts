@@ -25,6 +25,7 @@ const centralFacts = (...keys: (keyof CentralCloudFacts)[]): Record<string, Sche
 
 const REGION: Schema = { type: "string", enum: Object.keys(REGIONS), description: "an AWS region the program accepts (facts/regions.ts)" };
 /** Lines of /etc/passwd or /etc/group: no quote, no `$`, no backslash; each line ends with a newline. */
+// `*` is a user's password field (config/users.ts NO_PASSWORD).
 const ETC_LINES = str("^([A-Za-z0-9_.,:/ *-]*\\n)*$", "lines of passwd or group entries, each ending with a newline");
 const USERS = obj({ passwd: ETC_LINES, group: ETC_LINES });
 /** Tag values the stack writes (facts/project.ts stackTags). */

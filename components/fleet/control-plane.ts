@@ -9,7 +9,7 @@
 import { NAMESPACE_NAME_LABEL } from "../../facts/fleet";
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, INIT_CONTAINER_RESOURCES, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, LOGIN_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
+import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, INIT_CONTAINER_RESOURCES, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, LOGIN_CONTAINER, LOGIN_SSHD_CONFIG, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_BACKUP_POD_LABELS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
@@ -225,6 +225,7 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
         enabled: true,
         replicas: 1,
         login: { image: { ...SLINKY_IMAGES.login }, resources: componentResources("login"), volumeMounts: login.volumeMounts, securityContext: LOGIN_CONTAINER },
+        extraSshdConfig: Object.entries(LOGIN_SSHD_CONFIG).map(([k, v]) => `${k} ${v}`).join("\n"),
         initconf: { image: { ...SLINKY_IMAGES.helper } },
         podSpec: { initContainers: [login.initContainer], volumes: login.volumes },
         // The chart's default is a LoadBalancer: on K3s that would publish sshd on the host.

@@ -88,13 +88,14 @@ export interface OperatorLogin {
 
 /**
  * What central's Slinky operator made for a tenant that the Slurm part runs: slurmctld's and
- * slurmdbd's /etc/slurm files (slurm.conf, cgroup.conf, Prolog scripts; slurmdbd.conf), keys
- * left out, and its login Deployment.
+ * slurmdbd's /etc/slurm files (slurm.conf, cgroup.conf, Prolog scripts; slurmdbd.conf, which
+ * holds the Kubernetes part's per-run database password), key files left out, and its login
+ * Deployment, or why there is none to run.
  */
 export interface OperatorFiles {
   readonly slurmctld: Readonly<Record<string, string>>;
   readonly slurmdbd: Readonly<Record<string, string>>;
-  readonly login: OperatorLogin;
+  readonly login: OperatorLogin | { readonly problem: string };
 }
 
 /** Where Slinky's login image reads sshd's configuration, and the name of its login container (loginbuilder). */
@@ -257,9 +258,9 @@ export async function startTenantSlurm(o: {
       if (!from) throw new Error(`a Slurm container mounts nothing at ${POD_MOUNTS.etc}`);
       return from;
     };
+    // The login is the Slurm part's to run (the Kubernetes part runs no login pod): why it cannot is reported there.
     const login = await operatorLogin(o.central, ns, path.join(dir, "login"));
-    if (!login.login) return fail(`the login: ${login.problem}`);
-    operatorFiles = { slurmctld: etcFiles(etc(ctld)), slurmdbd: etcFiles(etc(dbd)), login: login.login };
+    operatorFiles = { slurmctld: etcFiles(etc(ctld)), slurmdbd: etcFiles(etc(dbd)), login: login.login ?? { problem: login.problem ?? "no login" } };
     const central = slurmConfValues(operatorFiles.slurmctld["slurm.conf"] ?? "");
     const tenantSide = slurmConfValues(fs.readFileSync(path.join(etc(rest), "slurm.conf"), "utf8"));
     const dbdConf = slurmConfValues(operatorFiles.slurmdbd["slurmdbd.conf"] ?? "");

@@ -21,7 +21,7 @@ import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type
 import { parseDroppedFlows, SG_TABLE, DROPS } from "../host/nft";
 import { POLICY_TABLE } from "../host/network-policy";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
-import { LOGIN_CAPABILITIES } from "../../facts/control-plane";
+import { LOGIN_CAPABILITIES, LOGIN_SSH_METHODS } from "../../facts/control-plane";
 import { setprivLimitArgs } from "../kube/pods";
 import type { SlurmImage } from "../host/image";
 
@@ -113,13 +113,17 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   const fromPod = options.slurmdPod ? slurmdFromPod(options.slurmdPod) : { problems: ["the Kubernetes part handed over no slurmd pod (its scaling loop's steps say why)"] };
   const operatorSlurmd = fromPod.slurmd;
   const podStep = `${world.tenant.id}'s slurmd run as its slurm-operator made the NodeSet's pod (node name, features, --conf-server, options)`;
-  if (!operatorSlurmd) return [step(podStep, false, fromPod.problems.join("; "))];
+  // Its --conf-server must be the name the tenant's cluster resolves to central's slurmctld: the Service the fleet makes.
+  const service = world.tenant.controllerService;
+  const elsewhere = operatorSlurmd && (operatorSlurmd.confServer.host !== service.host || operatorSlurmd.confServer.port !== service.port) ? `--conf-server ${operatorSlurmd.confServer.host}:${operatorSlurmd.confServer.port} is not the Service the fleet makes for central's slurmctld (${service.host}:${service.port})` : undefined;
+  if (!operatorSlurmd || elsewhere) return [step(podStep, false, elsewhere ?? fromPod.problems.join("; "))];
   steps.push(step(podStep, true, `${operatorSlurmd.pod} of NodeSet ${operatorSlurmd.nodeSet}: slurmd -D ${operatorSlurmd.options.join(" ")}; nodes ${Array.from({ length: options.slurmdCount }, (_, i) => operatorSlurmd.hostname(i)).join(", ")} (ordinals past the pod's own named as the operator names them)`));
   // The login as central's operator made its LoginSet's Deployment: sackd's options, sshd's file, its limits.
-  const operatorLogin = options.operatorFiles?.login;
+  const handed = options.operatorFiles?.login;
+  const operatorLogin = handed && "deployment" in handed ? handed : undefined;
   const sackdOptions = operatorLogin ? shellWords(operatorLogin.sackdOptions) : undefined;
   const loginStep = `the login run as central's slurm-operator made the LoginSet's Deployment (sackd's options, sshd_config, securityContext)`;
-  if (!operatorLogin || !sackdOptions || sackdOptions.problems.length) return [...steps, step(loginStep, false, sackdOptions?.problems.join("; ") ?? "the Kubernetes part handed over no login Deployment (its steps say why)")];
+  if (!operatorLogin || !sackdOptions || sackdOptions.problems.length) return [...steps, step(loginStep, false, sackdOptions?.problems.join("; ") ?? (handed && "problem" in handed ? handed.problem : "the Kubernetes part handed over no login Deployment (its steps say why)"))];
   steps.push(step(loginStep, true, `${operatorLogin.deployment}: sackd -D ${sackdOptions.words.join(" ")}; sshd_config of ${operatorLogin.sshdConfig.split("\n").filter((l) => /^\s*[A-Za-z]/.test(l)).length} lines; capabilities ${operatorLogin.limits.capabilities?.join(",") ?? "the runtime's default set"}${operatorLogin.limits.noNewPrivs ? ", no_new_privs" : ""}`));
   const topology = planTopology(world, prefix, { count: options.slurmdCount, hostname: operatorSlurmd.hostname, features: operatorSlurmd.features });
   fs.mkdirSync(options.workDir, { recursive: true });
@@ -187,7 +191,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed("sbatch from central's login writes /mnt/efs/job_<id>.out on the tenant", () => batchJob(ctx)));
       if (topology.slurmd.length > 1) steps.push(await timed("two-node job with an inner srun", () => twoNodeJob(ctx)));
       steps.push(await timed(`two users (${world.users.slice(0, 2).map((u) => `${u.name} ${u.uid}`).join(", ")}) each run a batch job from central's login; each reads their own output from the login, never the other's`, () => twoUsers(ctx)));
-      steps.push(await timed(`a user logs in to central's login over ssh, its sshd held to the capabilities the fleet gives the login (${LOGIN_CAPABILITIES.length}), and runs a step`, () => sshLogin(ctx)));
+      steps.push(await timed(`a user logs in to central's login over ssh, its sshd held to the capabilities the fleet gives the login (${LOGIN_CAPABILITIES.length}), accepting keys only, and runs a step`, () => sshLogin(ctx)));
     }
     if (registered.passed) steps.push(await timed(`${world.tenant.id}'s slurm.key, as SlurmUser on its own node, sets no trigger on its slurmctld on central (a trigger's program would run in the controller's pod)`, () => triggerRefused(ctx)));
     if (registered.passed) steps.push(await timed(`code run as SlurmUser in ${world.tenant.id}'s slurmctld pod on central (the next route) reaches nothing outside its NetworkPolicies, enforced as K3s does; its jobs run meanwhile`, () => attackerContained(ctx)));
@@ -740,12 +744,14 @@ const SSH_DIR = "/etc/clusterra-ssh";
 
 /**
  * A user's shell on the login, as sshd gives it: Debian's sshd (OpenSSH, as the login image's)
- * started as root in the login pod with exactly the login container's capabilities
- * (LOGIN_CONTAINER: the bounding set cut to them), on Slinky's sshd_config lines but PAM (the
- * journey's image is not the login image: its PAM stack is Debian's), a key of the run's for
- * the first user; the user logs in from the central host (where cluster-api runs) and runs a
- * step on a tenant node. Fails if sshd cannot bind, chroot its child, switch to the user or
- * give them the session with those capabilities.
+ * started as root in the login pod with the limits of the operator's login container (its
+ * securityContext: the bounding set cut to its capabilities), on the sshd_config the operator
+ * wrote (UsePAM yes, on Debian's PAM stack: the journey's image is not the login image) after the
+ * journey's stand-in keywords, a key of the run's for the first user; the user logs in from the
+ * central host (where cluster-api runs) and runs a step on a tenant node, and a client without
+ * a key is refused with publickey the only method offered. Fails if sshd cannot bind, chroot its
+ * child, pass PAM's account check, switch to the user or give them the session with those
+ * capabilities, or offers any other method.
  */
 async function sshLogin(ctx: Context): Promise<{ ok: boolean; detail: string }> {
   const user = ctx.world.users[0];
@@ -772,10 +778,15 @@ async function sshLogin(ctx: Context): Promise<{ ok: boolean; detail: string }> 
       `${user.name}@${address}`, `id -un; srun -N1 -w ${node.hostname} hostname`], { timeoutMs: WAIT.job });
     const lines = r.stdout.trim().split("\n");
     const held = [...LOGIN_CAPABILITIES].map((c) => c.toLowerCase()).sort().join(",") === [...bounding].sort().join(",");
-    const ok = held && r.code === 0 && lines[0] === user.name && lines[1] === node.hostname;
+    // What sshd offers a client that has no key: it names the methods it accepts when it refuses.
+    const keyless = await run(["ip", "netns", "exec", ctx.topology.central.host.name, "ssh", "-o", "BatchMode=yes", "-o", "PubkeyAuthentication=no", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+      `${user.name}@${address}`, "true"], { timeoutMs: WAIT.command });
+    const offered = /Permission denied \(([^)]*)\)/.exec(keyless.stderr)?.[1].split(",") ?? [];
+    const keysOnly = keyless.code !== 0 && offered.join(",") === LOGIN_SSH_METHODS.join(",");
+    const ok = held && keysOnly && r.code === 0 && lines[0] === user.name && lines[1] === node.hostname;
     return {
       ok,
-      detail: `sshd on ${ctx.login.deployment}'s sshd_config (the journey's ${SSHD_STAND_INS.length} lines first) as root with CapBnd ${bounding.join(",") || "(none)"}${held ? "" : ` (the fleet gives ${LOGIN_CAPABILITIES.join(",")})`}; ssh ${user.name}@${address} from the central host: ${ok ? `"${lines.join(" / ")}"` : `exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 300)}; sshd: ${tail(sshd.log)}`}`,
+      detail: `sshd on ${ctx.login.deployment}'s sshd_config (the journey's ${SSHD_STAND_INS.length} lines first) as root with CapBnd ${bounding.join(",") || "(none)"}${held ? "" : ` (the fleet gives ${LOGIN_CAPABILITIES.join(",")})`}; without a key: ${keyless.code === 0 ? "LOGGED IN" : `refused, sshd accepts ${offered.join(",") || `(nothing said: ${keyless.stderr.trim().slice(0, 200)})`}`}${keysOnly ? "" : ` (the fleet allows ${LOGIN_SSH_METHODS.join(",")} only)`}; ssh ${user.name}@${address} from the central host: ${ok ? `"${lines.join(" / ")}"` : `exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(0, 300)}; sshd: ${tail(sshd.log)}`}`,
     };
   } finally {
     await ctx.supervisor.stop(sshd, 2000);

@@ -53,13 +53,16 @@ export function journeyEtcSlurm(operatorEtc: Readonly<Record<string, string>>, s
  * The slurmdbd.conf the Slurm part's slurmdbd reads: the one central's Slinky operator wrote
  * for the tenant, with one change: StoragePass is the password of the MariaDB the Slurm part
  * runs (the operator's names the Kubernetes part's, and the rotation drill changes it). The
- * line is replaced, not appended: the file is SlurmUser's alone and holds a secret once. Pure.
+ * line is replaced, not appended: the file holds one password, the part's. Pure.
  */
 export function journeySlurmdbdConf(operatorConf: string, password: string): string {
+  const storagePass = (l: string) => /^\s*StoragePass\s*=/i.test(l);
   const lines = operatorConf.trimEnd().split("\n");
-  const at = lines.findIndex((l) => /^\s*StoragePass\s*=/i.test(l));
+  const first = lines.findIndex(storagePass);
   const own = `StoragePass=${password}`;
-  return [...(at >= 0 ? [...lines.slice(0, at), own, ...lines.slice(at + 1)] : [...lines, own]), ""].join("\n");
+  // Every StoragePass line goes (slurmdbd keeps a key's last value); the part's takes the first one's place.
+  const kept = lines.flatMap((l, i) => (!storagePass(l) ? [l] : i === first ? [own] : []));
+  return [...kept, ...(first < 0 ? [own] : []), ""].join("\n");
 }
 
 /** What mariadb-operator would create for the MariaDB resource: the database and its user. */
@@ -94,14 +97,16 @@ export function partitionsOf(extraConf: string, nodeSet: string): string[] {
 }
 
 /**
- * sshd's keywords the journey sets before the operator's sshd_config, and why (sshd keeps a
- * keyword's first value): where the login listens, its host key and the users' keys (on AWS the
- * operator's host-key Secret and the users' own), and no pid file in a shared /run.
+ * sshd's keywords the journey sets before the operator's sshd_config, and why: where the login
+ * listens, its host key and the users' keys (on AWS the operator's host-key Secret and the
+ * users' own), and no pid file in a shared /run. sshd keeps the first value of most keywords
+ * (AuthorizedKeysFile, PidFile); ListenAddress and HostKey add up, and the operator's file sets
+ * neither.
  */
 export const SSHD_STAND_INS = ["ListenAddress", "HostKey", "AuthorizedKeysFile", "PidFile"] as const;
 
 /** The login's sshd_config: the journey's stand-in lines, then the file central's Slinky operator wrote. Pure. */
 export function journeySshdConfig(operatorConfig: string, at: { readonly address: string; readonly dir: string }): string {
   const values: Record<(typeof SSHD_STAND_INS)[number], string> = { ListenAddress: at.address, HostKey: `${at.dir}/host_ed25519`, AuthorizedKeysFile: `${at.dir}/authorized/%u`, PidFile: "none" };
-  return ["# --- The journey's stand-ins (sshd keeps a keyword's first value) ---", ...SSHD_STAND_INS.map((k) => `${k} ${values[k]}`), "# --- central's Slinky operator's sshd_config ---", operatorConfig.trimEnd(), ""].join("\n");
+  return ["# --- The journey's stand-ins (before the operator's lines: sshd keeps most keywords' first value) ---", ...SSHD_STAND_INS.map((k) => `${k} ${values[k]}`), "# --- central's Slinky operator's sshd_config ---", operatorConfig.trimEnd(), ""].join("\n");
 }
