@@ -98,6 +98,9 @@ export const WORKER_NODE = {
 /** The API group of Slinky's custom resources (Controller, NodeSet, ...). */
 export const SLINKY_API_GROUP = "slinky.slurm.net";
 
+/** The label K3s puts on a server's Node (a tenant cluster has one server). */
+export const SERVER_NODE_LABEL = { "node-role.kubernetes.io/control-plane": "true" } as const;
+
 /** Taints and labels that steer pods. */
 export const TAINTS = {
   /** On every worker NodePool: only slurmd pods tolerate it (Slinky's own toleration). */

@@ -44,6 +44,7 @@ import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
 import { playScalingLoop } from "./scaling";
+import { replacedServerForgets } from "./replaced-server";
 import type { OperatorPod } from "./slurm/slurmd-pod";
 import { handoverFiles } from "./slurm/handover";
 import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
@@ -479,6 +480,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       result.slurmdPods.set(id, slurmdPod);
       keep(handoverFiles(input.dir, id).slurmdPod, slurmdPod);
     }
+    // Its server replaced: the new one forgets the old one's Node and CiliumNode.
+    await replacedServerForgets({ tenantId: id, kc: k(id), script: specs.find((s) => s.name === id)?.server.forgetPredecessors, dir: path.join(input.dir, "replaced-server", id), report });
   }
   // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
   // published to its registry and the tenants' ApplicationSet committed with it (facts/charts.ts),

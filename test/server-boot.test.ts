@@ -10,7 +10,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { NETWORKD_DROP_IN } from "../components/host/tenant-cloud-init";
+import { FORGET_PREDECESSORS, forgetPredecessorsScript, NETWORKD_DROP_IN } from "../components/host/tenant-cloud-init";
 import { renderedLimitProblems } from "../fleet-tools/validate";
 import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
@@ -27,6 +27,23 @@ describe("the tenant server's first boot", function () {
     const doc = parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
     return doc.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-boot")?.content ?? "";
   }
+
+  it("forgets a predecessor once K3s answers: the publish unit runs the script with the node name the boot recorded", async () => {
+    const acme = await plan("tenant-acme-dev");
+    const userData = String(byType(acme, "aws:ec2/instance:Instance")[0].inputs?.userData);
+    const files = (parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] }).write_files;
+    const text = (p: string) => files.find((f) => f.path === p)?.content ?? "";
+    const publish = text("/usr/local/sbin/clusterra-publish");
+    const forget = publish.split("\n").find((l) => l.startsWith(FORGET_PREDECESSORS)) ?? "";
+    // The name it passes is the one the boot wrote for K3s (node-name in the node drop-in).
+    const [, key, file] = /sed -n 's\/\^([a-z-]+): \/\/p' (\S+)\)"$/.exec(forget) ?? [];
+    assert.ok(key && file, forget);
+    assert.match(await bootScript(), new RegExp(`cat > ${file} <<EOF\\n${key}: \\$INSTANCE_ID\\n`));
+    // After the kubeconfig and token are published, so a failure retries without holding them back.
+    assert.ok(publish.indexOf(FORGET_PREDECESSORS) > publish.lastIndexOf("put-parameter"));
+    assert.equal(text(FORGET_PREDECESSORS), forgetPredecessorsScript());
+    assert.equal(spawnSync("bash", ["-n"], { input: forgetPredecessorsScript() }).status, 0);
+  });
 
   it("serves mutating admission policies (beta in Kubernetes 1.35): the tenant's Slinky Controller is named through one", async () => {
     const acme = await plan("tenant-acme-dev");

@@ -7,7 +7,7 @@
  */
 import { heartbeatSigning, type HeartbeatScope } from "./heartbeat";
 import { clusterParameterNames, EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE } from "../../facts/tenant-cluster";
-import { SERVER_HOST_PORTS, SLINKY_API_GROUP, SLURM_CLUSTER_NAME_POLICY } from "../../facts/tenant-cluster";
+import { SERVER_HOST_PORTS, SERVER_NODE_LABEL, SLINKY_API_GROUP, SLURM_CLUSTER_NAME_POLICY } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { LABEL_KEYS, stackTags } from "../../facts/project";
 import { al2023AmiParameter } from "../../facts/versions";
@@ -54,7 +54,7 @@ export function tenantClusterFleetPath(scope: string, tenantId: string): string 
 const INSTANCE_CPU_LABEL = "karpenter.k8s.aws/instance-cpu";
 
 /** Pods of the platform run on the server (the control-plane node), never on workers. */
-const ON_SERVER = { "node-role.kubernetes.io/control-plane": "true" };
+const ON_SERVER = SERVER_NODE_LABEL;
 
 const asTaint = (t: { key: string; value: string; effect: string }) => ({ key: t.key, value: t.value, effect: t.effect });
 const toleration = (t: { key: string; effect: string }) => ({ key: t.key, operator: "Exists", effect: t.effect });

@@ -9,7 +9,7 @@ import { diskMetricsFiles, type HostMetrics } from "../observability/host-metric
 import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "./boot";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
-import { EFS_MOUNT_PATH, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
+import { EFS_MOUNT_PATH, SERVER_NODE_LABEL, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
 import { MUTATING_ADMISSION_POLICY_ARGS } from "../../facts/versions";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 
@@ -202,12 +202,40 @@ export function workerKubeletArgs(): string[] {
   ];
 }
 
+/** Where the boot writes the node's K3s identity (nodeIdentityLines); later scripts read the node's name back from it. */
+const NODE_CONFIG = { dir: "/etc/rancher/k3s/config.yaml.d", file: "/etc/rancher/k3s/config.yaml.d/10-node.yaml", nameKey: "node-name" } as const;
+
+/** The server's script that removes a predecessor's Node and CiliumNode (forgetPredecessorsScript). */
+export const FORGET_PREDECESSORS = "/usr/local/sbin/clusterra-forget-predecessors";
+
+/**
+ * A replaced server (a new instance on the kept state volume) finds its predecessor's Node and
+ * CiliumNode in the datastore: a second server claiming its address, NotReady for good, and
+ * Cilium's IPAM record of the old instance's ENIs. Run with the server's own node name once K3s
+ * answers: every other server Node goes (a tenant cluster has one server), its CiliumNode first
+ * (while Cilium's CRDs exist). Fails when the API refuses, so its unit tries again.
+ */
+export function forgetPredecessorsScript(): string {
+  const [label, value] = Object.entries(SERVER_NODE_LABEL)[0];
+  return [
+    "#!/bin/bash",
+    "set -euo pipefail",
+    'self="${1:?the node name}"',
+    `for node in $(k3s kubectl get nodes -l '${label}=${value}' -o jsonpath='{.items[*].metadata.name}'); do`,
+    '  [ "$node" = "$self" ] && continue',
+    '  if k3s kubectl get crd ciliumnodes.cilium.io >/dev/null 2>&1; then k3s kubectl delete ciliumnodes.cilium.io "$node" --ignore-not-found; fi',
+    '  k3s kubectl delete node "$node" --ignore-not-found',
+    "done",
+    "",
+  ].join("\n");
+}
+
 /** The node-identity drop-in: node name = instance id, providerID aws:///<zone>/<id>. */
 function nodeIdentityLines(kubeletArgs: readonly string[], extra: readonly string[] = []): string[] {
   return [
-    "mkdir -p /etc/rancher/k3s/config.yaml.d",
-    "cat > /etc/rancher/k3s/config.yaml.d/10-node.yaml <<EOF",
-    "node-name: $INSTANCE_ID",
+    `mkdir -p ${NODE_CONFIG.dir}`,
+    `cat > ${NODE_CONFIG.file} <<EOF`,
+    `${NODE_CONFIG.nameKey}: $INSTANCE_ID`,
     "kubelet-arg:",
     ...kubeletArgs.map((a) => `  - "${a}"`),
     ...extra,
@@ -273,6 +301,7 @@ export function publishScript(init: ServerInit): string {
     "until [ -s /etc/rancher/k3s/k3s.yaml ] && [ -s /var/lib/rancher/k3s/server/agent-token ] && k3s kubectl get --raw /readyz >/dev/null 2>&1; do sleep 5; done",
     put(init.kubeconfigParameter, "/etc/rancher/k3s/k3s.yaml"),
     put(init.agentJoinParameter, "/var/lib/rancher/k3s/server/agent-token"),
+    `${FORGET_PREDECESSORS} "$(sed -n 's/^${NODE_CONFIG.nameKey}: //p' ${NODE_CONFIG.file})"`,
     "",
   ].join("\n");
 }
@@ -351,7 +380,8 @@ export function tenantServerUserData(init: ServerInit): string {
       },
       ...bootFiles(serverBootScript(init), "The tenant server's first boot: network, NAT, EFS, its state volume, K3s"),
       { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },
-      { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM", "/usr/local/sbin/clusterra-publish", "k3s.service") },
+      { path: FORGET_PREDECESSORS, permissions: "0700", content: forgetPredecessorsScript() },
+      { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM; forget a predecessor server", "/usr/local/sbin/clusterra-publish", "k3s.service") },
       { path: "/usr/local/sbin/clusterra-argocd-credential", permissions: "0700", content: argocdCredentialScript(init) },
       {
         path: "/etc/systemd/system/clusterra-argocd-credential.service",

@@ -5,6 +5,8 @@
  * user data gives (or omits) is what the journey runs with. Pure functions.
  */
 import { parse } from "yaml";
+import { SERVER_NODE_LABEL } from "../../facts/tenant-cluster";
+import { FORGET_PREDECESSORS } from "../../components/host/tenant-cloud-init";
 
 /** The parts of a `#cloud-config` the journey reads. */
 interface CloudConfig {
@@ -22,6 +24,8 @@ export interface K3sServer {
   readonly maxPods: number;
   /** Whether K3s deploys its packaged local-storage add-on (a default StorageClass, local-path), i.e. the config does not disable it. */
   readonly localStorage: boolean;
+  /** The script a replaced server runs to remove its predecessor's Node and CiliumNode, when the user data writes one. */
+  readonly forgetPredecessors?: string;
 }
 
 /** K3s's kubelet default when no max-pods is given. */
@@ -60,12 +64,13 @@ export function readK3sServer(userData: string, arch: string, hostname: string):
     "kubernetes.io/arch": arch,
     "kubernetes.io/os": "linux",
     "kubernetes.io/hostname": hostname,
-    "node-role.kubernetes.io/control-plane": "true",
+    ...SERVER_NODE_LABEL,
     "node.kubernetes.io/instance-type": "k3s",
     ...keyValues(list(config["node-label"])),
   };
   const localStorage = !list(config.disable).flatMap((d) => d.split(",")).map((d) => d.trim()).includes("local-storage");
-  return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage };
+  const forgetPredecessors = file(doc, FORGET_PREDECESSORS);
+  return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage, ...(forgetPredecessors !== undefined ? { forgetPredecessors } : {}) };
 }
 
 /** Paths the harness gives the API server in place of K3s's own files. */
