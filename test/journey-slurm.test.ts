@@ -12,6 +12,7 @@ import * as os from "os";
 import * as path from "path";
 import type { DeploymentResource } from "../planning/deployment";
 import { SLURM_PORTS } from "../facts/contract";
+import { LOGIN_SSHD_CONFIG } from "../facts/control-plane";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "../journey/slurm/nat";
 import { parseCounter, parseDroppedFlows, parseRuleHits, protocolMatch, securityGroupRuleset } from "../journey/host/nft";
 import { groupsSelectedByTags, securityGroupRules, securityGroups, type SecurityGroupRule } from "../access/security-groups";
@@ -362,6 +363,8 @@ describe("Slurm journey: the login's sshd on the operator's sshd_config", () => 
     assert.ok(conf.endsWith(`${operator.trimEnd()}\n`));
     // The operator's own keywords stay its own: the journey sets none of them.
     assert.match(conf, /^UsePAM yes$/m);
+    // The fleet's extraSshdConfig, after the operator's own lines (a pod slurm-operator v1.2.1 made in the journey).
+    for (const [k, v] of Object.entries(LOGIN_SSHD_CONFIG)) assert.match(conf, new RegExp(`^${k} ${v}$`, "m"));
     assert.deepEqual(keywords.filter((k) => SSHD_STAND_INS.includes(k as (typeof SSHD_STAND_INS)[number])).length, SSHD_STAND_INS.length);
   });
 });
