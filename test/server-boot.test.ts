@@ -45,6 +45,32 @@ describe("the tenant server's first boot", function () {
     assert.equal(spawnSync("bash", ["-n"], { input: forgetPredecessorsScript() }).status, 0);
   });
 
+  it("forgets every other server Node and nothing else, and fails (so its unit retries) when the API does not answer", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "forget-"));
+    try {
+      // `k3s kubectl` as the script calls it: the node list (or a refusal), no Cilium CRD, deletions logged.
+      fs.mkdirSync(path.join(dir, "bin"));
+      fs.writeFileSync(path.join(dir, "bin", "k3s"), [
+        "#!/bin/sh", "shift", 'case "$1 $2" in',
+        '  "get nodes") [ -z "$REFUSE" ] || exit 1; echo "$*" > "$LOG.selector"; echo "i-0old i-0self";;',
+        '  "get crd") exit 1;;',
+        '  "delete node") echo "$3" >> "$LOG";;',
+        "esac", "",
+      ].join("\n"), { mode: 0o755 });
+      fs.writeFileSync(path.join(dir, "forget"), forgetPredecessorsScript(), { mode: 0o700 });
+      const runIt = (env: Record<string, string>) => spawnSync("bash", [path.join(dir, "forget"), "i-0self"], { env: { ...process.env, PATH: `${path.join(dir, "bin")}:${process.env.PATH}`, LOG: path.join(dir, "log"), ...env }, encoding: "utf8" });
+      const refused = runIt({ REFUSE: "1" });
+      assert.notEqual(refused.status, 0, "a failed listing must fail the script");
+      assert.equal(fs.existsSync(path.join(dir, "log")), false);
+      assert.equal(runIt({}).status, 0);
+      assert.deepEqual(fs.readFileSync(path.join(dir, "log"), "utf8").trim().split("\n"), ["i-0old"]);
+      // Both server labels select: K3s's role, which no kubelet may set on itself, and the project's.
+      assert.match(fs.readFileSync(path.join(dir, "log.selector"), "utf8"), /-l node-role\.kubernetes\.io\/control-plane=true,clusterra\.io\/role=server /);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("serves mutating admission policies (beta in Kubernetes 1.35): the tenant's Slinky Controller is named through one", async () => {
     const acme = await plan("tenant-acme-dev");
     const userData = String(byType(acme, "aws:ec2/instance:Instance")[0].inputs?.userData);

@@ -11,6 +11,7 @@ import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { EFS_MOUNT_PATH, SERVER_NODE_LABEL, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
 import { MUTATING_ADMISSION_POLICY_ARGS } from "../../facts/versions";
+import { LABEL_KEYS } from "../../facts/project";
 import { k3sInstallScriptUrl } from "../../facts/versions";
 
 /** What both kinds of node need to know. */
@@ -212,23 +213,33 @@ export const FORGET_PREDECESSORS = "/usr/local/sbin/clusterra-forget-predecessor
  * A replaced server (a new instance on the kept state volume) finds its predecessor's Node and
  * CiliumNode in the datastore: a second server claiming its address, NotReady for good, and
  * Cilium's IPAM record of the old instance's ENIs. Run with the server's own node name once K3s
- * answers: every other server Node goes (a tenant cluster has one server), its CiliumNode first
- * (while Cilium's CRDs exist). Fails when the API refuses, so its unit tries again.
+ * answers: every other Node with both server labels (K3s's role and the project's; kubelets
+ * cannot set K3s's) goes, its CiliumNode first (while Cilium's CRDs exist). A tenant cluster has
+ * one server on a datastore one instance mounts at a time, so any other server Node is a
+ * predecessor; with an embedded etcd (several servers) it refuses, since deleting a server Node
+ * there removes a live member. The deletions do not wait on finalizers (K3s's own node controller
+ * clears them, with the node's password Secret). Fails when the API refuses, so its unit retries.
  */
 export function forgetPredecessorsScript(): string {
-  const [label, value] = Object.entries(SERVER_NODE_LABEL)[0];
+  const selector = Object.entries({ ...SERVER_NODE_LABEL, [LABEL_KEYS.role]: "server" }).map(([k, v]) => `${k}=${v}`).join(",");
   return [
     "#!/bin/bash",
     "set -euo pipefail",
     'self="${1:?the node name}"',
-    `for node in $(k3s kubectl get nodes -l '${label}=${value}' -o jsonpath='{.items[*].metadata.name}'); do`,
+    `[ ! -e ${K3S_ETCD_DIR} ] || { echo "an embedded etcd: several servers, none is a predecessor to remove" >&2; exit 0; }`,
+    // Its own line: a failed listing fails the script (inside the for's $(...) it would not).
+    `nodes=$(k3s kubectl get nodes -l '${selector}' -o jsonpath='{.items[*].metadata.name}')`,
+    'for node in $nodes; do',
     '  [ "$node" = "$self" ] && continue',
-    '  if k3s kubectl get crd ciliumnodes.cilium.io >/dev/null 2>&1; then k3s kubectl delete ciliumnodes.cilium.io "$node" --ignore-not-found; fi',
-    '  k3s kubectl delete node "$node" --ignore-not-found',
+    '  if k3s kubectl get crd ciliumnodes.cilium.io >/dev/null 2>&1; then k3s kubectl delete ciliumnodes.cilium.io "$node" --ignore-not-found --wait=false; fi',
+    '  k3s kubectl delete node "$node" --ignore-not-found --wait=false',
     "done",
     "",
   ].join("\n");
 }
+
+/** Where K3s keeps an embedded etcd's data (servers clustered with etcd; a single server uses SQLite). */
+const K3S_ETCD_DIR = "/var/lib/rancher/k3s/server/db/etcd";
 
 /** The node-identity drop-in: node name = instance id, providerID aws:///<zone>/<id>. */
 function nodeIdentityLines(kubeletArgs: readonly string[], extra: readonly string[] = []): string[] {
