@@ -11,6 +11,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { FORGET_PREDECESSORS, forgetPredecessorsScript, NETWORKD_DROP_IN } from "../components/host/tenant-cloud-init";
+import { readK3sServer } from "../journey/kube/k3s";
 import { renderedLimitProblems } from "../fleet-tools/validate";
 import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
@@ -42,6 +43,8 @@ describe("the tenant server's first boot", function () {
     // After the kubeconfig and token are published, so a failure retries without holding them back.
     assert.ok(publish.indexOf(FORGET_PREDECESSORS) > publish.lastIndexOf("put-parameter"));
     assert.equal(text(FORGET_PREDECESSORS), forgetPredecessorsScript());
+    // No local-path volume to strand on the old node: K3s's local-storage is off on a tenant server.
+    assert.equal(readK3sServer(userData, "arm64", "acme-server").localStorage, false);
     assert.equal(spawnSync("bash", ["-n"], { input: forgetPredecessorsScript() }).status, 0);
   });
 

@@ -160,8 +160,10 @@ export function tenantServerConfig(init: ServerInit): Record<string, unknown> {
     "flannel-backend": "none",
     "disable-network-policy": true,
     "disable-kube-proxy": true,
-    // No ingress, no service load balancer, nothing that faces the internet.
-    disable: ["traefik", "servicelb"],
+    // No ingress, no service load balancer, nothing that faces the internet. No local-path
+    // volumes: nothing on a tenant cluster claims one, and one would live on the server's root
+    // disk, pinned to a node a replaced server removes (forgetPredecessorsScript).
+    disable: ["traefik", "servicelb", "local-storage"],
     // Agents join with this token, which cannot join servers (never the server token).
     "agent-token-file": "/etc/rancher/k3s/agent-token",
     "protect-kernel-defaults": true,
