@@ -99,14 +99,14 @@ export interface OperatorFiles {
 }
 
 /** Where Slinky's login image reads sshd's configuration, and the name of its login container (loginbuilder). */
-export const SLINKY_LOGIN = { container: "login", sshdConfig: "/etc/ssh/sshd_config" } as const;
+const SLINKY_LOGIN = { container: "login", sshdConfig: "/etc/ssh/sshd_config" } as const;
 
 /**
  * The login Deployment the operator made for the LoginSet in `namespace` (the one a LoginSet
  * owns), its container made ready under `dir` as the kubelet would (its volumes written out,
  * its environment resolved): what the Slurm part's login needs of it, or why it cannot run.
  */
-export async function operatorLogin(kc: Kubectl, namespace: string, dir: string): Promise<{ login?: OperatorLogin; problem?: string }> {
+async function operatorLogin(kc: Kubectl, namespace: string, dir: string): Promise<{ login?: OperatorLogin; problem?: string }> {
   const list = await kc.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string }[] }; spec: { template: PodTemplate } }[] }>(["deployments", "-n", namespace]);
   const deployment = list?.items.find((d) => d.metadata.ownerReferences?.some((r) => r.kind === "LoginSet"));
   if (!deployment) return { problem: `no Deployment of a LoginSet in ${namespace}` };
