@@ -117,6 +117,9 @@ export function tenantStackName(id: string, environment: string): string {
   return `tenant-${id}-${environment}`;
 }
 
+/** Where a tenant deployed before ports were recorded finds the ones it has. */
+const LIVE_PORTS = "its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf";
+
 function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>, source: StackFile, siblings: readonly StackFile[], add: Add): void {
   const ns = CONFIG_NAMESPACE;
   const central = isObject(own.central) ? own.central : {};
@@ -230,6 +233,7 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   }
   // Every tenant of this central: whose ports this tenant's must not meet, and what is free.
   const taken: { file: string; id: string; ports: TenantPorts }[] = [];
+  const unrecorded: string[] = [];
   for (const other of siblings) {
     if (other.stack === source.stack || other.values[`${ns}:kind`] !== "tenant") continue;
     const ot = other.values[`${ns}:tenant`];
@@ -248,11 +252,16 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
     if (!isObject(oc) || typeof oc.stack !== "string" || stackShortName(oc.stack) !== centralName) continue;
     const theirPorts = recordedPorts(other.values);
     if (isObject(ot) && typeof ot.id === "string" && theirPorts) taken.push({ file: other.file, id: ot.id, ports: theirPorts });
+    else if (!theirPorts) unrecorded.push(other.file);
   }
-  const free = freePorts(taken.map((t) => t.ports));
-  const freeText = free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants; ${openACell()}`;
+  // A tenant of this central that records no ports may be live with ports of its own (from
+  // before ports were recorded): no port is named free until it records them.
+  const free = unrecorded.length ? undefined : freePorts(taken.map((t) => t.ports));
+  const freeText = unrecorded.length
+    ? `no ports can be named free on ${centralName} while ${unrecorded.join(", ")} record${unrecorded.length === 1 ? "s" : ""} no valid ports: record ${unrecorded.length === 1 ? "its" : "theirs"} first (a live tenant keeps the ones it has: ${LIVE_PORTS})`
+    : free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants; ${openACell()}`;
   if (own.ports === undefined) {
-    add(PORTS_KEY, undefined, "missing: a tenant's ports on central are recorded in its stack file, never derived", `${freeText} (a tenant deployed before ports were recorded keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)`);
+    add(PORTS_KEY, undefined, "missing: a tenant's ports on central are recorded in its stack file, never derived", unrecorded.length ? freeText : `${freeText} (a tenant deployed before ports were recorded keeps the ones it has: ${LIVE_PORTS})`);
   }
   for (const t of ports ? taken : []) {
     for (const conflict of portConflicts(ports as TenantPorts, t.ports, t.id)) add(PORTS_KEY, own.ports, `${conflict} (${t.file})`, `ports no other tenant of ${centralName} has; ${freeText}`);

@@ -16,8 +16,8 @@ import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type H
 import { TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
-import { ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath } from "../facts/fleet";
-import { expanderDifferences, FLEET_SYNC_TIMEOUT_MS, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
+import { centralFleetPath, ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, tenantFleetPath, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath, tenantsFleetPath } from "../facts/fleet";
+import { crossCentralApplications, expanderDifferences, FLEET_SYNC_TIMEOUT_MS, type OtherCentral, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
 import { ARGOCD_PODS, startArgoCd } from "./gitops/argocd";
 import { commitToFleet, externalSecretsPackaging, publishChart, startGitopsServers } from "./gitops/servers";
 import { yamlFile } from "../components/fleet/yaml-file";
@@ -53,12 +53,17 @@ import { step, type JourneyStep } from "./host/step";
 import { droppedSecurity, unmatchedSelectors, type PolicyLike } from "./kube/policies";
 
 export interface FleetJourneyInput {
+  /** The project: its built tools and images. */
   readonly root: string;
+  /** The example repository the plans came from (planning/examples.ts): its fleet is rendered, and its HEAD served and synced. */
+  readonly repository: string;
   readonly chartsDir: string;
   readonly dir: string;
   readonly tools: Tools;
   readonly central: PlanResult;
   readonly tenants: readonly PlanResult[];
+  /** The environment's other centrals (cells) in the same repository: none of theirs may reach this central's ArgoCD. */
+  readonly otherCentrals: readonly OtherCentral[];
   readonly processes: Processes;
   readonly report: (s: JourneyStep) => void;
   /** The sealed namespace the tools run in (a tenant's operator gets its cluster's names there). */
@@ -167,7 +172,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     nodeLines.push(`${s.name}: ${node.name} (${s.instance.inputs.instanceType}, ${node.pods} pods)`);
   }
   for (const t of tenants) {
-    const pools = renderTenantAddOn(input.root, tools.helm, t.config.central.scope, t.config.tenant.id, "cluster-manifests")
+    const pools = renderTenantAddOn(input.repository, tools.helm, t.config.central.scope, t.config.tenant.id, "cluster-manifests")
       .filter((o) => o.kind === "NodePool") as unknown as NodePoolDoc[];
     const zone = String((resources(t.plan).find((r) => r.type === "aws:ec2/subnet:Subnet")?.inputs.availabilityZone) ?? `${t.config.region}a`);
     for (const pool of pools) {
@@ -189,7 +194,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // 3. Helm renders of every Application, as ArgoCD renders them.
   const helm = tools.helm;
   const renderDir = path.join(input.dir, "render");
-  const { renders, problems: renderProblems } = helmRenders(input.root, input.chartsDir);
+  const { renders, problems: renderProblems } = helmRenders(input.repository, input.chartsDir);
   const rendered = await renderFleetCharts(helm, renders, renderDir);
   const problems = [...renderProblems, ...rendered.problems];
   report(step("every Helm source renders as ArgoCD renders it", problems.length === 0, problems.length ? problems.map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("; ") : `${renders.length} sources, ${rendered.objects.length} objects`));
@@ -231,13 +236,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // 4b. The fleet's sources inside the sealed namespace, under the names the fleet gives them;
   // ArgoCD told of their CA as an operator tells it of a private CA (argocd-tls-certs-cm).
   const gitops = await startGitopsServers({
-    root: input.root, chartsDir: input.chartsDir, repoUrl: central.fleet.repoUrl, revision: central.fleet.revision, charts: Object.values(CHARTS),
+    root: input.repository, chartsDir: input.chartsDir, repoUrl: central.fleet.repoUrl, revision: central.fleet.revision, charts: Object.values(CHARTS),
     dir: path.join(input.dir, "origins"), sealed: input.sealed, processes, helm: tools.helm, registry: tools.registry,
     packagingSource: externalSecretsPackaging(path.dirname(input.chartsDir)),
   });
   const tls = await c.run(["patch", "configmap", ARGOCD_TLS_CERTS, "-n", ARGOCD_CHART.namespace, "--type=merge", "-p", JSON.stringify({ data: Object.fromEntries(gitops.hosts.map((h) => [h, gitops.caPem])) })]);
   report(step("the fleet's repository and charts are served inside the sealed namespace under their own names", tls.code === 0,
-    tls.code === 0 ? `${central.fleet.repoUrl} (${central.fleet.revision} = the project's HEAD, git http-backend), ${gitops.published.length} charts (helm repo index; a distribution registry for oci://): ${gitops.hosts.join(", ")}; their CA in ${ARGOCD_TLS_CERTS}` : tls.stderr.trim()));
+    tls.code === 0 ? `${central.fleet.repoUrl} (${central.fleet.revision} = the example repository's commit, git http-backend), ${gitops.published.length} charts (helm repo index; a distribution registry for oci://): ${gitops.hosts.join(", ")}; their CA in ${ARGOCD_TLS_CERTS}` : tls.stderr.trim()));
   // Each tenant's server at its private address, as its cluster Secret names it: the address is
   // the sealed namespace's own (on its loopback), forwarded to the tenant's API server.
   for (const t of tenants) {
@@ -380,17 +385,24 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     gate.length ? gate.slice(0, 4).join("; ") : gated ? `${gated} ExternalSecrets, each Ready before any later step's Application began to sync` : "no generated Application has an ExternalSecret"));
 
   // fleet check's offline expander against what the real ApplicationSet controller generated
-  // from the same fleet (the served commit is the project's HEAD, read here from the checkout).
+  // from the same fleet (the served commit is the example repository's, read here from its folder).
   const clusterList = await liveClusterParams(c, ARGOCD_CHART.namespace);
   const liveApps = (await c.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] }; spec: Record<string, unknown> }[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items ?? [];
   const differences: string[] = [];
   for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
     const live = await c.get<Record<string, unknown>>(["applicationsets.argoproj.io", set, "-n", ARGOCD_CHART.namespace]);
     if (!live) differences.push(`${set}: not on central`);
-    else differences.push(...expanderDifferences(live, clusterList, checkoutFiles(input.root), liveApps));
+    else differences.push(...expanderDifferences(live, clusterList, checkoutFiles(input.repository), liveApps));
   }
   report(step(`fleet check's offline ApplicationSet expander generates what ${who}'s ApplicationSet controller generated`, differences.length === 0,
     differences.length ? differences.slice(0, 4).join("; ") : `${liveApps.filter((a) => a.metadata.ownerReferences?.some((o) => o.kind === "ApplicationSet")).length} Applications from ${TENANT_ENTRIES_APPLICATION_SET} and ${TENANTS_APPLICATION_SET}: the same names, projects, destinations and sources`));
+  // Each central's ApplicationSets read their own scope's folders: the repository holds a cell
+  // (another central and its tenant), whose folders this ArgoCD must leave alone.
+  const foreign = crossCentralApplications(liveApps, input.otherCentrals);
+  const cellFolders = input.otherCentrals.flatMap((o) => o.tenants.map((id) => tenantFleetPath(o.scope, id))).filter((f) => fs.existsSync(path.join(input.repository, f)));
+  report(step(`${who}'s ApplicationSets generate nothing from another central's folders (${input.otherCentrals.map((o) => `${centralFleetPath(o.scope)}, ${tenantsFleetPath(o.scope)}`).join("; ") || "no other central"})`,
+    foreign.length === 0 && cellFolders.length > 0,
+    foreign.length ? foreign.slice(0, 6).join("; ") : cellFolders.length ? `${liveApps.length} Applications, none of them another central's; the served commit holds ${cellFolders.join(", ")}` : "the served commit holds no other central's tenant: nothing to tell apart"));
   const noRetry = last.filter((a) => !a.retry).map((a) => a.name);
   report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", noRetry.length === 0, noRetry.length ? `a failed first sync with no retry stays failed until a new commit: ${noRetry.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
   report(step("app-of-apps waves wait for each child Application's health", settings.applicationHealth, settings.applicationHealth ? "argocd-cm has a health check for argoproj.io/Application" : "argocd-cm has no health check for argoproj.io/Application: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other"));

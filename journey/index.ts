@@ -8,8 +8,12 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { planStack, type PlanResult } from "../planning/plan";
-import type { TenantConfig } from "../config/types";
+import type { PlanResult } from "../planning/plan";
+import { EXAMPLE_REPOSITORY_CONTENT, examplePlan, writeExampleRepository } from "../planning/examples";
+import { commitFolder } from "./gitops/servers";
+import { exampleRepositoryFolder } from "./slurm/handover";
+import type { OtherCentral } from "./gitops/applications";
+import type { CentralConfig, TenantConfig } from "../config/types";
 import { runFleetJourney, type FleetJourneyResult } from "./fleet-journey";
 import { runSlurmJourney } from "./slurm";
 import { findSlurmImage } from "./host/image";
@@ -28,6 +32,7 @@ export interface JourneyOptions {
   readonly keep: boolean;
 }
 
+/** The journey's stacks, of the example repository (planning/examples.ts); its cell's stacks are planned too. */
 export const EXAMPLE_ENVIRONMENT = { centralStack: "central-dev", tenantStacks: ["tenant-acme-dev", "tenant-globex-dev"] } as const;
 
 /** Runs the journey; returns the steps (already printed through `out`). */
@@ -54,10 +59,16 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   // Per tenant, central's slurmctld /etc/slurm and the slurmd pod, as the Kubernetes part's Slinky operators made them.
   let handed: FleetJourneyResult = { operatorFiles: new Map(), slurmdPods: new Map() };
   try {
-    const central = await planStack({ stack: o.centralStack, root: o.root }, undefined);
-    const tenants: PlanResult[] = [];
-    for (const t of o.tenantStacks) tenants.push(await planStack({ stack: t, root: o.root }, undefined));
-    report(step("the example environment plans", true, `${[central, ...tenants].map((p) => `${p.config.stack} ${p.deployment.deployment.resources.length} resources`).join(", ")}`));
+    // The example environment from the project's fixtures, in a repository of the run's own:
+    // never the operator's stacks/ or fleet/, which may hold real tenants (or lack an example).
+    const repository = exampleRepositoryFolder(dir);
+    const plans = await writeExampleRepository(o.root, repository);
+    await commitFolder(repository, EXAMPLE_REPOSITORY_CONTENT, "the example environment: its stack files and the fleet they write");
+    const central = examplePlan(plans, o.centralStack);
+    const tenants = o.tenantStacks.map((t) => examplePlan(plans, t));
+    const otherCentrals = otherCentralsOf(central, [...plans.values()]);
+    report(step("the example environment plans from the project's fixtures, its fleet written afresh", true,
+      `${[...plans.values()].map((p) => `${p.config.stack} ${p.deployment.deployment.resources.length} resources`).join(", ")}; ${[...plans.values()].reduce((n, p) => n + p.fleetFiles.length, 0)} fleet files, committed in ${repository}`));
     // The Kubernetes part in a network namespace of its own (sealed-network.ts): needs root;
     // by hand without it the part is skipped with how to run it, in CI it fails.
     if (process.getuid?.() !== 0 && !process.env.CI) {
@@ -66,7 +77,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       net = await sealNetwork();
       try {
         handed = await runFleetJourney({
-          root: o.root, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, processes, report,
+          root: o.root, repository, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, otherCentrals, processes, report,
           sealed: net, binaries: { slurmOperator: tools["slurm-operator"], mariadbOperator: tools["mariadb-operator"], argocd: tools.argocd, helm: tools.helm }, image: findSlurmImage(o.root),
         });
       } catch (e) {
@@ -85,7 +96,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       // Its daemons read the slurm.conf the operator wrote and run the slurmd pod it made: by hand
       // without them (the Kubernetes part stopped short) the part is skipped with why; in CI it runs and fails.
       if ((!etc || !slurmdPod) && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote and the slurmd pod the tenant's made", false, "the Kubernetes part did not reach the tenant's slurmctld or slurmd pod (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>"), skipped: true });
-      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, ...(etc ? { operatorFiles: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}) })) report(s);
+      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, repository, ...(etc ? { operatorFiles: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}) })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {
@@ -98,6 +109,17 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   }
   out(`journey: wall time ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return steps;
+}
+
+/** The other centrals of `central`'s environment among the plans, each with its tenants' ids. Pure. */
+export function otherCentralsOf(central: PlanResult, plans: readonly PlanResult[]): OtherCentral[] {
+  const c = central.config as CentralConfig;
+  return plans
+    .filter((p): p is PlanResult & { config: CentralConfig } => p.config.kind === "central" && p.config.environment === c.environment && p.config.scope !== c.scope)
+    .map((p) => ({
+      scope: p.config.scope,
+      tenants: plans.filter((t) => t.config.kind === "tenant" && (t.config as TenantConfig).central.scope === p.config.scope).map((t) => (t.config as TenantConfig).tenant.id),
+    }));
 }
 
 /** The journey's last step: what the sealed namespace's counters say left it. */

@@ -49,6 +49,18 @@ describe("the operators' CI workflow", () => {
     for (const job of ["stacks", "facts"]) assert.equal((workflow.jobs[job] as { if?: string }).if, "github.event_name == 'pull_request'", job);
   });
 
+  it("checks the whole fleet again in the merge queue, on main with the pull requests queued ahead", () => {
+    assert.deepEqual(workflow.on.merge_group, { types: ["checks_requested"] });
+    const check = workflow.jobs.check as { if?: string; steps?: { run?: string; env?: Record<string, string> }[] };
+    assert.equal(check.if, undefined, "check runs on every event, the merge queue's included");
+    // No pull request in a merge_group event: the base is empty, so .ci/run checks the whole fleet and plans every stack.
+    const run = (check.steps ?? []).find((st) => /bash \.ci\/run/.test(st.run ?? ""));
+    assert.match(run?.env?.CLUSTERRA_FLEET_CHANGED ?? "", /github\.event\.pull_request\.base\.sha/);
+    // The one required status reports there too, with the pull-request-only jobs skipped.
+    assert.equal((workflow.jobs.ci as { if?: string }).if, "always()");
+    assert.match(text, /Branch protection on main: require the `ci` check and the merge queue/);
+  });
+
   it("previews a changed stack and, for a central, every stack joined to it (scripts/touched-stacks)", function () {
     if (spawnSync("jq", ["--version"]).status !== 0) return this.skip(); // Debian's jq (the runner image has it)
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "touched-"));

@@ -16,14 +16,12 @@ import * as os from "os";
 import { stringify } from "yaml";
 import type { TenantPorts } from "../facts/contract";
 import { recordedPorts } from "../config/tenant-ports";
+import { CELL_STACKS, copyExampleRepository, EXAMPLE_FIXTURES, EXAMPLE_STACKS } from "../planning/examples";
 
-export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo", "connector-offline"] as const;
+export { CELL_STACKS, EXAMPLE_STACKS };
 
 /** The example environment's stack files, the suite's own. */
 export const FIXTURES = path.join(PROJECT_ROOT, "test", "fixtures");
-
-/** What a repository holds besides its stack files and written fleet: the project's own charts and docs. */
-const PROJECT_FILES = ["Pulumi.yaml", "fleet/charts", "fleet/README.md"];
 
 /**
  * The example repository: the fixtures' stack files, the project's charts, and (once the
@@ -32,13 +30,7 @@ const PROJECT_FILES = ["Pulumi.yaml", "fleet/charts", "fleet/README.md"];
  */
 export function exampleRoot(): string {
   const root = path.join(os.tmpdir(), "clusterra-examples");
-  if (!fs.existsSync(root)) {
-    fs.mkdirSync(root, { recursive: true });
-    fs.cpSync(path.join(FIXTURES, "stacks"), path.join(root, "stacks"), { recursive: true });
-    for (const f of PROJECT_FILES) fs.cpSync(path.join(PROJECT_ROOT, f), path.join(root, f), { recursive: true });
-    // The tools install-tools built, where a repository's commands look for them.
-    if (fs.existsSync(path.join(PROJECT_ROOT, ".tools"))) fs.symlinkSync(path.join(PROJECT_ROOT, ".tools"), path.join(root, ".tools"));
-  }
+  if (!fs.existsSync(root)) copyExampleRepository(PROJECT_ROOT, root, { cell: false });
   return root;
 }
 
@@ -52,14 +44,11 @@ export async function cellRepository(): Promise<string> {
   if (!fs.existsSync(path.join(root, "fleet", "central", "dev-b"))) {
     fs.rmSync(root, { recursive: true, force: true });
     fs.cpSync(exampleRoot(), root, { recursive: true, verbatimSymlinks: true });
-    fs.cpSync(path.join(FIXTURES, "cell"), path.join(root, "stacks"), { recursive: true });
+    fs.cpSync(path.join(PROJECT_ROOT, EXAMPLE_FIXTURES.cell), path.join(root, "stacks"), { recursive: true });
     for (const stack of CELL_STACKS) await planIn(root, stack);
   }
   return root;
 }
-
-/** The second central's stacks (test/fixtures/cell), in the order they plan. */
-export const CELL_STACKS = ["central-dev-b", "tenant-initech-dev"] as const;
 
 /** Plans a stack of another repository into it (serialized with every other plan of the process). */
 export function planIn(root: string, stack: string, options: { centralCache?: string; fleetRoot?: string | null } = {}): Promise<PlanResult> {

@@ -259,14 +259,20 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     for (const [key, value] of Object.entries({ ProctrackType: "proctrack/linuxproc", TaskPlugin: "task/none", SlurmdTimeout: "15" })) assert.equal(values[key], value, key);
     assert.doesNotMatch(etc["slurm.conf"], /munge/);
     assert.match(etc["cgroup.conf"], /^CgroupPlugin=disabled$/m);
-    // The tenant namespace's NetworkPolicies on the host: every pod egress-isolated, slurmctld
-    // allowed its slurmdbd and its own VPC on slurmd's port, nothing to anywhere else.
+    // Both tenant namespaces' NetworkPolicies on the host: every pod egress-isolated, slurmctld
+    // allowed its slurmdbd and its own VPC on slurmd's port, nothing to anywhere else (globex's
+    // control plane on the same host among it).
     const policy = topology.central.policy;
-    assert.deepEqual([...policy.isolated.egress].sort(), ["login", "mariadb", "slurmctld", "slurmdbd"]);
+    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "slurmctld", "slurmdbd"]);
+    assert.deepEqual(topology.central.other.map((p) => `${p.name}:${p.port}`), ["globex's slurmctld:6817", "globex's slurmdbd:6819", "globex's mariadb:3306"]);
     const ctldOut = new RegExp("chain egress_slurmctld \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
     assert.match(ctldOut, new RegExp(`ip daddr ${topology.central.slurmdbd.address} tcp dport ${SLURM_PORTS.slurmdbd} counter return`));
     assert.match(ctldOut, new RegExp(`ip daddr ${world.tenant.vpcCidr.replace(/\./g, "\\.")} tcp dport ${SLURM_PORTS.slurmd} counter return`));
     assert.deepEqual(ctldOut.split("\n").filter((l) => /return/.test(l) && !l.includes(world.tenant.vpcCidr) && !/ip daddr 100\.64\./.test(l)), [], "slurmctld's pod may reach only its namespace's pods and its VPC");
+    // No pod of acme's may open a connection to one of globex's, nor globex's accept one from acme's.
+    const chain = (name: string) => new RegExp(`chain ${name} \\{([\\s\\S]*?)\\n  \\}`).exec(policy.text)?.[1] ?? "";
+    for (const p of topology.central.other) for (const own of ["slurmctld", "slurmdbd", "mariadb", "login"]) assert.ok(!chain(`egress_${own}`).includes(p.address), `${p.name} ${p.address} in ${own}'s egress`);
+    for (const own of [topology.central.slurmctld, topology.central.slurmdbd, topology.central.mariadb, topology.central.login]) for (const g of ["slurmctld", "slurmdbd", "mariadb"]) assert.ok(!chain(`ingress_globex_${g}`).includes(own.address), `acme's ${own.address} in globex's ${g} ingress`);
     // The operator's features put the node in a NodeSet line of central's slurm.conf, and so in its partitions.
     const nodeSet = nodeSetOf(etc["slurm.conf"], topology.slurmd[0].features);
     assert.ok(world.tenant.nodeSets.some((n) => n.name === nodeSet), `${topology.slurmd[0].features.join(",")} in no NodeSet`);

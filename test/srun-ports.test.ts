@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { formatIssues, validateStack } from "../config";
-import type { ConfigIssue } from "../config/types";
+import type { ConfigIssue, StackFile } from "../config/types";
 import { freePorts, ownPortConflict, portConflicts, portsAtSlot, recordedPorts, TENANTS_PER_NODE_PORT_RANGE } from "../config/tenant-ports";
 import { controlPlaneExtraConf, type ControlPlaneFacts } from "../components/fleet/control-plane";
 import { centralObjects, examplePorts, skipWithoutHelm } from "./helpers";
@@ -79,6 +79,33 @@ describe("tenant ports (validation)", () => {
     assert.match(issue.problem, /srun block 32730-32739, meeting tenant acme's 32730-32739 \(stacks\/Pulumi.tenant-acme-dev.yaml\)/);
     assert.equal(issue.valid, "ports no other tenant of central-dev has; free on central-dev: clusterra:ports: { slurmctld: 30000, srun: 30001 }");
     assert.match(formatIssues(issuesOf("initech", { slurmctld: 30000, srun: 30540 })), /globex's slurmctld NodePort 30542/);
+  });
+
+  it("gives two pull requests cut from one main the same free ports: each passes alone, together one is refused (the merge queue's run)", () => {
+    // Each pull request takes the ports validation names against its own base.
+    const hint = (id: string, base: readonly StackFile[]) => {
+      const r = validateStack(asTenant(id, undefined), base);
+      return /clusterra:ports: \{ slurmctld: (\d+), srun: (\d+) \}/.exec(r.ok ? "" : r.issues.map((i) => i.valid).join(" "));
+    };
+    const [a, b] = [hint("initech", exampleFiles()), hint("umbrella", exampleFiles())];
+    assert.ok(a && b);
+    assert.deepEqual([a[1], a[2]], [b[1], b[2]]);
+    const initech = withValues(asTenant("initech", { slurmctld: Number(a[1]), srun: Number(a[2]) }), { "clusterra:network": { vpcCidr: "10.16.32.0/20", availabilityZones: 2 } });
+    const umbrella = withValues(asTenant("umbrella", { slurmctld: Number(b[1]), srun: Number(b[2]) }), { "clusterra:network": { vpcCidr: "10.16.48.0/20", availabilityZones: 2 } });
+    assert.equal(validateStack(initech, exampleFiles()).ok, true);
+    assert.equal(validateStack(umbrella, exampleFiles()).ok, true);
+    // main with both merged, as the merge queue plans it: the second names the first.
+    const both = validateStack(umbrella, [...exampleFiles(), initech]);
+    assert.equal(both.ok, false);
+    assert.match(both.ok ? "" : formatIssues(both.issues), /has the slurmctld NodePort 30000 of tenant initech \(stacks\/Pulumi.tenant-initech-dev.yaml\)/);
+  });
+
+  it("names no free ports while a tenant of the same central records none (it may be live on ports of its own)", () => {
+    const files = exampleFiles().map((f) => (f.stack === "tenant-globex-dev" ? withValues(f, { "clusterra:ports": undefined }) : f));
+    const r = validateStack(asTenant("initech", undefined), files);
+    assert.deepEqual(r.ok ? [] : r.issues.filter((i) => i.key === "clusterra:ports").map((i) => i.valid), [
+      "no ports can be named free on central-dev while stacks/Pulumi.tenant-globex-dev.yaml records no valid ports: record its first (a live tenant keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)",
+    ]);
   });
 
   it("requires the key, naming free ports, and refuses a block holding its own port or past the range", () => {

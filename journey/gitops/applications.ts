@@ -6,6 +6,7 @@
  */
 import { clusterParams, expandApplicationSet, type ClusterParams, type GitFiles } from "../../components/fleet/application-set";
 import { ARGOCD_CLUSTER_SELECTOR } from "../../facts/versions";
+import { centralFleetPath, tenantNamespace, tenantsFleetPath } from "../../facts/fleet";
 import type { Kubectl } from "../kube/kubectl";
 import { waitFor } from "../kube/processes";
 
@@ -231,4 +232,38 @@ export function secretsGateViolations(steps: ReadonlyMap<string, number>, starts
     }
   }
   return out;
+}
+
+/** Another central of the environment (a cell): its scope, and the ids of its tenants. */
+export interface OtherCentral {
+  readonly scope: string;
+  readonly tenants: readonly string[];
+}
+
+/**
+ * What a central's ArgoCD holds of another central's: each Application whose sources read that
+ * central's folders (fleet/central/<scope>, fleet/tenants/<scope>), or that is named for or
+ * deploys into one of its tenants (`<id>-...`, namespace tenant-<id>). Each a line naming the
+ * Application and why. Pure.
+ */
+export function crossCentralApplications(apps: readonly { metadata: { name: string }; spec: Record<string, unknown> }[], others: readonly OtherCentral[]): string[] {
+  const found: string[] = [];
+  for (const a of apps) {
+    const strings: string[] = [];
+    collectStrings(a.spec, strings);
+    for (const o of others) {
+      const folders = [centralFleetPath(o.scope), tenantsFleetPath(o.scope)];
+      const folder = strings.find((s) => folders.some((f) => s === f || s.includes(`${f}/`)));
+      if (folder) found.push(`${a.metadata.name} reads ${folder} (central ${o.scope}'s)`);
+      const tenant = o.tenants.find((id) => a.metadata.name.startsWith(`${id}-`) || strings.includes(tenantNamespace(id)));
+      if (tenant) found.push(`${a.metadata.name} is tenant ${tenant}'s (central ${o.scope}'s)`);
+    }
+  }
+  return found;
+}
+
+function collectStrings(v: unknown, into: string[]): void {
+  if (typeof v === "string") into.push(v);
+  else if (Array.isArray(v)) for (const x of v) collectStrings(x, into);
+  else if (v && typeof v === "object") for (const x of Object.values(v)) collectStrings(x, into);
 }

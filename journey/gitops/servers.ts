@@ -1,6 +1,6 @@
 /**
  * The fleet's sources, served inside the journey's sealed namespace under the names ArgoCD
- * dials: the fleet's git repository as committed (a bare clone of the project's HEAD, over
+ * dials: the fleet's git repository as committed (a bare clone of the example repository's HEAD, over
  * git's smart HTTP), each pinned chart from a Helm repository made by `helm package` and
  * `helm repo index`, and each OCI chart from a real registry (distribution, built by
  * install-tools) it was pushed to with `helm push`. One CA per run signs both servers'
@@ -26,7 +26,7 @@ export const ORIGIN_ADDRESSES = { https: loopbackAddress("origin", 0), registry:
 const HTTPS_PORT = 443;
 
 export interface GitopsServersInput {
-  /** The project's root: its HEAD is what the fleet's repository serves. */
+  /** The example repository (planning/examples.ts, committed): its HEAD is what the fleet's repository serves. */
   readonly root: string;
   /** The pinned charts' sources (`<chart>-<version>` folders). */
   readonly chartsDir: string;
@@ -99,7 +99,7 @@ export async function startGitopsServers(o: GitopsServersInput): Promise<GitopsS
   const registryCert = await issueCertificate(pki, ca, "registry", "journey-registry", origins.oci.map((h) => h.host), [ORIGIN_ADDRESSES.registry]);
   fs.appendFileSync(path.join(NETNS_ETC, o.sealed.name, "hosts"), originHostLines(origins));
 
-  // The fleet's repository: the project's HEAD as the branch the fleet names.
+  // The fleet's repository: the example repository's HEAD as the branch the fleet names.
   const bare = path.join(o.dir, "git", origins.git.path);
   fs.mkdirSync(path.dirname(bare), { recursive: true });
   const head = (await must(["git", "-C", o.root, "rev-parse", "HEAD"])).trim();
@@ -152,6 +152,16 @@ export async function publishChart(servers: GitopsServers, helm: string, folder:
   await must([helm, "push", pkg, `oci://${origin.host}/${origin.path}`, "--ca-file", servers.caFile], { timeoutMs: 60_000 });
 }
 
+/** Who the journey's commits are by (git's options). */
+const JOURNEY_AUTHOR = ["-c", "user.name=clusterra journey", "-c", "user.email=journey@clusterra.invalid"] as const;
+
+/** Makes a folder a git repository of one commit holding `paths` (the example repository, before it is served). */
+export async function commitFolder(dir: string, paths: readonly string[], message: string): Promise<void> {
+  await must(["git", "init", "--quiet", dir]);
+  await must(["git", "-C", dir, "add", "--", ...paths]);
+  await must(["git", "-C", dir, ...JOURNEY_AUTHOR, "commit", "--quiet", "-m", message]);
+}
+
 /**
  * Commits files to the fleet's repository on `branch` (a pull request merged): a clone of
  * the served repository, the files written, one commit, pushed back. Returns the commit.
@@ -162,7 +172,7 @@ export async function commitToFleet(servers: GitopsServers, branch: string, file
     await must(["git", "clone", "--quiet", "--branch", branch, servers.bare, work], { timeoutMs: 60_000 });
     for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(work, file), text);
     await must(["git", "-C", work, "add", "--", ...Object.keys(files)]);
-    await must(["git", "-C", work, "-c", "user.name=clusterra journey", "-c", "user.email=journey@clusterra.invalid", "commit", "--quiet", "-m", message]);
+    await must(["git", "-C", work, ...JOURNEY_AUTHOR, "commit", "--quiet", "-m", message]);
     await must(["git", "-C", work, "push", "--quiet", "origin", branch], { timeoutMs: 60_000 });
     return (await must(["git", "-C", work, "rev-parse", "HEAD"])).trim();
   } finally {

@@ -44,7 +44,9 @@ export interface Topology {
     readonly slurmdbd: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
     readonly mariadb: { readonly ns: Namespace; readonly address: string };
     readonly login: { readonly ns: Namespace; readonly address: string; readonly hostname: string };
-    /** The tenant namespace's NetworkPolicies, enforced on the host as K3s does. */
+    /** The other tenant's control-plane pods on the same host, in its own namespace: what the first tenant's code must not reach. */
+    readonly other: readonly { readonly ns: Namespace; readonly address: string; readonly name: string; readonly port: number }[];
+    /** Both tenant namespaces' NetworkPolicies, enforced on the host as K3s does. */
     readonly policy: PolicyTranslation;
   };
   /** A host on the internet, behind the central VPC's way out. */

@@ -1,10 +1,15 @@
 /**
- * Where a journey run keeps what the Kubernetes part hands the Slurm part for a tenant: what
- * central's Slinky operator made for it and the slurmd pod its own operator made. The Slurm
- * part alone (main.ts) reads a kept run's back.
+ * Where a journey run keeps what the Kubernetes part hands the Slurm part: the example
+ * repository the plans came from, and per tenant what central's Slinky operator made for it and
+ * the slurmd pod its own operator made. The Slurm part alone (main.ts) reads a kept run's back.
  */
 import * as path from "path";
 import { tenantSlurmFolder } from "../kube/tenant-slurm";
+
+/** The example repository's folder in a run's folder (planning/examples.ts). Pure. */
+export function exampleRepositoryFolder(dir: string): string {
+  return path.join(dir, "example");
+}
 
 /** The tenant's handover files in a run's folder. Pure. */
 export function handoverFiles(dir: string, tenantId: string): { readonly operatorFiles: string; readonly slurmdPod: string } {

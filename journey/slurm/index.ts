@@ -6,7 +6,10 @@
  * network). Needs root; everything it starts is stopped before it returns.
  */
 import * as path from "path";
-import { planStack } from "../../planning/plan";
+import * as fs from "fs";
+import { planStack, type PlanResult } from "../../planning/plan";
+import { examplePlan, writeExampleRepository } from "../../planning/examples";
+import { PROJECT_ROOT } from "../../config";
 import { step, type JourneyStep } from "../host/step";
 import { findSlurmImage } from "../host/image";
 import { runJourney } from "./journey";
@@ -25,8 +28,10 @@ export interface SlurmJourneyOptions {
   readonly slurmdCount?: number;
   /** How long the interactive srun may wait. Default 20 s. */
   readonly srunTimeoutMs?: number;
-  /** Project root holding fleet/ (default: this checkout). */
+  /** The project, whose tools and image it runs (default: this checkout). */
   readonly root?: string;
+  /** The example repository the plans came from, with the fleet they wrote (planning/examples.ts). */
+  readonly repository: string;
   /** central's slurmctld and slurmdbd /etc/slurm as Slinky's operator wrote them for the tenant (the Kubernetes part; by hand, a kept run's folder). */
   readonly operatorFiles?: OperatorFiles;
   /** The slurmd pod the tenant's Slinky operator made (the Kubernetes part; by hand, a kept run's `slurm-<tenant>/slurmd-pod.json`). */
@@ -36,15 +41,20 @@ export interface SlurmJourneyOptions {
 export const DEFAULT_STACKS = { central: "central-dev", tenant: "tenant-acme-dev", other: "tenant-globex-dev" } as const;
 
 /**
- * Plans the three stacks in-process (no fleet files written). A tenant's plan includes its
- * central's, but the journey reads central's own plan for the host's groups and address.
+ * The three stacks' plans from an example repository (planning/examples.ts) in `repository`:
+ * a kept run's (its fleet already written), else one written there afresh. A tenant's plan
+ * includes its central's, but the journey reads central's own plan for the host's groups and
+ * address.
  */
-export async function planSlurmJourney(stacks: { central: string; tenant: string; other: string } = DEFAULT_STACKS): Promise<JourneyPlans> {
-  // The Pulumi runtime is global: one plan at a time.
-  const central = await planStack({ stack: stacks.central }, undefined);
-  const tenant = await planStack({ stack: stacks.tenant }, undefined);
-  const other = await planStack({ stack: stacks.other }, undefined);
-  return { central, tenant, other };
+export async function planSlurmJourney(repository: string, stacks: { central: string; tenant: string; other: string } = DEFAULT_STACKS): Promise<JourneyPlans> {
+  let plans: ReadonlyMap<string, PlanResult>;
+  if (fs.existsSync(path.join(repository, "stacks"))) {
+    const kept = new Map<string, PlanResult>();
+    // The Pulumi runtime is global: one plan at a time.
+    for (const stack of Object.values(stacks)) kept.set(stack, await planStack({ stack, root: repository }, undefined));
+    plans = kept;
+  } else plans = await writeExampleRepository(PROJECT_ROOT, repository);
+  return { central: examplePlan(plans, stacks.central), tenant: examplePlan(plans, stacks.tenant), other: examplePlan(plans, stacks.other) };
 }
 
 export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<JourneyStep[]> {
@@ -62,7 +72,7 @@ export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<Jou
     plans: options.plans,
     slurmdCount: Math.max(1, Math.min(2, options.slurmdCount ?? 2)),
     srunTimeoutMs: options.srunTimeoutMs ?? 20_000,
-    ...(options.root ? { root: options.root } : {}),
+    repository: options.repository,
     ...(options.operatorFiles ? { operatorFiles: options.operatorFiles } : {}),
     ...(options.slurmdPod ? { slurmdPod: options.slurmdPod } : {}),
   });

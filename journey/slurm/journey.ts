@@ -30,7 +30,8 @@ export interface JourneyRunOptions {
   readonly plans: JourneyPlans;
   readonly slurmdCount: number;
   readonly srunTimeoutMs: number;
-  readonly root?: string;
+  /** The repository the plans wrote their fleet into (planning/examples.ts). */
+  readonly repository: string;
   /** The image every pod runs (journey/host/image.ts). */
   readonly image: SlurmImage;
   /** The files of central's slurmctld and slurmdbd /etc/slurm as the Slinky operator wrote them for the tenant (the Kubernetes part); absent when it did not get that far. */
@@ -106,7 +107,7 @@ function field(text: string, key: string): string | undefined {
 
 export async function runJourney(options: JourneyRunOptions): Promise<JourneyStep[]> {
   const steps: JourneyStep[] = [];
-  const world = journeyWorld(options.plans, options.root);
+  const world = journeyWorld(options.plans, options.repository);
   const prefix = `sj${randomBytes(2).toString("hex")}`;
   // Every slurmd runs as the tenant's operator made its NodeSet pod: its node name, its
   // features, its --conf-server and its other options; nothing of it is the journey's own.
@@ -822,7 +823,7 @@ async function policyDrops(ctx: Context): Promise<Drop[]> {
  * Standing in for the next route to code on central (after the trigger): a payload run as
  * SlurmUser inside the tenant's slurmctld pod, with the namespace's NetworkPolicies enforced
  * on the host as K3s's network policy controller would. It tries the other tenant's slurmd
- * and API server, central's API server, the instance metadata service and the internet, each
+ * and API server, its slurmctld, slurmdbd and MariaDB on the same host, central's API server, the instance metadata service and the internet, each
  * answering there (a listener); every try must fail and be dropped by the policies, while
  * the same payload reaches its own slurmd (allowed) and a job of the tenant's runs to the
  * end. Then, with the policies taken off, each target must answer: the policies are what
@@ -834,6 +835,7 @@ async function attackerContained(ctx: Context): Promise<{ ok: boolean; detail: s
   const targets: Target[] = [
     { what: `${world.other.id}'s slurmd pod`, ns: tp.other.pod.name, address: tp.other.address, port: SLURM_PORTS.slurmd },
     { what: `${world.other.id}'s K3s API server`, ns: tp.other.server.name, address: tp.other.serverAddress, port: K3S_API_PORT },
+    ...tp.central.other.map((p) => ({ what: `${p.name} pod on central`, ns: p.ns.name, address: p.address, port: p.port })),
     { what: "central's API server", ns: host, address: tp.central.hostAddress, port: K3S_API_PORT },
     { what: "the instance metadata service", ns: host, address: INSTANCE_METADATA.address, port: INSTANCE_METADATA.port },
     { what: "the internet", ns: tp.internet.ns.name, address: tp.internet.address, port: tp.internet.port },

@@ -1,9 +1,10 @@
 /**
  * Runs the Slurm part of the journey alone: `node dist/journey/slurm/main.js [workDir] [run]`
- * (as root, after `tsc -b`), where `run` is the folder of a journey run kept with `--keep`: what
- * it handed the Slurm part for the example tenant (handover.ts: what central's Slinky operator
- * made for it, the slurmd pod its own operator made). Prints one line per step; exit code 1 when
- * a step failed.
+ * (as root, after `tsc -b`), where `run` is the folder of a journey run kept with `--keep`: its
+ * example repository, and what it handed the Slurm part for the example tenant (handover.ts:
+ * what central's Slinky operator made for it, the slurmd pod its own operator made). Without
+ * `run`, the example repository is written afresh in workDir. Prints one line per step; exit
+ * code 1 when a step failed.
  */
 import * as fs from "fs";
 import * as os from "os";
@@ -11,20 +12,21 @@ import { formatStep } from "../host/step";
 import { planSlurmJourney, runSlurmJourney } from "./index";
 import type { OperatorPod } from "./slurmd-pod";
 import type { OperatorFiles } from "../kube/tenant-slurm";
-import { handoverFiles } from "./handover";
+import { exampleRepositoryFolder, handoverFiles } from "./handover";
 import type { TenantConfig } from "../../config/types";
 
 async function main(): Promise<number> {
   const workDir = process.argv[2] ?? fs.mkdtempSync(`${os.tmpdir()}/journey-slurm-`);
   const started = Date.now();
-  const plans = await planSlurmJourney();
-  const planned = Date.now();
   const kept = process.argv[3];
+  const repository = exampleRepositoryFolder(kept ?? workDir);
+  const plans = await planSlurmJourney(repository);
+  const planned = Date.now();
   const read = <T>(file: string): T | undefined => (fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as T) : undefined);
   const files = kept ? handoverFiles(kept, (plans.tenant.config as TenantConfig).tenant.id) : undefined;
   const operatorFiles = files && read<OperatorFiles>(files.operatorFiles);
   const slurmdPod = files && read<OperatorPod>(files.slurmdPod);
-  const steps = await runSlurmJourney({ workDir, plans, ...(operatorFiles ? { operatorFiles } : {}), ...(slurmdPod ? { slurmdPod } : {}) });
+  const steps = await runSlurmJourney({ workDir, plans, repository, ...(operatorFiles ? { operatorFiles } : {}), ...(slurmdPod ? { slurmdPod } : {}) });
   for (const s of steps) console.log(formatStep(s));
   const failed = steps.filter((s) => !s.passed).length;
   console.log(`slurm journey: ${steps.length - failed} passed, ${failed} failed (plans ${((planned - started) / 1000).toFixed(1)} s, journey ${((Date.now() - planned) / 1000).toFixed(1)} s; logs in ${workDir})`);

@@ -28,7 +28,7 @@ export const ENI_DEVICE = "eth0";
 /** Cilium's per-node router address that pods use as their gateway (any link-local address works). */
 const POD_GATEWAY = "169.254.1.1";
 /** Host numbers in a subnet: AWS's router is the first; nodes and pods are arbitrary but fixed. */
-const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13 }, clusterIp: 200 } as const;
+const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22 }, clusterIp: 200 } as const;
 /** Link networks of the peering veths (never seen by Slurm: routers only). */
 const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
 /** The link of the central VPC's way out (its NAT gateway and the internet gateway, as one router). */
@@ -228,9 +228,17 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
     ],
   }));
 
-  // The tenant namespace's NetworkPolicies on the host, its pods known by the labels their operators give them.
-  const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string) => ({ name, namespace: t.namespace, address, labels: controlPlanePodLabels(name) });
-  const policy = networkPolicyRuleset(world.controlPlane.networkPolicies, [policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address)]);
+  // The other tenant's control plane on the same host, each pod in its own namespace (its
+  // operators' labels, its namespace's policies): nothing of it is run, only where it listens.
+  const otherPods = ([["slurmctld", "oSlurmctld", SLURM_PORTS.slurmctld], ["slurmdbd", "oSlurmdbd", SLURM_PORTS.slurmdbd], ["mariadb", "oMariadb", world.otherControlPlane.accounting.port]] as const)
+    .map(([name, key, port]) => ({ ...centralPod(key, `${o.id} ${name}`), name, port }));
+
+  // Both tenant namespaces' NetworkPolicies on the host, their pods known by the labels their operators give them.
+  const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name) });
+  const policy = networkPolicyRuleset([...world.controlPlane.networkPolicies, ...world.otherControlPlane.networkPolicies], [
+    policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address),
+    ...otherPods.map((p) => policyPod(p.name, p.address, o.namespace)),
+  ]);
   ruleset(cHost, policy.text);
 
   return {
@@ -239,7 +247,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
     hosts,
     rulesets,
     firewalls,
-    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login, policy },
+    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login, other: otherPods.map((p) => ({ ns: p.ns, address: p.address, name: `${o.id}'s ${p.name}`, port: p.port })), policy },
     internet: { ns: internet, address: INTERNET_HOST.address, port: INTERNET_HOST.port },
     slurmd,
     other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id, server: gServer, serverAddress: o.serverAddress },

@@ -105,6 +105,8 @@ export interface JourneyWorld {
   readonly controlPlane: ControlPlaneValues;
   /** The tenant that must not reach the first one's slurmctld. */
   readonly other: TenantSide;
+  /** The other tenant's release on central (its namespace's NetworkPolicies, its database's port): the first tenant's code must not reach it. */
+  readonly otherControlPlane: ControlPlaneValues;
   readonly rules: readonly SecurityGroupRule[];
 }
 
@@ -291,14 +293,14 @@ function controlPlaneValues(plan: PlanResult, root: string, helm: string): Contr
   };
 }
 
-/** Everything the journey derives from the three plans and the committed fleet. */
-export function journeyWorld(plans: JourneyPlans, root = PROJECT_ROOT, helm = toolPath(root, "helm")): JourneyWorld {
+/** Everything the journey derives from the three plans and the fleet they wrote in `repository` (planning/examples.ts). */
+export function journeyWorld(plans: JourneyPlans, repository: string, helm = toolPath(PROJECT_ROOT, "helm")): JourneyWorld {
   if (!helm) throw new Error("journey: helm renders the tenants' cluster objects from their facts; run `bash scripts/install-tools`");
-  const tenant = tenantSide(plans.tenant, root, helm);
-  const other = tenantSide(plans.other, root, helm);
+  const tenant = tenantSide(plans.tenant, repository, helm);
+  const other = tenantSide(plans.other, repository, helm);
   const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
   const users = plans.tenant.config.kind === "tenant" ? plans.tenant.config.users : [];
-  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, root, helm), rules };
+  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, repository, helm), otherControlPlane: controlPlaneValues(plans.other, repository, helm), rules };
 }
 
 /** Where the world disagrees with itself: each a defect of the project the journey reports. */
