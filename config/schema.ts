@@ -65,6 +65,12 @@ export const SCHEMAS: Readonly<Record<(typeof STACK_KINDS)[number], Schema>> = {
     clusterApi: obj({
       image: str("^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)+(:[A-Za-z0-9._-]+|@sha256:[0-9a-f]{64})$", "a pinned container image reference such as ghcr.io/clusterra/cluster-api:1.4.2 or ...@sha256:<digest>"),
     }),
+    // Tenants whose part central's next `pulumi up` may remove (README, Day 2, "Removing a tenant"):
+    // central refuses to drop a tenant its last deployment served otherwise.
+    removeTenants: {
+      type: "array", uniqueItems: true, items: DNS_LABEL,
+      description: "a list of distinct tenant ids, each one whose stack is destroyed and whose stack file is gone",
+    },
     // Each tenant's accounting database backup (optional: daily at 02:15 UTC, kept 14 days).
     backups: obj(
       {

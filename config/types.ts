@@ -60,6 +60,8 @@ export interface CentralConfig extends BaseConfig {
   readonly connectors: readonly ConnectorAttachment[];
   /** The tenants whose stack files join this central: central owns their shared-side resources. */
   readonly tenants: readonly CentralTenant[];
+  /** Tenants whose part its next `pulumi up` may remove, their stack files gone (`clusterra:removeTenants`; none by default). */
+  readonly removeTenants: readonly string[];
 }
 
 /** A tenant as its central stack sees it, from the tenant's stack file. */

@@ -83,7 +83,10 @@ export function validateStack(source: StackFile, siblings: readonly StackFile[] 
   if (kind === "connector") checkConnector(own, aws, siblings, add);
   if (kind === "central") checkCentral(own, add);
   if (kind === "central") checkCentralCell(source, own, siblings, add);
-  if (kind === "central") checkCentralHoldsItsTenants(source, own, siblings, add);
+  if (kind === "central") {
+    checkCentralHoldsItsTenants(source, own, siblings, add);
+    checkRemovedTenants(own, tenantStacksOf(source.stack, siblings), add);
+  }
 
   if (issues.length > 0) return { ok: false, issues: dedupe(issues) };
   const typed = toTyped(source, region as string, aws, own, kind as StackKind, centralOf(own, siblings), connectorsOf(source.stack, siblings));
@@ -336,6 +339,18 @@ function checkCentralHoldsItsTenants(source: StackFile, own: Record<string, unkn
   checkTenantPortsOnCentral(source.stack, tenants, add);
 }
 
+/** The central key that names tenants whose part its next `pulumi up` may remove (components/central/live-tenants.ts). */
+export const REMOVE_TENANTS_KEY = `${CONFIG_NAMESPACE}:removeTenants`;
+
+/** A tenant named for removal has no stack file joining this central any more (central would keep, not remove, its part). */
+function checkRemovedTenants(own: Record<string, unknown>, tenants: readonly StackFile[], add: Add): void {
+  const removed = Array.isArray(own.removeTenants) ? own.removeTenants : [];
+  for (const [i, id] of removed.entries()) {
+    const still = tenants.find((t) => isObject(t.values[`${CONFIG_NAMESPACE}:tenant`]) && (t.values[`${CONFIG_NAMESPACE}:tenant`] as Record<string, unknown>).id === id);
+    if (still) add(`${REMOVE_TENANTS_KEY}[${i}]`, id, `${still.file} still joins tenant ${String(id)} to this central`, `the id of a tenant whose stack is destroyed and whose stack file is removed (\`clusterra tenant remove --stack ${still.stack}\` prints the order), or leave it out`);
+  }
+}
+
 /**
  * Central opens each tenant's recorded ports on its host: every tenant stack of it must record
  * valid ones (central would otherwise leave the tenant out: its rules, route, role and
@@ -429,6 +444,7 @@ function toTyped(source: StackFile, region: string, aws: Record<string, unknown>
         ...base, kind, ...(typeof own.cell === "string" ? { cell: own.cell } : {}), scope: centralScope(own.environment as string, typeof own.cell === "string" ? own.cell : undefined),
         network: newNetwork(own.network), controlPlane: own.controlPlane as never, fleet: own.fleet as never, clusterApi: own.clusterApi as never,
         backups: { ...ACCOUNTING_BACKUP.defaults, ...(own.backups as Partial<CentralConfig["backups"]> | undefined) }, connectors, tenants: [],
+        removeTenants: Array.isArray(own.removeTenants) ? (own.removeTenants as string[]) : [],
       };
     case "tenant": {
       const central = own.central as TenantConfig["central"];

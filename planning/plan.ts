@@ -64,6 +64,8 @@ export async function planStack(options: PlanOptions, fleetRoot: string | undefi
     stackOutputs.set(centralName, central.outputs);
     centralDeployment = central.deployment;
   }
+  // A central reads its own last deployment's outputs (components/central/live-tenants.ts): offline there is none.
+  if (config.kind === "central") stackOutputs.set(config.stack, {});
   // A central stack reads each connector naming it (their shared services) through a StackReference.
   for (const connector of config.kind === "central" ? config.connectors : []) {
     stackOutputs.set(connector.stack, (await planStack({ stack: connector.stack, root: options.root }, undefined)).outputs);

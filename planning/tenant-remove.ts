@@ -3,13 +3,15 @@
  * stranding anything, computed from the tenant's and its central's plans (nothing runs
  * against AWS). The tenant's side goes first, while central still holds the role the tenant
  * stack acts in central through; central's part goes with its next `pulumi up` once the
- * stack file is gone, which also prunes the tenant's fleet. Protected resources (the
+ * stack file is gone and central's stack file names the tenant for removal, which also prunes
+ * the tenant's fleet. Protected resources (the
  * tenant's data and keys) are retained and listed, each with how it is deleted for good.
  */
-import type { TenantConfig } from "../config";
+import { REMOVE_TENANTS_KEY, type TenantConfig } from "../config";
 import { tenantFleetPath, tenantNamespace } from "../facts/fleet";
 import { tenantAccessRoleName } from "../facts/project";
 import { ARGOCD_CHART } from "../facts/versions";
+
 import { tenantClusterName } from "../facts/tenant-cluster";
 import { TENANT_ADD_ONS } from "../components/fleet/application-set";
 import type { Deployment, DeploymentResource } from "./deployment";
@@ -77,7 +79,7 @@ export function removalPlan(config: TenantConfig, tenant: Deployment, central: D
     `Keep the accounting history if the customer wants it: copy the newest backup from the \`mariadb-daily\` volume in namespace ${tenantNamespace(id)} (kubectl cp from a pod mounting it) before step 5 prunes it.`,
     `Decide the central-side secrets now (${inCentral.join(", ")}): they live in central's account but belong to this stack. To delete them for good, \`pulumi state unprotect\` their URNs and destroy them with \`--target\` while ${role} still exists; otherwise they are retained below and central's administrator deletes them later.`,
     `pulumi destroy -s ${config.stack} --exclude-protected: ${resources.filter((r) => !r.protect).length} resources go (the server, its network, the peering, the roles); ${retained.length} protected ones are retained. It acts in central through ${role}, which central still holds.`,
-    `Remove stacks/Pulumi.${config.stack}.yaml and run pulumi up -s ${centralStack}: central deletes its ${centralSide.length} resources for ${id} (the access role, the control-plane role, rules, the route) and prunes ${fleetPaths.join(" and ")}; merge that pull request. The environment's ApplicationSets keep a tenant's Applications when its folder or its cluster Secret goes (applicationsSync create-update, so a failed refresh never deletes a tenant): delete them, central's with their finalizer, which prunes the control plane (its MariaDB, its backups and slurmctld's state): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${onCentral.join(" ")}\`; the cluster's (the cluster is gone, nothing to prune) without it: \`kubectl -n ${ARGOCD_CHART.namespace} patch application <name> --type merge -p '{"metadata":{"finalizers":null}}'\` then delete, for ${onCluster.join(", ")}; last its entry, with its finalizer, which deletes namespace ${tenantNamespace(id)}, the tenant's projects, its store and its cluster credential (External Secrets owns the cluster Secret \`cluster-${tenantClusterName(config.environment, id)}\`, which goes with it): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${id}-entry\`.`,
+    `Remove stacks/Pulumi.${config.stack}.yaml, name ${id} in stacks/Pulumi.${centralStack}.yaml under ${REMOVE_TENANTS_KEY} (central refuses to drop a tenant it serves otherwise) and run pulumi up -s ${centralStack}: central deletes its ${centralSide.length} resources for ${id} (the access role, the control-plane role, rules, the route) and prunes ${fleetPaths.join(" and ")}; merge that pull request. The environment's ApplicationSets keep a tenant's Applications when its folder or its cluster Secret goes (applicationsSync create-update, so a failed refresh never deletes a tenant): delete them, central's with their finalizer, which prunes the control plane (its MariaDB, its backups and slurmctld's state): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${onCentral.join(" ")}\`; the cluster's (the cluster is gone, nothing to prune) without it: \`kubectl -n ${ARGOCD_CHART.namespace} patch application <name> --type merge -p '{"metadata":{"finalizers":null}}'\` then delete, for ${onCluster.join(", ")}; last its entry, with its finalizer, which deletes namespace ${tenantNamespace(id)}, the tenant's projects, its store and its cluster credential (External Secrets owns the cluster Secret \`cluster-${tenantClusterName(config.environment, id)}\`, which goes with it): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${id}-entry\`.`,
     `Retained data, for as long as the customer's contract says: each below. To delete it for good: \`pulumi state delete\` the central-side secrets kept in step 3 (central's administrator owns them now), \`pulumi state unprotect --all -s ${config.stack}\`, then \`pulumi destroy -s ${config.stack}\` (in the customer's account, with their deploy role), then \`pulumi stack rm -s ${config.stack}\`.`,
   ];
   return { tenantId: id, stack: config.stack, centralStack, destroyed: resources.filter((r) => !r.protect).length, retained, centralSide, fleetPaths, steps };

@@ -8,7 +8,13 @@ import { k3sServerConfig, k3sServerUserData } from "../components/host/central-c
 import { argocdValues } from "../components/central/argocd-values";
 import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
-import { byType, exampleFile, examplePorts, exampleRoot, json, named, needHelm, plan } from "./helpers";
+import { byType, exampleFile, exampleFiles, examplePorts, exampleRoot, json, named, needHelm, plan, withValues } from "./helpers";
+import * as pulumi from "@pulumi/pulumi";
+import { refuseStrandedTenants, strandedMessage, strandedTenants } from "../components/central/live-tenants";
+import { loadStackConfig } from "../planning/plan";
+import { runOffline } from "../planning/engine";
+import { validateStack } from "../config";
+import type { CentralConfig } from "../config/types";
 import { STATE_TABLES } from "../facts/state-tables";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
@@ -311,5 +317,65 @@ describe("ArgoCD's repositories", () => {
     const registries = [...repoUrls].filter((u) => !u.startsWith("https://"));
     assert.ok(registries.length >= 2, registries.join(", "));
     for (const u of registries) assert.ok(declared.has(u), `${u} is not declared to ArgoCD`);
+  });
+});
+
+describe("a central deployed from a checkout without a live tenant's stack file", function () {
+  this.timeout(60000);
+  const centralConfig = () => loadStackConfig({ stack: "central-dev", root: exampleRoot() }).config as CentralConfig;
+  const served = { acme: "arn:aws:iam::111122223333:role/a", globex: "arn:aws:iam::111122223333:role/g", initech: "arn:aws:iam::111122223333:role/i" };
+
+  it("finds the tenants its last deployment served that no stack file joins and removeTenants does not name", () => {
+    const config = centralConfig();
+    assert.deepEqual(config.tenants.map((t) => t.id), ["acme", "globex"]);
+    assert.deepEqual(strandedTenants(undefined, config), [], "the first deployment has no outputs");
+    assert.deepEqual(strandedTenants({ acme: "r", globex: "r" }, config), []);
+    assert.deepEqual(strandedTenants(served, config), ["initech"]);
+    assert.deepEqual(strandedTenants(served, { ...config, removeTenants: ["initech"] }), []);
+  });
+
+  /** refuseStrandedTenants run on the mock engine, central's own last outputs as given. */
+  const refusal = async (previous: Record<string, unknown>, removeTenants: string[] = []) => {
+    const config = { ...centralConfig(), removeTenants };
+    const run = await runOffline("central-dev", {}, { region: "us-east-1", partition: "aws", accountId: "111122223333", stackOutputs: new Map([["central-dev", previous]]) }, async () => {
+      try {
+        await refuseStrandedTenants(config);
+        return { refused: "" };
+      } catch (e) {
+        return { refused: (e as Error).message, runError: e instanceof pulumi.RunError };
+      }
+    });
+    return run.outputs as { refused: string; runError?: boolean };
+  };
+
+  it("refuses to deploy, before any resource, naming the tenant, its stack file's absence and the two ways on", async () => {
+    const r = await refusal({ tenantRoleArns: served });
+    assert.equal(r.runError, true, "a run error: Pulumi prints it without a stack trace");
+    assert.equal(r.refused, strandedMessage(centralConfig(), ["initech"]));
+    assert.match(r.refused, /^central-dev serves tenant initech \(its last deployment's tenantRoleArns\), and no stack file of this checkout joins it to it: deploying would remove its roles, host rules, route and endpoint while it is live\. Deploy from a checkout that has its stack file \(pull main\); to remove a tenant, its stack destroyed first, name it in stacks\/Pulumi\.central-dev\.yaml: clusterra:removeTenants: \[initech\]/);
+  });
+
+  it("deploys when every served tenant still joins it, on its first deployment, and when the missing one is named for removal", async () => {
+    assert.equal((await refusal({ tenantRoleArns: { acme: "r", globex: "r" } })).refused, "");
+    assert.equal((await refusal({})).refused, "");
+    assert.equal((await refusal({ tenantRoleArns: served }, ["initech"])).refused, "");
+  });
+
+  it("plans with a reference to its own last deployment (offline: none, so nothing is refused)", async () => {
+    const central = await plan("central-dev");
+    assert.deepEqual(byType(central, "pulumi:pulumi:StackReference").filter((r) => r.inputs?.name === "central-dev").map((r) => r.urn.split("::").pop()), ["central-dev-last-deployment"]);
+  });
+
+  it("accepts removeTenants naming a tenant whose stack file is gone, and refuses one still joined, or not a tenant id", () => {
+    const issues = (removeTenants: unknown) => {
+      const r = validateStack(withValues(exampleFile("central-dev"), { "clusterra:removeTenants": removeTenants }), exampleFiles().filter((f) => f.stack !== "central-dev"));
+      return r.ok ? [] : r.issues.map((i) => `${i.key} = ${JSON.stringify(i.value)}: ${i.problem}; valid: ${i.valid}`);
+    };
+    assert.deepEqual(issues(["initech"]), []);
+    assert.deepEqual(issues(["initech", "acme"]), [
+      "clusterra:removeTenants[1] = \"acme\": stacks/Pulumi.tenant-acme-dev.yaml still joins tenant acme to this central; valid: the id of a tenant whose stack is destroyed and whose stack file is removed (`clusterra tenant remove --stack tenant-acme-dev` prints the order), or leave it out",
+    ]);
+    assert.equal(issues(["Initech!"]).length, 1);
+    assert.equal(issues(["a", "a"]).length, 1);
   });
 });

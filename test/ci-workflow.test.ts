@@ -87,6 +87,9 @@ describe("the operators' CI workflow", () => {
     assert.deepEqual(touched(() => write("central-dev", "config:\n  clusterra:kind: central\n  # bigger\n")), ["central-dev", "connector-demo", "tenant-acme-dev"]);
     assert.deepEqual(touched(() => write("central-dev-b", "config:\n  clusterra:kind: central\n  clusterra:cell: b\n  # bigger\n")), ["central-dev-b", "tenant-initech-dev"]);
     assert.deepEqual(touched(() => write("tenant-acme-dev", "config:\n  clusterra:central:\n    stack: central-dev\n  # users\n")), ["tenant-acme-dev"]);
+    // A removed tenant has nothing to preview; the central it joined (block or flow style) does.
+    assert.deepEqual(touched(() => fs.rmSync(path.join(root, "stacks", "Pulumi.tenant-acme-dev.yaml"))), ["central-dev"]);
+    assert.deepEqual(touched(() => fs.rmSync(path.join(root, "stacks", "Pulumi.tenant-initech-dev.yaml"))), ["central-dev-b"]);
     fs.rmSync(root, { recursive: true, force: true });
   });
 
