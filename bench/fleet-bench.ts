@@ -55,7 +55,7 @@ function tenant(i: number): { stack: string; cloud: TenantCloudFacts; parts: [Te
     { name: "cpu", memoryPerCpuGiB: 4, sizes: [4, 16], maxNodes: 20, capacityType: "spot" },
     { name: "himem", memoryPerCpuGiB: 8, sizes: [8], maxNodes: 4, capacityType: "on-demand" },
   ]);
-  const cloud: TenantCloudFacts = syntheticTenantCloud({ id, environment: "dev", account, serverAddress, slurmctldPort: ports.slurmctld, serial: i });
+  const cloud: TenantCloudFacts = syntheticTenantCloud({ id, environment: "dev", account, serverAddress, ports, serial: i });
   return {
     stack: `tenant-${id}-dev`,
     cloud,

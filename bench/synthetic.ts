@@ -8,6 +8,7 @@ import * as path from "path";
 import { stringify } from "yaml";
 import { centralFactsPath, factsFile, tenantFactsPath, type TenantCloudFacts } from "../components/fleet/facts";
 import { portsAtSlot } from "../config/tenant-ports";
+import type { TenantPorts } from "../facts/contract";
 import { tenantServerAddress } from "../config/subnet-layout";
 import { centralScope, clusterApiRoleName, slurmKeySecretNames, STACK_CONFIG_DIR } from "../facts/project";
 import { centralCeiling, cheapestHostFor } from "../config/capacity";
@@ -24,7 +25,7 @@ export const SYNTHETIC_FLEET = { repoUrl: "https://github.com/clusterra/infra.gi
 const SYNTHETIC_CLUSTER_API_IMAGE = "ghcr.io/clusterra/cluster-api:0.9.0";
 
 /** A tenant's cloud facts as its `pulumi up` would write them. Pure. */
-export function syntheticTenantCloud(t: { readonly id: string; readonly environment: string; readonly account: string; readonly serverAddress: string; readonly slurmctldPort: number; readonly serial: number }): TenantCloudFacts {
+export function syntheticTenantCloud(t: { readonly id: string; readonly environment: string; readonly account: string; readonly serverAddress: string; readonly ports: TenantPorts; readonly serial: number }): TenantCloudFacts {
   const clusterName = tenantClusterName(t.environment, t.id);
   const roleArn = (name: string) => `arn:aws:iam::${t.account}:role/${clusterName}-${name}`;
   const hex = t.serial.toString(16).padStart(17, "0");
@@ -38,7 +39,8 @@ export function syntheticTenantCloud(t: { readonly id: string; readonly environm
     accessPointId: `fsap-${hex}`,
     interruptionQueueName: `${clusterName}-interruption`,
     instanceProfileName: `${clusterName}-worker`,
-    slurmctld: { port: t.slurmctldPort },
+    slurmctld: { port: t.ports.slurmctld },
+    srun: { from: t.ports.srunBlock.from, to: t.ports.srunBlock.to },
     keySecretArns: { slurm: secret(keys.slurm), jwt: secret(keys.jwt) },
     externalSecretsRoleArn: roleArn("external-secrets"),
     edgeAgentRoleArn: roleArn("edge-agent"),
@@ -125,7 +127,7 @@ export function generateRepository(root: string, tenants: number): GeneratedRepo
         "clusterra:users": Array.from({ length: 5 }, (_, u) => ({ name: `user${u}`, uid: 10001 + u })),
       });
       const serverAddress = tenantServerAddress({ vpcCidr: network.vpcCidr, availabilityZones: { count: 2 } });
-      factsAt(tenantFactsPath(scope, id), tenantStack, syntheticTenantCloud({ id, environment: "dev", account, serverAddress, slurmctldPort: ports.slurmctld, serial: i }));
+      factsAt(tenantFactsPath(scope, id), tenantStack, syntheticTenantCloud({ id, environment: "dev", account, serverAddress, ports, serial: i }));
       out.push({ stack: tenantStack, scope, id });
     }
   }

@@ -31,7 +31,7 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
     for (const id of listDirs(path.join(root, "fleet", "tenants", scope)).filter((t) => only(scope, t))) {
       const file = `fleet/tenants/${scope}/${id}/${FACTS_FILE}`;
       if (!fs.existsSync(path.join(root, file))) continue;
-      let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
+      let facts: { secretsRoleArn?: unknown; slurmctld?: { port?: unknown }; srun?: { from?: unknown; to?: unknown }; serverAddress?: unknown; keySecretArns?: Record<string, unknown> } | null;
       try {
         facts = parse(fs.readFileSync(path.join(root, file), "utf8")) as typeof facts;
       } catch {
@@ -55,6 +55,11 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
       const port = facts?.slurmctld?.port;
       const recorded = stack?.ports?.slurmctld;
       if (recorded !== undefined && port !== recorded) problems.push({ file, at: "slurmctld.port", reason: `${String(port)} is not tenant ${id}'s slurmctld NodePort ${recorded} (its stack file's clusterra:ports): central would open another port for it, perhaps another tenant's; a live tenant's ports never change (its nodes and the rules in both accounts hold them)` });
+      // Its srun block as deployed (facts written before it was recorded have none: nothing to compare).
+      const block = stack?.ports?.srunBlock;
+      if (facts?.srun !== undefined && block && (facts.srun.from !== block.from || facts.srun.to !== block.to)) {
+        problems.push({ file, at: "srun", reason: `${String(facts.srun.from)}-${String(facts.srun.to)} is tenant ${id}'s srun block as deployed, and its stack file's clusterra:ports says ${block.from}-${block.to}: a live tenant's ports never change (its login's Service, its slurm.conf and the rules in both accounts hold them); put srun back to ${String(facts.srun.from)}` });
+      }
     }
   }
   return problems;

@@ -190,6 +190,22 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(await checkFleet(root, { reference }), "fleet/tenants/dev/acme/facts.yaml"), new RegExp(`slurmctld.port: ${examplePorts("acme").slurmctld} is not tenant acme's slurmctld NodePort 30000 \\(its stack file's clusterra:ports\\): .*a live tenant's ports never change`));
   });
 
+  it("catches a live tenant's stack file moving its srun block away from what it deployed (its facts file)", async () => {
+    const stack = "stacks/Pulumi.tenant-acme-dev.yaml";
+    const block = examplePorts("acme").srunBlock;
+    fs.writeFileSync(path.join(root, stack), fs.readFileSync(path.join(root, stack), "utf8").replace(`srun: ${block.from}`, "srun: 30001"));
+    assert.match(reasons(await checkFleet(root, { reference }), "fleet/tenants/dev/acme/facts.yaml"), new RegExp(`srun: ${block.from}-${block.to} is tenant acme's srun block as deployed, and its stack file's clusterra:ports says 30001-30010: a live tenant's ports never change .*; put srun back to ${block.from}`));
+  });
+
+  it("accepts a facts file written before the srun block was recorded (nothing to compare)", async () => {
+    const rel = "fleet/tenants/dev/acme/facts.yaml";
+    const text = fs.readFileSync(path.join(root, rel), "utf8");
+    const older = text.replace(/^srun:\n  from: \d+\n  to: \d+\n/m, "");
+    assert.notEqual(older, text);
+    fs.writeFileSync(path.join(root, rel), older);
+    assert.doesNotMatch(reasons(await checkFleet(root, { reference }), rel), /srun/);
+  });
+
   it("catches a project that may deploy into the ArgoCD namespace or create cluster-wide kinds on central", async () => {
     replaceIn(root, `${ENTRY_CHART}/projects.yaml`, "      namespace: {{ $ns | toJson }}\n  clusterResourceWhitelist: []", '      namespace: argocd\n  clusterResourceWhitelist: [{group: "*", kind: "*"}]');
     const found = reasons(await checkFleet(root, { reference }), ENTRY("acme"));

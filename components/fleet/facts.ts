@@ -8,7 +8,7 @@
  */
 import Ajv from "ajv";
 import { parse } from "yaml";
-import { NODE_PORT_RANGE } from "../../facts/contract";
+import { NODE_PORT_RANGE, SRUN_PORT_BLOCK_SIZE } from "../../facts/contract";
 import { yamlDocument } from "./yaml-file";
 import { centralFleetPath, tenantFleetPath } from "../../facts/fleet";
 
@@ -24,6 +24,12 @@ export interface TenantCloudFacts {
   readonly instanceProfileName: string;
   /** The tenant's slurmctld on central: its NodePort there (on central's host, a central fact). */
   readonly slurmctld: { readonly port: number };
+  /**
+   * Its srun block on central's host as deployed (its stack file's, when `pulumi up` ran):
+   * `fleet check` refuses a stack file that moves it. Absent from facts written before it was
+   * recorded (the next `pulumi up` writes it).
+   */
+  readonly srun?: { readonly from: number; readonly to: number };
   /** The tenant's Slurm keys in central's Secrets Manager, by ARN (cross-account reads need it). */
   readonly keySecretArns: { readonly slurm: string; readonly jwt: string };
   readonly externalSecretsRoleArn: string;
@@ -66,6 +72,9 @@ const NAME = str("^[A-Za-z0-9_.:/+=@-]{1,256}$", "a resource name or id");
 const NODE_PORT = { type: "integer", minimum: NODE_PORT_RANGE.from, maximum: NODE_PORT_RANGE.to, description: `a NodePort from ${NODE_PORT_RANGE.from} to ${NODE_PORT_RANGE.to}` };
 
 /** Each kind's facts file, as JSON Schema (structure and shape of each value). */
+/** Facts a file may lack: written only by releases after the one that added them. */
+const OPTIONAL_FACTS: Readonly<Partial<Record<FactsKind, readonly string[]>>> = { tenant: ["srun"] };
+
 const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
   tenant: obj({
     serverAddress: IPV4,
@@ -75,6 +84,7 @@ const CLOUD_FACTS_SCHEMAS: Readonly<Record<FactsKind, Schema>> = {
     interruptionQueueName: NAME,
     instanceProfileName: NAME,
     slurmctld: obj({ port: NODE_PORT }),
+    srun: { ...obj({ from: NODE_PORT, to: NODE_PORT }), description: `the tenant's srun block on central: ${SRUN_PORT_BLOCK_SIZE} NodePorts, from and to` },
     keySecretArns: obj({ slurm: ARN("secretsmanager"), jwt: ARN("secretsmanager") }),
     externalSecretsRoleArn: ARN("iam"),
     edgeAgentRoleArn: ARN("iam"),
@@ -144,7 +154,9 @@ export interface FactsProblem {
 const ajv = new Ajv({ allErrors: true, strict: false });
 /** Each kind's schema, with the offline mark an offline plan adds (never required). */
 const withOfflineMark = (schema: Schema): Schema => ({ ...schema, properties: { ...(schema.properties as Record<string, Schema>), [OFFLINE_FACTS_KEY]: { const: true, description: "true: written offline" } } });
-const validators = Object.fromEntries(Object.entries(CLOUD_FACTS_SCHEMAS).map(([k, s]) => [k, ajv.compile(withOfflineMark(s))])) as Record<FactsKind, ReturnType<typeof ajv.compile>>;
+/** Each kind's schema as its files are checked: the facts it may lack not required. */
+const asChecked = (kind: FactsKind, schema: Schema): Schema => ({ ...schema, required: (schema.required as string[]).filter((k) => !(OPTIONAL_FACTS[kind] ?? []).includes(k)) });
+const validators = Object.fromEntries(Object.entries(CLOUD_FACTS_SCHEMAS).map(([k, s]) => [k, ajv.compile(withOfflineMark(asChecked(k as FactsKind, s)))])) as Record<FactsKind, ReturnType<typeof ajv.compile>>;
 
 /** A facts file's text checked against its kind's schema: the facts, or every problem at once. */
 export function parseFacts<K extends FactsKind>(kind: K, text: string): { facts: CloudFactsByKind[K] } | { problems: FactsProblem[] } {

@@ -260,6 +260,7 @@ export class TenantEnvironment extends pulumi.ComponentResource {
           ({
             serverAddress, kmsKeyArn, fileSystemId, accessPointId, interruptionQueueName, instanceProfileName,
             slurmctld: { port: slurmctld.port },
+            srun: { from: config.ports.srunBlock.from, to: config.ports.srunBlock.to },
             keySecretArns: { slurm: keySecretArns.slurm, jwt: keySecretArns.jwt },
             externalSecretsRoleArn, edgeAgentRoleArn, secretsRoleArn,
           }),
