@@ -261,7 +261,7 @@ function checkTenant(own: Record<string, unknown>, aws: Record<string, unknown>,
   // before ports were recorded): no port is named free until it records them.
   const free = unrecorded.length ? undefined : freePorts(taken.map((t) => t.ports));
   const freeText = unrecorded.length
-    ? `no ports can be named free on ${centralName} while ${unrecorded.join(", ")} record${unrecorded.length === 1 ? "s" : ""} no valid ports: record ${unrecorded.length === 1 ? "its" : "theirs"} first (a live tenant keeps the ones it has: ${LIVE_PORTS})`
+    ? `no ports can be named free on ${centralName} while ${unrecorded.join(", ")} record${unrecorded.length === 1 ? "s" : ""} no valid ports: record ${unrecorded.length === 1 ? "its ports" : "theirs"} first (a live tenant keeps the ones it has: ${LIVE_PORTS})`
     : free ? `free on ${centralName}: ${PORTS_KEY}: ${formatPorts(free)}` : `none free on ${centralName}: its NodePort range holds ${TENANTS_PER_NODE_PORT_RANGE} tenants; ${openACell()}`;
   if (own.ports === undefined) {
     add(PORTS_KEY, undefined, "missing: a tenant's ports on central are recorded in its stack file, never derived", unrecorded.length ? freeText : `${freeText} (a tenant deployed before ports were recorded keeps the ones it has: ${LIVE_PORTS})`);

@@ -102,6 +102,11 @@ export function tenantEntriesApplicationSetPath(scope: string): string {
   return `${centralFleetPath(scope)}/${TENANT_ENTRIES_APPLICATION_SET}.yaml`;
 }
 
+/** The Application that enters a tenant into its central's ArgoCD (its namespace, projects, store and credential). */
+export function tenantEntryApplication(tenantId: string): string {
+  return `${tenantId}-entry`;
+}
+
 /** The namespace on central holding one tenant's Slurm control plane. */
 export function tenantNamespace(tenantId: string): string {
   return `tenant-${tenantId}`;

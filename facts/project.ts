@@ -1,5 +1,7 @@
 /** Names every stack, tag and file of the project derives from. */
 export const PROJECT = "clusterra";
+/** The organization a DIY (self-managed) Pulumi backend gives every stack; the offline plan runs as one. */
+export const DIY_ORGANIZATION = "organization";
 
 /** A platform resource name: `clusterra-<environment>-<parts...>`. */
 export function platformName(environment: string, ...parts: string[]): string {

@@ -55,7 +55,7 @@ import { droppedSecurity, unmatchedSelectors, type PolicyLike } from "./kube/pol
 export interface FleetJourneyInput {
   /** The project: its built tools and images. */
   readonly root: string;
-  /** The example repository the plans came from (planning/examples.ts): its fleet is rendered, and its HEAD served and synced. */
+  /** The example repository the plans came from (journey/example/repository.ts): its fleet is rendered, and its HEAD served and synced. */
   readonly repository: string;
   readonly chartsDir: string;
   readonly dir: string;

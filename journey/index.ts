@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import type { PlanResult } from "../planning/plan";
-import { EXAMPLE_REPOSITORY_CONTENT, examplePlan, writeExampleRepository } from "../planning/examples";
+import { EXAMPLE_REPOSITORY_CONTENT, examplePlan, writeExampleRepository } from "./example/repository";
 import { commitFolder } from "./gitops/servers";
 import { exampleRepositoryFolder } from "./slurm/handover";
 import type { OtherCentral } from "./gitops/applications";
@@ -32,7 +32,7 @@ export interface JourneyOptions {
   readonly keep: boolean;
 }
 
-/** The journey's stacks, of the example repository (planning/examples.ts); its cell's stacks are planned too. */
+/** The journey's stacks, of the example repository (journey/example/repository.ts); its cell's stacks are planned too. */
 export const EXAMPLE_ENVIRONMENT = { centralStack: "central-dev", tenantStacks: ["tenant-acme-dev", "tenant-globex-dev"] } as const;
 
 /** Runs the journey; returns the steps (already printed through `out`). */

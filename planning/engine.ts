@@ -5,7 +5,7 @@
  * mock interface itself does not show.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { PROJECT } from "../facts/project";
+import { DIY_ORGANIZATION, PROJECT } from "../facts/project";
 import { SECRET_SIG, SECRET_SIG_KEY, type Deployment, type DeploymentResource } from "./deployment";
 import { createMocks, MockContext } from "./mocks";
 
@@ -80,7 +80,7 @@ export async function runOffline(
     },
     newResource: (args) => guard(failures, `resource ${args.type} ${args.name}`, () => mocks.newResource(args)),
   };
-  await pulumi.runtime.setMocks(recording, PROJECT, stack, false);
+  await pulumi.runtime.setMocks(recording, PROJECT, stack, false, DIY_ORGANIZATION);
   pulumi.runtime.setAllConfig(config);
   const monitor = pulumi.runtime.getMonitor() as unknown as MonitorWithResources;
   const captured = new Map<string, DeploymentResource>();

@@ -10,7 +10,7 @@ import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import { byType, exampleFile, exampleFiles, examplePorts, exampleRoot, json, named, needHelm, plan, withValues } from "./helpers";
 import * as pulumi from "@pulumi/pulumi";
-import { refuseStrandedTenants, strandedMessage, strandedTenants } from "../components/central/live-tenants";
+import { ownStackReferenceName, refuseStrandedTenants, strandedMessage, strandedTenants } from "../components/central/live-tenants";
 import { loadStackConfig } from "../planning/plan";
 import { runOffline } from "../planning/engine";
 import { validateStack } from "../config";
@@ -352,7 +352,13 @@ describe("a central deployed from a checkout without a live tenant's stack file"
     const r = await refusal({ tenantRoleArns: served });
     assert.equal(r.runError, true, "a run error: Pulumi prints it without a stack trace");
     assert.equal(r.refused, strandedMessage(centralConfig(), ["initech"]));
-    assert.match(r.refused, /^central-dev serves tenant initech \(its last deployment's tenantRoleArns\), and no stack file of this checkout joins it to it: deploying would remove its roles, host rules, route and endpoint while it is live\. Deploy from a checkout that has its stack file \(pull main\); to remove a tenant, its stack destroyed first, name it in stacks\/Pulumi\.central-dev\.yaml: clusterra:removeTenants: \[initech\]/);
+    assert.match(r.refused, /^central-dev serves tenant initech \(its last deployment's tenantRoleArns\), and no stack file in this checkout joins it to central-dev: deploying would remove its roles, host rules, route and endpoint while it is live\. Deploy from a checkout that has its stack file \(main, or the unmerged branch that added it\); to remove a tenant, its stack destroyed first, name it in stacks\/Pulumi\.central-dev\.yaml: clusterra:removeTenants: \[initech\]/);
+  });
+
+  it("names its own stack as its backend resolves it: qualified on Pulumi Cloud, short on a DIY backend", () => {
+    assert.equal(ownStackReferenceName("acme-ops", "clusterra", "central-dev"), "acme-ops/clusterra/central-dev");
+    assert.equal(ownStackReferenceName("organization", "clusterra", "central-dev"), "central-dev");
+    assert.equal(ownStackReferenceName("", "clusterra", "central-dev"), "central-dev");
   });
 
   it("deploys when every served tenant still joins it, on its first deployment, and when the missing one is named for removal", async () => {

@@ -90,6 +90,13 @@ describe("the operators' CI workflow", () => {
     // A removed tenant has nothing to preview; the central it joined (block or flow style) does.
     assert.deepEqual(touched(() => fs.rmSync(path.join(root, "stacks", "Pulumi.tenant-acme-dev.yaml"))), ["central-dev"]);
     assert.deepEqual(touched(() => fs.rmSync(path.join(root, "stacks", "Pulumi.tenant-initech-dev.yaml"))), ["central-dev-b"]);
+    // A comment naming a stack is no join; a quoted key is one; a removed central is not previewed.
+    write("tenant-hooli-dev", "# was on stack: central-old\nconfig:\n  clusterra:central: {\"stack\": \"central-dev-b\", accountId: \"111122223333\"}\n");
+    git("add", "-A");
+    assert.deepEqual(touched(() => undefined), ["tenant-hooli-dev"]);
+    assert.deepEqual(touched(() => fs.rmSync(path.join(root, "stacks", "Pulumi.tenant-hooli-dev.yaml"))), ["central-dev-b"]);
+    assert.deepEqual(touched(() => write("central-dev-b", "config:\n  clusterra:kind: central\n  clusterra:cell: b\n  # smaller\n")), ["central-dev-b"]);
+    assert.deepEqual(touched(() => fs.rmSync(path.join(root, "stacks", "Pulumi.central-dev-b.yaml"))), []);
     fs.rmSync(root, { recursive: true, force: true });
   });
 

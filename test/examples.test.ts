@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { PROJECT_ROOT } from "../config";
-import { CELL_STACKS, copyExampleRepository, EXAMPLE_FIXTURES, EXAMPLE_STACKS, examplePlan } from "../planning/examples";
+import { CELL_STACKS, copyExampleRepository, EXAMPLE_FIXTURES, EXAMPLE_STACKS, examplePlan } from "../journey/example/repository";
 import { loadStackConfig, type PlanResult } from "../planning/plan";
 import { crossCentralApplications } from "../journey/gitops/applications";
 import { otherCentralsOf } from "../journey/index";
@@ -31,7 +31,7 @@ function operatorProject(): string {
 
 const stackFiles = (dir: string) => fs.readdirSync(dir).sort();
 
-describe("the example repository (planning/examples.ts)", () => {
+describe("the example repository (journey/example/repository.ts)", () => {
   it("is made of the fixtures' stack files and the project's charts, whatever the operator's stacks/ and fleet/ hold", () => {
     const project = operatorProject();
     const root = path.join(project, "example");
@@ -60,7 +60,7 @@ describe("the example repository (planning/examples.ts)", () => {
   it("names the example stacks when asked for one that is not", () => {
     const plans = new Map<string, PlanResult>([["central-dev", {} as PlanResult]]);
     assert.equal(examplePlan(plans, "central-dev"), plans.get("central-dev"));
-    assert.throws(() => examplePlan(plans, "central-prod"), /^Error: central-prod is not an example stack \(planning\/examples\.ts: central-dev\)$/);
+    assert.throws(() => examplePlan(plans, "central-prod"), /^Error: central-prod is not an example stack \(journey\/example\/repository\.ts: central-dev\)$/);
   });
 });
 
@@ -89,6 +89,8 @@ describe("a central's ArgoCD and the environment's other centrals (the journey's
       "into-cell-namespace is tenant initech's (central dev-b's)",
       "cell-root reads fleet/central/dev-b (central dev-b's)",
     ]);
+    // A cell tenant named like the start of another Application is not it: only the names the fleet gives a tenant's.
+    assert.deepEqual(crossCentralApplications([app("cert-manager", { source: { path: "fleet/central/dev" } }), app("cert-control-plane", {})], [{ scope: "dev-b", tenants: ["cert"] }]), ["cert-control-plane is tenant cert's (central dev-b's)"]);
     // Seen from the cell: dev's folders are not dev-b's, though one name begins the other.
     assert.deepEqual(crossCentralApplications(apps.slice(2), [{ scope: "dev", tenants: ["acme"] }]), []);
   });

@@ -16,12 +16,12 @@ import * as os from "os";
 import { stringify } from "yaml";
 import type { TenantPorts } from "../facts/contract";
 import { recordedPorts } from "../config/tenant-ports";
-import { CELL_STACKS, copyExampleRepository, EXAMPLE_FIXTURES, EXAMPLE_STACKS } from "../planning/examples";
+import { CELL_STACKS, copyExampleRepository, EXAMPLE_FIXTURES, EXAMPLE_STACKS } from "../journey/example/repository";
 
 export { CELL_STACKS, EXAMPLE_STACKS };
 
 /** The example environment's stack files, the suite's own. */
-export const FIXTURES = path.join(PROJECT_ROOT, "test", "fixtures");
+export const FIXTURES = path.join(PROJECT_ROOT, path.dirname(EXAMPLE_FIXTURES.stacks));
 
 /**
  * The example repository: the fixtures' stack files, the project's charts, and (once the

@@ -270,7 +270,11 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     assert.match(ctldOut, new RegExp(`ip daddr ${world.tenant.vpcCidr.replace(/\./g, "\\.")} tcp dport ${SLURM_PORTS.slurmd} counter return`));
     assert.deepEqual(ctldOut.split("\n").filter((l) => /return/.test(l) && !l.includes(world.tenant.vpcCidr) && !/ip daddr 100\.64\./.test(l)), [], "slurmctld's pod may reach only its namespace's pods and its VPC");
     // No pod of acme's may open a connection to one of globex's, nor globex's accept one from acme's.
-    const chain = (name: string) => new RegExp(`chain ${name} \\{([\\s\\S]*?)\\n  \\}`).exec(policy.text)?.[1] ?? "";
+    const chain = (name: string) => {
+      const body = new RegExp(`chain ${name} \\{([\\s\\S]*?)\\n  \\}`).exec(policy.text)?.[1];
+      assert.ok(body !== undefined, `no chain ${name}`);
+      return body;
+    };
     for (const p of topology.central.other) for (const own of ["slurmctld", "slurmdbd", "mariadb", "login"]) assert.ok(!chain(`egress_${own}`).includes(p.address), `${p.name} ${p.address} in ${own}'s egress`);
     for (const own of [topology.central.slurmctld, topology.central.slurmdbd, topology.central.mariadb, topology.central.login]) for (const g of ["slurmctld", "slurmdbd", "mariadb"]) assert.ok(!chain(`ingress_globex_${g}`).includes(own.address), `acme's ${own.address} in globex's ${g} ingress`);
     // The operator's features put the node in a NodeSet line of central's slurm.conf, and so in its partitions.

@@ -104,7 +104,7 @@ describe("tenant ports (validation)", () => {
     const files = exampleFiles().map((f) => (f.stack === "tenant-globex-dev" ? withValues(f, { "clusterra:ports": undefined }) : f));
     const r = validateStack(asTenant("initech", undefined), files);
     assert.deepEqual(r.ok ? [] : r.issues.filter((i) => i.key === "clusterra:ports").map((i) => i.valid), [
-      "no ports can be named free on central-dev while stacks/Pulumi.tenant-globex-dev.yaml records no valid ports: record its first (a live tenant keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)",
+      "no ports can be named free on central-dev while stacks/Pulumi.tenant-globex-dev.yaml records no valid ports: record its ports first (a live tenant keeps the ones it has: its facts file's slurmctld.port and its SrunPortRange in central's slurm.conf)",
     ]);
   });
 

@@ -8,6 +8,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { REMOVE_TENANTS_KEY, type CentralConfig } from "../../config";
+import { DIY_ORGANIZATION } from "../../facts/project";
 import type { CentralOutputs } from "./outputs";
 
 /** The central output whose keys are the tenants its last deployment served. */
@@ -26,20 +27,33 @@ export function strandedTenants(previous: unknown, config: Pick<CentralConfig, "
 /** Why central refuses to deploy without these tenants: who, what would go, and the two ways on. Pure. */
 export function strandedMessage(config: Pick<CentralConfig, "stack" | "file">, stranded: readonly string[]): string {
   const list = stranded.join(", ");
+  const one = stranded.length === 1;
   return (
-    `${config.stack} serves tenant${stranded.length === 1 ? "" : "s"} ${list} (its last deployment's ${SERVED_TENANTS_OUTPUT}), and no stack file of this checkout joins ${stranded.length === 1 ? "it" : "them"} to it: ` +
-    `deploying would remove ${stranded.length === 1 ? "its" : "their"} roles, host rules, route and endpoint while ${stranded.length === 1 ? "it is" : "they are"} live. ` +
-    `Deploy from a checkout that has ${stranded.length === 1 ? "its stack file" : "their stack files"} (pull main); to remove a tenant, its stack destroyed first, name it in ${config.file}: ${REMOVE_TENANTS_KEY}: [${list}] (README, "Removing a tenant")`
+    `${config.stack} serves tenant${one ? "" : "s"} ${list} (its last deployment's ${SERVED_TENANTS_OUTPUT}), and no stack file in this checkout joins ${one ? "it" : "them"} to ${config.stack}: ` +
+    `deploying would remove ${one ? "its" : "their"} roles, host rules, route and endpoint while ${one ? "it is" : "they are"} live. ` +
+    `Deploy from a checkout that has ${one ? "its stack file" : "their stack files"} (main, or the unmerged branch that added ${one ? "it" : "them"}); to remove a tenant, its stack destroyed first, name it in ${config.file}: ${REMOVE_TENANTS_KEY}: [${list}] (README, "Removing a tenant")`
   );
+}
+
+/**
+ * How a program names its own stack in a StackReference: qualified by its organization on
+ * Pulumi Cloud (a short name there means the user's default organization, perhaps another),
+ * short on a DIY backend (whose organization is always "organization"; a legacy DIY layout
+ * refuses qualified names). Pure.
+ */
+export function ownStackReferenceName(organization: string, project: string, stack: string): string {
+  return organization && organization !== DIY_ORGANIZATION ? `${organization}/${project}/${stack}` : stack;
 }
 
 /**
  * Reads central's own last outputs through a StackReference to itself and throws (a run
  * error, before any resource changes: Pulumi deletes nothing when the program fails) when a
- * tenant it serves would be dropped.
+ * tenant it serves would be dropped. A secret output is read as its value.
  */
 export async function refuseStrandedTenants(config: CentralConfig, opts?: pulumi.CustomResourceOptions): Promise<void> {
-  const self = new pulumi.StackReference(`${config.stack}-last-deployment`, { name: config.stack }, opts);
-  const stranded = strandedTenants(await self.getOutputValue(SERVED_TENANTS_OUTPUT), config);
+  const name = ownStackReferenceName(pulumi.getOrganization(), pulumi.getProject(), config.stack);
+  const self = new pulumi.StackReference(`${config.stack}-last-deployment`, { name }, opts);
+  const served = await self.getOutputDetails(SERVED_TENANTS_OUTPUT);
+  const stranded = strandedTenants(served.value ?? served.secretValue, config);
   if (stranded.length) throw new pulumi.RunError(strandedMessage(config, stranded));
 }

@@ -14,7 +14,7 @@
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
 import {
-  CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
+  CLUSTER_SECRET_FACTS, LOCAL_CHARTS, ROLLOUT_WAVES, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantClusterProjectSuffix, tenantEntryApplication, tenantNamespace, tenantProject, tenantsFleetPath, tenantsSharedPath,
   type RolloutWave,
 } from "../../facts/fleet";
 import { centralOnlySecretNames, LABEL_KEYS } from "../../facts/project";
@@ -157,7 +157,7 @@ export function tenantEntriesApplicationSet(scope: string, repo: FleetRepo): Rec
       strategy: { type: "RollingSync", rollingSync: { steps: ROLLOUT_WAVES.map((wave) => ({ matchExpressions: [{ key: LABEL_KEYS.wave, operator: "In", values: [wave] }] })) } },
       template: {
         metadata: {
-          name: `${id}-entry`,
+          name: tenantEntryApplication(id),
           labels: { [LABEL_KEYS.tenant]: id, [LABEL_KEYS.wave]: "{{ .rolloutWave }}" },
           // Deleting the entry on purpose deletes what it made (`clusterra tenant remove`, last).
           finalizers: ["resources-finalizer.argocd.argoproj.io"],
@@ -172,7 +172,7 @@ export function tenantEntriesApplicationSet(scope: string, repo: FleetRepo): Rec
               targetRevision: repo.revision,
               path: LOCAL_CHARTS.tenantEntry,
               helm: {
-                releaseName: `${id}-entry`,
+                releaseName: tenantEntryApplication(id),
                 valueFiles: [`$values/${folder}/${TENANT_ENTRY_FILE}`, `$values/${folder}/${FACTS_FILE}`, `$values/${tenantsSharedPath(scope)}/${TENANT_ENTRY_SHARED_VALUES}`],
                 // The folder names the tenant; a parameter beats every value file.
                 parameters: [{ name: "tenantId", value: id, forceString: true }],

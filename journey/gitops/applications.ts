@@ -4,9 +4,9 @@
  * the Applications were synced), and a refresh asked for as an operator asks for one (the
  * refresh annotation), waited on until the controller has acted.
  */
-import { clusterParams, expandApplicationSet, type ClusterParams, type GitFiles } from "../../components/fleet/application-set";
+import { clusterParams, expandApplicationSet, TENANT_ADD_ONS, type ClusterParams, type GitFiles } from "../../components/fleet/application-set";
 import { ARGOCD_CLUSTER_SELECTOR } from "../../facts/versions";
-import { centralFleetPath, tenantNamespace, tenantsFleetPath } from "../../facts/fleet";
+import { centralFleetPath, tenantEntryApplication, tenantNamespace, tenantsFleetPath } from "../../facts/fleet";
 import type { Kubectl } from "../kube/kubectl";
 import { waitFor } from "../kube/processes";
 
@@ -255,11 +255,16 @@ export function crossCentralApplications(apps: readonly { metadata: { name: stri
       const folders = [centralFleetPath(o.scope), tenantsFleetPath(o.scope)];
       const folder = strings.find((s) => folders.some((f) => s === f || s.includes(`${f}/`)));
       if (folder) found.push(`${a.metadata.name} reads ${folder} (central ${o.scope}'s)`);
-      const tenant = o.tenants.find((id) => a.metadata.name.startsWith(`${id}-`) || strings.includes(tenantNamespace(id)));
+      const tenant = o.tenants.find((id) => tenantApplicationNames(id).includes(a.metadata.name) || strings.includes(tenantNamespace(id)));
       if (tenant) found.push(`${a.metadata.name} is tenant ${tenant}'s (central ${o.scope}'s)`);
     }
   }
   return found;
+}
+
+/** The Applications a central's ArgoCD holds for a tenant: its entry, and one per add-on its ApplicationSets generate. */
+function tenantApplicationNames(id: string): string[] {
+  return [tenantEntryApplication(id), ...TENANT_ADD_ONS.map((a) => `${id}-${a.addon}`)];
 }
 
 function collectStrings(v: unknown, into: string[]): void {

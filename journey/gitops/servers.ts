@@ -26,7 +26,7 @@ export const ORIGIN_ADDRESSES = { https: loopbackAddress("origin", 0), registry:
 const HTTPS_PORT = 443;
 
 export interface GitopsServersInput {
-  /** The example repository (planning/examples.ts, committed): its HEAD is what the fleet's repository serves. */
+  /** The example repository (journey/example/repository.ts, committed): its HEAD is what the fleet's repository serves. */
   readonly root: string;
   /** The pinned charts' sources (`<chart>-<version>` folders). */
   readonly chartsDir: string;

@@ -6,7 +6,7 @@
 import * as path from "path";
 import { tenantSlurmFolder } from "../kube/tenant-slurm";
 
-/** The example repository's folder in a run's folder (planning/examples.ts). Pure. */
+/** The example repository's folder in a run's folder (journey/example/repository.ts). Pure. */
 export function exampleRepositoryFolder(dir: string): string {
   return path.join(dir, "example");
 }

@@ -8,7 +8,7 @@
 import * as path from "path";
 import * as fs from "fs";
 import { planStack, type PlanResult } from "../../planning/plan";
-import { examplePlan, writeExampleRepository } from "../../planning/examples";
+import { examplePlan, writeExampleRepository } from "../example/repository";
 import { PROJECT_ROOT } from "../../config";
 import { step, type JourneyStep } from "../host/step";
 import { findSlurmImage } from "../host/image";
@@ -30,7 +30,7 @@ export interface SlurmJourneyOptions {
   readonly srunTimeoutMs?: number;
   /** The project, whose tools and image it runs (default: this checkout). */
   readonly root?: string;
-  /** The example repository the plans came from, with the fleet they wrote (planning/examples.ts). */
+  /** The example repository the plans came from, with the fleet they wrote (journey/example/repository.ts). */
   readonly repository: string;
   /** central's slurmctld and slurmdbd /etc/slurm as Slinky's operator wrote them for the tenant (the Kubernetes part; by hand, a kept run's folder). */
   readonly operatorFiles?: OperatorFiles;
@@ -41,7 +41,7 @@ export interface SlurmJourneyOptions {
 export const DEFAULT_STACKS = { central: "central-dev", tenant: "tenant-acme-dev", other: "tenant-globex-dev" } as const;
 
 /**
- * The three stacks' plans from an example repository (planning/examples.ts) in `repository`:
+ * The three stacks' plans from an example repository (journey/example/repository.ts) in `repository`:
  * a kept run's (its fleet already written), else one written there afresh. A tenant's plan
  * includes its central's, but the journey reads central's own plan for the host's groups and
  * address.

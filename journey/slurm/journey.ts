@@ -30,7 +30,7 @@ export interface JourneyRunOptions {
   readonly plans: JourneyPlans;
   readonly slurmdCount: number;
   readonly srunTimeoutMs: number;
-  /** The repository the plans wrote their fleet into (planning/examples.ts). */
+  /** The repository the plans wrote their fleet into (journey/example/repository.ts). */
   readonly repository: string;
   /** The image every pod runs (journey/host/image.ts). */
   readonly image: SlurmImage;

@@ -230,7 +230,8 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
 
   // The other tenant's control plane on the same host, each pod in its own namespace (its
   // operators' labels, its namespace's policies): nothing of it is run, only where it listens.
-  const otherPods = ([["slurmctld", "oSlurmctld", SLURM_PORTS.slurmctld], ["slurmdbd", "oSlurmdbd", SLURM_PORTS.slurmdbd], ["mariadb", "oMariadb", world.otherControlPlane.accounting.port]] as const)
+  // (None when the journey runs one tenant: the other is then the tenant itself.)
+  const otherPods = (o.id === t.id ? [] : ([["slurmctld", "oSlurmctld", SLURM_PORTS.slurmctld], ["slurmdbd", "oSlurmdbd", SLURM_PORTS.slurmdbd], ["mariadb", "oMariadb", world.otherControlPlane.accounting.port]] as const))
     .map(([name, key, port]) => ({ ...centralPod(key, `${o.id} ${name}`), name, port }));
 
   // Both tenant namespaces' NetworkPolicies on the host, their pods known by the labels their operators give them.

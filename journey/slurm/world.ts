@@ -293,7 +293,7 @@ function controlPlaneValues(plan: PlanResult, root: string, helm: string): Contr
   };
 }
 
-/** Everything the journey derives from the three plans and the fleet they wrote in `repository` (planning/examples.ts). */
+/** Everything the journey derives from the three plans and the fleet they wrote in `repository` (journey/example/repository.ts). */
 export function journeyWorld(plans: JourneyPlans, repository: string, helm = toolPath(PROJECT_ROOT, "helm")): JourneyWorld {
   if (!helm) throw new Error("journey: helm renders the tenants' cluster objects from their facts; run `bash scripts/install-tools`");
   const tenant = tenantSide(plans.tenant, repository, helm);

@@ -8,7 +8,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { planStack, type PlanResult } from "./plan";
+import { planStack, type PlanResult } from "../../planning/plan";
 
 /** The example stack files, under the project: the examples, and the cell's. */
 export const EXAMPLE_FIXTURES = { stacks: path.join("test", "fixtures", "stacks"), cell: path.join("test", "fixtures", "cell") } as const;
@@ -19,11 +19,14 @@ export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-
 /** The second central's stacks (test/fixtures/cell), in the order they plan. */
 export const CELL_STACKS = ["central-dev-b", "tenant-initech-dev"] as const;
 
+/** The Pulumi project file every repository of the project has at its root. */
+const PULUMI_PROJECT_FILE = "Pulumi.yaml";
+
 /** What a repository holds besides its stack files and written fleet: the project's own charts and docs. */
-const PROJECT_FILES = ["Pulumi.yaml", "fleet/charts", "fleet/README.md"];
+const PROJECT_FILES = [PULUMI_PROJECT_FILE, "fleet/charts", "fleet/README.md"];
 
 /** What an example repository commits: everything but the tools' link (a link out of the repository, which ArgoCD refuses to check out). */
-export const EXAMPLE_REPOSITORY_CONTENT = ["Pulumi.yaml", "stacks", "fleet"] as const;
+export const EXAMPLE_REPOSITORY_CONTENT = [PULUMI_PROJECT_FILE, "stacks", "fleet"] as const;
 
 /**
  * Makes `root` an example repository without its fleet: the project's files above, the example
@@ -54,6 +57,6 @@ export async function writeExampleRepository(project: string, root: string): Pro
 /** One stack's plan among an example repository's; an error names a stack that is not an example. Pure. */
 export function examplePlan(plans: ReadonlyMap<string, PlanResult>, stack: string): PlanResult {
   const p = plans.get(stack);
-  if (!p) throw new Error(`${stack} is not an example stack (planning/examples.ts: ${[...plans.keys()].join(", ")})`);
+  if (!p) throw new Error(`${stack} is not an example stack (journey/example/repository.ts: ${[...plans.keys()].join(", ")})`);
   return p;
 }
