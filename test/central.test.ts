@@ -10,7 +10,7 @@ import { hostAddress, vpcCidrProblem } from "../config/cidr";
 import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import { byType, exampleFile, exampleFiles, examplePorts, exampleRoot, json, named, needHelm, plan, withValues } from "./helpers";
 import * as pulumi from "@pulumi/pulumi";
-import { ownStackReferenceName, refuseStrandedTenants, strandedMessage, strandedTenants } from "../components/central/live-tenants";
+import { ownStackReferenceName, refuseStrandedTenants, strandedMessage, strandedTenants, unservedRemovals } from "../components/central/live-tenants";
 import { loadStackConfig } from "../planning/plan";
 import { runOffline } from "../planning/engine";
 import { validateStack } from "../config";
@@ -332,6 +332,9 @@ describe("a central deployed from a checkout without a live tenant's stack file"
     assert.deepEqual(strandedTenants({ acme: "r", globex: "r" }, config), []);
     assert.deepEqual(strandedTenants(served, config), ["initech"]);
     assert.deepEqual(strandedTenants(served, { ...config, removeTenants: ["initech"] }), []);
+    // A name it never served (a typo) is told apart, to be warned about.
+    assert.deepEqual(unservedRemovals(served, { removeTenants: ["initech", "initek"] }), ["initek"]);
+    assert.deepEqual(unservedRemovals(undefined, { removeTenants: ["initek"] }), []);
   });
 
   /** refuseStrandedTenants run on the mock engine, central's own last outputs as given. */

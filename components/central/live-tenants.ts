@@ -54,6 +54,16 @@ export async function refuseStrandedTenants(config: CentralConfig, opts?: pulumi
   const name = ownStackReferenceName(pulumi.getOrganization(), pulumi.getProject(), config.stack);
   const self = new pulumi.StackReference(`${config.stack}-last-deployment`, { name }, opts);
   const served = await self.getOutputDetails(SERVED_TENANTS_OUTPUT);
-  const stranded = strandedTenants(served.value ?? served.secretValue, config);
+  const previous = served.value ?? served.secretValue;
+  const stranded = strandedTenants(previous, config);
   if (stranded.length) throw new pulumi.RunError(strandedMessage(config, stranded));
+  const unknown = unservedRemovals(previous, config);
+  // A name central never served removes nothing: most likely a typo, which would let the real one be dropped unnamed later.
+  if (unknown.length) pulumi.log.warn(`${config.file}: ${REMOVE_TENANTS_KEY} names ${unknown.join(", ")}, which ${config.stack}'s last deployment does not serve: nothing of ${unknown.length === 1 ? "it" : "them"} to remove (a typo?); the entry may go`);
+}
+
+/** The ids `removeTenants` names that central's last deployment did not serve (none before its first). Pure. */
+export function unservedRemovals(previous: unknown, config: Pick<CentralConfig, "removeTenants">): string[] {
+  if (typeof previous !== "object" || previous === null) return [];
+  return config.removeTenants.filter((id) => !Object.prototype.hasOwnProperty.call(previous, id));
 }
