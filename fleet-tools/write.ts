@@ -6,7 +6,8 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { scanStackFiles, validateStack, type StackConfig } from "../config";
+import { REMOVE_TENANTS_KEY, scanStackFiles, validateStack, type StackConfig } from "../config";
+import { strandedMessage, strandedTenants } from "../components/central/live-tenants";
 import { centralStackFleetFiles } from "../components/fleet/central";
 import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind, OFFLINE_FACTS_KEY } from "../components/fleet/facts";
 import { tenantStackFleetFiles } from "../components/fleet/tenant";
@@ -147,6 +148,9 @@ export function factsAgainstOutputs(root: string, outputsDir: string): FleetProb
       problems.push({ file: outputsFile, at: "(file)", reason: `is not JSON: ${e instanceof Error ? e.message : String(e)}` });
       continue;
     }
+    // A central's deployment serving a tenant no stack file here joins: its next `pulumi up` would refuse (live-tenants.ts).
+    const stranded = result.config.kind === "central" ? strandedTenants((outputs as { tenantRoleArns?: unknown }).tenantRoleArns, result.config) : [];
+    if (stranded.length && result.config.kind === "central") problems.push({ file: source.file, at: REMOVE_TENANTS_KEY, reason: strandedMessage(result.config, stranded) });
     if (outputs.fleetFacts === undefined) {
       problems.push({ file: outputsFile, at: "fleetFacts", reason: `is missing: ${source.stack} has not been deployed by a version of the program that publishes its facts (run \`pulumi up -s ${source.stack}\`)` });
       continue;

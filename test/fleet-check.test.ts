@@ -437,6 +437,10 @@ describe("facts files against the stacks' outputs (fleet check --outputs)", func
       assert.match(found, /fleet\/tenants\/dev\/acme\/facts.yaml: fileSystemId: is "fs-0123456789abcdef0" here but "fs-[0-9a-f]+" in tenant-acme-dev's deployment/);
       assert.match(found, /connector-demo.json: \(file\): is missing: write it with `pulumi stack output --json -s connector-demo > /);
       assert.equal(found.split("\n").length, 2, found);
+      // Central's deployment serves a tenant whose stack file this checkout lacks: named before anyone deploys central from it.
+      const central = JSON.parse(fs.readFileSync(path.join(dir, "central-dev.json"), "utf8")) as { tenantRoleArns: Record<string, string> };
+      fs.writeFileSync(path.join(dir, "central-dev.json"), JSON.stringify({ ...central, tenantRoleArns: { ...central.tenantRoleArns, initech: "arn:aws:iam::111122223333:role/clusterra-dev-tenant-initech" } }));
+      assert.match(factsAgainstOutputs(root, dir).map((p) => `${p.file}: ${p.at}: ${p.reason}`).join("\n"), /^stacks\/Pulumi\.central-dev\.yaml: clusterra:removeTenants: central-dev serves tenant initech \(its last deployment's tenantRoleArns\), and no stack file in this checkout joins it to central-dev/m);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
       fs.rmSync(root, { recursive: true, force: true });
