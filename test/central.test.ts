@@ -13,7 +13,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { ownStackReferenceName, refuseStrandedTenants, strandedMessage, strandedTenants, unservedRemovals } from "../components/central/live-tenants";
 import { loadStackConfig } from "../planning/plan";
 import { runOffline } from "../planning/engine";
-import { validateStack } from "../config";
+import { encodeConfigValues, validateStack } from "../config";
+import { clusterraProgram } from "../program";
 import type { CentralConfig } from "../config/types";
 import { STATE_TABLES } from "../facts/state-tables";
 
@@ -362,6 +363,19 @@ describe("a central deployed from a checkout without a live tenant's stack file"
     assert.equal(ownStackReferenceName("acme-ops", "clusterra", "central-dev"), "acme-ops/clusterra/central-dev");
     assert.equal(ownStackReferenceName("organization", "clusterra", "central-dev"), "central-dev");
     assert.equal(ownStackReferenceName("", "clusterra", "central-dev"), "central-dev");
+  });
+
+  it("refuses in the whole program before any AWS resource is registered", async () => {
+    const { values } = loadStackConfig({ stack: "central-dev", root: exampleRoot() });
+    const run = await runOffline("central-dev", encodeConfigValues(values), { region: "us-east-1", partition: "aws", accountId: "111122223333", stackOutputs: new Map([["central-dev", { tenantRoleArns: served }]]) }, async () => {
+      try {
+        return await clusterraProgram(exampleRoot());
+      } catch (e) {
+        return { refused: (e as Error).message };
+      }
+    });
+    assert.match(String(run.outputs.refused), /^central-dev serves tenant initech/);
+    assert.deepEqual(run.deployment.deployment.resources.filter((r) => r.type.startsWith("aws:")).map((r) => r.type), []);
   });
 
   it("deploys when every served tenant still joins it, on its first deployment, and when the missing one is named for removal", async () => {
