@@ -16,7 +16,7 @@ import { isDeepStrictEqual } from "util";
 import { EXAMPLE_STACKS_DIR } from "../facts/project";
 
 export * from "./types";
-export { formatIssues, REMOVE_TENANTS_KEY, stackShortName, validateStack } from "./validate";
+export { formatIssues, issueKey, issueReason, REMOVE_TENANTS_KEY, stackShortName, validateStack } from "./validate";
 
 /**
  * The project root: the nearest folder above this module holding Pulumi.yaml (the module

@@ -582,7 +582,17 @@ function echo(value: unknown): string {
 
 /** One line per issue: file, key, value, problem, what is valid. */
 export function formatIssues(issues: readonly ConfigIssue[]): string {
-  return issues.map((i) => `${i.file}: ${i.key}${i.value === undefined ? "" : ` = ${echo(i.value)}`}: ${i.problem}; valid: ${i.valid}`).join("\n");
+  return issues.map((i) => `${i.file}: ${issueKey(i)}: ${issueReason(i)}`).join("\n");
+}
+
+/** An issue's key with its value as typed (`key = value`), for a line that names file, key, then reason. */
+export function issueKey(i: ConfigIssue): string {
+  return `${i.key}${i.value === undefined ? "" : ` = ${echo(i.value)}`}`;
+}
+
+/** An issue's problem and what is valid. */
+export function issueReason(i: ConfigIssue): string {
+  return `${i.problem}; valid: ${i.valid}`;
 }
 
 /** The Kubernetes minor of a K3s release (v1.35.3+k3s1: 35). */

@@ -7,7 +7,8 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { hostAddressProblem } from "../config/cidr";
-import { centralScopesFromStackFiles, environmentOfScope, isExampleStack, readAllStackFiles } from "../config";
+import { centralScopesFromStackFiles, environmentOfScope, isExampleStack, PROJECT_ROOT, readAllStackFiles, REMOVE_TENANTS_KEY } from "../config";
+import { EXAMPLE_STACKS_DIR } from "../facts/project";
 import { FACTS_FILE, isOfflineFacts } from "../components/fleet/facts";
 import { fleetFiles, tenantStacks, type FleetProblem } from "./files";
 import { controlPlaneSecretsRoleName, slurmKeySecretNames } from "../facts/project";
@@ -25,6 +26,7 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
   // control-plane chart renders them at sync time); its entry names it itself.
   const stacks = tenantStacks(root);
   const centrals = centralScopesFromStackFiles(root);
+  const removals = removalsByScope(root, centrals);
   for (const scope of listDirs(path.join(root, "fleet", "tenants"))) {
     // Tenant names are per environment: a cell's folder holds tenants of its central's.
     const env = environmentOfScope(scope, centrals);
@@ -38,6 +40,13 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
         continue; // not YAML: named with every file above
       }
       const stack = stacks.get(`${scope}/${id}`);
+      // A facts file says the tenant was deployed: with its stack file gone, `fleet write` would
+      // prune its folder, and central's next `pulumi up` refuses to drop it, unless central names it for removal.
+      if (!stack && !removals.get(scope)?.ids.includes(id)) {
+        const central = removals.get(scope)?.file ?? "its central's stack file";
+        problems.push({ file, at: "(file)", reason: `tenant ${id} was deployed (this facts file), and no stack file joins it: its stack file may be on another branch (write the fleet from a checkout that has it); to remove the tenant, name it in ${central}: ${REMOVE_TENANTS_KEY}: [${id}] (README, "Removing a tenant"), and \`fleet write\` prunes its folder` });
+        continue;
+      }
       // Central's account, where the tenant's secrets and their role live (its stack file says which).
       const central = stack?.centralAccountId ?? "[0-9]{12}";
       const role = String(facts?.secretsRoleArn ?? "");
@@ -58,11 +67,23 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
       // Its srun block as deployed (facts written before it was recorded have none: nothing to compare).
       const block = stack?.ports?.srunBlock;
       if (facts?.srun !== undefined && block && (facts.srun.from !== block.from || facts.srun.to !== block.to)) {
-        problems.push({ file, at: "srun", reason: `${String(facts.srun.from)}-${String(facts.srun.to)} is tenant ${id}'s srun block as deployed, and its stack file's clusterra:ports says ${block.from}-${block.to}: a live tenant's ports never change (its login's Service, its slurm.conf and the rules in both accounts hold them); put srun back to ${String(facts.srun.from)}` });
+        problems.push({ file, at: "srun", reason: `${String(facts.srun.from)}-${String(facts.srun.to)} is tenant ${id}'s srun block as deployed, and ${stack?.file ?? "its stack file"}'s clusterra:ports says ${block.from}-${block.to}: a live tenant's ports never change (its login's Service, its slurm.conf and the rules in both accounts hold them); put srun back to ${String(facts.srun.from)} there` });
       }
     }
   }
   return problems;
+}
+
+/** Each central's stack file and the tenants it names for removal (`clusterra:removeTenants`), by its scope. */
+function removalsByScope(root: string, centrals: ReadonlyMap<string, { scope: string }>): Map<string, { file: string; ids: string[] }> {
+  const out = new Map<string, { file: string; ids: string[] }>();
+  for (const f of readAllStackFiles(root)) {
+    const central = centrals.get(f.stack);
+    if (!central) continue;
+    const ids = f.values[REMOVE_TENANTS_KEY];
+    out.set(central.scope, { file: f.file, ids: Array.isArray(ids) ? ids.map(String) : [] });
+  }
+  return out;
 }
 
 /**
@@ -82,6 +103,8 @@ export function offlineFactsProblems(root: string): FleetProblem[] {
       const file = stacks.get(stack);
       // A facts file no stack file claims is a removed stack's: fleet write removes it, fleet check names it.
       if (!file || isExampleStack(file)) return [];
-      return [{ file: rel, at: "offline", reason: `was written offline (clusterra plan --write-fleet): invented ids no cloud holds; \`pulumi up -s ${stack || "<stack>"}\` writes the real facts (or pass --allow-offline-facts for a repository not deployed yet)` }];
+      // An example's stack file changed is an operator's stack now: its offline facts no longer pass as the example's.
+      const changedExample = fs.existsSync(path.join(PROJECT_ROOT, EXAMPLE_STACKS_DIR, path.basename(file.file))) ? ` (${file.file} differs from the example as shipped, ${EXAMPLE_STACKS_DIR}/${path.basename(file.file)}, so it is an operator's stack now)` : "";
+      return [{ file: rel, at: "offline", reason: `was written offline (clusterra plan --write-fleet): invented ids no cloud holds${changedExample}; \`pulumi up -s ${stack || "<stack>"}\` writes the real facts (or pass --allow-offline-facts for a repository not deployed yet)` }];
     });
 }

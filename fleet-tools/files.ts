@@ -248,9 +248,9 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   return { documents, problems };
 }
 
-/** Each tenant stack file's environment, central account and VPC CIDR (when it gives them), by `<its central's scope>/<id>`: its fleet folder's. */
-export function tenantStacks(root: string): Map<string, { environment: string; centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }> {
-  const out = new Map<string, { environment: string; centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }>();
+/** Each tenant stack file's path, environment, central account, VPC CIDR and ports (when it gives them), by `<its central's scope>/<id>`: its fleet folder's. */
+export function tenantStacks(root: string): Map<string, { file: string; environment: string; centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }> {
+  const out = new Map<string, { file: string; environment: string; centralAccountId?: string; vpcCidr?: string; ports?: TenantPorts }>();
   const centrals = centralScopesFromStackFiles(root);
   for (const f of readAllStackFiles(root)) {
     if (f.values["clusterra:kind"] !== "tenant") continue;
@@ -259,6 +259,7 @@ export function tenantStacks(root: string): Map<string, { environment: string; c
     const account = field("clusterra:central", "accountId");
     const cidr = field("clusterra:network", "vpcCidr");
     out.set(`${joinedScope(f, centrals)}/${String(id)}`, {
+      file: f.file,
       environment: String(f.values["clusterra:environment"]),
       ...(/^[0-9]{12}$/.test(String(account)) ? { centralAccountId: String(account) } : {}),
       ...(typeof cidr === "string" ? { vpcCidr: cidr } : {}),

@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { REMOVE_TENANTS_KEY, scanStackFiles, validateStack, type StackConfig } from "../config";
+import { issueKey, issueReason, REMOVE_TENANTS_KEY, scanStackFiles, validateStack, type StackConfig } from "../config";
 import { strandedMessage, strandedTenants } from "../components/central/live-tenants";
 import { centralStackFleetFiles } from "../components/fleet/central";
 import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind, OFFLINE_FACTS_KEY } from "../components/fleet/facts";
@@ -54,14 +54,14 @@ export interface FleetFromFacts {
 /** Every stack file's fleet files, from its configuration and its committed facts file. Pure reads. */
 export function fleetFromFacts(root: string, only: (stack: string) => boolean = () => true): FleetFromFacts {
   const { files: stackFiles_, broken } = scanStackFiles(root);
-  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: i.key, reason: `${stack}: ${i.problem}` })));
+  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: issueKey(i), reason: `${stack}: ${issueReason(i)}` })));
   const files: FleetFileSet = {};
   const factsFiles = new Set<string>();
   // Each selected stack validated against every other: a proportional check still sees a clash with any sibling.
   for (const source of stackFiles_.filter((f) => only(f.stack))) {
     const result = validateStack(source, stackFiles_.filter((f) => f.stack !== source.stack));
     if (!result.ok) {
-      problems.push(...result.issues.map((i) => ({ file: i.file, at: i.key, reason: i.problem })));
+      problems.push(...result.issues.map((i) => ({ file: i.file, at: issueKey(i), reason: issueReason(i) })));
       continue;
     }
     const rel = factsPathOf(result.config);
@@ -131,7 +131,7 @@ function leaves(v: unknown, at = ""): Map<string, unknown> {
  */
 export function factsAgainstOutputs(root: string, outputsDir: string): FleetProblem[] {
   const { files: stackFiles_, broken } = scanStackFiles(root);
-  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: i.key, reason: `${stack}: ${i.problem}` })));
+  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: issueKey(i), reason: `${stack}: ${issueReason(i)}` })));
   for (const source of stackFiles_) {
     const result = validateStack(source, stackFiles_.filter((f) => f.stack !== source.stack));
     if (!result.ok) continue; // `fleet write` and `fleet check` name these

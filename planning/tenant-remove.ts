@@ -88,7 +88,7 @@ export function removalPlan(config: TenantConfig, tenant: Deployment, central: D
 /** The runbook as `clusterra tenant remove` prints it. */
 export function formatRemoval(p: RemovalPlan): string {
   return [
-    `Removing tenant ${p.tenantId} (${p.stack}) from ${p.centralStack}, in this order:`,
+    `Removing tenant ${p.tenantId} (${p.stack}) from ${p.centralStack}, in this order (keep this output: once step 5 removes the stack file, this command cannot print it again):`,
     ...p.steps.map((s, i) => `${i + 1}. ${s}`),
     `Retained (${p.retained.length}):`,
     ...p.retained.map((r) => `  - ${r.type} ${r.name} (${r.account} account): for good, ${r.forGood}`),

@@ -194,7 +194,7 @@ describe("clusterra fleet check", function () {
     const stack = "stacks/Pulumi.tenant-acme-dev.yaml";
     const block = examplePorts("acme").srunBlock;
     fs.writeFileSync(path.join(root, stack), fs.readFileSync(path.join(root, stack), "utf8").replace(`srun: ${block.from}`, "srun: 30001"));
-    assert.match(reasons(await checkFleet(root, { reference }), "fleet/tenants/dev/acme/facts.yaml"), new RegExp(`srun: ${block.from}-${block.to} is tenant acme's srun block as deployed, and its stack file's clusterra:ports says 30001-30010: a live tenant's ports never change .*; put srun back to ${block.from}`));
+    assert.match(reasons(await checkFleet(root, { reference }), "fleet/tenants/dev/acme/facts.yaml"), new RegExp(`srun: ${block.from}-${block.to} is tenant acme's srun block as deployed, and stacks/Pulumi.tenant-acme-dev.yaml's clusterra:ports says 30001-30010: a live tenant's ports never change .*; put srun back to ${block.from} there`));
   });
 
   it("accepts a facts file written before the srun block was recorded (nothing to compare)", async () => {
@@ -274,7 +274,7 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     // acme's stack file is an operator's now: its invented ids would be merged as real.
     const stack = path.join(root, "stacks/Pulumi.tenant-acme-dev.yaml");
     fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace("maxNodes: 20", "maxNodes: 21"));
-    const offline = "fleet/tenants/dev/acme/facts.yaml: offline: was written offline (clusterra plan --write-fleet): invented ids no cloud holds; `pulumi up -s tenant-acme-dev` writes the real facts (or pass --allow-offline-facts for a repository not deployed yet)";
+    const offline = "fleet/tenants/dev/acme/facts.yaml: offline: was written offline (clusterra plan --write-fleet): invented ids no cloud holds (stacks/Pulumi.tenant-acme-dev.yaml differs from the example as shipped, test/fixtures/stacks/Pulumi.tenant-acme-dev.yaml, so it is an operator's stack now); `pulumi up -s tenant-acme-dev` writes the real facts (or pass --allow-offline-facts for a repository not deployed yet)";
     assert.deepEqual((await checkFleet(root)).filter((p) => p.at === "offline").map((p) => `${p.file}: ${p.at}: ${p.reason}`), [offline]);
     assert.deepEqual((await checkFleet(root, { allowOfflineFacts: true })).filter((p) => p.at === "offline"), []);
     const errors: string[] = [];
@@ -360,17 +360,31 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     fs.writeFileSync(stack, fs.readFileSync(stack, "utf8").replace(/repoUrl: \S+/, "repoUrl: git@example.com:fleet.git"));
     const errors: string[] = [];
     assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
-    assert.match(errors.join("\n"), /stacks\/Pulumi\.central-dev\.yaml: clusterra:fleet\.repoUrl: must match pattern/);
+    // The value as typed and what is valid, as plan says it.
+    assert.ok(errors.join("\n").includes('stacks/Pulumi.central-dev.yaml: clusterra:fleet.repoUrl = "git@example.com:fleet.git": must match pattern'), errors.join("\n"));
+    assert.ok(errors.join("\n").includes("; valid: an https:// git URL"));
     assert.match(errors.join("\n"), /nothing written/);
   });
 
-  it("removes every file of a tenant whose stack file is gone, its facts file and folders too, and the fleet then checks clean", async () => {
+  it("keeps a deployed tenant whose stack file is missing and that central does not name for removal: nothing written, the way on named", async () => {
     fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
+    const errors: string[] = [];
+    assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
+    assert.match(errors.join("\n"), /fleet\/tenants\/dev\/globex\/facts\.yaml: \(file\): tenant globex was deployed \(this facts file\), and no stack file joins it: .*name it in stacks\/Pulumi\.central-dev\.yaml: clusterra:removeTenants: \[globex\]/);
+    assert.ok(fs.existsSync(path.join(root, "fleet/tenants/dev/globex/facts.yaml")), "globex's folder is kept");
+    assert.match(reasons(await checkFleet(root, {}), "fleet/tenants/dev/globex/facts.yaml"), /tenant globex was deployed/);
+  });
+
+  it("removes every file of a tenant whose stack file is gone and whom central names for removal, its facts file and folders too, and the fleet then checks clean", async () => {
+    fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
+    const central = path.join(root, "stacks/Pulumi.central-dev.yaml");
+    fs.writeFileSync(central, fs.readFileSync(central, "utf8").replace(/^  clusterra:environment: dev$/m, "  clusterra:environment: dev\n  clusterra:removeTenants: [globex]"));
     let said = "";
-    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
+    // Central's stack file is no longer the example's as shipped: its facts (offline) are allowed here.
+    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err, { allowOfflineFacts: true }), 0);
     assert.match(said, /\n {2}fleet\/tenants\/dev\/globex\/facts\.yaml \(removed: its stack file is gone\)/);
     assert.equal(fs.existsSync(path.join(root, "fleet/tenants/dev/globex")), false, "no folder of globex is left");
-    assert.deepEqual(await checkFleet(root, { render: true }), []);
+    assert.deepEqual(await checkFleet(root, { render: true, allowOfflineFacts: true }), []);
   });
 
   it("says how to get a missing facts file", async () => {

@@ -28,6 +28,8 @@ describe("clusterra tenant remove", function () {
     // The ApplicationSet keeps a tenant's Applications (create-update): the runbook deletes every one of them.
     for (const a of ["acme-control-plane", "acme-control-plane-manifests", "acme-slurm", "acme-cilium", "acme-edge-agent"]) assert.match(r.steps[centralUp], new RegExp(`\\b${a}\\b`));
     assert.match(r.steps[centralUp], /kubectl -n argocd delete application acme-control-plane-manifests acme-control-plane`/);
+    // Central drops a tenant it serves only when its stack file names it (components/central/live-tenants.ts).
+    assert.match(r.steps[centralUp], /^Remove stacks\/Pulumi\.tenant-acme-dev\.yaml, name acme in stacks\/Pulumi\.central-dev\.yaml under clusterra:removeTenants /);
   });
 
   it("refuses a stack that is not a tenant's, with what is valid", async () => {

@@ -9,9 +9,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import { planStack, type PlanResult } from "../../planning/plan";
+import { EXAMPLE_STACKS_DIR } from "../../facts/project";
 
 /** The example stack files, under the project: the examples, and the cell's. */
-export const EXAMPLE_FIXTURES = { stacks: path.join("test", "fixtures", "stacks"), cell: path.join("test", "fixtures", "cell") } as const;
+export const EXAMPLE_FIXTURES = { stacks: EXAMPLE_STACKS_DIR, cell: path.join(path.dirname(EXAMPLE_STACKS_DIR), "cell") } as const;
 
 /** The examples' stacks, in the order they plan (a central before its tenants). */
 export const EXAMPLE_STACKS = ["central-dev", "tenant-acme-dev", "tenant-globex-dev", "connector-demo", "connector-offline"] as const;
