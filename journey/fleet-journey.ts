@@ -34,7 +34,7 @@ import { startCluster, type Cluster } from "./kube/cluster";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
 import { Kubectl } from "./kube/kubectl";
-import { Processes, sleep, waitFor } from "./kube/processes";
+import { Processes, rbacRefusals, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
 import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
@@ -627,7 +627,7 @@ async function runSlurmOperators(o: {
       for (const ns of configs(name)) if (!(await slurmConf(name, ns))) return undefined;
       return true;
     }, 90_000, 1000) : false;
-    const forbidden = r.process ? o.processes.log(r.process).split("\n").filter((l) => /forbidden/i.test(l)) : [];
+    const forbidden = r.process ? rbacRefusals(o.processes.log(r.process)) : [];
     const ok = made === true && forbidden.length === 0;
     o.report(step(`${name}: ${who} reconciles its Controllers as its ServiceAccount (chart RBAC)`, ok, ok
       ? `${configs(name).map((ns) => `${ns}/${SLURM_CONFIG_MAP}`).join(", ")} written in ${((Date.now() - started) / 1000).toFixed(1)} s`

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/slurm-operator";
 import { restapiFailures } from "../journey/scaling";
+import { rbacRefusals } from "../journey/kube/processes";
 import { droppedSecurity, unmatchedSelectors } from "../journey/kube/policies";
 
 describe("the journey's real slurm-operator", () => {
@@ -58,5 +59,15 @@ describe("the journey's real slurm-operator", () => {
     assert.deepEqual(droppedSecurity(asked, made), ["allowPrivilegeEscalation: false asked, absent made"]);
     assert.deepEqual(droppedSecurity(asked, { ...made, allowPrivilegeEscalation: false }), []);
     assert.deepEqual(droppedSecurity({ capabilities: { drop: ["ALL"] } }, { capabilities: { drop: ["NET_RAW"] } }), ['capabilities: {"drop":["ALL"]} asked, {"drop":["NET_RAW"]} made']);
+  });
+});
+
+describe("a controller's refusals in its log", () => {
+  it("names RBAC refusals, not a quota's refusal of a create its stale cache repeated", () => {
+    // Both as controller-runtime logs them (JSON, quotes escaped), from journey runs.
+    const rbac = String.raw`{"level":"error","msg":"Reconciler error","error":"persistentvolumeclaims \"mariadb-daily\" is forbidden: User \"system:serviceaccount:mariadb-operator:mariadb-operator\" cannot create resource \"persistentvolumeclaims\" in API group \"\" in the namespace \"tenant-acme\""}`;
+    const quota = String.raw`{"level":"error","msg":"Reconciler error","error":"error creating Job: 1 error occurred:\n\t* error reconciling storage: error creating Backup storage PVC: persistentvolumeclaims \"mariadb-daily\" is forbidden: exceeded quota: control-plane, requested: requests.storage=10Gi, used: requests.storage=20Gi, limited: requests.storage=24Gi\n\n"}`;
+    assert.deepEqual(rbacRefusals([quota, rbac, "ok"].join("\n")), [rbac]);
+    assert.deepEqual(rbacRefusals(quota), []);
   });
 });

@@ -20,7 +20,7 @@ import { step, type JourneyStep } from "../host/step";
 import { kubeconfigText, type Cluster } from "./cluster";
 import type { Kubectl } from "./kubectl";
 import { asContainer, containerArgv, prepareContainer, type PodTemplate, type PreparedContainer } from "./pods";
-import type { Processes } from "./processes";
+import { rbacRefusals, type Processes } from "./processes";
 import type { SealedNetwork } from "./sealed-network";
 import { pinAddressFlags } from "./slurm-operator";
 import { tcpProbe } from "../host/network";
@@ -290,7 +290,7 @@ export async function accountingLogin(o: {
 export async function mariadbSteps(o: { mariadb: CentralMariadb; c: Kubectl; tenants: readonly string[]; image: string; processes: Processes; sealed: SealedNetwork; dir: string; report: (s: JourneyStep) => void; version: string }): Promise<void> {
   const who = `mariadb-operator ${o.version}`;
   const log = o.mariadb.operator ? o.processes.log(o.mariadb.operator) : "";
-  const forbidden = log.split("\n").filter((l) => /forbidden/i.test(l));
+  const forbidden = rbacRefusals(log);
   type Condition = { type: string; status: string; message?: string; lastTransitionTime?: string };
   type Listed = { items: { metadata: { name: string; namespace: string; creationTimestamp?: string }; spec?: { mariaDbRef?: { name: string } }; status?: { conditions?: Condition[] } }[] };
   const notReady: string[] = [];

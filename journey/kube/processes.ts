@@ -78,3 +78,14 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs:
     await sleep(everyMs);
   }
 }
+
+/**
+ * A controller's log lines where the API server refused it by RBAC (`... is forbidden: User
+ * "<who>" cannot <verb> ...`). Not an admission refusal that also says "forbidden": a
+ * ResourceQuota counts a create before the store finds the object exists, so a controller
+ * re-creating what its stale cache missed reads "exceeded quota" once and finds it on the next
+ * try; what it made is judged by its conditions instead. Pure.
+ */
+export function rbacRefusals(log: string): string[] {
+  return log.split("\n").filter((l) => /forbidden: User .{1,300}? cannot (get|list|watch|create|update|patch|delete|deletecollection|impersonate|bind|escalate) /.test(l));
+}
