@@ -7,11 +7,12 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { hostAddressProblem } from "../config/cidr";
-import { centralScopesFromStackFiles, environmentOfScope, isExampleStack, PROJECT_ROOT, readAllStackFiles, REMOVE_TENANTS_KEY } from "../config";
-import { EXAMPLE_STACKS_DIR } from "../facts/project";
+import { centralScopesFromStackFiles, environmentOfScope, isExampleStack, PROJECT_ROOT, readAllStackFiles, REMOVE_TENANTS_KEY, scanStackFiles } from "../config";
+import { removeTenantsHint } from "../components/central/live-tenants";
+import { tenantFleetPath } from "../facts/fleet";
 import { FACTS_FILE, isOfflineFacts } from "../components/fleet/facts";
 import { fleetFiles, tenantStacks, type FleetProblem } from "./files";
-import { controlPlaneSecretsRoleName, slurmKeySecretNames } from "../facts/project";
+import { controlPlaneSecretsRoleName, EXAMPLE_STACKS_DIR, slurmKeySecretNames } from "../facts/project";
 
 /** Sub-folders of a folder (none when it is missing). */
 function listDirs(dir: string): string[] {
@@ -27,6 +28,8 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
   const stacks = tenantStacks(root);
   const centrals = centralScopesFromStackFiles(root);
   const removals = removalsByScope(root, centrals);
+  // A stack file that cannot be read may be any tenant's: no folder is called stack-less then (its error is named on its own).
+  const allRead = scanStackFiles(root).broken.size === 0;
   for (const scope of listDirs(path.join(root, "fleet", "tenants"))) {
     // Tenant names are per environment: a cell's folder holds tenants of its central's.
     const env = environmentOfScope(scope, centrals);
@@ -40,11 +43,15 @@ export function tenantFactsProblems(root: string, only: (scope: string, id: stri
         continue; // not YAML: named with every file above
       }
       const stack = stacks.get(`${scope}/${id}`);
-      // A facts file says the tenant was deployed: with its stack file gone, `fleet write` would
-      // prune its folder, and central's next `pulumi up` refuses to drop it, unless central names it for removal.
-      if (!stack && !removals.get(scope)?.ids.includes(id)) {
-        const central = removals.get(scope)?.file ?? "its central's stack file";
-        problems.push({ file, at: "(file)", reason: `tenant ${id} was deployed (this facts file), and no stack file joins it: its stack file may be on another branch (write the fleet from a checkout that has it); to remove the tenant, name it in ${central}: ${REMOVE_TENANTS_KEY}: [${id}] (README, "Removing a tenant"), and \`fleet write\` prunes its folder` });
+      // A facts file `pulumi up` wrote says the tenant was deployed: with its stack file gone,
+      // its folder stays (central's next `pulumi up` refuses to drop it) unless central names it for removal.
+      const text = fs.readFileSync(path.join(root, file), "utf8");
+      if (!stack && allRead && !isOfflineFacts(text) && !removals.get(scope)?.ids.includes(id)) {
+        const central = removals.get(scope);
+        const wayOut = central
+          ? `to remove the tenant, name it in ${removeTenantsHint(central.file, [id])}, and \`fleet write\` prunes its folder`
+          : `no central stack file has scope ${scope} either: once that central is destroyed, delete ${tenantFleetPath(scope, id)}/ by hand`;
+        problems.push({ file, at: "(file)", reason: `tenant ${id} was deployed (this facts file), and no stack file joins it: its stack file may be on another branch (write the fleet from a checkout that has it); ${wayOut}` });
         continue;
       }
       // Central's account, where the tenant's secrets and their role live (its stack file says which).
@@ -81,7 +88,9 @@ function removalsByScope(root: string, centrals: ReadonlyMap<string, { scope: st
     const central = centrals.get(f.stack);
     if (!central) continue;
     const ids = f.values[REMOVE_TENANTS_KEY];
-    out.set(central.scope, { file: f.file, ids: Array.isArray(ids) ? ids.map(String) : [] });
+    // Two centrals of one scope are a validation error of their own: their names are merged here.
+    const before = out.get(central.scope)?.ids ?? [];
+    out.set(central.scope, { file: f.file, ids: [...before, ...(Array.isArray(ids) ? ids.map(String) : [])] });
   }
   return out;
 }

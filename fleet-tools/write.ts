@@ -6,7 +6,7 @@
  */
 import * as fs from "fs";
 import * as path from "path";
-import { issueKey, issueReason, REMOVE_TENANTS_KEY, scanStackFiles, validateStack, type StackConfig } from "../config";
+import { issueKey, issueReason, REMOVE_TENANTS_KEY, scanStackFiles, validateStack, type ConfigIssue, type StackConfig } from "../config";
 import { strandedMessage, strandedTenants } from "../components/central/live-tenants";
 import { centralStackFleetFiles } from "../components/fleet/central";
 import { centralFactsPath, FACTS_FILE, parseFacts, tenantFactsPath, type FactsKind, OFFLINE_FACTS_KEY } from "../components/fleet/facts";
@@ -51,10 +51,15 @@ export interface FleetFromFacts {
   readonly problems: FleetProblem[];
 }
 
+/** Stack files that cannot be read, each issue with its value as typed and what is valid. */
+function brokenStackProblems(broken: ReadonlyMap<string, readonly ConfigIssue[]>): FleetProblem[] {
+  return [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: issueKey(i), reason: `${stack}: ${issueReason(i)}` })));
+}
+
 /** Every stack file's fleet files, from its configuration and its committed facts file. Pure reads. */
 export function fleetFromFacts(root: string, only: (stack: string) => boolean = () => true): FleetFromFacts {
   const { files: stackFiles_, broken } = scanStackFiles(root);
-  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: issueKey(i), reason: `${stack}: ${issueReason(i)}` })));
+  const problems: FleetProblem[] = brokenStackProblems(broken);
   const files: FleetFileSet = {};
   const factsFiles = new Set<string>();
   // Each selected stack validated against every other: a proportional check still sees a clash with any sibling.
@@ -131,7 +136,7 @@ function leaves(v: unknown, at = ""): Map<string, unknown> {
  */
 export function factsAgainstOutputs(root: string, outputsDir: string): FleetProblem[] {
   const { files: stackFiles_, broken } = scanStackFiles(root);
-  const problems: FleetProblem[] = [...broken.entries()].flatMap(([stack, issues]) => issues.map((i) => ({ file: i.file, at: issueKey(i), reason: `${stack}: ${issueReason(i)}` })));
+  const problems: FleetProblem[] = brokenStackProblems(broken);
   for (const source of stackFiles_) {
     const result = validateStack(source, stackFiles_.filter((f) => f.stack !== source.stack));
     if (!result.ok) continue; // `fleet write` and `fleet check` name these
@@ -149,8 +154,10 @@ export function factsAgainstOutputs(root: string, outputsDir: string): FleetProb
       continue;
     }
     // A central's deployment serving a tenant no stack file here joins: its next `pulumi up` would refuse (live-tenants.ts).
-    const stranded = result.config.kind === "central" ? strandedTenants((outputs as { tenantRoleArns?: unknown }).tenantRoleArns, result.config) : [];
-    if (stranded.length && result.config.kind === "central") problems.push({ file: source.file, at: REMOVE_TENANTS_KEY, reason: strandedMessage(result.config, stranded) });
+    if (result.config.kind === "central") {
+      const stranded = strandedTenants((outputs as { tenantRoleArns?: unknown }).tenantRoleArns, result.config);
+      if (stranded.length) problems.push({ file: source.file, at: REMOVE_TENANTS_KEY, reason: strandedMessage(result.config, stranded) });
+    }
     if (outputs.fleetFacts === undefined) {
       problems.push({ file: outputsFile, at: "fleetFacts", reason: `is missing: ${source.stack} has not been deployed by a version of the program that publishes its facts (run \`pulumi up -s ${source.stack}\`)` });
       continue;

@@ -366,16 +366,37 @@ describe("cloud facts apart from the derived fleet (clusterra fleet write)", fun
     assert.match(errors.join("\n"), /nothing written/);
   });
 
+  /** globex's facts file as `pulumi up` writes it (no offline mark): proof it was deployed. */
+  const deployGlobex = () => {
+    const rel = path.join(root, "fleet/tenants/dev/globex/facts.yaml");
+    fs.writeFileSync(rel, fs.readFileSync(rel, "utf8").replace(/^# .*\n/, "# tenant-globex-dev's cloud facts, written by pulumi up: the only fleet file the cloud resolves.\n").replace("offline: true\n", ""));
+  };
+
   it("keeps a deployed tenant whose stack file is missing and that central does not name for removal: nothing written, the way on named", async () => {
+    deployGlobex();
     fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
     const errors: string[] = [];
     assert.equal(runFleetWrite(root, quiet.out, (s) => errors.push(s)), 1);
     assert.match(errors.join("\n"), /fleet\/tenants\/dev\/globex\/facts\.yaml: \(file\): tenant globex was deployed \(this facts file\), and no stack file joins it: .*name it in stacks\/Pulumi\.central-dev\.yaml: clusterra:removeTenants: \[globex\]/);
     assert.ok(fs.existsSync(path.join(root, "fleet/tenants/dev/globex/facts.yaml")), "globex's folder is kept");
     assert.match(reasons(await checkFleet(root, {}), "fleet/tenants/dev/globex/facts.yaml"), /tenant globex was deployed/);
+    // Central's plan, which writes and prunes the fleet as `pulumi up` does, keeps its folder too.
+    assert.deepEqual(orphanedTenantPaths(root, "dev", keptTenantIds("dev", root)), []);
+    assert.deepEqual(orphanedTenantPaths(root, "dev", keptTenantIds("dev", root), ["globex"]), ["fleet/tenants/dev/globex"]);
+    // A stack file that cannot be read may be globex's: nothing is called stack-less, its own error is named.
+    fs.writeFileSync(path.join(root, "stacks/Pulumi.tenant-acme-dev.yaml"), "config: [unclosed\n");
+    assert.doesNotMatch(reasons(await checkFleet(root, {}), "fleet/tenants/dev/globex/facts.yaml"), /was deployed/);
   });
 
-  it("removes every file of a tenant whose stack file is gone and whom central names for removal, its facts file and folders too, and the fleet then checks clean", async () => {
+  it("prunes a tenant planned offline and never deployed once its stack file is gone (no removal to name)", () => {
+    fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
+    let said = "";
+    assert.equal(runFleetWrite(root, (s) => (said += s), quiet.err), 0);
+    assert.match(said, /fleet\/tenants\/dev\/globex\/facts\.yaml \(removed: its stack file is gone\)/);
+  });
+
+  it("removes every file of a deployed tenant whose stack file is gone and whom central names for removal, its facts file and folders too, and the fleet then checks clean", async () => {
+    deployGlobex();
     fs.rmSync(path.join(root, "stacks/Pulumi.tenant-globex-dev.yaml"));
     const central = path.join(root, "stacks/Pulumi.central-dev.yaml");
     fs.writeFileSync(central, fs.readFileSync(central, "utf8").replace(/^  clusterra:environment: dev$/m, "  clusterra:environment: dev\n  clusterra:removeTenants: [globex]"));

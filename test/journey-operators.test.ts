@@ -67,7 +67,11 @@ describe("a controller's refusals in its log", () => {
     // Both as controller-runtime logs them (JSON, quotes escaped), from journey runs.
     const rbac = String.raw`{"level":"error","msg":"Reconciler error","error":"persistentvolumeclaims \"mariadb-daily\" is forbidden: User \"system:serviceaccount:mariadb-operator:mariadb-operator\" cannot create resource \"persistentvolumeclaims\" in API group \"\" in the namespace \"tenant-acme\""}`;
     const quota = String.raw`{"level":"error","msg":"Reconciler error","error":"error creating Job: 1 error occurred:\n\t* error reconciling storage: error creating Backup storage PVC: persistentvolumeclaims \"mariadb-daily\" is forbidden: exceeded quota: control-plane, requested: requests.storage=10Gi, used: requests.storage=20Gi, limited: requests.storage=24Gi\n\n"}`;
-    assert.deepEqual(rbacRefusals([quota, rbac, "ok"].join("\n")), [rbac]);
+    const clusterScope = String.raw`E1127 list failed: nodes is forbidden: User "system:serviceaccount:slinky:slurm-operator" cannot list resource "nodes" in API group "" at the cluster scope`;
+    const nonResource = String.raw`forbidden: User "system:anonymous" cannot get path "/metrics"`;
+    const podSecurity = String.raw`pods "x" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`;
+    assert.deepEqual(rbacRefusals([quota, rbac, "ok", clusterScope, podSecurity].join("\n")), [rbac, clusterScope]);
+    assert.deepEqual(rbacRefusals(`x is ${nonResource}`), [`x is ${nonResource}`]);
     assert.deepEqual(rbacRefusals(quota), []);
   });
 });

@@ -159,8 +159,8 @@ export class CentralEnvironment extends pulumi.ComponentResource {
       .all([clusterApi.roleArn, host.privateIp, heartbeatEndpoint, clusterApiTls.caCertPem])
       .apply(([clusterApiRoleArn, centralHostIp, heartbeat, heartbeatCaPem]) => ({ clusterApiRoleArn, centralHostIp, heartbeatEndpoint: heartbeat, heartbeatCaPem }));
     emitFleetFiles(facts.apply((f) => centralStackFleetFiles(config, f)));
-    // Tenants whose stack file is gone are pruned.
-    pruneFleet((root) => orphanedTenantPaths(root, config.scope, keptTenantIds(config.environment, root)), pruneFleetPaths);
+    // Tenants whose stack file is gone are pruned (a deployed one only when named for removal).
+    pruneFleet((root) => orphanedTenantPaths(root, config.scope, keptTenantIds(config.environment, root), config.removeTenants), pruneFleetPaths);
 
     const alarms = new Alarms(
       `${name}`,

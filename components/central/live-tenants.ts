@@ -31,8 +31,13 @@ export function strandedMessage(config: Pick<CentralConfig, "stack" | "file">, s
   return (
     `${config.stack} serves tenant${one ? "" : "s"} ${list} (its last deployment's ${SERVED_TENANTS_OUTPUT}), and no stack file in this checkout joins ${one ? "it" : "them"} to ${config.stack}: ` +
     `deploying would remove ${one ? "its" : "their"} roles, host rules, route and endpoint while ${one ? "it is" : "they are"} live. ` +
-    `Deploy from a checkout that has ${one ? "its stack file" : "their stack files"} (main, or the unmerged branch that added ${one ? "it" : "them"}); to remove a tenant, its stack destroyed first, name it in ${config.file}: ${REMOVE_TENANTS_KEY}: [${list}] (README, "Removing a tenant")`
+    `Deploy from a checkout that has ${one ? "its stack file" : "their stack files"} (main, or the unmerged branch that added ${one ? "it" : "them"}); to remove a tenant, its stack destroyed first, name it in ${removeTenantsHint(config.file, stranded)}`
   );
+}
+
+/** Where and how a tenant is named for removal: `<central's stack file>: clusterra:removeTenants: [<ids>]` and the runbook. Pure. */
+export function removeTenantsHint(centralFile: string, ids: readonly string[]): string {
+  return `${centralFile}: ${REMOVE_TENANTS_KEY}: [${ids.join(", ")}] (README, "Removing a tenant")`;
 }
 
 /**
@@ -59,7 +64,7 @@ export async function refuseStrandedTenants(config: CentralConfig, opts?: pulumi
   if (stranded.length) throw new pulumi.RunError(strandedMessage(config, stranded));
   const unknown = unservedRemovals(previous, config);
   // A name central never served removes nothing: most likely a typo, which would let the real one be dropped unnamed later.
-  if (unknown.length) pulumi.log.warn(`${config.file}: ${REMOVE_TENANTS_KEY} names ${unknown.join(", ")}, which ${config.stack}'s last deployment does not serve: nothing of ${unknown.length === 1 ? "it" : "them"} to remove (a typo?); the entry may go`);
+  if (unknown.length) pulumi.log.warn(`${config.file}: ${REMOVE_TENANTS_KEY} names ${unknown.join(", ")}, which ${config.stack}'s last deployment does not serve: already removed, or a typo; nothing of ${unknown.length === 1 ? "it" : "them"} to remove, and the entry may go`);
 }
 
 /** The ids `removeTenants` names that central's last deployment did not serve (none before its first). Pure. */

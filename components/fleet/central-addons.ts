@@ -11,6 +11,7 @@ import { scanStackFiles } from "../../config";
 import { application, type FleetRepo } from "./argo";
 import type { FleetFileSet } from "./writer";
 import { yamlFile } from "./yaml-file";
+import { isOfflineFacts, tenantFactsPath } from "./facts";
 
 /** Values of each central add-on (keys the pinned charts define). */
 export function centralAddOnValues(addOn: CentralAddOn): Record<string, unknown> {
@@ -55,12 +56,18 @@ export function centralAddOnFiles(scope: string, source: string, repo: FleetRepo
 
 /**
  * What a destroyed tenant stack leaves behind: tenant folders of this central (its scope's)
- * that no tenant stack file names any more, and central's per-tenant entry files of an earlier
+ * that no tenant stack file names any more (a deployed one's only when `removeTenants` names it), and central's per-tenant entry files of an earlier
  * layout (the entries render at sync time now). The central stack prunes them on its next
  * `pulumi up` (its folder gone, the tenant gets no new Applications; see `tenant remove`).
  */
-export function orphanedTenantPaths(root: string, scope: string, tenantIds: readonly string[] | undefined): string[] {
+export function orphanedTenantPaths(root: string, scope: string, tenantIds: readonly string[] | undefined, removeTenants: readonly string[] = []): string[] {
   const keep = new Set(tenantIds ?? []);
+  // A deployed tenant (a facts file `pulumi up` wrote) goes only when central names it for removal:
+  // a checkout that lacks its stack file must not delete its folder (components/central/live-tenants.ts).
+  const deployed = (id: string) => {
+    const facts = path.join(root, tenantFactsPath(scope, id));
+    return fs.existsSync(facts) && !isOfflineFacts(fs.readFileSync(facts, "utf8"));
+  };
   const tenantsDir = path.join(root, tenantsFleetPath(scope));
   const folders = fs.existsSync(tenantsDir) ? fs.readdirSync(tenantsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name) : [];
   const centralDir = path.join(root, centralFleetPath(scope));
@@ -68,7 +75,7 @@ export function orphanedTenantPaths(root: string, scope: string, tenantIds: read
   const legacyEntries = fs.existsSync(centralDir) ? fs.readdirSync(centralDir).filter((n) => /^tenant-.+\.yaml$/.test(n) && n !== appset) : [];
   return [
     // Unknown which tenants are live (a stack file that cannot be read): no tenant's folder goes.
-    ...(tenantIds === undefined ? [] : folders.filter((id) => !keep.has(id)).map((id) => `${tenantsFleetPath(scope)}/${id}`)),
+    ...(tenantIds === undefined ? [] : folders.filter((id) => !keep.has(id) && (removeTenants.includes(id) || !deployed(id))).map((id) => `${tenantsFleetPath(scope)}/${id}`)),
     ...legacyEntries.map((n) => `${centralFleetPath(scope)}/${n}`),
   ].sort();
 }

@@ -81,11 +81,12 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs:
 
 /**
  * A controller's log lines where the API server refused it by RBAC (`... is forbidden: User
- * "<who>" cannot <verb> ...`). Not an admission refusal that also says "forbidden": a
+ * "<who>" cannot <verb> resource|path ...`, namespaced or at the cluster scope). Not an
+ * admission refusal that also says "forbidden" (a quota, Pod Security, a webhook): a
  * ResourceQuota counts a create before the store finds the object exists, so a controller
  * re-creating what its stale cache missed reads "exceeded quota" once and finds it on the next
- * try; what it made is judged by its conditions instead. Pure.
+ * try. What a controller made is judged by its objects' conditions instead. Pure.
  */
 export function rbacRefusals(log: string): string[] {
-  return log.split("\n").filter((l) => /forbidden: User .{1,300}? cannot (get|list|watch|create|update|patch|delete|deletecollection|impersonate|bind|escalate) /.test(l));
+  return log.split("\n").filter((l) => /is forbidden: User .{1,300}? cannot \S+ (resource|path) /.test(l));
 }
