@@ -37,6 +37,8 @@ export interface RemovalPlan {
   /** Fleet paths central's `pulumi up` prunes. */
   readonly fleetPaths: readonly string[];
   readonly steps: readonly string[];
+  /** The step whose central \`pulumi up\` removes central's part (and after which the stack file is gone). */
+  readonly centralUpStep: number;
 }
 
 const nameOf = (r: DeploymentResource) => r.urn.split("::").pop() ?? r.urn;
@@ -74,25 +76,28 @@ export function removalPlan(config: TenantConfig, tenant: Deployment, central: D
   const inCentral = retained.filter((r) => r.account === "central").map((r) => r.name);
   const onCentral = TENANT_ADD_ONS.filter((a) => a.side === "central").map((a) => `${id}-${a.addon}`);
   const onCluster = TENANT_ADD_ONS.filter((a) => a.side === "cluster").map((a) => `${id}-${a.addon}`);
+  // The steps' order, by name: a step that points at another says its number from here.
+  const order = ["drain", "history", "secrets", "destroy", "centralUp", "retained"] as const;
+  const n = (step: (typeof order)[number]) => order.indexOf(step) + 1;
   const steps = [
     `Drain: scale every NodeSet of ${id} to 0 (cluster-api, or kubectl scale nodeset --replicas=0 on its cluster) and wait until \`squeue\` on its control plane is empty; Karpenter removes the workers.`,
-    `Keep the accounting history if the customer wants it: copy the newest backup from the \`mariadb-daily\` volume in namespace ${tenantNamespace(id)} (kubectl cp from a pod mounting it) before step 5 prunes it.`,
+    `Keep the accounting history if the customer wants it: copy the newest backup from the \`mariadb-daily\` volume in namespace ${tenantNamespace(id)} (kubectl cp from a pod mounting it) before step ${n("centralUp")} prunes it.`,
     `Decide the central-side secrets now (${inCentral.join(", ")}): they live in central's account but belong to this stack. To delete them for good, \`pulumi state unprotect\` their URNs and destroy them with \`--target\` while ${role} still exists; otherwise they are retained below and central's administrator deletes them later.`,
     `pulumi destroy -s ${config.stack} --exclude-protected: ${resources.filter((r) => !r.protect).length} resources go (the server, its network, the peering, the roles); ${retained.length} protected ones are retained. It acts in central through ${role}, which central still holds.`,
-    `Remove stacks/Pulumi.${config.stack}.yaml, name ${id} in stacks/Pulumi.${stackShortName(centralStack)}.yaml under ${REMOVE_TENANTS_KEY} (central refuses to drop a tenant it serves otherwise) and run pulumi up -s ${centralStack}: central deletes its ${centralSide.length} resources for ${id} (its roles and their policies, rules, the route) and prunes ${fleetPaths.join(" and ")}; merge that pull request. The environment's ApplicationSets keep a tenant's Applications when its folder or its cluster Secret goes (applicationsSync create-update, so a failed refresh never deletes a tenant): delete them, central's with their finalizer, which prunes the control plane (its MariaDB, its backups and slurmctld's state): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${onCentral.join(" ")}\`; the cluster's (the cluster is gone, nothing to prune) without it: \`kubectl -n ${ARGOCD_CHART.namespace} patch application <name> --type merge -p '{"metadata":{"finalizers":null}}'\` then delete, for ${onCluster.join(", ")}; last its entry, with its finalizer, which deletes namespace ${tenantNamespace(id)}, the tenant's projects, its store and its cluster credential (External Secrets owns the cluster Secret \`cluster-${tenantClusterName(config.environment, id)}\`, which goes with it): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${tenantEntryApplication(id)}\`.`,
-    `Retained data, for as long as the customer's contract says: each below. To delete it for good: \`pulumi state delete\` the central-side secrets kept in step 3 (central's administrator owns them now), \`pulumi state unprotect --all -s ${config.stack}\`, then \`pulumi destroy -s ${config.stack}\` (in the customer's account, with their deploy role), then \`pulumi stack rm -s ${config.stack}\`.`,
+    `Remove stacks/Pulumi.${config.stack}.yaml, name ${id} in stacks/Pulumi.${stackShortName(centralStack)}.yaml under ${REMOVE_TENANTS_KEY} (central refuses to drop a tenant it serves otherwise; the entry may go once central has run) and run pulumi up -s ${centralStack}: central deletes its ${centralSide.length} resources for ${id} (its roles and their policies, rules, the route) and prunes ${fleetPaths.join(" and ")}; merge that pull request. The environment's ApplicationSets keep a tenant's Applications when its folder or its cluster Secret goes (applicationsSync create-update, so a failed refresh never deletes a tenant): delete them, central's with their finalizer, which prunes the control plane (its MariaDB, its backups and slurmctld's state): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${onCentral.join(" ")}\`; the cluster's (the cluster is gone, nothing to prune) without it: \`kubectl -n ${ARGOCD_CHART.namespace} patch application <name> --type merge -p '{"metadata":{"finalizers":null}}'\` then delete, for ${onCluster.join(", ")}; last its entry, with its finalizer, which deletes namespace ${tenantNamespace(id)}, the tenant's projects, its store and its cluster credential (External Secrets owns the cluster Secret \`cluster-${tenantClusterName(config.environment, id)}\`, which goes with it): \`kubectl -n ${ARGOCD_CHART.namespace} delete application ${tenantEntryApplication(id)}\`.`,
+    `Retained data, for as long as the customer's contract says: each below. To delete it for good: \`pulumi state delete\` the central-side secrets kept in step ${n("secrets")} (central's administrator owns them now), \`pulumi state unprotect --all -s ${config.stack}\`, then \`pulumi destroy -s ${config.stack}\` (in the customer's account, with their deploy role), then \`pulumi stack rm -s ${config.stack}\`.`,
   ];
-  return { tenantId: id, stack: config.stack, centralStack, destroyed: resources.filter((r) => !r.protect).length, retained, centralSide, fleetPaths, steps };
+  return { tenantId: id, stack: config.stack, centralStack, destroyed: resources.filter((r) => !r.protect).length, retained, centralSide, fleetPaths, steps, centralUpStep: n("centralUp") };
 }
 
 /** The runbook as `clusterra tenant remove` prints it. */
 export function formatRemoval(p: RemovalPlan): string {
   return [
-    `Removing tenant ${p.tenantId} (${p.stack}) from ${p.centralStack}, in this order (keep this output: once step 5 removes the stack file, this command cannot print it again):`,
+    `Removing tenant ${p.tenantId} (${p.stack}) from ${p.centralStack}, in this order (keep this output: once step ${p.centralUpStep} removes the stack file, this command cannot print it again):`,
     ...p.steps.map((s, i) => `${i + 1}. ${s}`),
     `Retained (${p.retained.length}):`,
     ...p.retained.map((r) => `  - ${r.type} ${r.name} (${r.account} account): for good, ${r.forGood}`),
-    `Central's resources for ${p.tenantId} (${p.centralSide.length}), removed by step 5:`,
+    `Central's resources for ${p.tenantId} (${p.centralSide.length}), removed by step ${p.centralUpStep}:`,
     ...p.centralSide.map((c) => `  - ${c}`),
   ].join("\n");
 }

@@ -4,7 +4,7 @@
  */
 import * as assert from "node:assert/strict";
 import { main } from "../cli/main";
-import { removalPlan } from "../planning/tenant-remove";
+import { formatRemoval, removalPlan } from "../planning/tenant-remove";
 import { exampleRoot, plan } from "./helpers";
 
 describe("clusterra tenant remove", function () {
@@ -30,6 +30,12 @@ describe("clusterra tenant remove", function () {
     assert.match(r.steps[centralUp], /kubectl -n argocd delete application acme-control-plane-manifests acme-control-plane`/);
     // Central drops a tenant it serves only when its stack file names it (components/central/live-tenants.ts).
     assert.match(r.steps[centralUp], /^Remove stacks\/Pulumi\.tenant-acme-dev\.yaml, name acme in stacks\/Pulumi\.central-dev\.yaml under clusterra:removeTenants /);
+    // Every step that points at another names it by its place in the printed order.
+    const printed = formatRemoval(r);
+    assert.equal(r.centralUpStep, centralUp + 1);
+    assert.match(printed, new RegExp(`^${r.centralUpStep}\\. Remove stacks/`, "m"));
+    assert.match(printed, new RegExp(`once step ${r.centralUpStep} removes the stack file[\\s\\S]*before step ${r.centralUpStep} prunes it[\\s\\S]*removed by step ${r.centralUpStep}:`));
+    assert.match(printed, /^3\. Decide the central-side secrets now[\s\S]*secrets kept in step 3 /m);
   });
 
   it("refuses a stack that is not a tenant's, with what is valid", async () => {
