@@ -14,6 +14,7 @@ export interface DocumentedLimit {
 
 export const AWS_LIMITS = {
   ssmStandardParameter: { max: 4096, unit: "characters", what: "an SSM parameter's value in the Standard tier", source: "Systems Manager quotas: \"Parameter value size, standard tier: 4 KB\"" },
+  ssmAdvancedParameter: { max: 8192, unit: "characters", what: "an SSM parameter's value in the Advanced tier (Intelligent-Tiering promotes to it)", source: "Systems Manager quotas: \"Parameter value size, advanced tier: 8 KB\"" },
   userData: { max: 16384, unit: "bytes", what: "EC2 user data before base64 (an instance's, a launch template's, a spot request's, a launch configuration's)", source: "EC2 API reference, RunInstances UserData: \"User data is limited to 16 KB\"" },
 } as const satisfies Record<string, DocumentedLimit>;
 

@@ -156,7 +156,7 @@ export const SLURM_KEY_SECRETS = {
 } as const;
 
 /** SSM parameters of a tenant cluster: the join secret, the full join token, the kubeconfig. */
-export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string; argocdManager: string } {
+export function clusterParameterNames(environment: string, tenantId: string): { agentToken: string; agentJoin: string; kubeconfig: string; argocdManager: string; serverFiles: string } {
   const base = `${tenantParameterPath(environment, tenantId)}/k3s`;
-  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig`, argocdManager: `${base}/argocd-manager` };
+  return { agentToken: `${base}/agent-token`, agentJoin: `${base}/agent-join`, kubeconfig: `${base}/kubeconfig`, argocdManager: `${base}/argocd-manager`, serverFiles: `${base}/server-files` };
 }

@@ -6,6 +6,8 @@
  * joint reports a step.
  */
 import { argocdManagerManifest } from "../components/fleet/tenant-cluster";
+import { plannedHostFiles, type HostFile } from "../components/host/host-files";
+import { ARGOCD_CREDENTIAL_SCRIPT } from "../components/host/tenant-cloud-init";
 import { SLURM_DAEMON_PRIVILEGE_POLICY } from "../components/fleet/central-admission";
 import * as crypto from "crypto";
 import * as fs from "fs";
@@ -93,6 +95,11 @@ function serverInstance(p: PlanResult): Resource {
   return i;
 }
 
+/** What a tenant's server writes from its host-files parameters, as its plan sets them. */
+function serverFiles(t: { readonly plan: PlanResult; readonly config: TenantConfig }): HostFile[] {
+  return plannedHostFiles(resources(t.plan), clusterParameterNames(t.config.environment, t.config.tenant.id).serverFiles);
+}
+
 function archOf(instanceType: string): string {
   return /^[a-z]+\d+g/.test(instanceType) ? "arm64" : "amd64";
 }
@@ -146,7 +153,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     { name: "central", server: centralServer, instance: centralInstance, port: CENTRAL_PORT, addresses: [] as string[] },
     ...tenants.map((t, i) => {
       const inst = serverInstance(t.plan);
-      return { name: t.config.tenant.id, server: readK3sServer(String(inst.inputs.userData), archOf(String(inst.inputs.instanceType)), `${t.config.tenant.id}-server`), instance: inst, port: CENTRAL_PORT + 1 + i, addresses: [String(inst.inputs.privateIp)] };
+      const server = readK3sServer(String(inst.inputs.userData), archOf(String(inst.inputs.instanceType)), `${t.config.tenant.id}-server`, serverFiles(t));
+      return { name: t.config.tenant.id, server, instance: inst, port: CENTRAL_PORT + 1 + i, addresses: [String(inst.inputs.privateIp)] };
     }),
   ];
   for (const s of specs) {
@@ -258,9 +266,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const secretsManager = new Map<string, string>();
   for (const t of tenants) {
     const id = t.config.tenant.id;
-    const userData = parse(String(serverInstance(t.plan).inputs.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] };
     const parameter = clusterParameterNames(t.config.environment, id).argocdManager;
-    const script = userData.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-argocd-credential")?.content ?? "";
+    const script = serverFiles(t).find((f) => f.path === ARGOCD_CREDENTIAL_SCRIPT)?.content ?? "";
     // The parameter as the stack writes it (its value is a secret in the plan: the same pure function's).
     const planned = t.plan.deployment.deployment.resources.some((r) => r.type === "aws:ssm/parameter:Parameter" && r.inputs?.name === parameter);
     const account = script.includes(`--name '${parameter}'`) && planned ? argocdManagerManifest() : undefined;

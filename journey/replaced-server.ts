@@ -1,7 +1,7 @@
 /**
  * A replaced tenant server, played on its cluster: a new instance boots on the kept state
  * volume, whose datastore still holds its predecessor's Node and CiliumNode. The script the
- * server's user data carries for it (components/host/tenant-cloud-init.ts, run by the publish
+ * server's host files carry for it (components/host/tenant-cloud-init.ts, run by the publish
  * unit once K3s answers) runs here as the server would run it, `k3s kubectl` being kubectl with
  * the cluster's admin credential, against the tenant's real API server: the predecessor's
  * Node and CiliumNode must go, and nothing else.
@@ -40,7 +40,7 @@ const CILIUM_NODE_CRD_STAND_IN = {
 export interface ReplacedServerInput {
   readonly tenantId: string;
   readonly kc: Kubectl;
-  /** The script from the server's planned user data. */
+  /** The script from the server's planned host files (its SSM parameters). */
   readonly script: string | undefined;
   /** A scratch folder for the script and its `k3s` command. */
   readonly dir: string;
@@ -48,8 +48,8 @@ export interface ReplacedServerInput {
 }
 
 export async function replacedServerForgets(i: ReplacedServerInput): Promise<void> {
-  const name = `tenant ${i.tenantId}: a replaced server removes its predecessor's Node and CiliumNode, and nothing else (${FORGET_PREDECESSORS} from its user data, on its API server)`;
-  if (!i.script) return i.report(step(name, false, `the server's user data writes no ${FORGET_PREDECESSORS}`));
+  const name = `tenant ${i.tenantId}: a replaced server removes its predecessor's Node and CiliumNode, and nothing else (${FORGET_PREDECESSORS} from its host-files parameter, on its API server)`;
+  if (!i.script) return i.report(step(name, false, `the server's host files (its plan's parameters) hold no ${FORGET_PREDECESSORS}`));
   const [label, value] = Object.entries(SERVER_NODE_LABEL)[0];
   const servers = (await i.kc.get<{ items: { metadata: { name: string } }[] }>(["nodes", "-l", `${label}=${value}`]))?.items.map((n) => n.metadata.name) ?? [];
   if (servers.length !== 1) return i.report(step(name, false, `expected the server's Node alone with ${label}=${value}, found ${servers.join(", ") || "none"}`));

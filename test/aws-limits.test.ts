@@ -95,4 +95,17 @@ describe("AWS's limits on every value a plan sets (policy within-aws-limits)", f
     assert.equal(await main(["plan", "--stack", connector.stack, "--out", dir], (s) => out.push(s), (s) => out.push(s), exampleRoot()), 0);
     assert.match(out.join("\n"), /^AWS limits: \d+ values checked against \d+ limits \(facts\/aws-limits\.ts\), 0 over$/m);
   });
+
+  it("holds each SSM parameter's value to its tier: a host file over the Standard tier's 4,096 characters is named", async () => {
+    const deployment = (await plan("tenant-acme-dev")).deployment;
+    const file = deployment.deployment.resources.find((r) => r.type === "aws:ssm/parameter:Parameter" && typeof r.inputs?.insecureValue === "string");
+    assert.ok(file?.inputs);
+    const over = JSON.parse(JSON.stringify(deployment));
+    const changed = over.deployment.resources.find((r: { urn: string }) => r.urn === file.urn);
+    changed.inputs.insecureValue = changed.outputs.insecureValue = "x".repeat(4097);
+    const violations = (d: unknown) => checkDeployment(d as typeof deployment, { tenants: [] }).violations.filter((v) => v.policy === "within-aws-limits").map((v) => [v.urn, v.message.split(". Fix:")[0]]);
+    assert.deepEqual(violations(over), [[file.urn, 'value is 4097 characters, over 4096 in its tier Standard (Systems Manager quotas: "Parameter value size, standard tier: 4 KB")']]);
+    changed.inputs.tier = changed.outputs.tier = "Advanced";
+    assert.deepEqual(violations(over), []);
+  });
 });

@@ -4,13 +4,13 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse, stringify } from "yaml";
-import { admissionConfig, CENTRAL_DATA_MOUNT, centralBootScript, k3sServerConfig, k3sServerUserData, publishKubeconfigScript, type K3sServerInit } from "../components/host/central-cloud-init";
+import { admissionConfig, CENTRAL_DATA_MOUNT, centralHostFiles, centralBootScript, k3sServerConfig, k3sServerUserData, publishKubeconfigScript, type K3sServerInit } from "../components/host/central-cloud-init";
 import { mountDataVolumeScript } from "../components/host/boot";
 import { waitForParameterScript } from "../components/central/k3s-host";
 import { trustedKubeconfig, UntrustedKubeconfigError } from "../components/central/kubeconfig";
 import { byType, json, named, plan } from "./helpers";
 
-const INIT: K3sServerInit = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" }, metrics: { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/", "/var/lib/rancher"] } };
+const INIT: K3sServerInit = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" }, metrics: { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/", "/var/lib/rancher"] }, filesPrefix: "/clusterra/dev/central/host-files" };
 
 /** A kubeconfig as K3s writes it (/etc/rancher/k3s/k3s.yaml), with changes. */
 function k3sKubeconfig(change: (doc: any) => void = () => undefined): string {
@@ -83,8 +83,7 @@ describe("kubeconfig hand-off between host and program", function () {
     const script = publishKubeconfigScript(INIT);
     assert.match(script, /INSTANCE_ID="\$\(cat \/var\/lib\/cloud\/data\/instance-id\)"/);
     assert.match(script, /^until aws ssm put-parameter .* --overwrite --description "K3s admin kubeconfig published by \$\{INSTANCE_ID\}" .*; do$/m);
-    const doc = parse(k3sServerUserData(INIT).replace(/^#cloud-config\n/, ""));
-    const unit = doc.write_files.find((f: any) => f.path === "/etc/systemd/system/clusterra-publish-kubeconfig.service").content as string;
+    const unit = centralHostFiles(INIT).find((f) => f.path === "/etc/systemd/system/clusterra-publish-kubeconfig.service")?.content ?? "";
     assert.match(unit, /^TimeoutStartSec=infinity$/m);
   });
 

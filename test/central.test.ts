@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { architectureOf, hostPolicy, kubeconfigParameterName } from "../components/central/k3s-host";
+import { architectureOf, hostPolicy, hostFilesPrefix, kubeconfigParameterName } from "../components/central/k3s-host";
 import { k3sServerConfig, k3sServerUserData } from "../components/host/central-cloud-init";
 import { argocdValues } from "../components/central/argocd-values";
 import { hostAddress, vpcCidrProblem } from "../config/cidr";
@@ -17,6 +17,7 @@ import { encodeConfigValues, validateStack } from "../config";
 import { clusterraProgram } from "../program";
 import type { CentralConfig } from "../config/types";
 import { STATE_TABLES } from "../facts/state-tables";
+import { plannedHostFiles } from "../components/host/host-files";
 
 /** The pinned ArgoCD chart's defaults, or undefined where ../shared/reference is absent. */
 function argoChartDefaults(): Record<string, unknown> | undefined {
@@ -65,7 +66,8 @@ describe("central stack (central-dev)", function () {
     assert.deepEqual([data.inputs?.encrypted, data.inputs?.type, data.protect], [true, "gp3", true]);
     const userData = String(i.userData);
     assert.match(userData, /^#cloud-config\n/);
-    assert.ok(userData.includes(kubeconfigParameterName("dev")));
+    // The kubeconfig's publication is a host file (from SSM), its parameter named there.
+    assert.ok(plannedHostFiles(p.deployment.deployment.resources, hostFilesPrefix("dev")).some((f) => f.content.includes(kubeconfigParameterName("dev"))));
     assert.ok(userData.includes("INSTALL_K3S_VERSION='v1.35.3+k3s1'"));
     assert.ok(userData.includes(data.id!.replace("-", "")), "mounts its own data volume by id");
   });
@@ -228,7 +230,7 @@ describe("central building blocks", () => {
   });
 
   it("the host policy can only publish its own parameter and encrypt it with the stack key", () => {
-    const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", metricsNamespace: "Clusterra/dev/central" })) as Doc;
+    const doc = JSON.parse(hostPolicy({ partition: "aws", region: "us-east-1", accountId: "111122223333", kmsKeyArn: "arn:aws:kms:us-east-1:111122223333:key/k", kubeconfigParameter: "/clusterra/dev/central/kubeconfig", filesPrefix: "/clusterra/dev/central/host-files", metricsNamespace: "Clusterra/dev/central" })) as Doc;
     const put = doc.Statement.find((s) => s.Sid === "KubeconfigWrite")!;
     assert.equal(put.Resource, "arn:aws:ssm:us-east-1:111122223333:parameter/clusterra/dev/central/kubeconfig");
     assert.deepEqual(doc.Statement.find((s) => s.Sid === "KubeconfigEncrypt")!.Condition, {
@@ -241,7 +243,7 @@ describe("central building blocks", () => {
   });
 
   it("K3s runs with encrypted secrets, no ingress controller or service LB, and publishes its kubeconfig on every boot", () => {
-    const init = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" }, metrics: { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/"] } };
+    const init = { k3sVersion: "v1.35.3+k3s1", region: "us-east-1", kubeconfigParameter: "/p", kmsKeyId: "arn:k", dataVolumeId: "vol-0abc", nodeName: "clusterra-dev-central", nodeLabels: { a: "b" }, metrics: { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/"] }, filesPrefix: "/clusterra/dev/central/host-files" };
     const config = k3sServerConfig(init);
     assert.equal(config["secrets-encryption"], true);
     assert.deepEqual(config.disable, ["traefik", "servicelb"]);

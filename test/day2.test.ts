@@ -7,8 +7,10 @@ import { parse } from "yaml";
 import { estimateCost } from "../planning/cost";
 import { CENTRAL_DATA_VOLUME, dataVolumeGiB, tenantDiskGiB } from "../facts/central-host";
 import { validateStack } from "../config";
-import { centralObjects, exampleFile, exampleFiles, exampleRoot, json, named, needHelm, plan, skipWithoutHelm, withValues } from "./helpers";
+import { byType, centralObjects, exampleFile, exampleFiles, exampleRoot, json, named, needHelm, plan, skipWithoutHelm, withValues } from "./helpers";
 import { simulate } from "./sim-request";
+import { plannedHostFiles } from "../components/host/host-files";
+import { hostFilesPrefix } from "../components/central/k3s-host";
 
 describe("the central data volume follows its tenants", function () {
   this.timeout(60000);
@@ -26,12 +28,14 @@ describe("the central data volume follows its tenants", function () {
     const volume = central.deployment.deployment.resources.find((r) => r.type === "aws:ebs/volume:Volume");
     assert.equal(volume?.inputs?.size, dataVolumeGiB(2));
     const host = central.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance");
-    const userData = parse(String(host?.inputs?.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[]; runcmd: unknown[] };
-    const timer = userData.write_files.find((f) => f.path === "/etc/systemd/system/clusterra-grow-data.timer");
-    const service = userData.write_files.find((f) => f.path === "/etc/systemd/system/clusterra-grow-data.service");
+    const files = plannedHostFiles(central.deployment.deployment.resources, hostFilesPrefix("dev"));
+    const timer = files.find((f) => f.path === "/etc/systemd/system/clusterra-grow-data.timer");
+    const service = files.find((f) => f.path === "/etc/systemd/system/clusterra-grow-data.service");
     assert.match(service?.content ?? "", /ExecStart=\/usr\/sbin\/xfs_growfs \/var\/lib\/rancher/);
+    // A timer: the host-files sync enables and starts it (test/host-files.test.ts).
     assert.match(timer?.content ?? "", /OnUnitActiveSec=15min/);
-    assert.ok(userData.runcmd.some((c) => JSON.stringify(c) === JSON.stringify(["systemctl", "enable", "--now", "clusterra-grow-data.timer"])));
+    assert.match(timer?.content ?? "", /WantedBy=timers\.target/);
+    assert.ok(host?.dependencies?.includes(byType(central, "aws:ssm/parameter:Parameter").find((r) => r.inputs?.name === `${hostFilesPrefix("dev")}${timer?.path}`)?.urn ?? "none"));
   });
 });
 

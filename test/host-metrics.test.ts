@@ -8,11 +8,13 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { parse } from "yaml";
 import { diskMetricsScript } from "../components/observability/host-metrics";
 import { hostMetricsNamespace, HOST_DISK } from "../facts/alarms";
 import { plan } from "./helpers";
 import { simulate } from "./sim-request";
+import { plannedHostFiles } from "../components/host/host-files";
+import { hostFilesPrefix } from "../components/central/k3s-host";
+import { clusterParameterNames } from "../facts/tenant-cluster";
 
 type Resource = { type: string; name?: string; urn: string; inputs: Record<string, any>; outputs?: Record<string, any> };
 const resources = (p: Awaited<ReturnType<typeof plan>>) => p.deployment.deployment.resources as unknown as Resource[];
@@ -73,13 +75,12 @@ describe("hosts' disk metrics", function () {
     assert.notEqual(await put(hostMetricsNamespace("dev", "central")), "Allowed");
   });
 
-  it("reaches every host through its user data, with an alarm per mount", async () => {
-    for (const [stack, namespace, mounts] of [["central-dev", "Clusterra/dev/central", ["/", "/var/lib/rancher"]], ["tenant-acme-dev", "Clusterra/dev/tenants/acme", ["/", "/var/lib/rancher/k3s/server"]]] as const) {
+  it("reaches every host through its host files (from SSM; the sync enables the timer), with an alarm per mount", async () => {
+    for (const [stack, namespace, mounts, prefix] of [["central-dev", "Clusterra/dev/central", ["/", "/var/lib/rancher"], hostFilesPrefix("dev")], ["tenant-acme-dev", "Clusterra/dev/tenants/acme", ["/", "/var/lib/rancher/k3s/server"], clusterParameterNames("dev", "acme").serverFiles]] as const) {
       const p = await plan(stack);
-      const instance = resources(p).find((r) => r.type === "aws:ec2/instance:Instance");
-      const userData = parse(String(instance?.inputs.userData).replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[]; runcmd: string[][] };
-      assert.ok(userData.runcmd.some((c) => c.join(" ") === "systemctl enable --now clusterra-disk-metrics.timer"), stack);
-      assert.match(userData.write_files.find((f) => f.path === "/usr/local/sbin/clusterra-disk-metrics")?.content ?? "", new RegExp(`--namespace '${namespace}'`), stack);
+      const files = plannedHostFiles(p.deployment.deployment.resources, prefix);
+      assert.match(files.find((f) => f.path === "/etc/systemd/system/clusterra-disk-metrics.timer")?.content ?? "", /WantedBy=timers\.target/, stack);
+      assert.match(files.find((f) => f.path === "/usr/local/sbin/clusterra-disk-metrics")?.content ?? "", new RegExp(`--namespace '${namespace}'`), stack);
       const alarms = resources(p).filter((r) => r.type === "aws:cloudwatch/metricAlarm:MetricAlarm" && r.inputs.metricName === HOST_DISK.metric);
       assert.deepEqual(alarms.map((a) => [a.inputs.namespace, a.inputs.dimensions.Mount, a.inputs.threshold, a.inputs.treatMissingData]).sort(), mounts.map((m) => [namespace, m, HOST_DISK.thresholdPercent, "breaching"]).sort(), stack);
     }

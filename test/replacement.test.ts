@@ -78,7 +78,7 @@ const CHANGES: readonly ChangeKind[] = [
         return `${original()}\n`;
       })(tenantCluster.argocdManagerManifest))(),
   },
-  { change: "a boot script (the disk metrics script)", stack: "tenant-acme-dev", patch: () => swap(hostMetrics, "diskMetricsFiles", ((original) => (...a: unknown[]) => original(...a).map((f) => ({ ...f, content: `${f.content}# changed\n` })))(hostMetrics.diskMetricsFiles))() },
+  { change: "a boot script (the disk metrics script)", stack: "tenant-acme-dev", patch: () => swap(hostMetrics, "diskMetricsFiles", ((original) => (...a: unknown[]) => original(...a).map((f) => (f.path.endsWith("/clusterra-disk-metrics") ? { ...f, content: `${f.content}# changed\n` } : f)))(hostMetrics.diskMetricsFiles))() },
 ];
 
 /** Cloud resources whose inputs change without a replacement (their resource names). */

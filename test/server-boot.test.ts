@@ -18,6 +18,8 @@ import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
 import { checkDeployment } from "../planning/policy-check";
 import { BOOT, bootCommand, bootUnit } from "../components/host/boot";
+import { plannedHostFiles } from "../components/host/host-files";
+import { clusterParameterNames } from "../facts/tenant-cluster";
 
 describe("the tenant server's first boot", function () {
   this.timeout(60000);
@@ -32,7 +34,8 @@ describe("the tenant server's first boot", function () {
   it("forgets a predecessor once K3s answers: the publish unit runs the script with the node name the boot recorded", async () => {
     const acme = await plan("tenant-acme-dev");
     const userData = String(byType(acme, "aws:ec2/instance:Instance")[0].inputs?.userData);
-    const files = (parse(userData.replace(/^#cloud-config\n/, "")) as { write_files: { path: string; content: string }[] }).write_files;
+    // The scripts come from the server's host-files parameters, not its user data.
+    const files = plannedHostFiles(acme.deployment.deployment.resources, clusterParameterNames("dev", "acme").serverFiles);
     const text = (p: string) => files.find((f) => f.path === p)?.content ?? "";
     const publish = text("/usr/local/sbin/clusterra-publish");
     const forget = publish.split("\n").find((l) => l.startsWith(FORGET_PREDECESSORS)) ?? "";
@@ -45,6 +48,7 @@ describe("the tenant server's first boot", function () {
     assert.equal(text(FORGET_PREDECESSORS), forgetPredecessorsScript());
     // No local-path volume to strand on the old node: K3s's local-storage is off on a tenant server.
     assert.equal(readK3sServer(userData, "arm64", "acme-server").localStorage, false);
+    assert.equal(readK3sServer(userData, "arm64", "acme-server", files).forgetPredecessors, forgetPredecessorsScript());
     assert.equal(spawnSync("bash", ["-n"], { input: forgetPredecessorsScript() }).status, 0);
   });
 
@@ -131,12 +135,16 @@ describe("the tenant server's first boot", function () {
     for (const l of installs) assert.match(l, /^for attempt in \$\(seq 1 60\); do dnf -y install [\w-]+ && break; .*sleep 10; done$/, l);
   });
 
-  it("enables the ArgoCD credential timer before starting the first publish, which may fail without stopping the boot", async () => {
+  it("writes its scripts and units (the ArgoCD credential timer among them, which the sync enables) before K3s, and starts the first publish after, which may fail without stopping the boot", async () => {
     const lines = (await bootScript()).split("\n");
-    const timer = lines.indexOf("systemctl enable --now clusterra-argocd-credential.timer");
+    const files = lines.indexOf("systemctl start clusterra-host-files.service");
+    const k3s = lines.findIndex((l) => /k3s-install\.sh server$/.test(l));
     const publish = lines.indexOf("systemctl start --no-block clusterra-publish.service");
-    assert.ok(timer >= 0 && publish > timer, `timer at ${timer}, publish at ${publish}`);
+    assert.ok(files >= 0 && k3s > files && publish > k3s, `files at ${files}, K3s at ${k3s}, publish at ${publish}`);
     assert.equal(lines.some((l) => l === "systemctl enable --now clusterra-publish.service"), false);
+    const acme = await plan("tenant-acme-dev");
+    const timer = plannedHostFiles(acme.deployment.deployment.resources, clusterParameterNames("dev", "acme").serverFiles).find((f) => f.path === "/etc/systemd/system/clusterra-argocd-credential.timer");
+    assert.match(timer?.content ?? "", /WantedBy=timers\.target/);
   });
 
   it("reaches S3 (AL2023's repositories) through the gateway endpoint from the server's NAT subnet too", async () => {

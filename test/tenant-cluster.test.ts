@@ -22,7 +22,8 @@ import { idleCost } from "../planning/cost";
 import { coveringCidr } from "../config/cidr";
 import { CLUSTER_INTERNAL_FLOWS } from "../facts/cluster-flows";
 import { INTERRUPTION_RULES } from "../facts/karpenter";
-import { WORKER_NODE } from "../facts/tenant-cluster";
+import { clusterParameterNames, WORKER_NODE } from "../facts/tenant-cluster";
+import { plannedHostFiles } from "../components/host/host-files";
 import type { PlanResult } from "../planning/plan";
 import { byType, centralObjects, clusterObjects, exampleFile, exampleFiles, exampleRoot, json, named, plan, skipWithoutHelm, withValues } from "./helpers";
 import { decide } from "../access/iam-sim";
@@ -318,9 +319,13 @@ describe("the customer side of a tenant stack", function () {
       assert.match(writtenFile(doc, "/etc/clusterra/nat.nft"), /ip saddr 10\.16\.0\.0\/20 ip daddr != \{ 10\.16\.0\.0\/20, 10\.0\.0\.0\/16 \} masquerade/);
       assert.doesNotMatch(userData, /K10[0-9a-f]{64}|BEGIN (RSA |EC )?PRIVATE KEY/);
       checkShell(boot);
-      checkShell(writtenFile(doc, "/usr/local/sbin/clusterra-publish"));
+      // Its scripts from SSM (the host-files parameters), so a change to one replaces no server.
+      const delivered = plannedHostFiles(acme.deployment.deployment.resources, clusterParameterNames("dev", "acme").serverFiles);
+      const hostFile = (p: string) => delivered.find((f) => f.path === p)?.content ?? assert.fail(`no host-files parameter for ${p}`);
+      assert.equal((doc.write_files as { path: string }[]).some((w) => w.path === "/usr/local/sbin/clusterra-publish"), false);
+      checkShell(hostFile("/usr/local/sbin/clusterra-publish"));
       // Central ArgoCD's account: applied from the same objects the fleet holds, a one-day token published to central, refreshed twice a day.
-      const credential = writtenFile(doc, "/usr/local/sbin/clusterra-argocd-credential");
+      const credential = hostFile("/usr/local/sbin/clusterra-argocd-credential");
       checkShell(credential);
       assert.match(credential, /create token argocd-manager --duration=24h/);
       assert.match(credential, /aws secretsmanager put-secret-value --region us-east-1 --secret-id 'arn:aws:secretsmanager:us-east-1:\d{12}:secret:clusterra\/dev\/acme\/argocd-cluster-\S+'/);
@@ -337,8 +342,8 @@ describe("the customer side of a tenant stack", function () {
       assert.ok(Buffer.byteLength(argocdManagerManifest()) <= AWS_LIMITS.ssmStandardParameter.max);
       // The account every tenant's cluster gets alike: one shared file central's ApplicationSet reads.
       assert.deepEqual(bootstrap.items, parseAllDocuments(fs.readFileSync(path.join(exampleRoot(), "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml"), "utf8")).map((d) => d.toJS()));
-      assert.match(writtenFile(doc, "/etc/systemd/system/clusterra-argocd-credential.timer"), /OnUnitActiveSec=12h/);
-      assert.match(boot, /systemctl enable --now clusterra-argocd-credential\.timer/);
+      assert.match(hostFile("/etc/systemd/system/clusterra-argocd-credential.timer"), /OnUnitActiveSec=12h/);
+      assert.match(boot, /systemctl start clusterra-host-files\.service/);
     });
   });
 

@@ -7,9 +7,10 @@ import * as iam from "@pulumi/aws/iam";
 import { getParameterOutput } from "@pulumi/aws/ssm/getParameter";
 import { Command } from "@pulumi/command/local";
 import { al2023AmiParameter } from "../../facts/versions";
-import { arn, ec2Trust, policyDocument, sessionManagerStatements, toJson, writeSecureParameterStatements, type Statement } from "../security/iam";
+import { arn, ec2Trust, hostFilesReadStatement, policyDocument, sessionManagerStatements, toJson, writeSecureParameterStatements, type Statement } from "../security/iam";
 import { addBaselineEgress } from "../network/baseline-egress";
-import { k3sServerUserData, publishedByDescription } from "../host/central-cloud-init";
+import { centralHostFiles, k3sServerUserData, publishedByDescription, type K3sServerInit } from "../host/central-cloud-init";
+import { HostFileParameters } from "../host/host-file-parameters";
 import { LABEL_KEYS } from "../../facts/project";
 import { putMetricsStatement, type HostMetrics } from "../observability/host-metrics";
 
@@ -76,10 +77,15 @@ export function kubeconfigParameterName(scope: string): string {
   return `/clusterra/${scope}/central/kubeconfig`;
 }
 
-/** The host role's own needs: Session Manager, publishing its kubeconfig and its disk use, nothing else. */
-export function hostPolicy(p: { partition: string; region: string; accountId: string; kmsKeyArn: string; kubeconfigParameter: string; metricsNamespace: string }): string {
+/** Where the host's scripts and units are delivered from (components/host/host-files.ts). */
+export function hostFilesPrefix(scope: string): string {
+  return `/clusterra/${scope}/central/host-files`;
+}
+
+/** The host role's own needs: Session Manager, reading its files, publishing its kubeconfig and its disk use, nothing else. */
+export function hostPolicy(p: { partition: string; region: string; accountId: string; kmsKeyArn: string; kubeconfigParameter: string; filesPrefix: string; metricsNamespace: string }): string {
   const parameterArn = arn(p.partition, "ssm", p.region, p.accountId, `parameter${p.kubeconfigParameter}`);
-  const statements: Statement[] = [...sessionManagerStatements(p), ...writeSecureParameterStatements("Kubeconfig", parameterArn, p.kmsKeyArn), putMetricsStatement(p.metricsNamespace)];
+  const statements: Statement[] = [...sessionManagerStatements(p), hostFilesReadStatement(p, p.filesPrefix), ...writeSecureParameterStatements("Kubeconfig", parameterArn, p.kmsKeyArn), putMetricsStatement(p.metricsNamespace)];
   return toJson(policyDocument(...statements));
 }
 
@@ -103,6 +109,7 @@ export class K3sHost extends pulumi.ComponentResource {
     super("clusterra:central:K3sHost", name, {}, opts);
     const child = { parent: this };
     this.kubeconfigParameter = kubeconfigParameterName(args.scope);
+    const filesPrefix = hostFilesPrefix(args.scope);
 
     const role = new iam.Role(`${name}-role`, { description: `central K3s host (${args.scope})`, assumeRolePolicy: toJson(ec2Trust(args.partition)) }, child);
     const hostRolePolicy = new iam.RolePolicy(
@@ -111,7 +118,7 @@ export class K3sHost extends pulumi.ComponentResource {
         role: role.name,
         policy: pulumi
           .all([args.accountId, args.kmsKeyArn])
-          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter, metricsNamespace: args.metrics.namespace })),
+          .apply(([accountId, kmsKeyArn]) => hostPolicy({ partition: args.partition, region: args.region, accountId, kmsKeyArn, kubeconfigParameter: this.kubeconfigParameter, filesPrefix, metricsNamespace: args.metrics.namespace })),
       },
       child,
     );
@@ -127,18 +134,22 @@ export class K3sHost extends pulumi.ComponentResource {
     );
 
     const ami = getParameterOutput({ name: al2023AmiParameter(architectureOf(args.instanceType)) }, child).value;
-    const userData = pulumi.all([args.kmsKeyArn, dataVolume.id]).apply(([kmsKeyId, volumeId]) =>
-      k3sServerUserData({
-        k3sVersion: args.k3sVersion,
-        region: args.region,
-        kubeconfigParameter: this.kubeconfigParameter,
-        kmsKeyId,
-        dataVolumeId: volumeId,
-        nodeName: platformName(args.scope, "central"),
-        nodeLabels: { [LABEL_KEYS.environment]: args.environment, [LABEL_KEYS.role]: "central" },
-        metrics: args.metrics,
-      }),
-    );
+    const init = (kmsKeyId: string, dataVolumeId: string): K3sServerInit => ({
+      k3sVersion: args.k3sVersion,
+      region: args.region,
+      kubeconfigParameter: this.kubeconfigParameter,
+      kmsKeyId,
+      dataVolumeId,
+      nodeName: platformName(args.scope, "central"),
+      nodeLabels: { [LABEL_KEYS.environment]: args.environment, [LABEL_KEYS.role]: "central" },
+      metrics: args.metrics,
+      filesPrefix,
+    });
+    const hostInit = pulumi.all([args.kmsKeyArn, dataVolume.id]).apply(([kmsKeyId, volumeId]) => init(kmsKeyId, volumeId));
+    const userData = hostInit.apply(k3sServerUserData);
+    // Its scripts and units: parameters, so a change to one reaches the host in place (the
+    // deploy's values go into their contents only, never into which files there are).
+    const files = new HostFileParameters(`${name}-files`, { prefix: filesPrefix, paths: centralHostFiles(init("", "")).map((f) => f.path), files: hostInit.apply(centralHostFiles), host: `central's K3s host (${args.scope})` }, child);
     // A fixed address, reserved in its subnet so EC2 gives it to nothing else: a replacement
     // (deleted before its successor starts) comes back at the same one.
     const privateIp = hostAddress(args.subnetCidr, CENTRAL_HOST_NUMBER);
@@ -169,7 +180,7 @@ export class K3sHost extends pulumi.ComponentResource {
       // A new AMI release must not replace the control plane; the old host goes before the
       // new one starts, so the data volume is free to move.
       // It boots with its policy in place: the first publication must not meet AccessDenied.
-      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy, reservation] },
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy, reservation, ...files.parameters] },
     );
     new ec2.VolumeAttachment(`${name}-data`, { instanceId: instance.id, volumeId: dataVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
 

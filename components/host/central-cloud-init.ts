@@ -12,6 +12,7 @@ import { EXTERNAL_SECRETS_NAMESPACE } from "../../facts/fleet";
 import { hostMetricsNamespace } from "../../facts/alarms";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
 import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "./boot";
+import { hostFilesBootFiles, hostFilesBootLines, type HostFile } from "./host-files";
 
 /** What the host writes as the parameter's description: which instance published it. */
 export function publishedByDescription(instanceId: string): string {
@@ -69,6 +70,8 @@ export interface K3sServerInit {
   readonly nodeLabels: Readonly<Record<string, string>>;
   /** Its disk use, published to its own account. */
   readonly metrics: HostMetrics;
+  /** The path of the parameters that deliver its scripts and units (centralHostFiles). */
+  readonly filesPrefix: string;
 }
 
 /** What central's host publishes: the root file system and the data volume. */
@@ -134,6 +137,8 @@ export function centralBootScript(k3sVersion: string): string {
     "#!/bin/bash",
     "set -euo pipefail",
     "/usr/local/sbin/clusterra-mount-data",
+    // Its scripts and units (the kubeconfig's publication, the disk metrics) before anything uses them.
+    ...hostFilesBootLines(),
     `curl -sfL --retry 5 ${k3sInstallScriptUrl(k3sVersion)} -o /usr/local/sbin/k3s-install.sh`,
     `INSTALL_K3S_VERSION='${k3sVersion}' INSTALL_K3S_SKIP_SELINUX_RPM=true INSTALL_K3S_SELINUX_WARN=true sh /usr/local/sbin/k3s-install.sh server`,
     "systemctl enable clusterra-publish-kubeconfig.service",
@@ -142,9 +147,12 @@ export function centralBootScript(k3sVersion: string): string {
   ].join("\n");
 }
 
-/** The whole #cloud-config document. */
-export function k3sServerUserData(init: K3sServerInit): string {
-  const unit = [
+/**
+ * The host's scripts and units that change without replacing it (components/host/host-files.ts):
+ * delivered from SSM under init.filesPrefix, written by its sync at boot and every few minutes.
+ */
+export function centralHostFiles(init: K3sServerInit): HostFile[] {
+  const publishUnit = [
     "[Unit]",
     "Description=Publish the K3s kubeconfig to SSM Parameter Store",
     "After=k3s.service",
@@ -160,6 +168,18 @@ export function k3sServerUserData(init: K3sServerInit): string {
     "WantedBy=multi-user.target",
     "",
   ].join("\n");
+  return [
+    { path: "/usr/local/sbin/clusterra-publish-kubeconfig", permissions: "0700", content: publishKubeconfigScript(init) },
+    { path: "/etc/systemd/system/clusterra-publish-kubeconfig.service", permissions: "0644", content: publishUnit },
+    // EBS grows the data volume in place when tenants join (no reboot): the file system follows within 15 minutes.
+    { path: "/etc/systemd/system/clusterra-grow-data.service", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher to its volume's size\nRequiresMountsFor=/var/lib/rancher\n\n[Service]\nType=oneshot\nExecStart=/usr/sbin/xfs_growfs /var/lib/rancher\n" },
+    { path: "/etc/systemd/system/clusterra-grow-data.timer", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher when its volume grew\n\n[Timer]\nOnBootSec=5min\nOnUnitActiveSec=15min\n\n[Install]\nWantedBy=timers.target\n" },
+    ...diskMetricsFiles(init.metrics),
+  ];
+}
+
+/** The whole #cloud-config document: what the host needs to start, and the sync that writes the rest. */
+export function k3sServerUserData(init: K3sServerInit): string {
   const doc = {
     write_files: [
       { path: "/etc/rancher/k3s/config.yaml", permissions: "0600", content: stringify(k3sServerConfig(init)) },
@@ -171,28 +191,18 @@ export function k3sServerUserData(init: K3sServerInit): string {
         content: "vm.panic_on_oom=0\nvm.overcommit_memory=1\nkernel.panic=10\nkernel.panic_on_oops=1\n",
       },
       { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId, CENTRAL_DATA_MOUNT) },
-      ...bootFiles(centralBootScript(init.k3sVersion), "Central's first boot: its data volume, then K3s"),
-      { path: "/usr/local/sbin/clusterra-publish-kubeconfig", permissions: "0700", content: publishKubeconfigScript(init) },
-      { path: "/etc/systemd/system/clusterra-publish-kubeconfig.service", permissions: "0644", content: unit },
-      // EBS grows the data volume in place when tenants join (no reboot): the file system follows within 15 minutes.
-      { path: "/etc/systemd/system/clusterra-grow-data.service", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher to its volume's size\nRequiresMountsFor=/var/lib/rancher\n\n[Service]\nType=oneshot\nExecStart=/usr/sbin/xfs_growfs /var/lib/rancher\n" },
-      { path: "/etc/systemd/system/clusterra-grow-data.timer", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher when its volume grew\n\n[Timer]\nOnBootSec=5min\nOnUnitActiveSec=15min\n\n[Install]\nWantedBy=timers.target\n" },
+      ...hostFilesBootFiles(init.region, init.filesPrefix),
+      ...bootFiles(centralBootScript(init.k3sVersion), "Central's first boot: its data volume, its files, then K3s"),
       {
         // K3s never starts on an empty root-disk /var/lib/rancher (that would be a new cluster).
         path: "/etc/systemd/system/k3s.service.d/10-data-volume.conf",
         permissions: "0644",
         content: "[Unit]\nRequiresMountsFor=/var/lib/rancher\n",
       },
-      ...diskMetricsFiles(init.metrics),
     ],
-    runcmd: [
-      ["sysctl", "--system"],
-      ["systemctl", "daemon-reload"],
-      // Enabled units start on every boot: K3s and the kubeconfig publication survive a reboot.
-      ["systemctl", "enable", "--now", "clusterra-grow-data.timer"],
-      ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"],
-      [...START_BOOT],
-    ],
+    // The host-files sync enables every timer it writes (the data volume's growth, the disk
+    // metrics); enabled units start on every boot: K3s and the kubeconfig's publication survive a reboot.
+    runcmd: [["sysctl", "--system"], ["systemctl", "daemon-reload"], [...START_BOOT]],
   };
   return `#cloud-config\n${stringify(doc)}`;
 }

@@ -7,6 +7,7 @@
 import { INSTANCE_METADATA_URL } from "../../facts/instance-metadata";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
 import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "./boot";
+import { hostFilesBootFiles, hostFilesBootLines, type HostFile } from "./host-files";
 import { stringify } from "yaml";
 import { CENTRAL_K3S_RANGES, K3S_API_PORT } from "../../facts/contract";
 import { EFS_MOUNT_PATH, SERVER_NODE_LABEL, TAINTS, TENANT_SERVER, WORKER_NODE } from "../../facts/tenant-cluster";
@@ -33,6 +34,8 @@ export interface ServerInit extends NodeInitCommon {
   readonly agentJoinParameter: string;
   /** SecureString the server publishes its admin kubeconfig to. */
   readonly kubeconfigParameter: string;
+  /** The path of the parameters that deliver its scripts and units (tenantServerHostFiles). */
+  readonly filesPrefix: string;
   /** Max pods Cilium's ENI mode can address on the server's instance type. */
   readonly maxPods: number;
   /** The EBS volume that holds the cluster's state (mounted at K3s's server directory). */
@@ -280,15 +283,17 @@ export function serverBootScript(init: ServerInit): string {
     // the server's route table reaches through the gateway endpoint too: retry either way.
     retried("dnf -y install nftables"),
     "systemctl enable --now clusterra-nat.service",
+    // Its scripts and units (the publish and credential units, the disk metrics) before anything uses them.
+    ...hostFilesBootLines(),
     ...efsMountLines(init.efs),
     ...readParameterLines(init.region, init.agentTokenParameter, "/etc/rancher/k3s/agent-token", "^[A-Za-z0-9]{32,}$"),
     // The cluster's state first: K3s never starts a new cluster on an empty root disk.
     "/usr/local/sbin/clusterra-mount-state",
     ...nodeIdentityLines(tenantServerKubeletArgs(init.maxPods)),
     ...installK3sLines(init.k3sVersion, "server"),
-    // The timer first: a first publish that fails (IAM or the network still settling) must
-    // not leave ArgoCD's credential unrefreshed. The publish unit retries by itself.
-    "systemctl enable --now clusterra-argocd-credential.timer",
+    // ArgoCD's credential timer runs already (the host-files sync enables every timer it
+    // writes), so a first publish that fails does not leave it unrefreshed. The publish unit
+    // retries by itself.
     "systemctl enable clusterra-publish.service",
     "systemctl start --no-block clusterra-publish.service",
     "",
@@ -371,7 +376,36 @@ function oneshotUnit(description: string, exec: string, after: string): string {
 /** The tenant server's state volume: K3s's server directory (datastore, CA, tokens) and the node's identity. */
 export const TENANT_STATE_MOUNT: DataVolumeMount = { mountPoint: "/var/lib/rancher/k3s/server", label: "k3s-state" };
 
-/** The K3s server's whole #cloud-config document. */
+/**
+ * The server's scripts and units that change without replacing it (components/host/host-files.ts):
+ * delivered from SSM under init.filesPrefix, written by its sync at boot and every few minutes.
+ */
+export function tenantServerHostFiles(init: ServerInit): HostFile[] {
+  return [
+    { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },
+    { path: FORGET_PREDECESSORS, permissions: "0700", content: forgetPredecessorsScript() },
+    { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM; forget a predecessor server", "/usr/local/sbin/clusterra-publish", "k3s.service") },
+    { path: ARGOCD_CREDENTIAL_SCRIPT, permissions: "0700", content: argocdCredentialScript(init) },
+    {
+      path: "/etc/systemd/system/clusterra-argocd-credential.service",
+      permissions: "0644",
+      content: ["[Unit]", "Description=Publish central ArgoCD's token for this cluster", "After=k3s.service", "", "[Service]", "Type=oneshot",
+        `ExecStart=${ARGOCD_CREDENTIAL_SCRIPT}`, "Restart=on-failure", "RestartSec=60", ""].join("\n"),
+    },
+    {
+      path: "/etc/systemd/system/clusterra-argocd-credential.timer",
+      permissions: "0644",
+      content: ["[Unit]", "Description=Refresh central ArgoCD's token for this cluster", "", "[Timer]", "OnBootSec=1min",
+        `OnUnitActiveSec=${ARGOCD_TOKEN.refresh}`, "", "[Install]", "WantedBy=timers.target", ""].join("\n"),
+    },
+    ...diskMetricsFiles(init.metrics),
+  ];
+}
+
+/** The server's script that mints ArgoCD's token and publishes it to central (argocdCredentialScript). */
+export const ARGOCD_CREDENTIAL_SCRIPT = "/usr/local/sbin/clusterra-argocd-credential";
+
+/** The K3s server's whole #cloud-config document: what the instance needs to start, and the sync that writes the rest. */
 export function tenantServerUserData(init: ServerInit): string {
   const doc = {
     write_files: [
@@ -391,26 +425,10 @@ export function tenantServerUserData(init: ServerInit): string {
         permissions: "0644",
         content: `[Unit]\nRequiresMountsFor=${TENANT_STATE_MOUNT.mountPoint}\n`,
       },
-      ...bootFiles(serverBootScript(init), "The tenant server's first boot: network, NAT, EFS, its state volume, K3s"),
-      { path: "/usr/local/sbin/clusterra-publish", permissions: "0700", content: publishScript(init) },
-      { path: FORGET_PREDECESSORS, permissions: "0700", content: forgetPredecessorsScript() },
-      { path: "/etc/systemd/system/clusterra-publish.service", permissions: "0644", content: oneshotUnit("Publish the kubeconfig and agent join token to SSM; forget a predecessor server", "/usr/local/sbin/clusterra-publish", "k3s.service") },
-      { path: "/usr/local/sbin/clusterra-argocd-credential", permissions: "0700", content: argocdCredentialScript(init) },
-      {
-        path: "/etc/systemd/system/clusterra-argocd-credential.service",
-        permissions: "0644",
-        content: ["[Unit]", "Description=Publish central ArgoCD's token for this cluster", "After=k3s.service", "", "[Service]", "Type=oneshot",
-          "ExecStart=/usr/local/sbin/clusterra-argocd-credential", "Restart=on-failure", "RestartSec=60", ""].join("\n"),
-      },
-      {
-        path: "/etc/systemd/system/clusterra-argocd-credential.timer",
-        permissions: "0644",
-        content: ["[Unit]", "Description=Refresh central ArgoCD's token for this cluster", "", "[Timer]", "OnBootSec=1min",
-          `OnUnitActiveSec=${ARGOCD_TOKEN.refresh}`, "", "[Install]", "WantedBy=timers.target", ""].join("\n"),
-      },
-      ...diskMetricsFiles(init.metrics),
+      ...hostFilesBootFiles(init.region, init.filesPrefix),
+      ...bootFiles(serverBootScript(init), "The tenant server's first boot: network, NAT, its files, EFS, its state volume, K3s"),
     ],
-    runcmd: [["sysctl", "--system"], ["systemctl", "enable", "--now", "clusterra-disk-metrics.timer"], [...START_BOOT]],
+    runcmd: [["sysctl", "--system"], [...START_BOOT]],
   };
   return `#cloud-config\n${stringify(doc)}`;
 }

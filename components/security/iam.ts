@@ -86,6 +86,15 @@ export function sessionManagerStatements(s: { readonly partition: string; readon
   ];
 }
 
+/**
+ * Reading a host's files (components/host/host-files.ts): the parameters under its prefix, by
+ * path. IAM authorizes GetParametersByPath on the path asked for (recursive included), so the
+ * host reads its own prefix and nothing beside or above it.
+ */
+export function hostFilesReadStatement(s: { readonly partition: string; readonly region: string; readonly accountId: string }, prefix: string): Statement {
+  return { Sid: "HostFilesRead", Effect: "Allow", Action: "ssm:GetParametersByPath", Resource: arn(s.partition, "ssm", s.region, s.accountId, `parameter${prefix}`) };
+}
+
 /** Writing one SecureString parameter (the kubeconfig), encrypting only for that parameter. */
 export function writeSecureParameterStatements(sid: string, parameterArn: string, kmsKeyArn: string): Statement[] {
   return [

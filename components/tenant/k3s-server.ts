@@ -10,9 +10,10 @@ import { getRandomPasswordOutput } from "@pulumi/aws/secretsmanager/getRandomPas
 import { TAG_KEYS, tenantServerRoleName } from "../../facts/project";
 import { clusterOwnedTag, clusterParameterNames, serverPodCapacity, TENANT_SERVER, tenantNodeLabels } from "../../facts/tenant-cluster";
 import { al2023AmiParameter } from "../../facts/versions";
-import { ec2Trust, policyDocument, toJson } from "../security/iam";
+import { ec2Trust, hostFilesReadStatement, policyDocument, toJson } from "../security/iam";
 import type { AccountScope } from "../security/scope";
-import { tenantServerUserData } from "../host/tenant-cloud-init";
+import { tenantServerHostFiles, tenantServerUserData, type ServerInit } from "../host/tenant-cloud-init";
+import { HostFileParameters } from "../host/host-file-parameters";
 import { efsClientStatements, readSecureParameterStatements, sessionManagerStatements, writeSecureParameterStatements } from "./node-iam";
 
 
@@ -107,6 +108,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
                 ...writeSecureParameterStatements("AgentJoin", join, key),
                 ...writeSecureParameterStatements("Kubeconfig", kube, key),
                 { Sid: "ArgoCdManagerRead", Effect: "Allow", Action: "ssm:GetParameter", Resource: manager },
+                hostFilesReadStatement({ partition: args.partition, region: args.region, accountId }, params.serverFiles),
                 ...efsClientStatements(fsArn, apArn),
               ),
             ),
@@ -126,22 +128,37 @@ export class TenantK3sServer extends pulumi.ComponentResource {
       { availabilityZone: args.zone, size: TENANT_SERVER.stateVolumeGiB, type: "gp3", encrypted: true, kmsKeyId: args.kmsKeyArn, ...(args.stateSnapshotId ? { snapshotId: args.stateSnapshotId } : {}), tags: { Name: `${args.clusterName}-k3s-state`, ...args.stateVolumeTags } },
       { parent: this, protect: true },
     );
-    const userData = pulumi.all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn, stateVolume.id]).apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn, stateVolumeId]) =>
-      tenantServerUserData({
-        stateVolumeId,
-        k3sVersion: args.k3sVersion,
-        region: args.region,
-        kmsKeyArn,
-        efs: { fileSystemId, accessPointId },
-        nodeLabels: tenantNodeLabels(args.tenantId, "server"),
-        agentTokenParameter: params.agentToken,
-        agentJoinParameter: params.agentJoin,
-        kubeconfigParameter: params.kubeconfig,
-        maxPods: serverPodCapacity(instanceType),
-        nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
-        argocd: { credentialSecretArn, manifestParameter: params.argocdManager, centralRegion: args.argocd.centralRegion, serviceAccount: args.argocd.serviceAccount },
-        metrics: args.metrics,
-      }),
+    const init = (values: { kmsKeyArn: string; fileSystemId: string; accessPointId: string; credentialSecretArn: string; stateVolumeId: string }): ServerInit => ({
+      stateVolumeId: values.stateVolumeId,
+      k3sVersion: args.k3sVersion,
+      region: args.region,
+      kmsKeyArn: values.kmsKeyArn,
+      efs: { fileSystemId: values.fileSystemId, accessPointId: values.accessPointId },
+      nodeLabels: tenantNodeLabels(args.tenantId, "server"),
+      agentTokenParameter: params.agentToken,
+      agentJoinParameter: params.agentJoin,
+      kubeconfigParameter: params.kubeconfig,
+      filesPrefix: params.serverFiles,
+      maxPods: serverPodCapacity(instanceType),
+      nat: { sourceCidr: args.nat?.vpcCidr ?? "0.0.0.0/32", keepCidrs: args.nat ? [...args.nat.keepCidrs] : [] },
+      argocd: { credentialSecretArn: values.credentialSecretArn, manifestParameter: params.argocdManager, centralRegion: args.argocd.centralRegion, serviceAccount: args.argocd.serviceAccount },
+      metrics: args.metrics,
+    });
+    const serverInit = pulumi
+      .all([args.kmsKeyArn, args.efs.fileSystemId, args.efs.accessPointId, args.argocd.credentialSecretArn, stateVolume.id])
+      .apply(([kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn, stateVolumeId]) => init({ kmsKeyArn, fileSystemId, accessPointId, credentialSecretArn, stateVolumeId }));
+    const userData = serverInit.apply(tenantServerUserData);
+    // Its scripts and units: parameters, so a change to one reaches the server in place. Which
+    // files there are never depends on the values the deploy learns (they go into contents only).
+    const files = new HostFileParameters(
+      `${name}-files`,
+      {
+        prefix: params.serverFiles,
+        paths: tenantServerHostFiles(init({ kmsKeyArn: "", fileSystemId: "", accessPointId: "", credentialSecretArn: "", stateVolumeId: "" })).map((f) => f.path),
+        files: serverInit.apply(tenantServerHostFiles),
+        host: `the K3s server of ${args.clusterName}`,
+      },
+      child,
     );
     const reservation = args.reserveAddress
       ? [new ec2.SubnetCidrReservation(`${name}-address`, { subnetId: args.subnetId, cidrBlock: `${args.privateIp}/32`, reservationType: "explicit", description: `K3s server of ${args.clusterName}` }, child)]
@@ -167,7 +184,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
         tags: { Name: `${args.clusterName}-k3s-server`, [clusterOwnedTag(args.clusterName)]: "owned" },
       },
       // The fixed address is free again only once the old server is gone.
-      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [...attachments, ...reservation] },
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [...attachments, ...reservation, ...files.parameters] },
     );
 
     new ec2.VolumeAttachment(`${name}-state`, { instanceId: instance.id, volumeId: stateVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);

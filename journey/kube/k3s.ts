@@ -7,6 +7,7 @@
 import { parse } from "yaml";
 import { SERVER_NODE_LABEL } from "../../facts/tenant-cluster";
 import { FORGET_PREDECESSORS } from "../../components/host/tenant-cloud-init";
+import type { HostFile } from "../../components/host/host-files";
 
 /** The parts of a `#cloud-config` the journey reads. */
 interface CloudConfig {
@@ -24,7 +25,7 @@ export interface K3sServer {
   readonly maxPods: number;
   /** Whether K3s deploys its packaged local-storage add-on (a default StorageClass, local-path), i.e. the config does not disable it. */
   readonly localStorage: boolean;
-  /** The script a replaced server runs to remove its predecessor's Node and CiliumNode, when the user data writes one. */
+  /** The script a replaced server runs to remove its predecessor's Node and CiliumNode, when the server writes one. */
   readonly forgetPredecessors?: string;
 }
 
@@ -45,11 +46,12 @@ export function keyValues(items: readonly string[]): Record<string, string> {
 }
 
 /**
- * Reads a server's user data. Labels are what K3s itself puts on a server node without a
+ * Reads a server's user data, and the files its host-files sync writes (the plan's parameters,
+ * components/host/host-files.ts). Labels are what K3s itself puts on a server node without a
  * cloud provider (control-plane role, os, arch, hostname, instance-type "k3s"), plus the
  * configured ones; no topology label, since nothing sets one.
  */
-export function readK3sServer(userData: string, arch: string, hostname: string): K3sServer {
+export function readK3sServer(userData: string, arch: string, hostname: string, delivered: readonly HostFile[] = []): K3sServer {
   const doc = parse(userData.replace(/^#cloud-config\n/, "")) as CloudConfig;
   const text = file(doc, "/etc/rancher/k3s/config.yaml");
   if (!text) throw new Error("the user data writes no /etc/rancher/k3s/config.yaml");
@@ -69,7 +71,7 @@ export function readK3sServer(userData: string, arch: string, hostname: string):
     ...keyValues(list(config["node-label"])),
   };
   const localStorage = !list(config.disable).flatMap((d) => d.split(",")).map((d) => d.trim()).includes("local-storage");
-  const forgetPredecessors = file(doc, FORGET_PREDECESSORS);
+  const forgetPredecessors = file(doc, FORGET_PREDECESSORS) ?? delivered.find((f) => f.path === FORGET_PREDECESSORS)?.content;
   return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage, ...(forgetPredecessors !== undefined ? { forgetPredecessors } : {}) };
 }
 

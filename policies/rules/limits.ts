@@ -6,7 +6,7 @@
  * stack policy `within-aws-limits` and `clusterra plan`'s summary line both run it.
  */
 import type { PolicyProviderResource } from "@pulumi/policy";
-import { RESOURCE_LIMITS, ROLE_INLINE_POLICIES, SECURITY_GROUP_RULES, TAG_LIMITS, type ResourceLimit } from "../../facts/aws-limits";
+import { AWS_LIMITS, RESOURCE_LIMITS, ROLE_INLINE_POLICIES, SECURITY_GROUP_RULES, TAG_LIMITS, type ResourceLimit } from "../../facts/aws-limits";
 import { effectiveTags } from "./provider";
 import { TAGGABLE_TYPES } from "./taggable-types";
 import { stackPolicy, type PackStackPolicy } from "./util";
@@ -95,6 +95,15 @@ export function limitFindings(resources: readonly LimitedResource[]): LimitFindi
     count(ROLE_INLINE_POLICIES.source);
     if (r.size > ROLE_INLINE_POLICIES.max) over.push({ urn: r.urn, message: `its inline policies are ${r.size} ${ROLE_INLINE_POLICIES.measure} together, over ${ROLE_INLINE_POLICIES.max} (${ROLE_INLINE_POLICIES.source})` });
   }
+  // A parameter's value against its tier's size (a secret value is checked where the check can read it).
+  for (const r of resources.filter((x) => x.type === "aws:ssm/parameter:Parameter")) {
+    const value = typeof r.props.insecureValue === "string" ? r.props.insecureValue : r.props.value;
+    if (typeof value !== "string") continue;
+    const limit = r.props.tier === "Advanced" || r.props.tier === "Intelligent-Tiering" ? AWS_LIMITS.ssmAdvancedParameter : AWS_LIMITS.ssmStandardParameter;
+    const size = [...value].length;
+    count(limit.source);
+    if (size > limit.max) over.push({ urn: r.urn, message: `value is ${size} characters, over ${limit.max} in its tier ${String(r.props.tier ?? "Standard")} (${limit.source})` });
+  }
   // Rules per group and direction: standalone rule resources and inline entries together.
   const rules = new Map<string, { urn: string; ingress: number; egress: number }>();
   const groupUrn = new Map<string, string>();
@@ -126,7 +135,7 @@ export const withinAwsLimits: PackStackPolicy = stackPolicy("within-aws-limits",
   description:
     "Every value the stack sets is within AWS's documented limits (facts/aws-limits.ts): IAM role, policy and instance profile names and document sizes, " +
     "bucket, function, rule, queue, topic, table, alarm, log group, secret, parameter, group, Lattice and RAM names, descriptions, key and bucket policies, " +
-    `at most ${TAG_LIMITS.entries} tags per resource with the provider's default tags, and ${SECURITY_GROUP_RULES.perDirection} rules per security group each way. ` +
+    `SSM parameter values within their tier, at most ${TAG_LIMITS.entries} tags per resource with the provider's default tags, and ${SECURITY_GROUP_RULES.perDirection} rules per security group each way. ` +
     "The mock engine accepts any value; AWS refuses these when the resource is created. Values unknown during a preview are skipped.",
   remediation: "shorten the name (a shorter tenant id or cluster name), split the document, or drop tags and rules; a quota AWS lets you raise (trust policy, rules per group) is raised in the account first, then here",
   validate: (args, report) => {
