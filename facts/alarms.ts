@@ -22,6 +22,14 @@ export const ALARMS = {
  */
 export const HOST_DISK = { metric: "DiskUsedPercent", periodSeconds: 300, periods: 2, thresholdPercent: 85 } as const;
 
+/**
+ * A host whose first boot has not completed (components/host/boot.ts: its unit retries every
+ * 30 s, for good): 1 while the boot's mark is missing, in the same call as its disk use. Six
+ * periods (half an hour, where a boot takes minutes) before it pages, so a slow mirror does
+ * not; missing data is the disk alarms' to report.
+ */
+export const HOST_BOOT = { metric: "BootIncomplete", periods: 6 } as const;
+
 /** The CloudWatch namespace of a host's disk metrics in central's account: central's host, or one tenant's server. */
 export function hostMetricsNamespace(environment: string, host: { readonly tenantId: string } | "central"): string {
   return host === "central" ? `Clusterra/${environment}/central` : `Clusterra/${environment}/tenants/${host.tenantId}`;

@@ -88,7 +88,7 @@ export const PRICES = {
   logsStoredGbMonth: listed(0.03, "GB-month", "cloudwatch"),
   /** A standard-resolution metric alarm. */
   alarmMonth: listed(0.1, "month", "cloudwatch"),
-  /** A custom metric (a host's disk use, per mount), the first 10,000. */
+  /** A custom metric (a host's disk use, per mount; its boot state), the first 10,000. */
   customMetricMonth: listed(0.3, "month", "cloudwatch"),
   /** PutMetricData calls: $0.01 per 1,000. */
   metricRequestsPerMillion: listed(10, "million requests", "cloudwatch"),

@@ -5,7 +5,7 @@
  * requests and data at the stated assumptions (facts/usage.ts). Every resource type has a
  * rule here, is free for a reason (facts/prices.ts NO_CHARGE), or is reported unpriced.
  */
-import { HOST_DISK } from "../facts/alarms";
+import { HOST_BOOT, HOST_DISK } from "../facts/alarms";
 import { CENTRAL_PROVIDER_NAME } from "../facts/project";
 import * as fs from "fs";
 import * as path from "path";
@@ -136,6 +136,7 @@ const RULES: Readonly<Record<string, Rule>> = {
     perMonth("CloudWatch alarm", PRICES.alarmMonth),
     // A host's disk alarm watches a custom metric the host publishes; its root mount's alarm carries the host's PutMetricData calls.
     ...(i.metricName === HOST_DISK.metric ? [perMonth("custom metric (disk use of one mount)", PRICES.customMetricMonth)] : []),
+    ...(i.metricName === HOST_BOOT.metric ? [perMonth("custom metric (a host's boot state)", PRICES.customMetricMonth)] : []),
     ...(i.metricName === HOST_DISK.metric && i.dimensions?.Mount === "/" ? [idleRequests("PutMetricData calls (one per host every 5 min)", (30 * 24 * 3600) / HOST_DISK.periodSeconds, PRICES.metricRequestsPerMillion)] : []),
   ],
   "aws:secretsmanager/secret:Secret": () => [perMonth("Secrets Manager secret", PRICES.secretMonth)],

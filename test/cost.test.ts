@@ -113,12 +113,13 @@ describe("cost estimate", function () {
       "KMS key": 1,
       "Secrets Manager secret": 0.4,
       "CloudWatch alarm": 0.1,
-      // The host's disk use: two mounts' metrics, one call every five minutes.
+      // The host's disk use and boot state: two mounts' metrics and one of the boot, one call every five minutes.
       "custom metric (disk use of one mount)": 0.3,
+      "custom metric (a host's boot state)": 0.3,
       "PutMetricData calls (one per host every 5 min)": 0.09,
     });
     // A tenant adds no priced resource to central (its slurmctld port is one rule on the host's group).
-    assert.deepEqual(cost.byPayer, { operator: 98.85, customer: 0 });
+    assert.deepEqual(cost.byPayer, { operator: 99.25, customer: 0 });
     const usage = estimateCost((await plan("central-dev")).deployment).lines.filter((l) => l.basis === "usage");
     assert.equal(usage.filter((l) => l.item === "DynamoDB point-in-time recovery").length, 6);
     assert.deepEqual(usage.find((l) => l.item.startsWith("EBS snapshots"))?.detail, "20 GB x $0.05/GB-month");
@@ -128,12 +129,12 @@ describe("cost estimate", function () {
     const acme = await plan("tenant-acme-dev");
     const cost = estimateCost(acme.deployment);
     // The tenant's keys and its server's alarms are in central; central builds nothing priced for it (rules, roles and a route are free).
-    assert.equal(cost.idle.byPayer.operator, 2.69);
+    assert.equal(cost.idle.byPayer.operator, 3.09);
     const forAcme = centralLinesFor(acme.central!, "acme");
     assert.deepEqual(forAcme.map((l) => l.item), []);
     assert.equal(
       formatOperatorMarginal(cost, exampleFile("central-dev"), forAcme),
-      "operator's marginal cost of this tenant: $2.69 a month idle (Secrets Manager secret x4 $1.60, CloudWatch alarm x4 $0.40, custom metric (disk use of one mount) x2 $0.60, PutMetricData calls (one per host every 5 min) $0.09); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $27.22",
+      "operator's marginal cost of this tenant: $3.09 a month idle (Secrets Manager secret x4 $1.60, CloudWatch alarm x5 $0.50, custom metric (a host's boot state) $0.30, custom metric (disk use of one mount) x2 $0.60, PutMetricData calls (one per host every 5 min) $0.09); with its share of the central host (t4g.large $49.06 / 2 tenants it holds) $27.62",
     );
     assert.equal(formatGrowth((await plan("connector-demo")).config, estimateCost((await plan("connector-demo")).deployment), exampleFiles()), undefined);
   });

@@ -48,7 +48,7 @@ describe("alarms", function () {
       const p = await plan(stack);
       const topic = p.deployment.deployment.resources.find((r) => r.type === "aws:sns/topic:Topic");
       const alarms = alarmsOf(p);
-      assert.deepEqual(alarms.map((a) => a.metricName).sort(), ["DiskUsedPercent", "DiskUsedPercent", "StatusCheckFailed_Instance", "StatusCheckFailed_System"], stack);
+      assert.deepEqual(alarms.map((a) => a.metricName).sort(), ["BootIncomplete", "DiskUsedPercent", "DiskUsedPercent", "StatusCheckFailed_Instance", "StatusCheckFailed_System"], stack);
       const system = alarms.find((a) => a.metricName === "StatusCheckFailed_System");
       assert.deepEqual(system?.alarmActions, ["arn:aws:automate:us-east-1:ec2:recover", topic?.outputs?.arn], stack);
       assert.equal(system?.dimensions?.InstanceId, p.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance")?.outputs?.id, `${stack}: ${instance}`);
@@ -61,9 +61,9 @@ describe("alarms", function () {
     const acme = await plan("tenant-acme-dev");
     const central = await plan("central-dev");
     const alarms = alarmsOf(acme);
-    assert.deepEqual(alarms.map((a) => a.name).sort(), ["clusterra-dev-acme-server-k3s-disk-root", "clusterra-dev-acme-server-k3s-disk-var-lib-rancher-k3s-server", "clusterra-dev-acme-server-k3s-instance-check", "clusterra-dev-acme-server-k3s-system-check"]);
+    assert.deepEqual(alarms.map((a) => a.name).sort(), ["clusterra-dev-acme-server-k3s-boot", "clusterra-dev-acme-server-k3s-disk-root", "clusterra-dev-acme-server-k3s-disk-var-lib-rancher-k3s-server", "clusterra-dev-acme-server-k3s-instance-check", "clusterra-dev-acme-server-k3s-system-check"]);
     const server = acme.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance");
-    for (const a of alarms.filter((x) => x.metricName !== "DiskUsedPercent")) {
+    for (const a of alarms.filter((x) => x.metricName !== "DiskUsedPercent" && x.metricName !== "BootIncomplete")) {
       assert.equal(a.metricQueries[0].accountId, "444455556666", "the tenant's own metric, read across accounts");
       assert.equal(a.metricQueries[0].metric.dimensions.InstanceId, server?.outputs?.id);
       assert.deepEqual(a.alarmActions, [central.outputs.alarmTopicArn], "central's topic; no recover action across accounts");

@@ -9,7 +9,8 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { diskMetricsScript } from "../components/observability/host-metrics";
-import { hostMetricsNamespace, HOST_DISK } from "../facts/alarms";
+import { hostMetricsNamespace, HOST_BOOT, HOST_DISK } from "../facts/alarms";
+import { BOOT } from "../facts/host-boot";
 import { plan } from "./helpers";
 import { simulate } from "./sim-request";
 import { plannedHostFiles } from "../components/host/host-files";
@@ -37,13 +38,16 @@ function run(script: string): { args: string[]; profile: string; config: string 
 describe("hosts' disk metrics", function () {
   this.timeout(60000);
 
-  it("publishes each mounted file system's used percent in one call, and skips one that is not mounted", () => {
+  it("publishes each mounted file system's used percent and the boot's state in one call, and skips a file system that is not mounted", () => {
     const r = run(diskMetricsScript({ region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/", "/nonexistent-mount"] }));
     assert.deepEqual(r.args.slice(0, 6), ["cloudwatch", "put-metric-data", "--region", "us-east-1", "--namespace", "Clusterra/dev/central"]);
     assert.equal(r.args[6], "--metric-data");
     const data = r.args.slice(7);
-    assert.equal(data.length, 1, data.join(" "));
+    assert.equal(data.length, 2, data.join(" "));
     assert.match(data[0], new RegExp(`^MetricName=${HOST_DISK.metric},Dimensions=\\[\\{Name=Mount,Value=/\\}\\],Value=\\d{1,3},Unit=Percent$`));
+    // This machine has no boot mark: a host here would still be booting.
+    assert.equal(fs.existsSync(BOOT.done), false);
+    assert.equal(data[1], `MetricName=${HOST_BOOT.metric},Value=1,Unit=Count`);
     assert.equal(r.profile, "", "central's host publishes with its own credentials");
   });
 
@@ -83,6 +87,9 @@ describe("hosts' disk metrics", function () {
       assert.match(files.find((f) => f.path === "/usr/local/sbin/clusterra-disk-metrics")?.content ?? "", new RegExp(`--namespace '${namespace}'`), stack);
       const alarms = resources(p).filter((r) => r.type === "aws:cloudwatch/metricAlarm:MetricAlarm" && r.inputs.metricName === HOST_DISK.metric);
       assert.deepEqual(alarms.map((a) => [a.inputs.namespace, a.inputs.dimensions.Mount, a.inputs.threshold, a.inputs.treatMissingData]).sort(), mounts.map((m) => [namespace, m, HOST_DISK.thresholdPercent, "breaching"]).sort(), stack);
+      // A first boot that never completes pages after half an hour; a host that publishes nothing is the disk alarms' to report.
+      const boot = resources(p).filter((r) => r.type === "aws:cloudwatch/metricAlarm:MetricAlarm" && r.inputs.metricName === HOST_BOOT.metric);
+      assert.deepEqual(boot.map((a) => [a.inputs.namespace, a.inputs.statistic, a.inputs.threshold, a.inputs.comparisonOperator, a.inputs.period * a.inputs.evaluationPeriods, a.inputs.treatMissingData]), [[namespace, "Minimum", 1, "GreaterThanOrEqualToThreshold", 1800, "notBreaching"]], stack);
     }
   });
 });

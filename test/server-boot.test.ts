@@ -17,7 +17,8 @@ import { userDataBytes } from "../policies/rules/compute";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { maxTenantIdLength } from "../config/tenant-names";
 import { checkDeployment } from "../planning/policy-check";
-import { BOOT, bootCommand, bootUnit } from "../components/host/boot";
+import { bootCommand, bootUnit } from "../components/host/boot";
+import { BOOT } from "../facts/host-boot";
 import { plannedHostFiles } from "../components/host/host-files";
 import { clusterParameterNames } from "../facts/tenant-cluster";
 

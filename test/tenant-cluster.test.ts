@@ -525,7 +525,7 @@ describe("the customer side of a tenant stack", function () {
     assert.deepEqual(customer, { "EC2 t4g.medium": 24.53, "EBS gp3 root 8 GiB": 0.64, "EBS gp3 2 GiB": 0.16, "public IPv4 address": 3.65, "KMS key": 1 });
     assert.ok(cost.byPayer.customer <= 30, String(cost.byPayer.customer));
     // Two Slurm keys, the database password and ArgoCD's cluster credential (central owns the NLB).
-    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), [...Array<string>(4).fill("CloudWatch alarm"), "PutMetricData calls (one per host every 5 min)", ...Array<string>(4).fill("Secrets Manager secret"), ...Array<string>(2).fill("custom metric (disk use of one mount)")]);
+    assert.deepEqual(cost.lines.filter((l) => l.payer === "operator").map((l) => l.item).sort(), [...Array<string>(5).fill("CloudWatch alarm"), "PutMetricData calls (one per host every 5 min)", ...Array<string>(4).fill("Secrets Manager secret"), "custom metric (a host's boot state)", ...Array<string>(2).fill("custom metric (disk use of one mount)")]);
   });
 
   it("shares no physical name with another tenant's stack", async () => {

@@ -32,7 +32,7 @@ describe("tenant stacks", function () {
     // Routes, rules and the endpoint on central's side are central's own resources now.
     assert.deepEqual(centralSide, [
       // The alarms central keeps on this tenant's server (its metrics shared through central's sink).
-      ...Array<string>(4).fill("aws:cloudwatch/metricAlarm:MetricAlarm"),
+      ...Array<string>(5).fill("aws:cloudwatch/metricAlarm:MetricAlarm"),
       "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter",
       // The tenant's own secrets, under its prefix in central's Secrets Manager: slurm.key, the
       // JWT key and the database password; the cluster credential comes from the tenant server.

@@ -5,8 +5,7 @@
  * cloud-init's runcmd would; and the data volumes that outlive an instance. Pure.
  */
 
-/** The boot script, its unit, and the mark it leaves once complete (later boots start K3s's own unit only). */
-export const BOOT = { script: "/usr/local/sbin/clusterra-boot", unit: "clusterra-boot.service", done: "/var/lib/clusterra/booted", retrySeconds: 30 } as const;
+import { BOOT } from "../../facts/host-boot";
 
 /**
  * The boot unit: after the network is up, again every BOOT.retrySeconds while it fails, with

@@ -8,7 +8,7 @@
  * at boot before anything uses them, and again every HOST_FILES.interval, so a changed script
  * reaches a running host within minutes. Pure.
  */
-import { BOOT } from "./boot";
+import { BOOT } from "../../facts/host-boot";
 
 /** A file a host writes: its path, mode (octal, as cloud-init takes it) and content. */
 export interface HostFile {

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as sns from "@pulumi/aws/sns";
-import { ALARMS, HOST_DISK } from "../../facts/alarms";
+import { ALARMS, HOST_BOOT, HOST_DISK } from "../../facts/alarms";
 import { arn, policyDocument, toJson } from "../security/iam";
 
 export interface AlarmsArgs {
@@ -18,7 +18,7 @@ export interface AlarmsArgs {
    * through central's monitoring sink.
    */
   readonly instances?: Readonly<Record<string, { readonly instanceId: pulumi.Input<string>; readonly recover: boolean; readonly accountId?: pulumi.Input<string> }>>;
-  /** Hosts' disk use watched by name: their namespace in this account and the mounts they publish (host-metrics.ts). */
+  /** Hosts' disk use and boot watched by name: their namespace in this account and the mounts they publish (host-metrics.ts). */
   readonly disks?: Readonly<Record<string, { readonly namespace: string; readonly mounts: readonly string[] }>>;
   /** Dead-letter queues watched by name: any message in one is a failure nobody retries. */
   readonly deadLetterQueues?: Readonly<Record<string, pulumi.Input<string>>>;
@@ -28,7 +28,8 @@ export interface AlarmsArgs {
  * What pages the operator: an SNS topic (encrypted with the stack key; only this account's
  * CloudWatch alarms may publish) and, per watched instance, EC2's system and instance
  * status checks (a system failure also recovers the instance in place: same id, volumes,
- * address), per dead-letter queue any visible message. Thresholds in facts/alarms.ts.
+ * address), per host its disks' use and a first boot that never completes, per dead-letter
+ * queue any visible message. Thresholds in facts/alarms.ts.
  */
 export class Alarms extends pulumi.ComponentResource {
   public readonly topicArn: pulumi.Output<string>;
@@ -65,6 +66,24 @@ export class Alarms extends pulumi.ComponentResource {
       }
     }
     for (const [watched, disk] of Object.entries(args.disks ?? {})) {
+      new cloudwatch.MetricAlarm(
+        `${name}-${watched}-boot`,
+        {
+          name: `${args.alarmPrefix}${watched}-boot`,
+          alarmDescription: `${watched}: its first boot has not completed in ${(HOST_BOOT.periods * HOST_DISK.periodSeconds) / 60} minutes (clusterra-boot.service retries it: journalctl -u clusterra-boot)`,
+          namespace: disk.namespace,
+          metricName: HOST_BOOT.metric,
+          statistic: "Minimum",
+          period: HOST_DISK.periodSeconds,
+          evaluationPeriods: HOST_BOOT.periods,
+          threshold: 1,
+          comparisonOperator: "GreaterThanOrEqualToThreshold",
+          treatMissingData: "notBreaching",
+          alarmActions: notify,
+          okActions: notify,
+        },
+        child,
+      );
       for (const mount of disk.mounts) {
         const slug = mount === "/" ? "root" : mount.replace(/^\//, "").replace(/\//g, "-");
         new cloudwatch.MetricAlarm(

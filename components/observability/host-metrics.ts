@@ -1,7 +1,8 @@
 /**
- * Disk use of the platform's hosts, as CloudWatch metrics the operator's alarms watch: a
- * systemd timer on each host runs `aws cloudwatch put-metric-data` with the used percent of
- * each of its file systems (no agent to install: AL2023 ships the AWS CLI).
+ * Disk use of the platform's hosts, and whether their first boot completed, as CloudWatch
+ * metrics the operator's alarms watch: a systemd timer on each host runs `aws cloudwatch
+ * put-metric-data` with the used percent of each of its file systems and its boot state (no
+ * agent to install: AL2023 ships the AWS CLI).
  *
  * Central's host publishes into its own account. A tenant's server publishes into central's
  * account too, through a role central makes for it (`TenantMetricsRole`, here): custom metrics
@@ -10,7 +11,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
-import { HOST_DISK } from "../../facts/alarms";
+import { HOST_BOOT, HOST_DISK } from "../../facts/alarms";
+import { BOOT } from "../../facts/host-boot";
 import { tenantMetricsRoleName, tenantServerRoleName } from "../../facts/project";
 import { policyDocument, principalTrust, toJson, type Statement } from "../security/iam";
 
@@ -28,8 +30,8 @@ const SCRIPT = "/usr/local/sbin/clusterra-disk-metrics";
 
 /**
  * The publishing script: one put-metric-data call with each mount's used percent (dimension
- * Mount). A mount that is not mounted is skipped, so its alarm sees missing data, which it
- * treats as breaching.
+ * Mount) and the boot's state (1 until the boot unit has left its mark). A mount that is not
+ * mounted is skipped, so its alarm sees missing data, which it treats as breaching.
  */
 export function diskMetricsScript(m: HostMetrics): string {
   return [
@@ -42,7 +44,8 @@ export function diskMetricsScript(m: HostMetrics): string {
     '  used=$(df --output=pcent "$mount" | tail -n 1 | tr -dc 0-9)',
     `  data+=("MetricName=${HOST_DISK.metric},Dimensions=[{Name=Mount,Value=$mount}],Value=$used,Unit=Percent")`,
     "done",
-    '[ "${#data[@]}" -gt 0 ] || exit 0',
+    `if [ -e ${BOOT.done} ]; then boot=0; else boot=1; fi`,
+    `data+=("MetricName=${HOST_BOOT.metric},Value=$boot,Unit=Count")`,
     `aws cloudwatch put-metric-data --region ${m.region} --namespace '${m.namespace}' --metric-data "\${data[@]}"`,
     "",
   ].join("\n");
@@ -56,7 +59,7 @@ export function diskMetricsFiles(m: HostMetrics): { path: string; permissions: s
     {
       path: "/etc/systemd/system/clusterra-disk-metrics.service",
       permissions: "0644",
-      content: ["[Unit]", "Description=Publish disk use to CloudWatch", "After=network-online.target", "", "[Service]", "Type=oneshot", `ExecStart=${SCRIPT}`, ""].join("\n"),
+      content: ["[Unit]", "Description=Publish disk use and boot state to CloudWatch", "After=network-online.target", "", "[Service]", "Type=oneshot", `ExecStart=${SCRIPT}`, ""].join("\n"),
     },
     {
       path: "/etc/systemd/system/clusterra-disk-metrics.timer",
