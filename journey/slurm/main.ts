@@ -37,7 +37,8 @@ if (require.main === module) {
   main().then(
     (code) => process.exit(code),
     (e: unknown) => {
-      console.error(e);
+      // As the whole journey does (journey/main.ts): the message, never a stack.
+      process.stderr.write(`slurm journey: internal error: ${e instanceof Error ? e.message : String(e)}\n`);
       process.exit(3);
     },
   );
