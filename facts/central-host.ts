@@ -42,13 +42,28 @@ export const CENTRAL_HOST_NUMBER = 10;
  */
 export const ARGOCD_PRIORITY = { name: "clusterra-gitops", value: -1000 } as const;
 
+/**
+ * ArgoCD's application controller in shards (its StatefulSet's replicas; a pod's shard is its
+ * ordinal): central's own cluster (every tenant's control plane, the platform) on one, every
+ * tenant cluster on the other (each tenant's cluster Secret names its shard). A tenant's API
+ * server decides how much the controller caches of its cluster: one that grows that cache
+ * until its controller is killed stops the tenants' clusters' syncs, never central's, and so
+ * never a tenant's control plane.
+ */
+export const ARGOCD_CONTROLLER_SHARDS = { replicas: 2, central: 0, tenantClusters: 1 } as const;
+
+/** What one pod of a component with several takes: its reservation over its pods. */
+export function perPod(r: HostReservation): HostReservation {
+  return { ...r, cpuMillis: r.cpuMillis / r.pods, memoryMiB: r.memoryMiB / r.pods, pods: 1 };
+}
+
 export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = {
   system: { ...WORKER_NODE.systemReserved, pods: 0, basis: "AL2023 systemd, SSM agent, journald: the system reservation tenant nodes give kubelet (facts/tenant-cluster.ts)" },
   k3sServer: { cpuMillis: 60, memoryMiB: 1522, pods: 0, basis: "K3s resource profiling, server with a workload on SQLite: 1596 MB, 6% of a core (docs.k3s.io/reference/resource-profiling)" },
   coredns: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged coredns manifest requests" },
   metricsServer: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged metrics-server manifest requests" },
   localPathProvisioner: { cpuMillis: 10, memoryMiB: 32, pods: 1, basis: "K3s's packaged local-path-provisioner sets none: an estimate" },
-  argocdController: { cpuMillis: 250, memoryMiB: 256, pods: 1, basis: ARGOCD },
+  argocdController: { cpuMillis: 250, memoryMiB: 256, pods: ARGOCD_CONTROLLER_SHARDS.replicas, basis: `${ARGOCD}, for the one controller its ${ARGOCD_CONTROLLER_SHARDS.replicas} shards split the clusters of` },
   argocdRepoServer: { cpuMillis: 10, memoryMiB: 64, pods: 1, basis: ARGOCD },
   argocdServer: { cpuMillis: 50, memoryMiB: 64, pods: 1, basis: ARGOCD },
   argocdRedis: { cpuMillis: 100, memoryMiB: 64, pods: 1, basis: ARGOCD },

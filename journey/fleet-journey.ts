@@ -20,7 +20,8 @@ import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
 import { centralFleetPath, ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, tenantFleetPath, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath, tenantsFleetPath } from "../facts/fleet";
 import { crossCentralApplications, expanderDifferences, FLEET_SYNC_TIMEOUT_MS, type OtherCentral, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
-import { ARGOCD_PODS, startArgoCd } from "./gitops/argocd";
+import { ARGOCD_PODS, controllerShards, startArgoCd } from "./gitops/argocd";
+import { ARGOCD_CONTROLLER_SHARDS } from "../facts/central-host";
 import { commitToFleet, externalSecretsPackaging, publishChart, startGitopsServers } from "./gitops/servers";
 import { yamlFile } from "../components/fleet/yaml-file";
 import { findArgoCdImage } from "./host/image";
@@ -475,15 +476,25 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     report(step(`${name}: every Secret reference resolves (name and key)`, missing.length === 0, missing.length ? missing.slice(0, 8).join("; ") : "all resolve"));
   }
 
-  // 8. ArgoCD's cache of each tenant cluster lists with argocd-manager's credential (respectRBAC).
-  const controllerLog = processes.log(`${ARGOCD_PODS[2].name}-0`);
+  // 8. The application controller's shards: central's cluster on one pod, every tenant cluster
+  // on the other (facts/central-host.ts ARGOCD_CONTROLLER_SHARDS), as each pod's metrics say.
+  const shards = await controllerShards({ kc: c, namespace: ARGOCD_CHART.namespace, sealed: input.sealed });
+  const servers = tenants.map((t) => tenantServer(t.plan)).sort();
+  const expected = (ordinal: number) => (ordinal === ARGOCD_CONTROLLER_SHARDS.central ? [ARGOCD_IN_CLUSTER] : ordinal === ARGOCD_CONTROLLER_SHARDS.tenantClusters ? servers : []);
+  const sharded = shards.length === ARGOCD_CONTROLLER_SHARDS.replicas && shards.every((s, i) => JSON.stringify(s.clusters) === JSON.stringify(expected(i)));
+  report(step(`${who}'s application controller in ${ARGOCD_CONTROLLER_SHARDS.replicas} shards: central's cluster on one pod, every tenant cluster on the other (each pod's argocd_cluster_info)`, sharded,
+    shards.map((s) => `${s.pod}: ${s.clusters === undefined ? "no metrics" : s.clusters.join(", ") || "no cluster"}`).join("; ") || "no controller StatefulSet"));
+
+  // 9. ArgoCD's cache of each tenant cluster lists with argocd-manager's credential (respectRBAC), in the log of the pod that caches it.
   for (const t of tenants) {
     const server = tenantServer(t.plan);
+    const holder = shards.find((s) => s.clusters?.includes(server))?.pod;
+    const controllerLog = holder ? processes.log(holder) : "";
     const refused = controllerLog.split("\n").filter((l) => l.includes(server) && /forbidden|failed to sync cluster/i.test(l));
-    report(step(`tenant ${t.config.tenant.id}: ArgoCD's cache of its cluster lists everything with argocd-manager's credential (${who})`, refused.length === 0, refused.length ? `${refused.length} refusals in the application controller's log: ${refused.slice(0, 3).join(" | ").slice(0, 600)}` : `no refusal for ${server} in the application controller's log (respectRBAC ${settings.respectRBAC || "unset"})`));
+    report(step(`tenant ${t.config.tenant.id}: ArgoCD's cache of its cluster lists everything with argocd-manager's credential (${who})`, holder !== undefined && refused.length === 0, !holder ? `no controller pod caches ${server}` : refused.length ? `${refused.length} refusals in ${holder}'s log: ${refused.slice(0, 3).join(" | ").slice(0, 600)}` : `no refusal for ${server} in ${holder}'s log (respectRBAC ${settings.respectRBAC || "unset"})`));
   }
 
-  // 9. The scaling loop on each tenant cluster.
+  // 10. The scaling loop on each tenant cluster.
   for (const t of tenants) {
     const id = t.config.tenant.id;
     const slurmdPod = await playScalingLoop({
@@ -502,7 +513,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     // Its server replaced: the new one forgets the old one's Node and CiliumNode.
     await replacedServerForgets({ tenantId: id, kc: k(id), script: specs.find((s) => s.name === id)?.server.forgetPredecessors, dir: path.join(input.dir, "replaced-server", id), report });
   }
-  // 10. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
+  // 11. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
   // published to its registry and the tenants' ApplicationSet committed with it (facts/charts.ts),
   // rolled out by ArgoCD canary first, each tenant's control plane before its slurmd. The new
   // version is the pinned chart repackaged (only its version differs). ArgoCD is told of the
@@ -565,7 +576,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${good}) committed to the fleet rolls out canary first, each control plane before its slurmd (${who})`, { ...bump.r, problems: [...bump.r.problems, ...bump.problems] }, waveOf, changed || 1);
   report({ ...rollout, passed: rollout.passed && changed === tenants.length * 2, detail: `${rollout.detail}; ${labelled.join("; ")}` });
 
-  // 11. A chart change that breaks the canary (one object the API server refuses): the rollout
+  // 12. A chart change that breaks the canary (one object the API server refuses): the rollout
   // stops there, and no later wave's tenant gets it; rolling back to the good version heals the canary.
   const broken = `${CHARTS.slurm.version}-journey-broken`;
   const canaries = tenants.filter((t) => t.config.rolloutWave === ROLLOUT_WAVES[0]).map((t) => t.config.tenant.id);

@@ -4,6 +4,8 @@
  * RollingSync's steps, and which Applications a rollout lets sync.
  */
 import * as assert from "node:assert/strict";
+import { ARGOCD_CONTROLLER_SHARDS } from "../facts/central-host";
+import { argocdValues } from "../components/central/argocd-values";
 import { clusterParams, expandApplicationSet, rolloutSteps, TENANT_ADD_ONS, tenantAddOnValueFiles, tenantsApplicationSet } from "../components/fleet/application-set";
 import { GoTemplateError, renderGoTemplate } from "../components/fleet/go-template";
 import { ROLLOUT_STAGES, ROLLOUT_WAVES } from "../facts/fleet";
@@ -136,6 +138,20 @@ describe("a tenant's cluster Secret", () => {
     assert.deepEqual(Object.keys(config).sort(), ["bearerToken", "tlsClientConfig"]);
     assert.equal(config.bearerToken, hostile);
     assert.deepEqual(config.tlsClientConfig, { caData: "Q0E=" });
+  });
+
+  it("puts the tenant's cluster on the tenants' controller shard, never central's, and the chart runs both shards", async function () {
+    const { externalSecretTarget } = await import("../journey/fleet-journey");
+    const docs = entryObjects("acme");
+    if (!docs) return skipWithoutHelm(this);
+    const es = docs.find((d) => (d as { kind?: string }).kind === "ExternalSecret") as Parameters<typeof externalSecretTarget>[0];
+    const secret = externalSecretTarget(es, new Map([["clusterra/dev/acme/argocd-cluster", { bearerToken: "t", caData: "Q0E=" }]]));
+    assert.equal(secret.stringData.shard, String(ARGOCD_CONTROLLER_SHARDS.tenantClusters));
+    assert.notEqual(ARGOCD_CONTROLLER_SHARDS.tenantClusters, ARGOCD_CONTROLLER_SHARDS.central);
+    // ArgoCD puts a cluster with no Secret (in-cluster: central's own) on shard 0, and honours a Secret's shard only below the replicas.
+    assert.equal(ARGOCD_CONTROLLER_SHARDS.central, 0);
+    const replicas = (argocdValues("dev") as { controller: { replicas: number } }).controller.replicas;
+    assert.ok(ARGOCD_CONTROLLER_SHARDS.tenantClusters < replicas && replicas === ARGOCD_CONTROLLER_SHARDS.replicas);
   });
 
   it("reads a missing label as Go does (empty), so fleet check sees the Application ArgoCD would make", () => {

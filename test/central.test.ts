@@ -296,11 +296,12 @@ describe("central building blocks", () => {
 
 describe("ArgoCD's bounds on the central host", () => {
   it("gives each component the requests the host reserves for it and a memory limit above them", () => {
-    const { CENTRAL_HOST_RESERVED } = require("../facts/central-host") as typeof import("../facts/central-host");
+    const { CENTRAL_HOST_RESERVED, perPod } = require("../facts/central-host") as typeof import("../facts/central-host");
     const values = argocdValues("dev") as Record<string, { resources?: { requests: Record<string, string>; limits: Record<string, string> } }>;
     const components = { controller: "argocdController", repoServer: "argocdRepoServer", server: "argocdServer", redis: "argocdRedis", applicationSet: "argocdApplicationSet" } as const;
     for (const [key, reserved] of Object.entries(components)) {
-      const r = CENTRAL_HOST_RESERVED[reserved];
+      // Each pod its share: the controller's shards split its reservation.
+      const r = perPod(CENTRAL_HOST_RESERVED[reserved]);
       const res = values[key]?.resources;
       assert.deepEqual(res?.requests, { cpu: `${r.cpuMillis}m`, memory: `${r.memoryMiB}Mi` }, key);
       assert.ok(Number.parseInt(res?.limits.memory ?? "0", 10) >= 4 * r.memoryMiB, `${key}: a memory limit at least four times its request`);

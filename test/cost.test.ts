@@ -147,12 +147,12 @@ describe("central capacity", function () {
     const large = hostCapacity("t4g.large")!;
     assert.deepEqual([large.allocatable, large.reserved, large.perTenant], [
       { cpuMillis: 2000, memoryMiB: 7477, pods: 110 },
-      { cpuMillis: 1170, memoryMiB: 4062, pods: 20 },
+      { cpuMillis: 1170, memoryMiB: 4062, pods: 21 },
       { cpuMillis: 350, memoryMiB: 1024, pods: 5 },
     ]);
     assert.deepEqual([large.maxTenants, large.limitedBy], [2, "cpuMillis"]);
     assert.deepEqual([hostCapacity("t4g.medium")!.maxTenants, hostCapacity("t4g.medium")!.limitedBy], [0, "memoryMiB"]);
-    assert.deepEqual([hostCapacity("m7g.2xlarge")!.maxTenants, hostCapacity("m7g.2xlarge")!.limitedBy], [18, "pods"]);
+    assert.deepEqual([hostCapacity("m7g.2xlarge")!.maxTenants, hostCapacity("m7g.2xlarge")!.limitedBy], [17, "pods"]);
     assert.equal(hostCapacity("i3en.large"), undefined);
   });
 
@@ -224,17 +224,17 @@ describe("plan writes cost.json and the diagram", function () {
       [
         "central capacity: 2 tenant(s) join central-dev (tenant-acme-dev, tenant-globex-dev)",
         "  t4g.large allocatable 2000m CPU, 7477 MiB, 110 pods (less 7.5 % VM overhead and kubelet's eviction threshold)",
-        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 20 pods",
+        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 21 pods",
         "  one tenant's control plane (facts/control-plane.ts): 350m CPU, 1024 MiB, 5 pods",
         "  holds 2 tenant(s) (CPU runs out first): 0 more fit",
-        `  one central holds at most 18 whatever its host (the largest host type (t4g.2xlarge) holds 18): past that, new tenants join a second central of the environment (a cell: a central stack file with clusterra:cell, README "An environment outgrows one central")`,
+        `  one central holds at most 17 whatever its host (the largest host type (t4g.2xlarge) holds 17): past that, new tenants join a second central of the environment (a cell: a central stack file with clusterra:cell, README "An environment outgrows one central")`,
         "  data volume 100 GiB for 2 tenant(s): 30 GiB the host's, 24 GiB per tenant (slurmctld state, MariaDB, its backups), at least 100 GiB; grows with the tenants (100 GiB at 2)",
       ].join("\n"),
     );
     assert.match(formatCentralCapacity("central-dev", "t4g.medium", exampleFiles()), /error: holds 0 .*valid: t4g.large/);
     // More tenants than any host holds: the way out is a cell, said with how far one central goes.
     const many = Array.from({ length: 19 }, (_, i) => withValues(exampleFile("tenant-acme-dev"), { "clusterra:tenant": { id: `t${i}`, accountId: "444455556666" } }, `tenant-t${i}-dev`));
-    assert.match(formatCentralCapacity("central-dev", "t4g.2xlarge", many), /error: holds 18 .* but 19 tenant stacks join this central; valid: none of facts\/instance-types.ts holds them: new tenants join a second central of the environment \(a cell: .*\); one central holds at most 18 \(the largest host type \(t4g.2xlarge\) holds 18\)/);
+    assert.match(formatCentralCapacity("central-dev", "t4g.2xlarge", many), /error: holds 17 .* but 19 tenant stacks join this central; valid: none of facts\/instance-types.ts holds them: new tenants join a second central of the environment \(a cell: .*\); one central holds at most 17 \(the largest host type \(t4g.2xlarge\) holds 17\)/);
   });
 });
 

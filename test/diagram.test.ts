@@ -7,6 +7,7 @@ import { architectureDot, DIAGRAM_PAGE, diagramContext, renderSvg } from "../pla
 import { portsAtSlot } from "../config/tenant-ports";
 import { PEERING_FLOWS } from "../facts/contract";
 import { EXAMPLE_STACKS, exampleFiles, examplePorts, plan } from "./helpers";
+import { centralCeiling } from "../config/capacity";
 
 const DOCS = path.join(PROJECT_ROOT, "docs", "architecture");
 
@@ -97,15 +98,16 @@ describe("architecture diagram", function () {
     const page = { width: DIAGRAM_PAGE.widthInches * 96, height: DIAGRAM_PAGE.heightInches * 96 };
     const central = await plan("central-dev");
     const full = diagramContext(central.config, exampleFiles());
-    // A central as full as one goes: eighteen tenants, each a box and five flows.
-    const eighteen = { ...full, tenants: Array.from({ length: 18 }, (_, i) => ({ stack: `tenant-t${i}-dev`, id: `t${i}`, ports: portsAtSlot(i) })) };
-    const pictures = [...(await Promise.all(EXAMPLE_STACKS.map(async (stack) => [stack, await dotOf(stack)] as const))), ["central-dev with 18 tenants", architectureDot(central.deployment, eighteen)] as const];
+    // A central as full as one goes: the most tenants one holds, each a box and five flows.
+    const most = centralCeiling().tenants;
+    const fullest = { ...full, tenants: Array.from({ length: most }, (_, i) => ({ stack: `tenant-t${i}-dev`, id: `t${i}`, ports: portsAtSlot(i) })) };
+    const pictures = [...(await Promise.all(EXAMPLE_STACKS.map(async (stack) => [stack, await dotOf(stack)] as const))), [`central-dev with ${most} tenants`, architectureDot(central.deployment, fullest)] as const];
     for (const [name, dot] of pictures) {
       const svg = await renderSvg(dot);
       const png = new Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: "DejaVu Sans" } }).render();
       assert.ok(png.width <= page.width && png.height <= page.height, `${name}: ${png.width} x ${png.height} px, over ${page.width} x ${page.height}`);
       const scale = Number(/transform="scale\(([0-9.]+)/.exec(svg)?.[1]);
-      assert.ok(scale >= (name.includes("18") ? 0.55 : 0.85), `${name}: drawn at ${scale} to fit the page`);
+      assert.ok(scale >= (name === `central-dev with ${most} tenants` ? 0.55 : 0.85), `${name}: drawn at ${scale} to fit the page`);
       for (const problem of labelsOutsideBoxes(svg)) assert.fail(`${name}: ${problem}`);
     }
   });

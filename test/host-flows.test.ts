@@ -135,7 +135,7 @@ describe("the central host's group against AWS's rule quota", function () {
   });
 
   it("warns once a direction passes the default 60 rules (20 tenants fit: 3 x 20 ingress; egress 3 + 2 x 28)", () => {
-    assert.deepEqual(checkCentralCapacity("t4g.2xlarge", 18).warnings, []);
+    assert.deepEqual(checkCentralCapacity("t4g.2xlarge", 17).warnings, []);
     assert.deepEqual(hostGroupRules(20), { ingress: 60, egress: 43 });
     assert.equal(checkCentralCapacity("t4g.2xlarge", 20).warnings.filter((w) => /rules/.test(w)).length, 0);
     const over = checkCentralCapacity("t4g.2xlarge", 21).warnings.filter((w) => /rules/.test(w));

@@ -4,7 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import { CHARTS } from "../facts/charts";
 import { applicationDetail, liveApplication, rolloutOf, rolloutStart, type ApplicationObject } from "../journey/gitops/applications";
-import { ARGOCD_PODS, pinListeners, serviceHostLines } from "../journey/gitops/argocd";
+import { ARGOCD_PODS, cachedClusters, ordinalArgs, pinListeners, serviceHostLines, statefulSetAddress } from "../journey/gitops/argocd";
 import { chartOrigins, fleetOrigins, gitOrigin } from "../journey/gitops/origins";
 import { cgiHead, fileFor } from "../journey/gitops/serve";
 import { externalSecretsPackaging, originHostLines, registryConfig } from "../journey/gitops/servers";
@@ -83,6 +83,26 @@ describe("real ArgoCD's pods in the journey (pure parts)", () => {
   it("pins a listener flag to the pod's own address, keeping its port", () => {
     assert.deepEqual(pinListeners(["/usr/local/bin/argocd-applicationset-controller", "--metrics-addr=:8080", "--probe-addr=:8081", "--webhook-addr=0.0.0.0:7000", "--debug"], ["--metrics-addr", "--probe-addr", "--webhook-addr"], "127.0.3.4"),
       ["/usr/local/bin/argocd-applicationset-controller", "--metrics-addr=127.0.3.4:8080", "--probe-addr=127.0.3.4:8081", "--webhook-addr=127.0.3.4:7000", "--debug"]);
+  });
+
+  it("runs a StatefulSet's replicas side by side: each its own address, a port bound on every address moved by the ordinal, nothing else", () => {
+    const args = ["/usr/local/bin/argocd-application-controller", "--metrics-port=8082", "--status-processors", "20"];
+    assert.deepEqual(ordinalArgs(args, 0), args);
+    assert.deepEqual(ordinalArgs(args, 1), ["/usr/local/bin/argocd-application-controller", "--metrics-port=8083", "--status-processors", "20"]);
+    const addresses = [0, 1, 2].map((i) => statefulSetAddress(ARGOCD_PODS[2].address, i));
+    assert.equal(addresses[0], ARGOCD_PODS[2].address);
+    assert.equal(new Set([...addresses, ...ARGOCD_PODS.map((p) => p.address)]).size, ARGOCD_PODS.length + 2);
+  });
+
+  it("reads which clusters a controller pod caches from its metrics", () => {
+    const metrics = [
+      "# TYPE argocd_cluster_info gauge",
+      'argocd_cluster_info{k8s_version="v1.35.4",name="in-cluster",server="https://kubernetes.default.svc"} 1',
+      'argocd_cluster_info{k8s_version="v1.35.4",name="clusterra-dev-acme",server="https://10.16.12.10:6443"} 1',
+      'argocd_cluster_api_resource_objects{name="in-cluster",server="https://other"} 3',
+    ].join("\n");
+    assert.deepEqual(cachedClusters(metrics), ["https://10.16.12.10:6443", "https://kubernetes.default.svc"]);
+    assert.deepEqual(cachedClusters("# nothing cached yet\n"), []);
   });
 
   it("gives each Service its pod's address, every pod an address of its own", () => {

@@ -7,7 +7,7 @@ import { stringify } from "yaml";
 import { CHARTS } from "../../facts/charts";
 import { LABEL_KEYS } from "../../facts/project";
 import { ARGOCD_IN_CLUSTER } from "../../facts/versions";
-import { ARGOCD_PRIORITY, CENTRAL_HOST_RESERVED, type HostReservation } from "../../facts/central-host";
+import { ARGOCD_CONTROLLER_SHARDS, ARGOCD_PRIORITY, CENTRAL_HOST_RESERVED, perPod, type HostReservation } from "../../facts/central-host";
 import { argocdNetworkPolicies } from "./argocd-network-policies";
 import { TENANT_CLUSTER_NAMESPACED_RESOURCES, TENANT_CLUSTER_RESOURCES, tenantClusterServer } from "../fleet/tenant-entry";
 
@@ -170,11 +170,12 @@ export const NEW_GIT_FILE_GLOBBING_PARAM = "applicationsetcontroller.enable.new.
 
 /**
  * Memory limits of ArgoCD's components, as multiples of the requests the central host reserves
- * for them (facts/central-host.ts). The application controller caches every tenant cluster,
- * and a tenant's API server decides how much it returns: bounded, a runaway cache gets the
- * controller restarted before it starves the tenants' control planes on the same host.
+ * for each of their pods (facts/central-host.ts). The tenants' controller shard caches every
+ * tenant cluster, and a tenant's API server decides how much it returns: bounded (2 GiB a
+ * shard), a runaway cache gets that shard restarted before it starves the tenants' control
+ * planes on the same host.
  */
-const ARGOCD_MEMORY_LIMIT_FACTOR = { controller: 8, repoServer: 8, other: 4 } as const;
+const ARGOCD_MEMORY_LIMIT_FACTOR = { controller: 16, repoServer: 8, other: 4 } as const;
 
 /** A component's requests (the host's reservation for it) and memory limit. Pure. */
 export function argocdResources(r: HostReservation, factor: number): Record<string, Record<string, string>> {
@@ -232,7 +233,8 @@ export function argocdValues(environment: string): Record<string, unknown> {
     // No SSO and no notification channels on this cluster: both controllers would idle.
     dex: { enabled: false },
     notifications: { enabled: false },
-    controller: { podLabels: { [LABEL_KEYS.environment]: environment }, ...bounded(CENTRAL_HOST_RESERVED.argocdController, ARGOCD_MEMORY_LIMIT_FACTOR.controller) },
+    // Central's cluster on one shard, the tenants' clusters on another (ARGOCD_CONTROLLER_SHARDS: why).
+    controller: { replicas: ARGOCD_CONTROLLER_SHARDS.replicas, podLabels: { [LABEL_KEYS.environment]: environment }, ...bounded(perPod(CENTRAL_HOST_RESERVED.argocdController), ARGOCD_MEMORY_LIMIT_FACTOR.controller) },
     // It runs `helm template` for every tenant's Applications.
     repoServer: bounded(CENTRAL_HOST_RESERVED.argocdRepoServer, ARGOCD_MEMORY_LIMIT_FACTOR.repoServer),
     server: bounded(CENTRAL_HOST_RESERVED.argocdServer),

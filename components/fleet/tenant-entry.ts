@@ -11,6 +11,7 @@
  * server's address, the role central reads its secrets with) and what every tenant shares
  * (below, written by the central stack).
  */
+import { ARGOCD_CONTROLLER_SHARDS } from "../../facts/central-host";
 import { CHARTS } from "../../facts/charts";
 import { K3S_API_PORT } from "../../facts/contract";
 import {
@@ -127,6 +128,8 @@ export function tenantEntrySharedValues(environment: string, repoUrl: string, ce
       // The tenant's server publishes these values: each is encoded as a JSON string (toJson).
       config: '{"bearerToken": {{ .bearerToken | toJson }}, "tlsClientConfig": {"caData": {{ .caData | toJson }}}}',
       properties: ["bearerToken", "caData"],
+      // Every tenant cluster on the tenants' controller shard, never central's (ARGOCD_CONTROLLER_SHARDS).
+      shard: String(ARGOCD_CONTROLLER_SHARDS.tenantClusters),
     },
   };
 }

@@ -37,11 +37,34 @@ const IMAGE_BINARIES = { argocd: "/usr/local/bin/argocd", helm: "/usr/local/bin/
 export const ARGOCD_PODS = [
   { kind: "deployment", name: "argocd-redis", container: "redis", entrypoint: ["redis-server"], address: loopbackAddress("argocd", 0), service: "argocd-redis", listenEnv: [], listenFlags: [] },
   { kind: "deployment", name: "argocd-repo-server", container: "repo-server", entrypoint: TINI, address: loopbackAddress("argocd", 1), service: "argocd-repo-server", listenEnv: ["ARGOCD_REPO_SERVER_LISTEN_ADDRESS", "ARGOCD_REPO_SERVER_LISTEN_METRICS_ADDRESS"], listenFlags: [] },
+  // One pod per replica (the shards): ordinal 0 at this address, the others at statefulSetAddress's.
   { kind: "statefulset", name: "argocd-application-controller", container: "application-controller", entrypoint: TINI, address: loopbackAddress("argocd", 2), service: undefined, listenEnv: [], listenFlags: [] },
   { kind: "deployment", name: "argocd-applicationset-controller", container: "applicationset-controller", entrypoint: TINI, address: loopbackAddress("argocd", 3), service: "argocd-applicationset-controller", listenEnv: [], listenFlags: ["--metrics-addr", "--probe-addr", "--webhook-addr"] },
   // The API server: nothing of the journey calls it, but it makes argocd-secret's server key at its first start, as in a real install.
   { kind: "deployment", name: "argocd-server", container: "server", entrypoint: TINI, address: loopbackAddress("argocd", 4), service: "argocd-server", listenEnv: ["ARGOCD_SERVER_LISTEN_ADDRESS", "ARGOCD_SERVER_METRICS_LISTEN_ADDRESS"], listenFlags: [] },
 ] as const;
+
+/** The flags of a StatefulSet's container whose port every replica binds on every address (the application controller's metrics). */
+const ALL_ADDRESS_PORT_FLAGS = ["--metrics-port"] as const;
+
+/** A StatefulSet pod's address: ordinal 0 its workload's, the n-th another of ArgoCD's block. Pure. */
+export function statefulSetAddress(first: string, ordinal: number): string {
+  return ordinal === 0 ? first : loopbackAddress("argocd", 9 + ordinal);
+}
+
+/**
+ * A StatefulSet pod's arguments where its replicas share the sealed namespace: a port the
+ * container binds on every address (`--metrics-port=8082`: ArgoCD's controller has no address
+ * for it) moves by the ordinal past 0, since in a cluster each pod has its own network
+ * namespace and here they share one. Nothing else changes. Pure.
+ */
+export function ordinalArgs(args: readonly string[], ordinal: number): string[] {
+  if (ordinal === 0) return [...args];
+  return args.map((a) => {
+    const flag = ALL_ADDRESS_PORT_FLAGS.find((f) => a.startsWith(`${f}=`));
+    return flag ? `${flag}=${Number(a.slice(flag.length + 1)) + ordinal}` : a;
+  });
+}
 
 /** The chart's Job that makes Redis's password (Secret argocd-redis), run before Redis, and its pod's address. */
 const REDIS_SECRET_JOB = "argocd-redis-secret-init";
@@ -85,7 +108,7 @@ export interface ArgoCd {
 
 interface Workload {
   metadata: { name: string };
-  spec: { template: PodTemplate & { spec: { hostname?: string } } };
+  spec: { replicas?: number; template: PodTemplate & { spec: { hostname?: string } } };
 }
 
 /** Runs the chart's pods; returns what runs, or why not. */
@@ -131,23 +154,28 @@ export async function startArgoCd(o: ArgoCdInput): Promise<ArgoCd> {
   for (const p of ARGOCD_PODS) {
     const w = await o.kc.get<Workload>([p.kind, p.name, "-n", o.namespace]);
     if (!w) return { started, problem: `no ${p.kind} ${o.namespace}/${p.name}` };
-    const podName = p.kind === "statefulset" ? `${p.name}-0` : p.name;
-    for (const step of initSteps(w.spec.template)) {
-      const c = await prepare(w.spec.template, podName, step.name, p.address);
-      if (typeof c === "string") return { started, problem: c };
-      const r = await run(inPod(pod(podName, podName, c), asContainer(c, containerArgv(c, []))), { timeoutMs: 60_000 });
-      if (r.code !== 0) return { started, problem: `${podName} init ${step.name}: exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(-300)}` };
+    // A StatefulSet's every replica (the controller's shards: a pod's shard is its hostname's ordinal), a Deployment's one pod.
+    const ordinals = p.kind === "statefulset" ? Array.from({ length: w.spec.replicas ?? 1 }, (_, i) => i) : [0];
+    for (const ordinal of ordinals) {
+      const podName = p.kind === "statefulset" ? `${p.name}-${ordinal}` : p.name;
+      const address = statefulSetAddress(p.address, ordinal);
+      for (const step of initSteps(w.spec.template)) {
+        const c = await prepare(w.spec.template, podName, step.name, address);
+        if (typeof c === "string") return { started, problem: c };
+        const r = await run(inPod(pod(podName, podName, c), asContainer(c, containerArgv(c, []))), { timeoutMs: 60_000 });
+        if (r.code !== 0) return { started, problem: `${podName} init ${step.name}: exit ${r.code}: ${(r.stderr || r.stdout).trim().slice(-300)}` };
+      }
+      const prepared = await prepare(w.spec.template, podName, p.container, address);
+      if (typeof prepared === "string") return { started, problem: prepared };
+      const c: PreparedContainer = {
+        ...prepared,
+        env: { ...prepared.env, ...Object.fromEntries(p.listenEnv.map((e) => [e, address])) },
+        args: ordinalArgs(pinListeners(prepared.args, p.listenFlags, address), ordinal),
+      };
+      const argv = inPod(pod(podName, podName, c), asContainer(c, containerArgv(c, p.entrypoint)));
+      o.processes.start(podName, argv[0], argv.slice(1));
+      started.push(podName);
     }
-    const prepared = await prepare(w.spec.template, podName, p.container, p.address);
-    if (typeof prepared === "string") return { started, problem: prepared };
-    const c: PreparedContainer = {
-      ...prepared,
-      env: { ...prepared.env, ...Object.fromEntries(p.listenEnv.map((e) => [e, p.address])) },
-      args: pinListeners(prepared.args, p.listenFlags, p.address),
-    };
-    const argv = inPod(pod(podName, podName, c), asContainer(c, containerArgv(c, p.entrypoint)));
-    o.processes.start(podName, argv[0], argv.slice(1));
-    started.push(podName);
   }
   const up = await waitFor(async () => {
     for (const name of started) if (!o.processes.alive(name)) return false;
@@ -156,4 +184,28 @@ export async function startArgoCd(o: ArgoCdInput): Promise<ArgoCd> {
   }, 60_000, 1000);
   if (!up) return { started, problem: `ArgoCD's pods did not come up in 60 s: ${started.map((n) => `${n}: ${o.processes.tail(n, 2)}`).join(" / ")}` };
   return { started };
+}
+
+/** The servers of the clusters a metrics page says its controller caches (`argocd_cluster_info`'s server label). Pure. */
+export function cachedClusters(metrics: string): string[] {
+  return [...new Set(metrics.split("\n").filter((l) => l.startsWith("argocd_cluster_info{")).map((l) => /[{,]server="([^"]*)"/.exec(l)?.[1]).filter((s): s is string => s !== undefined))].sort();
+}
+
+/**
+ * Which clusters each of the application controller's pods caches (its shards), read from
+ * each pod's metrics as Prometheus would scrape them; the pods and their ports as
+ * startArgoCd runs them from the live StatefulSet.
+ */
+export async function controllerShards(o: Pick<ArgoCdInput, "kc" | "namespace" | "sealed">): Promise<{ pod: string; clusters: string[] | undefined }[]> {
+  const p = ARGOCD_PODS.find((x) => x.kind === "statefulset");
+  const w = p && (await o.kc.get<Workload & { spec: { template: { spec: { containers: { name: string; args?: string[] }[] } } } }>(["statefulset", p.name, "-n", o.namespace]));
+  if (!p || !w) return [];
+  const args = w.spec.template.spec.containers.find((c) => c.name === p.container)?.args ?? [];
+  return Promise.all(
+    Array.from({ length: w.spec.replicas ?? 1 }, async (_, ordinal) => {
+      const port = ordinalArgs(args, ordinal).find((a) => a.startsWith(`${ALL_ADDRESS_PORT_FLAGS[0]}=`))?.split("=")[1];
+      const r = port ? await run(o.sealed.argv(["curl", "-sf", "--max-time", "10", `http://${statefulSetAddress(p.address, ordinal)}:${port}/metrics`]), { timeoutMs: 15_000 }) : undefined;
+      return { pod: `${p.name}-${ordinal}`, clusters: r?.code === 0 ? cachedClusters(r.stdout) : undefined };
+    }),
+  );
 }
