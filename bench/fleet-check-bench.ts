@@ -1,8 +1,8 @@
 /**
  * `fleet check` proportional to the change: `npx tsc -b && node dist/bench/fleet-check-bench.js`.
  *
- * Generates an operator's repository of FLEET_CHECK_TENANTS tenants (default 1,000: 56
- * centrals of 18, bench/synthetic.ts), writes its fleet with `fleet write`, commits it, then
+ * Generates an operator's repository of FLEET_CHECK_TENANTS tenants (default 1,000: centrals
+ * as full as one goes, bench/synthetic.ts), writes its fleet with `fleet write`, commits it, then
  * times `fleet check --render --changed HEAD` (every Application the change reaches rendered
  * with Helm and validated with kubectl-validate, the isolation and facts checks, the render
  * compared) after:
