@@ -12,6 +12,7 @@ import Ajv, { type ValidateFunction } from "ajv";
 import standaloneCode from "ajv/dist/standalone";
 import { parseAllDocuments } from "yaml";
 import { centralScopesFromStackFiles, environmentOfScope, PROJECT_ROOT, readAllStackFiles, readStackFile } from "../config";
+import { ARGOCD_CONTROLLER_SHARDS } from "../facts/central-host";
 import { CHARTS } from "../facts/charts";
 import { LOCAL_CHARTS, TENANT_ENTRIES_APPLICATION_SET, TENANT_ENTRY_FILE, tenantNamespace, tenantProject } from "../facts/fleet";
 import { tenantClusterName } from "../facts/tenant-cluster";
@@ -370,6 +371,9 @@ function isolation(root: string, docs: readonly FleetDoc[], selection: FleetSele
     const owner = ENTRY_FILE.exec(d.file)?.[2];
     const label = get(d.object, "spec", "target", "template", "metadata", "labels", LABEL_KEYS.tenant);
     if (label !== owner) problems.push({ file: d.file, at: `document ${d.index} ExternalSecret/${String(get(d.object, "metadata", "name"))}/spec/target/template/metadata/labels`, reason: `labels a cluster Secret ${LABEL_KEYS.tenant}=${String(label)}; only tenant ${owner ?? "(none: not rendered from a tenant's entry)"}'s entry may name its cluster, and only as ${owner ?? "its own"}` });
+    // Its shard: the tenants' controller shard, never central's (facts/central-host.ts ARGOCD_CONTROLLER_SHARDS: why).
+    const shard = get(d.object, "spec", "target", "template", "data", "shard");
+    if (shard !== String(ARGOCD_CONTROLLER_SHARDS.tenantClusters)) problems.push({ file: d.file, at: `document ${d.index} ExternalSecret/${String(get(d.object, "metadata", "name"))}/spec/target/template/data/shard`, reason: `puts a tenant cluster on controller shard ${shard === undefined ? "(none: ArgoCD would hash it onto any shard, central's included)" : JSON.stringify(shard)}; tenant clusters go on shard "${ARGOCD_CONTROLLER_SHARDS.tenantClusters}" only, so a tenant's API server can never stall central's` });
   }
   for (const d of docs.filter((x) => x.object.kind === "Application")) {
     const tenant = d.generated ? (get(d.object, "metadata", "labels", LABEL_KEYS.tenant) as string | undefined) : /^fleet\/tenants\/[^/]+\/([^/]+)\//.exec(d.file)?.[1];

@@ -144,6 +144,11 @@ describe("clusterra fleet check", function () {
     assert.match(reasons(await checkFleet(root, { reference }), ENTRY("acme")), /Application\/acme-entry renders ClusterRoleBinding\/acme-admin: a tenant's entry makes only its namespace, its two AppProjects, its store and its cluster credential/);
   });
 
+  it("refuses a tenant cluster Secret on central's controller shard, or on none", async () => {
+    replaceIn(root, "fleet/central/dev/tenants/values/entry.yaml", /shard: '1'/, "shard: '0'");
+    assert.match(reasons(await checkFleet(root, { reference }), ENTRY("acme")), /data\/shard: puts a tenant cluster on controller shard "0"; tenant clusters go on shard "1" only/);
+  });
+
   it("names a file no stack writes whatever its extension (a directory source applies .yml and .json too)", async () => {
     const yml = "fleet/central/dev/zz.yml";
     const json = "fleet/central/dev/tenants/argocd-manager/zz.json";
