@@ -26,9 +26,11 @@ export const HOST_DISK = { metric: "DiskUsedPercent", periodSeconds: 300, period
  * A host whose first boot has not completed (components/host/boot.ts: its unit retries every
  * 30 s, for good): 1 while the boot's mark is missing, in the same call as its disk use. Six
  * periods (half an hour, where a boot takes minutes) before it pages, so a slow mirror does
- * not; missing data is the disk alarms' to report.
+ * not; five of them reporting it, since a timer's run can slip past a period's end. Missing
+ * data is the disk alarms' to report: a boot stuck before its host files are written (SSM,
+ * its route) publishes nothing, and those alarms page for it.
  */
-export const HOST_BOOT = { metric: "BootIncomplete", periods: 6 } as const;
+export const HOST_BOOT = { metric: "BootIncomplete", periods: 6, datapoints: 5 } as const;
 
 /** The CloudWatch namespace of a host's disk metrics in central's account: central's host, or one tenant's server. */
 export function hostMetricsNamespace(environment: string, host: { readonly tenantId: string } | "central"): string {

@@ -127,6 +127,16 @@ describe("a host's scripts and units from SSM", function () {
     }
   });
 
+  it("reloads systemd for the units it wrote even when a later file fails, so the next run (which finds them unchanged) need not", function () {
+    if (canRun()) return this.skip(); // the sync runs as a host's would: root, unshare, python3
+    // The script's path then a file below it: the second write cannot make its directory.
+    const [broken] = sync([[TIMER, SCRIPT, { ...SCRIPT, path: `${SCRIPT.path}/below` }]]);
+    assert.notEqual(broken.code, 0);
+    assert.equal(broken.files[TIMER.path]?.content, TIMER.content.replace(/\n$/, ""));
+    assert.deepEqual(broken.systemctl, ["daemon-reload"]);
+    assert.equal(broken.files[HOST_FILES.state], undefined, "no state: the next run takes every file again");
+  });
+
   it("refuses a file it cannot deliver: a relative or dotted path, one of its own files, a mode that is not octal", () => {
     assert.equal(hostFileProblem(PREFIX, SCRIPT), undefined);
     assert.match(hostFileProblem(PREFIX, { ...SCRIPT, path: "usr/local/sbin/x" }) ?? "", /not an absolute path/);
@@ -135,6 +145,7 @@ describe("a host's scripts and units from SSM", function () {
     assert.match(hostFileProblem(PREFIX, { ...SCRIPT, path: HOST_FILES.script }) ?? "", /user data writes it/);
     assert.match(hostFileProblem(PREFIX, { ...SCRIPT, permissions: "755" }) ?? "", /not four octal digits/);
     assert.match(hostFileProblem(PREFIX, { ...SCRIPT, path: "/a/b/c/d/e/f/g/h/i/j/k" }) ?? "", /more than 15 levels/);
+    assert.match(hostFileProblem(PREFIX, { ...SCRIPT, content: "x".repeat(4100) }) ?? "", /its parameter's value is 41\d\d characters, over 4096 .*: split the file/);
   });
 
   it("leaves in user data what the instance needs to start, and delivers every other script and unit from its own prefix, each in the Standard tier", async () => {

@@ -89,7 +89,7 @@ describe("hosts' disk metrics", function () {
       assert.deepEqual(alarms.map((a) => [a.inputs.namespace, a.inputs.dimensions.Mount, a.inputs.threshold, a.inputs.treatMissingData]).sort(), mounts.map((m) => [namespace, m, HOST_DISK.thresholdPercent, "breaching"]).sort(), stack);
       // A first boot that never completes pages after half an hour; a host that publishes nothing is the disk alarms' to report.
       const boot = resources(p).filter((r) => r.type === "aws:cloudwatch/metricAlarm:MetricAlarm" && r.inputs.metricName === HOST_BOOT.metric);
-      assert.deepEqual(boot.map((a) => [a.inputs.namespace, a.inputs.statistic, a.inputs.threshold, a.inputs.comparisonOperator, a.inputs.period * a.inputs.evaluationPeriods, a.inputs.treatMissingData]), [[namespace, "Minimum", 1, "GreaterThanOrEqualToThreshold", 1800, "notBreaching"]], stack);
+      assert.deepEqual(boot.map((a) => [a.inputs.namespace, a.inputs.statistic, a.inputs.threshold, a.inputs.comparisonOperator, a.inputs.period * a.inputs.evaluationPeriods, a.inputs.datapointsToAlarm, a.inputs.treatMissingData]), [[namespace, "Minimum", 1, "GreaterThanOrEqualToThreshold", 1800, 5, "notBreaching"]], stack);
     }
   });
 });

@@ -88,7 +88,8 @@ describe("real ArgoCD's pods in the journey (pure parts)", () => {
   it("runs a StatefulSet's replicas side by side: each its own address, a port bound on every address moved by the ordinal, nothing else", () => {
     const args = ["/usr/local/bin/argocd-application-controller", "--metrics-port=8082", "--status-processors", "20"];
     assert.deepEqual(ordinalArgs(args, 0), args);
-    assert.deepEqual(ordinalArgs(args, 1), ["/usr/local/bin/argocd-application-controller", "--metrics-port=8083", "--status-processors", "20"]);
+    // Clear of every port the chart's pods bind (argocd-server's metrics is 8083).
+    assert.deepEqual(ordinalArgs(args, 1), ["/usr/local/bin/argocd-application-controller", "--metrics-port=18082", "--status-processors", "20"]);
     const addresses = [0, 1, 2].map((i) => statefulSetAddress(ARGOCD_PODS[2].address, i));
     assert.equal(addresses[0], ARGOCD_PODS[2].address);
     assert.equal(new Set([...addresses, ...ARGOCD_PODS.map((p) => p.address)]).size, ARGOCD_PODS.length + 2);

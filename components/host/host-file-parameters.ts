@@ -1,6 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as ssm from "@pulumi/aws/ssm";
-import { AWS_LIMITS } from "../../facts/aws-limits";
 import { hostFileParameterName, hostFileParameterValue, hostFileProblem, type HostFile } from "./host-files";
 
 export interface HostFileParametersArgs {
@@ -34,9 +33,10 @@ export class HostFileParameters extends pulumi.ComponentResource {
         if (problem) throw new Error(`${args.host}: ${problem}`);
         return hostFileParameterValue(file);
       });
-      // Standard tier while the file fits it (free); the AWS limits check holds each to its tier.
-      const tier = value.apply((v) => ([...v].length <= AWS_LIMITS.ssmStandardParameter.max ? "Standard" : "Advanced"));
-      return new ssm.Parameter(`${name}${p.replace(/\//g, "-")}`, { name: hostFileParameterName(args.prefix, { path: p }), type: "String", tier, insecureValue: value, description: `${p} on ${args.host}, written by its host-files sync` }, { parent: this });
+      // Always the Standard tier (free): a tier that followed the size would replace the parameter
+      // when a file shrank back (and the host would lose the file for that moment). A file over
+      // it is refused (hostFileProblem), and the AWS limits check holds every value to its tier.
+      return new ssm.Parameter(`${name}${p.replace(/\//g, "-")}`, { name: hostFileParameterName(args.prefix, { path: p }), type: "String", tier: "Standard", insecureValue: value, description: `${p} on ${args.host}, written by its host-files sync` }, { parent: this });
     });
     this.registerOutputs({ count: this.parameters.length });
   }

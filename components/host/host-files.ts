@@ -9,6 +9,7 @@
  * reaches a running host within minutes. Pure.
  */
 import { BOOT } from "../../facts/host-boot";
+import { AWS_LIMITS } from "../../facts/aws-limits";
 
 /** A file a host writes: its path, mode (octal, as cloud-init takes it) and content. */
 export interface HostFile {
@@ -42,7 +43,8 @@ export function hostFileParameterValue(file: HostFile): string {
 
 /**
  * Why a file cannot be delivered, or undefined: an absolute, normalised path (SSM's name
- * characters, at most 15 levels with the prefix), outside the sync's own files, an octal mode.
+ * characters, at most 15 levels with the prefix), outside the sync's own files, an octal mode,
+ * a value within the Standard tier.
  */
 export function hostFileProblem(prefix: string, file: HostFile): string | undefined {
   const name = hostFileParameterName(prefix, file);
@@ -50,6 +52,8 @@ export function hostFileProblem(prefix: string, file: HostFile): string | undefi
   if (name.split("/").length - 1 > SSM_NAME_LEVELS) return `${file.path}: ${name} has more than ${SSM_NAME_LEVELS} levels`;
   if ([HOST_FILES.script, `${UNIT_DIR}${HOST_FILES.service}`, `${UNIT_DIR}${HOST_FILES.timer}`, BOOT.script].includes(file.path as never)) return `${file.path}: user data writes it`;
   if (!/^0[0-7]{3}$/.test(file.permissions)) return `${file.path}: mode ${file.permissions} is not four octal digits`;
+  const size = [...hostFileParameterValue(file)].length;
+  if (size > AWS_LIMITS.ssmStandardParameter.max) return `${file.path}: its parameter's value is ${size} characters, over ${AWS_LIMITS.ssmStandardParameter.max} (${AWS_LIMITS.ssmStandardParameter.source}): split the file`;
   return undefined;
 }
 
@@ -131,16 +135,22 @@ export function hostFilesScript(region: string, prefix: string): string {
     "        before = set()",
     "    changed = [p for p, (mode, content) in sorted(files.items()) if not same(p, mode, content)]",
     "    gone = sorted(before - set(files))",
-    "    for path in gone:",
-    "        if path.startswith(UNITS) and os.path.exists(path):",
-    '            subprocess.run(["systemctl", "disable", "--now", os.path.basename(path)], check=False)',
-    "        if os.path.exists(path):",
-    "            os.remove(path)",
-    "    for path in changed:",
-    "        write(path, *files[path])",
+    "    done = []",
+    "    try:",
+    "        for path in gone:",
+    "            if path.startswith(UNITS) and os.path.exists(path):",
+    '                subprocess.run(["systemctl", "disable", "--now", os.path.basename(path)], check=False)',
+    "            if os.path.exists(path):",
+    "                os.remove(path)",
+    "            done.append(path)",
+    "        for path in changed:",
+    "            write(path, *files[path])",
+    "            done.append(path)",
+    "    finally:",
+    "        # A unit written before a later failure is reloaded now: the next run would find it unchanged.",
+    "        if any(p.startswith(UNITS) for p in done):",
+    '            systemctl("daemon-reload")',
     "    write(STATE, 0o644, json.dumps(sorted(files)))",
-    "    if any(p.startswith(UNITS) for p in changed + gone):",
-    '        systemctl("daemon-reload")',
     '    for path in sorted(p for p in files if p.startswith(UNITS) and p.endswith(".timer")):',
     "        name = os.path.basename(path)",
     '        systemctl("enable", name)',

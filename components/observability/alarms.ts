@@ -76,6 +76,7 @@ export class Alarms extends pulumi.ComponentResource {
           statistic: "Minimum",
           period: HOST_DISK.periodSeconds,
           evaluationPeriods: HOST_BOOT.periods,
+          datapointsToAlarm: HOST_BOOT.datapoints,
           threshold: 1,
           comparisonOperator: "GreaterThanOrEqualToThreshold",
           treatMissingData: "notBreaching",
