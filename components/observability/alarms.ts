@@ -65,70 +65,50 @@ export class Alarms extends pulumi.ComponentResource {
         );
       }
     }
+    // An alarm that pages the topic when it fires and when it clears, named after what it watches.
+    const paging = (id: string, props: Omit<cloudwatch.MetricAlarmArgs, "name" | "alarmActions" | "okActions">) =>
+      new cloudwatch.MetricAlarm(`${name}-${id}`, { name: `${args.alarmPrefix}${id}`, ...props, alarmActions: notify, okActions: notify }, child);
+    const atLeastOne = { threshold: 1, comparisonOperator: "GreaterThanOrEqualToThreshold" } as const;
     for (const [watched, disk] of Object.entries(args.disks ?? {})) {
-      new cloudwatch.MetricAlarm(
-        `${name}-${watched}-boot`,
-        {
-          name: `${args.alarmPrefix}${watched}-boot`,
-          alarmDescription: `${watched}: its first boot has not completed in ${(HOST_BOOT.periods * HOST_DISK.periodSeconds) / 60} minutes (clusterra-boot.service retries it: journalctl -u clusterra-boot)`,
-          namespace: disk.namespace,
-          metricName: HOST_BOOT.metric,
-          statistic: "Minimum",
-          period: HOST_DISK.periodSeconds,
-          evaluationPeriods: HOST_BOOT.periods,
-          datapointsToAlarm: HOST_BOOT.datapoints,
-          threshold: 1,
-          comparisonOperator: "GreaterThanOrEqualToThreshold",
-          treatMissingData: "notBreaching",
-          alarmActions: notify,
-          okActions: notify,
-        },
-        child,
-      );
+      paging(`${watched}-boot`, {
+        alarmDescription: `${watched}: its first boot has not completed in ${(HOST_BOOT.periods * HOST_DISK.periodSeconds) / 60} minutes (clusterra-boot.service retries it: journalctl -u clusterra-boot)`,
+        namespace: disk.namespace,
+        metricName: HOST_BOOT.metric,
+        statistic: "Minimum",
+        period: HOST_DISK.periodSeconds,
+        evaluationPeriods: HOST_BOOT.periods,
+        datapointsToAlarm: HOST_BOOT.datapoints,
+        ...atLeastOne,
+        treatMissingData: "notBreaching",
+      });
       for (const mount of disk.mounts) {
         const slug = mount === "/" ? "root" : mount.replace(/^\//, "").replace(/\//g, "-");
-        new cloudwatch.MetricAlarm(
-          `${name}-${watched}-disk-${slug}`,
-          {
-            name: `${args.alarmPrefix}${watched}-disk-${slug}`,
-            alarmDescription: `${watched}: ${mount} over ${HOST_DISK.thresholdPercent} % full, or no longer reported`,
-            namespace: disk.namespace,
-            metricName: HOST_DISK.metric,
-            dimensions: { Mount: mount },
-            statistic: "Maximum",
-            period: HOST_DISK.periodSeconds,
-            evaluationPeriods: HOST_DISK.periods,
-            threshold: HOST_DISK.thresholdPercent,
-            comparisonOperator: "GreaterThanThreshold",
-            treatMissingData: "breaching",
-            alarmActions: notify,
-            okActions: notify,
-          },
-          child,
-        );
+        paging(`${watched}-disk-${slug}`, {
+          alarmDescription: `${watched}: ${mount} over ${HOST_DISK.thresholdPercent} % full, or no longer reported`,
+          namespace: disk.namespace,
+          metricName: HOST_DISK.metric,
+          dimensions: { Mount: mount },
+          statistic: "Maximum",
+          period: HOST_DISK.periodSeconds,
+          evaluationPeriods: HOST_DISK.periods,
+          threshold: HOST_DISK.thresholdPercent,
+          comparisonOperator: "GreaterThanThreshold",
+          treatMissingData: "breaching",
+        });
       }
     }
     for (const [watched, queueName] of Object.entries(args.deadLetterQueues ?? {})) {
-      const c = ALARMS.deadLetters;
-      new cloudwatch.MetricAlarm(
-        `${name}-${watched}-dead-letters`,
-        {
-          name: `${args.alarmPrefix}${watched}-dead-letters`,
-          alarmDescription: `${watched}: messages in the dead-letter queue (failed deliveries nobody retries)`,
-          namespace: "AWS/SQS",
-          metricName: "ApproximateNumberOfMessagesVisible",
-          dimensions: { QueueName: queueName },
-          statistic: "Maximum",
-          period: c.periodSeconds,
-          evaluationPeriods: 1,
-          threshold: 1,
-          comparisonOperator: "GreaterThanOrEqualToThreshold",
-          treatMissingData: "notBreaching",
-          alarmActions: notify,
-          okActions: notify,
-        },
-        child,
-      );
+      paging(`${watched}-dead-letters`, {
+        alarmDescription: `${watched}: messages in the dead-letter queue (failed deliveries nobody retries)`,
+        namespace: "AWS/SQS",
+        metricName: "ApproximateNumberOfMessagesVisible",
+        dimensions: { QueueName: queueName },
+        statistic: "Maximum",
+        period: ALARMS.deadLetters.periodSeconds,
+        evaluationPeriods: 1,
+        ...atLeastOne,
+        treatMissingData: "notBreaching",
+      });
     }
     this.topicArn = topicArn;
     this.registerOutputs({ topicArn: this.topicArn });
