@@ -93,10 +93,14 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       const id = (tenants[0].config as TenantConfig).tenant.id;
       const etc = handed.operatorFiles.get(id);
       const slurmdPod = handed.slurmdPods.get(id);
+      // The other tenant's too: its own Slurm runs beside the tenant's (its jobs during the attack).
+      const otherId = tenants[1] ? (tenants[1].config as TenantConfig).tenant.id : undefined;
+      const otherEtc = otherId ? handed.operatorFiles.get(otherId) : undefined;
+      const otherPod = otherId ? handed.slurmdPods.get(otherId) : undefined;
       // Its daemons read the slurm.conf the operator wrote and run the slurmd pod it made: by hand
       // without them (the Kubernetes part stopped short) the part is skipped with why; in CI it runs and fails.
       if ((!etc || !slurmdPod) && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote and the slurmd pod the tenant's made", false, "the Kubernetes part did not reach the tenant's slurmctld or slurmd pod (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>"), skipped: true });
-      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, repository, ...(etc ? { operatorFiles: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}) })) report(s);
+      else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, repository, ...(etc ? { operatorFiles: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}), ...(otherEtc && otherPod ? { other: { operatorFiles: otherEtc, slurmdPod: otherPod } } : {}) })) report(s);
     }
     if (net) report(leakStep(await readLeaks(net)));
   } catch (e) {

@@ -281,6 +281,22 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     const nodeSet = nodeSetOf(etc["slurm.conf"], topology.slurmd[0].features);
     assert.ok(world.tenant.nodeSets.some((n) => n.name === nodeSet), `${topology.slurmd[0].features.join(",")} in no NodeSet`);
     assert.ok(partitionsOf(etc["slurm.conf"], nodeSet ?? "").length > 0);
+
+    // With the other tenant's NodeSet pod, its own Slurm runs too: its login beside its control
+    // plane, its NodePort and srun block forwarded to its pods, its slurmd named as its operator names it.
+    assert.equal(topology.other.controlPlane, undefined, "without its slurmd pod nothing of the other tenant's Slurm runs");
+    const withOther = planTopology(world, "sjtest", { count: 2, hostname: slurmd.hostname, features: slurmd.features }, { count: 1, hostname: (i) => `compute-8-${i}`, features: ["compute-8"] });
+    const g = must(withOther.other.controlPlane);
+    assert.deepEqual([g.slurmctld.address, g.slurmdbd.address, g.mariadb.address], withOther.central.other.map((p) => p.address));
+    assert.deepEqual(g.slurmd.map((x) => [x.hostname, x.address]), [["compute-8-0", withOther.other.address]]);
+    const nat = (withOther.rulesets.get(withOther.central.host.name) ?? []).join("\n");
+    assert.match(nat, new RegExp(`tcp dport ${world.other.nodePort} dnat to ${g.slurmctld.address}:${SLURM_PORTS.slurmctld} comment "globex slurmctld NodePort"`));
+    assert.match(nat, new RegExp(`tcp dport ${world.other.srun.block.from}-${world.other.srun.block.to} dnat to ${g.login.address}`));
+    assert.match(withOther.hosts.get(g.login.ns.name) ?? "", new RegExp(`^${g.slurmctld.address.replace(/\./g, "\\.")} slurm-controller-0 ${world.other.controllerService.host}$`, "m"));
+    assert.match(withOther.hosts.get(withOther.other.pod.name) ?? "", /compute-8-0/);
+    // Its login is held to its namespace's policies too, and acme's pods reach none of its pods.
+    assert.ok(withOther.central.policy.isolated.egress.includes("globex-login"));
+    for (const own of ["slurmctld", "slurmdbd", "mariadb", "login"]) assert.ok(!new RegExp(`chain egress_${own} \\{[^}]*${g.login.address.replace(/\./g, "\\.")}`).test(withOther.central.policy.text), `globex's login in acme's ${own} egress`);
   });
 
   it("finds the groups Karpenter's selector picks by tag", () => {

@@ -52,7 +52,16 @@ export interface Topology {
   /** A host on the internet, behind the central VPC's way out. */
   readonly internet: { readonly ns: Namespace; readonly address: string; readonly port: number };
   readonly slurmd: readonly SlurmdPod[];
-  readonly other: { readonly pod: Namespace; readonly address: string; readonly node: Namespace; readonly tenantId: string; readonly server: Namespace; readonly serverAddress: string };
+  readonly other: {
+    readonly pod: Namespace;
+    readonly address: string;
+    readonly node: Namespace;
+    readonly tenantId: string;
+    readonly server: Namespace;
+    readonly serverAddress: string;
+    /** Where the other tenant's own Slurm runs, when it does: its pods on central (its login among them) and its slurmd pod. */
+    readonly controlPlane?: Pick<Topology["central"], "slurmctld" | "slurmdbd" | "mariadb" | "login"> & { readonly slurmd: readonly SlurmdPod[] };
+  };
   /** Address -> who holds it, to name flows in reports. */
   readonly names: ReadonlyMap<string, string>;
 }

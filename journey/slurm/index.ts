@@ -36,6 +36,8 @@ export interface SlurmJourneyOptions {
   readonly operatorFiles?: OperatorFiles;
   /** The slurmd pod the tenant's Slinky operator made (the Kubernetes part; by hand, a kept run's `slurm-<tenant>/slurmd-pod.json`). */
   readonly slurmdPod?: OperatorPod;
+  /** The other tenant's same two (a kept run's `slurm-<other>/`): its own Slurm then runs beside the tenant's. */
+  readonly other?: { readonly operatorFiles: OperatorFiles; readonly slurmdPod: OperatorPod };
 }
 
 export const DEFAULT_STACKS = { central: "central-dev", tenant: "tenant-acme-dev", other: "tenant-globex-dev" } as const;
@@ -75,5 +77,6 @@ export async function runSlurmJourney(options: SlurmJourneyOptions): Promise<Jou
     repository: options.repository,
     ...(options.operatorFiles ? { operatorFiles: options.operatorFiles } : {}),
     ...(options.slurmdPod ? { slurmdPod: options.slurmdPod } : {}),
+    ...(options.other ? { other: options.other } : {}),
   });
 }

@@ -38,6 +38,8 @@ export interface JourneyRunOptions {
   readonly operatorFiles?: OperatorFiles;
   /** The slurmd pod the tenant's Slinky operator made when the scaling loop raised a NodeSet (the Kubernetes part); absent when it did not get that far. */
   readonly slurmdPod?: OperatorPod;
+  /** The same of the other tenant: with both, its own Slurm runs beside the tenant's (its jobs before, during and after the attack). */
+  readonly other?: { readonly operatorFiles: OperatorFiles; readonly slurmdPod: OperatorPod };
 }
 
 /** Bounds of each wait (ms): the whole journey stays well under two minutes. */
@@ -126,7 +128,12 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   const loginStep = `the login run as central's slurm-operator made the LoginSet's Deployment (sackd's options, sshd_config, securityContext)`;
   if (!operatorLogin || !sackdOptions || sackdOptions.problems.length) return [...steps, step(loginStep, false, sackdOptions?.problems.join("; ") ?? (handed && "problem" in handed ? handed.problem : "the Kubernetes part handed over no login Deployment (its steps say why)"))];
   steps.push(step(loginStep, true, `${operatorLogin.deployment}: sackd -D ${sackdOptions.words.join(" ")}; sshd_config of ${operatorLogin.sshdConfig.split("\n").filter((l) => /^\s*[A-Za-z]/.test(l)).length} lines; capabilities ${operatorLogin.limits.capabilities?.join(",") ?? "the runtime's default set"}${operatorLogin.limits.noNewPrivs ? ", no_new_privs" : ""}`));
-  const topology = planTopology(world, prefix, { count: options.slurmdCount, hostname: operatorSlurmd.hostname, features: operatorSlurmd.features });
+  // The other tenant's Slurm, as its operators made it, when the Kubernetes part handed it over.
+  const otherSlurmd = options.other ? slurmdFromPod(options.other.slurmdPod).slurmd : undefined;
+  const otherLogin = options.other?.operatorFiles.login && "deployment" in options.other.operatorFiles.login ? options.other.operatorFiles.login : undefined;
+  const otherSackd = otherLogin ? shellWords(otherLogin.sackdOptions) : undefined;
+  const runOther = otherSlurmd && otherLogin && otherSackd && otherSackd.problems.length === 0 && world.other.id !== world.tenant.id;
+  const topology = planTopology(world, prefix, { count: options.slurmdCount, hostname: operatorSlurmd.hostname, features: operatorSlurmd.features }, runOther ? { count: 1, hostname: otherSlurmd.hostname, features: otherSlurmd.features } : undefined);
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
@@ -167,6 +174,7 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     ...(options.operatorFiles?.slurmdbd["slurmdbd.conf"] ? { slurmdbdConf: options.operatorFiles.slurmdbd["slurmdbd.conf"] } : {}),
     jwtKey: randomBytes(32),
   };
+  const other = runOther && options.other && topology.other.controlPlane ? otherContext(ctx, options, { slurmd: otherSlurmd, login: { ...otherLogin, sackd: otherSackd.words }, files: options.other.operatorFiles }) : undefined;
   try {
     const network = await timed("namespaces and security groups up", () => networkUp(ctx));
     steps.push(network);
@@ -195,7 +203,12 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
       steps.push(await timed(`a user logs in to central's login over ssh, its sshd held to the capabilities the fleet gives the login (${LOGIN_CAPABILITIES.length}), accepting keys only, and runs a step`, () => sshLogin(ctx)));
     }
     if (registered.passed) steps.push(await timed(`${world.tenant.id}'s slurm.key, as SlurmUser on its own node, sets no trigger on its slurmctld on central (a trigger's program would run in the controller's pod)`, () => triggerRefused(ctx)));
-    if (registered.passed) steps.push(await timed(`code run as SlurmUser in ${world.tenant.id}'s slurmctld pod on central (the next route) reaches nothing outside its NetworkPolicies, enforced as K3s does; its jobs run meanwhile`, () => attackerContained(ctx)));
+    // The other tenant's own Slurm on the same host, its jobs before, during and after the attack.
+    const otherUp = registered.passed && other ? await timed(`${world.other.id}'s own Slurm beside ${world.tenant.id}'s on central's host (its slurm.key, MariaDB, slurmdbd, slurmctld and login, as its operators made them) and its slurmd over its own NodePort; a job of its runs`, () => otherSlurmUp(other)) : undefined;
+    if (otherUp) steps.push(otherUp);
+    const otherRuns = otherUp?.passed ? other : undefined;
+    if (registered.passed) steps.push(await timed(`code run as SlurmUser in ${world.tenant.id}'s slurmctld pod on central (the next route) reaches nothing outside its NetworkPolicies, enforced as K3s does; its jobs run meanwhile${otherRuns ? `, and ${world.other.id}'s` : ""}`, () => attackerContained(ctx, otherRuns)));
+    if (otherRuns) steps.push(await timed(`${world.other.id}'s jobs still run after the attack on its neighbour`, () => otherJob(otherRuns)));
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s slurmctld NodePort`, () => isolation(ctx, world.tenant.nodePort)));
     const block = world.tenant.srun.block;
     steps.push(await timed(`${world.other.id} cannot reach ${world.tenant.id}'s srun block ${block.from}-${block.to}`, () => isolation(ctx, block.from)));
@@ -215,9 +228,84 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
     return steps;
   } finally {
     await supervisor.stopAll();
+    await other?.supervisor.stopAll();
     const problems = await teardown(topology.namespaces.map((n) => n.name));
     if (problems.length > 0) steps.push(step("everything the journey started is gone", false, problems.join("; ")));
   }
+}
+
+/**
+ * The other tenant's Slurm as a context of its own: its world (the plans with the two tenants
+ * swapped: its users, its fleet's control plane, its Services), its pods on central and its
+ * slurmd pod (topology.other.controlPlane), its operators' files, its own slurm.key and jwt
+ * key, its own logs and /mnt/efs. The same steps run it as run the tenant's.
+ */
+function otherContext(ctx: Context, options: JourneyRunOptions, made: { slurmd: OperatorSlurmd; login: Context["login"]; files: OperatorFiles }): Context {
+  const plans = options.plans;
+  const world = journeyWorld({ central: plans.central, tenant: plans.other, other: plans.tenant }, options.repository);
+  const cp = ctx.topology.other.controlPlane;
+  if (!cp) throw new Error("the topology runs no Slurm of the other tenant");
+  const topology: Topology = { ...ctx.topology, central: { ...ctx.topology.central, slurmctld: cp.slurmctld, slurmdbd: cp.slurmdbd, mariadb: cp.mariadb, login: cp.login }, slurmd: cp.slurmd };
+  const id = world.tenant.id;
+  const identity = (kind: string) => path.join(ctx.work, `identity-${id}`, kind);
+  const efs = path.join(ctx.work, `efs-${id}`);
+  fs.mkdirSync(efs, { recursive: true });
+  fs.chownSync(efs, world.tenant.efsRoot.uid, world.tenant.efsRoot.gid);
+  fs.chmodSync(efs, world.tenant.efsRoot.mode);
+  const pod = (name: string, hostname: string, netns: string, kind: string, podEfs?: string): Pod => ({
+    netns, hostname, image: ctx.image.dir, shared: [ctx.work], root: path.join(ctx.work, "pods", `${id}-${name}`), identity: identity(kind), ...(podEfs ? { efs: podEfs } : {}),
+    binds: [{ from: path.join(ctx.work, "pods", `${id}-${name}`, "log"), to: SLURM_LOG_DIR }],
+  });
+  return {
+    world,
+    topology,
+    supervisor: new Supervisor(path.join(ctx.work, `logs-${id}`)),
+    work: ctx.work,
+    efs,
+    pods: {
+      slurmctld: pod("slurmctld", cp.slurmctld.hostname, cp.slurmctld.ns.name, "slurmctld"),
+      slurmdbd: pod("slurmdbd", cp.slurmdbd.hostname, cp.slurmdbd.ns.name, "slurmctld"),
+      mariadb: pod("mariadb", "mariadb-0", cp.mariadb.ns.name, "slurmctld"),
+      login: pod("login", cp.login.hostname, cp.login.ns.name, "login"),
+      slurmd: cp.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, "slurmd", efs)),
+    },
+    token: randomBytes(6).toString("hex"),
+    image: ctx.image,
+    slurmd: made.slurmd,
+    login: made.login,
+    etc: journeyEtcSlurm(made.files.slurmctld, SLURMD_TIMEOUT_S),
+    ...(made.files.slurmdbd["slurmdbd.conf"] ? { slurmdbdConf: made.files.slurmdbd["slurmdbd.conf"] } : {}),
+    jwtKey: randomBytes(32),
+  };
+}
+
+/** The other tenant's Slurm up, as the tenant's came up (users, accounting, slurmctld, slurmd), and one job of its run. */
+async function otherSlurmUp(g: Context): Promise<{ ok: boolean; detail: string }> {
+  const id = g.world.tenant.id;
+  const stages: [string, () => Promise<{ ok: boolean; detail: string }>][] = [
+    ["users", () => usersDelivered([
+      { identity: g.world.controlPlane.slurmctldIdentity, dir: g.pods.slurmctld.identity as string },
+      { identity: g.world.controlPlane.loginIdentity, dir: g.pods.login.identity as string },
+      { identity: g.world.tenant.slurmdIdentity, dir: g.pods.slurmd[0].identity as string },
+    ], g.world.users, g)],
+    ["accounting", () => accountingUp(g)],
+    ["slurmctld", () => slurmctldUp(g)],
+    ["slurmd", () => slurmdRegisters(g)],
+    ["a job", () => otherJob(g)],
+  ];
+  const done: string[] = [];
+  for (const [name, stage] of stages) {
+    const r = await stage();
+    if (!r.ok) return { ok: false, detail: `${id}'s ${name}: ${r.detail}${done.length ? ` (after ${done.join(", ")})` : ""}` };
+    done.push(name);
+  }
+  return { ok: true, detail: `${id}: slurmctld ${g.topology.central.slurmctld.address}, slurmdbd ${g.topology.central.slurmdbd.address}, MariaDB ${g.topology.central.mariadb.address}, login ${g.topology.central.login.address} on central's host; slurmd ${g.topology.slurmd.map((s) => `${s.hostname} ${s.address}`).join(", ")} through NodePort ${g.world.tenant.nodePort}; its own slurm.key` };
+}
+
+/** One job of the other tenant's, on its slurmd, to the end: its output in its own /mnt/efs. */
+async function otherJob(g: Context): Promise<{ ok: boolean; detail: string }> {
+  const r = await batchJob(g);
+  return { ok: r.ok, detail: `${g.world.tenant.id}: ${r.detail}` };
 }
 
 /**
@@ -829,19 +917,21 @@ async function policyDrops(ctx: Context): Promise<Drop[]> {
  * end. Then, with the policies taken off, each target must answer: the policies are what
  * stopped it, not a missing route.
  */
-async function attackerContained(ctx: Context): Promise<{ ok: boolean; detail: string }> {
+async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: boolean; detail: string }> {
   const { topology: tp, world } = ctx;
   const host = tp.central.host.name;
-  const targets: Target[] = [
-    { what: `${world.other.id}'s slurmd pod`, ns: tp.other.pod.name, address: tp.other.address, port: SLURM_PORTS.slurmd },
+  // Where the other tenant's own Slurm runs, its daemons are the targets (they answer on their ports); elsewhere a listener stands there.
+  const served = other !== undefined;
+  const targets: (Target & { served?: boolean })[] = [
+    { what: `${world.other.id}'s slurmd pod`, ns: tp.other.pod.name, address: tp.other.address, port: SLURM_PORTS.slurmd, served },
     { what: `${world.other.id}'s K3s API server`, ns: tp.other.server.name, address: tp.other.serverAddress, port: K3S_API_PORT },
-    ...tp.central.other.map((p) => ({ what: `${p.name} pod on central`, ns: p.ns.name, address: p.address, port: p.port })),
+    ...tp.central.other.map((p) => ({ what: `${p.name} pod on central`, ns: p.ns.name, address: p.address, port: p.port, served })),
     { what: "central's API server", ns: host, address: tp.central.hostAddress, port: K3S_API_PORT },
     { what: "the instance metadata service", ns: host, address: INSTANCE_METADATA.address, port: INSTANCE_METADATA.port },
     { what: "the internet", ns: tp.internet.ns.name, address: tp.internet.address, port: tp.internet.port },
   ];
   const own = tp.slurmd[0];
-  const listeners = targets.map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, "SYSTEM:true"]));
+  const listeners = targets.filter((t) => !t.served).map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, "SYSTEM:true"]));
   // The payload: SlurmUser in the controller's pod, one connection per target (bash's /dev/tcp).
   const payload = (address: string, port: number) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${address}/${port}`]), { timeoutMs: 8000 });
   const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd }].map(async (t) => ({ t, connected: (await payload(t.address, t.port)).code === 0 })));
@@ -850,16 +940,18 @@ async function attackerContained(ctx: Context): Promise<{ ok: boolean; detail: s
     const ready = await waitFor(async () => ((await Promise.all(targets.map((t) => tcpProbe(t.ns, t.address, t.port, 1000)))).every(Boolean) ? true : undefined), 5000, 200);
     if (!ready) return { ok: false, detail: `the targets' listeners did not answer (${listeners.filter((l) => l.exit).map((l) => `${l.name}: ${tail(l.log)}`).join("; ") || "none exited"})` };
     const job = await submit(ctx, ["-N1", "-w", own.hostname], `sleep 4; echo "${ctx.token} job $SLURM_JOB_ID on $(hostname)"`);
+    const theirs = other ? await submit(other, ["-N1", "-w", other.topology.slurmd[0].hostname], `sleep 4; echo "${other.token} job $SLURM_JOB_ID on $(hostname)"`) : undefined;
     const before = await policyDrops(ctx);
     const enforced = await tryAll();
     const drops = newDrops(before, await policyDrops(ctx));
     const state = await waitJob(ctx, job);
+    const theirState = other && theirs ? await waitJob(other, theirs) : undefined;
     // The control: the same tries with the policies taken off, then put back as they were.
     const off = await run(["ip", "netns", "exec", host, "nft", "delete", "table", "inet", POLICY_TABLE], { timeoutMs: 5000 });
     const open = off.code === 0 ? await tryAll() : [];
     const back = await run(["ip", "netns", "exec", host, "nft", "-f", "-"], { timeoutMs: 5000, input: tp.central.policy.text });
     const lines: string[] = [];
-    let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state);
+    let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state) && (theirState === undefined || /^COMPLETED/.test(theirState));
     for (const r of enforced) {
       const allowed = r.t.what.startsWith("its own");
       const dropped = drops.filter((d) => d.destination === r.t.address && d.port === r.t.port);
@@ -870,7 +962,7 @@ async function attackerContained(ctx: Context): Promise<{ ok: boolean; detail: s
     }
     return {
       ok,
-      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
+      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
     };
   } finally {
     for (const l of listeners) await ctx.supervisor.stop(l, 1000);

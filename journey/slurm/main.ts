@@ -2,7 +2,7 @@
  * Runs the Slurm part of the journey alone: `node dist/journey/slurm/main.js [workDir] [run]`
  * (as root, after `tsc -b`), where `run` is the folder of a journey run kept with `--keep`: its
  * example repository, and what it handed the Slurm part for the example tenant (handover.ts:
- * what central's Slinky operator made for it, the slurmd pod its own operator made). Without
+ * what central's Slinky operator made for it, the slurmd pod its own operator made; the other tenant's too, whose own Slurm then runs beside it). Without
  * `run`, the example repository is written afresh in workDir. Prints one line per step; exit
  * code 1 when a step failed.
  */
@@ -26,7 +26,11 @@ async function main(): Promise<number> {
   const files = kept ? handoverFiles(kept, (plans.tenant.config as TenantConfig).tenant.id) : undefined;
   const operatorFiles = files && read<OperatorFiles>(files.operatorFiles);
   const slurmdPod = files && read<OperatorPod>(files.slurmdPod);
-  const steps = await runSlurmJourney({ workDir, plans, repository, ...(operatorFiles ? { operatorFiles } : {}), ...(slurmdPod ? { slurmdPod } : {}) });
+  // The other tenant's, where the run kept them: its own Slurm then runs beside the tenant's.
+  const otherFiles = kept ? handoverFiles(kept, (plans.other.config as TenantConfig).tenant.id) : undefined;
+  const otherEtc = otherFiles && read<OperatorFiles>(otherFiles.operatorFiles);
+  const otherPod = otherFiles && read<OperatorPod>(otherFiles.slurmdPod);
+  const steps = await runSlurmJourney({ workDir, plans, repository, ...(operatorFiles ? { operatorFiles } : {}), ...(slurmdPod ? { slurmdPod } : {}), ...(otherEtc && otherPod ? { other: { operatorFiles: otherEtc, slurmdPod: otherPod } } : {}) });
   for (const s of steps) console.log(formatStep(s));
   const failed = steps.filter((s) => !s.passed).length;
   console.log(`slurm journey: ${steps.length - failed} passed, ${failed} failed (plans ${((planned - started) / 1000).toFixed(1)} s, journey ${((Date.now() - planned) / 1000).toFixed(1)} s; logs in ${workDir})`);

@@ -28,7 +28,7 @@ export const ENI_DEVICE = "eth0";
 /** Cilium's per-node router address that pods use as their gateway (any link-local address works). */
 const POD_GATEWAY = "169.254.1.1";
 /** Host numbers in a subnet: AWS's router is the first; nodes and pods are arbitrary but fixed. */
-const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22 }, clusterIp: 200 } as const;
+const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23 }, clusterIp: 200 } as const;
 /** Link networks of the peering veths (never seen by Slurm: routers only). */
 const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
 /** The link of the central VPC's way out (its NAT gateway and the internet gateway, as one router). */
@@ -51,8 +51,12 @@ export interface SlurmdPlan {
   readonly features: readonly string[];
 }
 
-/** Plans the namespaces, links, routes, names and rulesets. Pure: `buildTopology` carries it out. */
-export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: SlurmdPlan): Topology {
+/**
+ * Plans the namespaces, links, routes, names and rulesets. Pure: `buildTopology` carries it out.
+ * With `otherSlurmd` (its operator's NodeSet pod), the other tenant's Slurm runs too: its login
+ * and its names on central, its Services on the host, its slurmd pod's name.
+ */
+export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: SlurmdPlan, otherSlurmd?: SlurmdPlan): Topology {
   const namespaces: Namespace[] = [];
   const commands: string[][] = [];
   const hosts = new Map<string, string>();
@@ -193,8 +197,9 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   const g = tenantVpc(o, "g", 2);
   const gNode = slurmdNode(o, g.vpc, g.router, "g", 1);
   const gServer = k3sServer(o, g.vpc, "g");
-  names.set(gNode.address, `${o.id} slurmd pod`);
-  hostsFile(gNode.pod, { [clusterIp]: [o.controllerService.host] });
+  const gHostname = otherSlurmd?.hostname(0);
+  names.set(gNode.address, `${o.id} slurmd pod${gHostname ? ` ${gHostname}` : ""}`);
+  hostsFile(gNode.pod, { [clusterIp]: [o.controllerService.host], ...(gHostname ? { [gNode.address]: [gHostname] } : {}) });
 
   // --- names on central (cluster DNS stands in as /etc/hosts)
   hostsFile(slurmctld.ns, { [slurmctld.address]: [slurmctld.hostname, names_.controllerService], [slurmdbd.address]: [names_.accountingService, names_.accountingService.split(".")[0]] });
@@ -219,26 +224,52 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   firewall(server, t.serverGroupIds);
   firewall(gNode.node, o.workerGroupIds);
   firewall(gServer, o.serverGroupIds);
-  // The tenant's two Services on the host, as the fleet declares them: slurmctld, and the srun block to the login pod.
+  // The other tenant's control plane on the same host, each pod in its own namespace (its
+  // operators' labels, its namespace's policies): where it listens, and with `otherSlurmd` its
+  // Slurm runs there too. (None when the journey runs one tenant: the other is then the tenant itself.)
+  const otherPods = (o.id === t.id ? [] : ([["slurmctld", "oSlurmctld", SLURM_PORTS.slurmctld], ["slurmdbd", "oSlurmdbd", SLURM_PORTS.slurmdbd], ["mariadb", "oMariadb", world.otherControlPlane.accounting.port]] as const))
+    .map(([name, key, port]) => ({ ...centralPod(key, `${o.id} ${name}`), name, port }));
+  const oNames = slinkyNames(o);
+  const oPod = (name: string) => otherPods.find((p) => p.name === name);
+  const [oCtld, oDbd, oDb] = [oPod("slurmctld"), oPod("slurmdbd"), oPod("mariadb")];
+  const oLogin = otherSlurmd && oCtld && oDbd && oDb ? { ...centralPod("oLogin", `${o.id} login`), hostname: "login-0" } : undefined;
+  const otherControlPlane = oLogin && oCtld && oDbd && oDb && gHostname && otherSlurmd
+    ? {
+        slurmctld: { ns: oCtld.ns, address: oCtld.address, hostname: oNames.controllerPod },
+        slurmdbd: { ns: oDbd.ns, address: oDbd.address, hostname: oNames.accountingPod },
+        mariadb: { ns: oDb.ns, address: oDb.address },
+        login: oLogin,
+        slurmd: [{ ns: gNode.pod, node: gNode.node, address: gNode.address, nodeAddress: gNode.nodeAddress, hostname: gHostname, features: otherSlurmd.features }],
+      }
+    : undefined;
+  if (otherControlPlane) {
+    const { slurmctld: oc, slurmdbd: od, mariadb: om, login: ol } = otherControlPlane;
+    hostsFile(oc.ns, { [oc.address]: [oc.hostname, oNames.controllerService], [od.address]: [oNames.accountingService, oNames.accountingService.split(".")[0]] });
+    hostsFile(od.ns, { [od.address]: [od.hostname], [om.address]: [`${world.otherControlPlane.accounting.host}.${o.namespace}`, world.otherControlPlane.accounting.host] });
+    hostsFile(ol.ns, { [oc.address]: [oc.hostname, oNames.controllerService], [od.address]: [oNames.accountingService, oNames.accountingService.split(".")[0]], [ol.address]: [ol.hostname] });
+  }
+
+  // Each tenant's two Services on the host, as its fleet declares them: slurmctld, and the srun block to the login pod.
   ruleset(cHost, centralHostNat({
     device: ENI_DEVICE, hostAddress: c.hostAddress, podCidr: c.podCidr,
     forwards: [
       { name: "slurmctld", nodePorts: { from: t.nodePort, to: t.nodePort }, podAddress: slurmctld.address, podPort: SLURM_PORTS.slurmctld, externalTrafficPolicy: t.externalTrafficPolicy },
       { name: "srun", nodePorts: t.srun.block, podAddress: login.address, externalTrafficPolicy: t.srun.externalTrafficPolicy },
+      ...(otherControlPlane
+        ? [
+            { name: `${o.id} slurmctld`, nodePorts: { from: o.nodePort, to: o.nodePort }, podAddress: otherControlPlane.slurmctld.address, podPort: SLURM_PORTS.slurmctld, externalTrafficPolicy: o.externalTrafficPolicy },
+            { name: `${o.id} srun`, nodePorts: o.srun.block, podAddress: otherControlPlane.login.address, externalTrafficPolicy: o.srun.externalTrafficPolicy },
+          ]
+        : []),
     ],
   }));
-
-  // The other tenant's control plane on the same host, each pod in its own namespace (its
-  // operators' labels, its namespace's policies): nothing of it is run, only where it listens.
-  // (None when the journey runs one tenant: the other is then the tenant itself.)
-  const otherPods = (o.id === t.id ? [] : ([["slurmctld", "oSlurmctld", SLURM_PORTS.slurmctld], ["slurmdbd", "oSlurmdbd", SLURM_PORTS.slurmdbd], ["mariadb", "oMariadb", world.otherControlPlane.accounting.port]] as const))
-    .map(([name, key, port]) => ({ ...centralPod(key, `${o.id} ${name}`), name, port }));
 
   // Both tenant namespaces' NetworkPolicies on the host, their pods known by the labels their operators give them.
   const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name) });
   const policy = networkPolicyRuleset([...world.controlPlane.networkPolicies, ...world.otherControlPlane.networkPolicies], [
     policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address),
     ...otherPods.map((p) => policyPod(p.name, p.address, o.namespace)),
+    ...(otherControlPlane ? [policyPod("login", otherControlPlane.login.address, o.namespace)] : []),
   ]);
   ruleset(cHost, policy.text);
 
@@ -251,7 +282,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
     central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login, other: otherPods.map((p) => ({ ns: p.ns, address: p.address, name: `${o.id}'s ${p.name}`, port: p.port })), policy },
     internet: { ns: internet, address: INTERNET_HOST.address, port: INTERNET_HOST.port },
     slurmd,
-    other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id, server: gServer, serverAddress: o.serverAddress },
+    other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id, server: gServer, serverAddress: o.serverAddress, ...(otherControlPlane ? { controlPlane: otherControlPlane } : {}) },
     names,
   };
 }
