@@ -4,7 +4,7 @@ import * as os from "os";
 import * as path from "path";
 import { CHARTS } from "../facts/charts";
 import { applicationDetail, liveApplication, rolloutOf, rolloutStart, type ApplicationObject } from "../journey/gitops/applications";
-import { ARGOCD_PODS, cachedClusters, ordinalArgs, pinListeners, serviceHostLines, statefulSetAddress } from "../journey/gitops/argocd";
+import { ARGOCD_PODS, cachedClusters, ordinalArgs, ordinalPort, pinListeners, serviceHostLines, statefulSetAddress } from "../journey/gitops/argocd";
 import { chartOrigins, fleetOrigins, gitOrigin } from "../journey/gitops/origins";
 import { cgiHead, fileFor } from "../journey/gitops/serve";
 import { externalSecretsPackaging, originHostLines, registryConfig } from "../journey/gitops/servers";
@@ -88,8 +88,10 @@ describe("real ArgoCD's pods in the journey (pure parts)", () => {
   it("runs a StatefulSet's replicas side by side: each its own address, a port bound on every address moved by the ordinal, nothing else", () => {
     const args = ["/usr/local/bin/argocd-application-controller", "--metrics-port=8082", "--status-processors", "20"];
     assert.deepEqual(ordinalArgs(args, 0), args);
-    // Clear of every port the chart's pods bind (argocd-server's metrics is 8083).
-    assert.deepEqual(ordinalArgs(args, 1), ["/usr/local/bin/argocd-application-controller", "--metrics-port=18082", "--status-processors", "20"]);
+    // Clear of every port the chart's pods bind (argocd-server's metrics is 8083) and of the journey's
+    // own (slurm-operators' metrics from 18082: a gate once saw 18082 taken by the moved port).
+    assert.deepEqual(ordinalArgs(args, 1), ["/usr/local/bin/argocd-application-controller", "--metrics-port=28082", "--status-processors", "20"]);
+    assert.deepEqual([1, 2, 3].map((i) => ordinalPort(8082, i)), [28082, 28182, 28282]);
     const addresses = [0, 1, 2].map((i) => statefulSetAddress(ARGOCD_PODS[2].address, i));
     assert.equal(addresses[0], ARGOCD_PODS[2].address);
     assert.equal(new Set([...addresses, ...ARGOCD_PODS.map((p) => p.address)]).size, ARGOCD_PODS.length + 2);

@@ -46,8 +46,15 @@ export const ARGOCD_PODS = [
 
 /** The flags of a StatefulSet's container whose port every replica binds on every address (the application controller's metrics). */
 const ALL_ADDRESS_PORT_FLAGS = ["--metrics-port"] as const;
-/** How far a replica past 0 moves such a port, per ordinal: clear of every port the chart's pods take (8080-8084, 6379, 7000). */
-const ORDINAL_PORT_STEP = 10_000;
+/**
+ * Where a replica past 0 moves such a port: 20000 above it, 100 more per further ordinal (28082
+ * for the controller's second shard). Clear of every port the chart's pods take (6379,
+ * 7000, 8080-8084), of the journey's own listeners on the sealed loopback (the API servers
+ * from 17443, the operators' probes and metrics from 18081 and 18091) and of the ephemeral range.
+ */
+export function ordinalPort(port: number, ordinal: number): number {
+  return ordinal === 0 ? port : port + 20_000 + 100 * (ordinal - 1);
+}
 
 /** A StatefulSet pod's address: ordinal 0 its workload's, the n-th another of ArgoCD's block. Pure. */
 export function statefulSetAddress(first: string, ordinal: number): string {
@@ -57,15 +64,14 @@ export function statefulSetAddress(first: string, ordinal: number): string {
 /**
  * A StatefulSet pod's arguments where its replicas share the sealed namespace: a port the
  * container binds on every address (`--metrics-port=8082`: ArgoCD's controller has no address
- * for it) moves by ORDINAL_PORT_STEP per ordinal past 0 (8083, next to it, is argocd-server's
- * metrics port), since in a cluster each pod has its own network namespace and here they share
- * one. Nothing else changes. Pure.
+ * for it) moves (ordinalPort) for each ordinal past 0, since in a cluster each pod has its own
+ * network namespace and here they share one. Nothing else changes. Pure.
  */
 export function ordinalArgs(args: readonly string[], ordinal: number): string[] {
   if (ordinal === 0) return [...args];
   return args.map((a) => {
     const flag = ALL_ADDRESS_PORT_FLAGS.find((f) => a.startsWith(`${f}=`));
-    return flag ? `${flag}=${Number(a.slice(flag.length + 1)) + ORDINAL_PORT_STEP * ordinal}` : a;
+    return flag ? `${flag}=${ordinalPort(Number(a.slice(flag.length + 1)), ordinal)}` : a;
   });
 }
 
