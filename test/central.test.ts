@@ -70,6 +70,9 @@ describe("central stack (central-dev)", function () {
     assert.ok(plannedHostFiles(p.deployment.deployment.resources, hostFilesPrefix("dev")).some((f) => f.content.includes(kubeconfigParameterName("dev"))));
     assert.ok(userData.includes("INSTALL_K3S_VERSION='v1.35.3+k3s1'"));
     assert.ok(userData.includes(data.id!.replace("-", "")), "mounts its own data volume by id");
+    // It starts after its subnet's NAT route: its boot fetches its files and K3s.
+    const route = byType(p, "aws:ec2/route:Route").find((r) => r.urn.endsWith("-private-default"));
+    assert.ok(route && (host.dependencies ?? []).includes(route.urn), "the host does not wait for its NAT route");
   });
 
   it("keeps the host at a fixed address reserved in its subnet, the same across a K3s upgrade that replaces it", async () => {

@@ -96,6 +96,7 @@ export class CentralEnvironment extends pulumi.ComponentResource {
         ...(config.controlPlane.dataSnapshotId ? { dataSnapshotId: config.controlPlane.dataSnapshotId } : {}),
         profile: config.profile,
         dataVolumeTags: { [snapshotTag.key]: snapshotTag.value },
+        egress: network.privateEgress,
       },
       child,
     );

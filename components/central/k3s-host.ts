@@ -48,6 +48,8 @@ export interface K3sHostArgs extends AccountScope {
   readonly profile?: string;
   /** Extra tags on the data volume (e.g. the snapshot policy's target tag). */
   readonly dataVolumeTags?: Readonly<Record<string, string>>;
+  /** The subnet's way out (its NAT route): the host starts after it, since its boot downloads its files and K3s. */
+  readonly egress?: readonly pulumi.Resource[];
 }
 
 /** Graviton instance types carry a `g` among the family's attribute letters (t4g, m7gd, c6gn), or are a1. */
@@ -179,8 +181,9 @@ export class K3sHost extends pulumi.ComponentResource {
       },
       // A new AMI release must not replace the control plane; the old host goes before the
       // new one starts, so the data volume is free to move.
-      // It boots with its policy in place: the first publication must not meet AccessDenied.
-      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy, reservation, ...files.parameters] },
+      // It boots with its policy in place (the first publication must not meet AccessDenied) and
+      // its way out (its boot fetches its files and K3s: the boot unit would retry, but need not).
+      { parent: this, ignoreChanges: ["ami"], deleteBeforeReplace: true, dependsOn: [hostRolePolicy, reservation, ...files.parameters, ...(args.egress ?? [])] },
     );
     new ec2.VolumeAttachment(`${name}-data`, { instanceId: instance.id, volumeId: dataVolume.id, deviceName: "/dev/sdf", stopInstanceBeforeDetaching: true }, child);
 

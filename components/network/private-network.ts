@@ -58,6 +58,8 @@ export class PrivateNetwork extends pulumi.ComponentResource {
   public readonly privateSubnetIds: pulumi.Output<string>[];
   public readonly privateSubnetCidrs: readonly string[];
   public readonly privateRouteTableId: pulumi.Output<string>;
+  /** The private subnets' way out (the NAT gateway's default route; none when the caller routes through an instance): a host that downloads at boot starts after it. */
+  public readonly privateEgress: readonly pulumi.Resource[];
   /** The small subnet that routes to the internet gateway (NAT gateway or NAT instance). */
   public readonly publicSubnetId: pulumi.Output<string>;
   public readonly publicRouteTableId: pulumi.Output<string>;
@@ -110,11 +112,13 @@ export class PrivateNetwork extends pulumi.ComponentResource {
     const publicRouteTable = new ec2.RouteTable(`${name}-nat-rt`, { vpcId: vpc.id, tags: { Name: `${name}-nat` } }, child);
     new ec2.Route(`${name}-nat-default`, { routeTableId: publicRouteTable.id, destinationCidrBlock: "0.0.0.0/0", gatewayId: igw.id }, child);
     new ec2.RouteTableAssociation(`${name}-nat`, { subnetId: publicSubnet.id, routeTableId: publicRouteTable.id }, child);
+    const egress: pulumi.Resource[] = [];
     if ((args.egress ?? "nat-gateway") === "nat-gateway") {
       const eip = new ec2.Eip(`${name}-nat`, { domain: "vpc", tags: { Name: `${name}-nat` } }, child);
       const nat = new ec2.NatGateway(`${name}-nat`, { subnetId: publicSubnet.id, allocationId: eip.id, connectivityType: "public", tags: { Name: name } }, { parent: this, dependsOn: [igw] });
-      new ec2.Route(`${name}-private-default`, { routeTableId: privateRouteTable.id, destinationCidrBlock: "0.0.0.0/0", natGatewayId: nat.id }, child);
+      egress.push(new ec2.Route(`${name}-private-default`, { routeTableId: privateRouteTable.id, destinationCidrBlock: "0.0.0.0/0", natGatewayId: nat.id }, child));
     }
+    this.privateEgress = egress;
 
     for (const service of GATEWAY_ENDPOINT_SERVICES) {
       new ec2.VpcEndpoint(
