@@ -215,6 +215,11 @@ export function connectorDeployRoleName(clusterName: string): string {
   return [PROJECT, "deploy", "connector", clusterName].join("-");
 }
 
+/** The SSM parameter path a central's host parameters live under (no trailing slash). */
+export function centralParameterPath(scope: string): string {
+  return `/${PROJECT}/${scope}/central`;
+}
+
 /** The SSM parameter path a tenant stack's parameters live under (no trailing slash). */
 export function tenantParameterPath(environment: string, tenantId: string): string {
   return `/${PROJECT}/${environment}/${tenantId}`;

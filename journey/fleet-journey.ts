@@ -482,8 +482,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const expected = (ordinal: number) => (ordinal === ARGOCD_CONTROLLER_SHARDS.central ? [ARGOCD_IN_CLUSTER] : ordinal === ARGOCD_CONTROLLER_SHARDS.tenantClusters ? servers : []);
   const matches = (found: readonly { clusters: string[] | undefined }[]) => found.length === ARGOCD_CONTROLLER_SHARDS.replicas && found.every((s, i) => JSON.stringify(s.clusters) === JSON.stringify(expected(i)));
   // The controller refreshes its cluster metrics every 30 s: read again for a minute before judging.
-  let shards = await controllerShards({ kc: c, namespace: ARGOCD_CHART.namespace, sealed: input.sealed });
-  await waitFor(async () => (matches(shards) ? true : ((shards = await controllerShards({ kc: c, namespace: ARGOCD_CHART.namespace, sealed: input.sealed })), matches(shards) || undefined)), 60_000, 5000);
+  const readShards = () => controllerShards({ kc: c, namespace: ARGOCD_CHART.namespace, sealed: input.sealed });
+  let shards = await readShards();
+  await waitFor(async () => (matches(shards) ? true : ((shards = await readShards()), matches(shards) || undefined)), 60_000, 5000);
   const sharded = matches(shards);
   report(step(`${who}'s application controller in ${ARGOCD_CONTROLLER_SHARDS.replicas} shards: central's cluster on one pod, every tenant cluster on the other (each pod's argocd_cluster_info)`, sharded,
     shards.map((s) => `${s.pod}: ${s.clusters === undefined ? "no metrics" : s.clusters.join(", ") || "no cluster"}`).join("; ") || "no controller StatefulSet"));

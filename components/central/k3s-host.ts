@@ -11,7 +11,7 @@ import { arn, ec2Trust, hostFilesReadStatement, policyDocument, sessionManagerSt
 import { addBaselineEgress } from "../network/baseline-egress";
 import { centralHostFiles, k3sServerUserData, publishedByDescription, type K3sServerInit } from "../host/central-cloud-init";
 import { HostFileParameters } from "../host/host-file-parameters";
-import { LABEL_KEYS } from "../../facts/project";
+import { centralParameterPath, LABEL_KEYS } from "../../facts/project";
 import { putMetricsStatement, type HostMetrics } from "../observability/host-metrics";
 
 import { trustedKubeconfig } from "./kubeconfig";
@@ -76,12 +76,12 @@ export function waitForParameterScript(region: string, parameter: string): strin
 
 /** SSM path of the host's kubeconfig. */
 export function kubeconfigParameterName(scope: string): string {
-  return `/clusterra/${scope}/central/kubeconfig`;
+  return `${centralParameterPath(scope)}/kubeconfig`;
 }
 
 /** Where the host's scripts and units are delivered from (components/host/host-files.ts). */
 export function hostFilesPrefix(scope: string): string {
-  return `/clusterra/${scope}/central/host-files`;
+  return `${centralParameterPath(scope)}/host-files`;
 }
 
 /** The host role's own needs: Session Manager, reading its files, publishing its kubeconfig and its disk use, nothing else. */
