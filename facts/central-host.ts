@@ -76,6 +76,14 @@ export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = 
 };
 
 /**
+ * K3s's packaged local-path provisioner (its local-storage add-on, left on central): its
+ * default StorageClass, and the folder on the host's data volume under which it makes each
+ * claim's volume (`pvc-<claim uid>_<namespace>_<claim>`). It enforces no size:
+ * components/host/volume-limits.ts holds each folder to its claim's.
+ */
+export const K3S_LOCAL_PATH = { storageClass: "local-path", provisioner: "rancher.io/local-path", hostRoot: "/var/lib/rancher/k3s/storage" } as const;
+
+/**
  * The host's data volume (/var/lib/rancher): the K3s datastore, the images of every pod and
  * the platform's own volumes, plus each tenant's local volumes (slurmctld's state and its
  * MariaDB). Its size follows the tenants the stack files give central, in whole steps, never

@@ -48,6 +48,8 @@ import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
 import { playScalingLoop } from "./scaling";
 import { replacedServerForgets } from "./replaced-server";
+import { volumeLimitsHold } from "./volume-limits";
+import { hostFilesPrefix } from "../components/central/k3s-host";
 import type { OperatorPod } from "./slurm/slurmd-pod";
 import { handoverFiles } from "./slurm/handover";
 import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
@@ -149,7 +151,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // 1. Control planes, each from its server's user data.
   const started = Date.now();
   const centralInstance = serverInstance(input.central);
-  const centralServer = readK3sServer(String(centralInstance.inputs.userData), archOf(String(centralInstance.inputs.instanceType)), "central");
+  const centralServer = readK3sServer(String(centralInstance.inputs.userData), archOf(String(centralInstance.inputs.instanceType)), "central", plannedHostFiles(resources(input.central), hostFilesPrefix(central.scope)));
   const specs = [
     { name: "central", server: centralServer, instance: centralInstance, port: CENTRAL_PORT, addresses: [] as string[] },
     ...tenants.map((t, i) => {
@@ -517,6 +519,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     // Its server replaced: the new one forgets the old one's Node and CiliumNode.
     await replacedServerForgets({ tenantId: id, kc: k(id), script: specs.find((s) => s.name === id)?.server.forgetPredecessors, dir: path.join(input.dir, "replaced-server", id), report });
   }
+  // Central's volumes held to their sizes, each tenant's slurmctld state among them (the VM's kernel enforces XFS quotas).
+  const dataVolume = resources(input.central).find((r) => r.type === "aws:ebs/volume:Volume");
+  if (tenants.length > 1) await volumeLimitsHold({ kc: c, server: centralServer, dataVolumeGiB: Number(dataVolume?.inputs.size), tenants: [tenants[0].config.tenant.id, tenants[1].config.tenant.id], root: input.root, dir: path.join(input.dir, "volume-limits"), report });
   // 11. A fleet-wide chart change, as `fleet write` writes it: a new slurm chart version
   // published to its registry and the tenants' ApplicationSet committed with it (facts/charts.ts),
   // rolled out by ArgoCD canary first, each tenant's control plane before its slurmd. The new

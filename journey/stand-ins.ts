@@ -13,6 +13,7 @@
  */
 import * as crypto from "crypto";
 import type { Kubectl } from "./kube/kubectl";
+import { K3S_LOCAL_PATH } from "../facts/central-host";
 
 /**
  * Kinds whose controller writes a Ready condition that ArgoCD's health check (its built-in
@@ -110,7 +111,6 @@ export async function standInControllerSecrets(kc: Kubectl): Promise<string[]> {
  * manifest gives it. Its provisioner is stood in (`standInLocalPath`): on a server it makes a
  * folder under /var/lib/rancher/k3s/storage per claim, here a volume object bound the same way.
  */
-const K3S_LOCAL_PATH = { storageClass: "local-path", provisioner: "rancher.io/local-path", hostRoot: "/var/lib/rancher/k3s/storage" } as const;
 
 /** The StorageClass K3s's local-storage manifest applies. Pure. */
 export function localPathStorageClass(): Record<string, unknown> {

@@ -56,6 +56,18 @@ export interface DataVolumeMount {
   readonly mountPoint: string;
   /** XFS label (fstab mounts by it). */
   readonly label: string;
+  /** Mount options besides fstab's defaults (read at mount time: an option added later takes effect at the next boot). */
+  readonly options?: readonly string[];
+}
+
+/**
+ * The volume's fstab line. With options of its own it is written afresh at each run (a root
+ * disk kept across a change of options takes the new ones); without, kept as first written.
+ */
+function fstabLines(mount: DataVolumeMount): string[] {
+  const at = mount.mountPoint;
+  const line = `LABEL=${mount.label} ${at} xfs ${["defaults", "nofail", ...(mount.options ?? [])].join(",")} 0 2`;
+  return mount.options?.length ? [`sed -i '\\| ${at} |d' /etc/fstab`, `echo "${line}" >> /etc/fstab`] : [`grep -q ' ${at} ' /etc/fstab || echo "${line}" >> /etc/fstab`];
 }
 
 /**
@@ -74,7 +86,7 @@ export function mountDataVolumeScript(volumeId: string, mount: DataVolumeMount):
     "[ -e \"$DEV\" ] || { echo \"data volume $DEV never attached\" >&2; exit 1; }",
     `blkid "$DEV" >/dev/null || mkfs.xfs -L ${mount.label} "$DEV"`,
     `mkdir -p ${at}`,
-    `grep -q ' ${at} ' /etc/fstab || echo "LABEL=${mount.label} ${at} xfs defaults,nofail 0 2" >> /etc/fstab`,
+    ...fstabLines(mount),
     `mountpoint -q ${at} || mount ${at}`,
     // A volume EBS grew since (more tenants): the file system takes the new size, online.
     `xfs_growfs ${at} >/dev/null`,

@@ -13,6 +13,7 @@ import { hostMetricsNamespace } from "../../facts/alarms";
 import { diskMetricsFiles, type HostMetrics } from "../observability/host-metrics";
 import { bootFiles, mountDataVolumeScript, START_BOOT, type DataVolumeMount } from "./boot";
 import { hostFilesBootFiles, hostFilesBootLines, type HostFile } from "./host-files";
+import { volumeLimitsFiles } from "./volume-limits";
 
 /** What the host writes as the parameter's description: which instance published it. */
 export function publishedByDescription(instanceId: string): string {
@@ -123,8 +124,11 @@ export function publishKubeconfigScript(init: K3sServerInit): string {
   ].join("\n");
 }
 
-/** Central's: all of /var/lib/rancher (datastore, images, every local volume). */
-export const CENTRAL_DATA_MOUNT: DataVolumeMount = { mountPoint: "/var/lib/rancher", label: "k3s-data" };
+/** Central's: all of /var/lib/rancher (datastore, images, every local volume), with XFS project quotas (each local volume's limit: volume-limits.ts). */
+export const CENTRAL_DATA_MOUNT: DataVolumeMount = { mountPoint: "/var/lib/rancher", label: "k3s-data", options: ["prjquota"] };
+
+/** The script that mounts the data volume (user data: it must run before anything else). */
+export const CENTRAL_MOUNT_SCRIPT = "/usr/local/sbin/clusterra-mount-data";
 
 /**
  * Central's boot (run by the boot unit until it completes): nothing installs unless the data
@@ -136,7 +140,7 @@ export function centralBootScript(k3sVersion: string): string {
   return [
     "#!/bin/bash",
     "set -euo pipefail",
-    "/usr/local/sbin/clusterra-mount-data",
+    CENTRAL_MOUNT_SCRIPT,
     // Its scripts and units (the kubeconfig's publication, the disk metrics) before anything uses them.
     ...hostFilesBootLines(),
     `curl -sfL --retry 5 ${k3sInstallScriptUrl(k3sVersion)} -o /usr/local/sbin/k3s-install.sh`,
@@ -175,6 +179,7 @@ export function centralHostFiles(init: K3sServerInit): HostFile[] {
     { path: "/etc/systemd/system/clusterra-grow-data.service", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher to its volume's size\nRequiresMountsFor=/var/lib/rancher\n\n[Service]\nType=oneshot\nExecStart=/usr/sbin/xfs_growfs /var/lib/rancher\n" },
     { path: "/etc/systemd/system/clusterra-grow-data.timer", permissions: "0644", content: "[Unit]\nDescription=Grow /var/lib/rancher when its volume grew\n\n[Timer]\nOnBootSec=5min\nOnUnitActiveSec=15min\n\n[Install]\nWantedBy=timers.target\n" },
     ...diskMetricsFiles(init.metrics),
+    ...volumeLimitsFiles(CENTRAL_DATA_MOUNT.mountPoint),
   ];
 }
 
@@ -190,7 +195,7 @@ export function k3sServerUserData(init: K3sServerInit): string {
         permissions: "0644",
         content: "vm.panic_on_oom=0\nvm.overcommit_memory=1\nkernel.panic=10\nkernel.panic_on_oops=1\n",
       },
-      { path: "/usr/local/sbin/clusterra-mount-data", permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId, CENTRAL_DATA_MOUNT) },
+      { path: CENTRAL_MOUNT_SCRIPT, permissions: "0700", content: mountDataVolumeScript(init.dataVolumeId, CENTRAL_DATA_MOUNT) },
       ...hostFilesBootFiles(init.region, init.filesPrefix),
       ...bootFiles(centralBootScript(init.k3sVersion), "Central's first boot: its data volume, its files, then K3s"),
       {

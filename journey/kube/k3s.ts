@@ -8,6 +8,8 @@ import { parse } from "yaml";
 import { SERVER_NODE_LABEL } from "../../facts/tenant-cluster";
 import { FORGET_PREDECESSORS } from "../../components/host/tenant-cloud-init";
 import type { HostFile } from "../../components/host/host-files";
+import { VOLUME_LIMITS } from "../../components/host/volume-limits";
+import { CENTRAL_DATA_MOUNT, CENTRAL_MOUNT_SCRIPT } from "../../components/host/central-cloud-init";
 
 /** The parts of a `#cloud-config` the journey reads. */
 interface CloudConfig {
@@ -27,6 +29,8 @@ export interface K3sServer {
   readonly localStorage: boolean;
   /** The script a replaced server runs to remove its predecessor's Node and CiliumNode, when the server writes one. */
   readonly forgetPredecessors?: string;
+  /** The script that holds each local volume to its size, and the data volume's mount options (its fstab line), when the server writes them (central). */
+  readonly volumeLimits?: { readonly script: string; readonly mountOptions: readonly string[] };
 }
 
 /** K3s's kubelet default when no max-pods is given. */
@@ -72,7 +76,10 @@ export function readK3sServer(userData: string, arch: string, hostname: string, 
   };
   const localStorage = !list(config.disable).flatMap((d) => d.split(",")).map((d) => d.trim()).includes("local-storage");
   const forgetPredecessors = file(doc, FORGET_PREDECESSORS) ?? delivered.find((f) => f.path === FORGET_PREDECESSORS)?.content;
-  return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage, ...(forgetPredecessors !== undefined ? { forgetPredecessors } : {}) };
+  const limits = file(doc, VOLUME_LIMITS.script) ?? delivered.find((f) => f.path === VOLUME_LIMITS.script)?.content;
+  const fstab = new RegExp(`^echo "LABEL=\\S+ ${CENTRAL_DATA_MOUNT.mountPoint} xfs (\\S+) 0 2"`, "m").exec(file(doc, CENTRAL_MOUNT_SCRIPT) ?? "");
+  const volumeLimits = limits !== undefined && fstab ? { script: limits, mountOptions: fstab[1].split(",") } : undefined;
+  return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage, ...(forgetPredecessors !== undefined ? { forgetPredecessors } : {}), ...(volumeLimits ? { volumeLimits } : {}) };
 }
 
 /** Paths the harness gives the API server in place of K3s's own files. */
