@@ -32,6 +32,17 @@ export const HOST_DISK = { metric: "DiskUsedPercent", periodSeconds: 300, period
  */
 export const HOST_BOOT = { metric: "BootIncomplete", periods: 6, datapoints: 5 } as const;
 
+/**
+ * Counts a host publishes from a file one of its scripts writes at each run (in the same call
+ * as its disk use), each paging at 1 or more for `periods` in a row. Missing data does not
+ * breach: a host that stops publishing is the disk alarms' to report.
+ */
+export const HOST_COUNTS = {
+  /** Central: local volumes not held to their sizes (components/host/volume-limits.ts; every one when the file system does not enforce project quotas). */
+  VolumesUnlimited: { file: "/run/clusterra/volumes-unlimited", periods: 2, what: "local volumes not held to their sizes", look: "journalctl -u clusterra-volume-limits names each" },
+} as const;
+export type HostCount = keyof typeof HOST_COUNTS;
+
 /** The CloudWatch namespace of a host's disk metrics in central's account: central's host, or one tenant's server. */
 export function hostMetricsNamespace(environment: string, host: { readonly tenantId: string } | "central"): string {
   return host === "central" ? `Clusterra/${environment}/central` : `Clusterra/${environment}/tenants/${host.tenantId}`;

@@ -23,6 +23,7 @@ import { K3S_LOCAL_PATH } from "../facts/central-host";
 import { SLURMCTLD_TRIGGER_STATE } from "../facts/control-plane";
 import { tenantNamespace } from "../facts/fleet";
 import { VOLUME_LIMITS } from "../components/host/volume-limits";
+import { HOST_COUNTS } from "../facts/alarms";
 
 /** Slinky's SlurmUser in its images and in the journey's (slurmctld writes its state as it). */
 const SLURM_UID = 401;
@@ -72,6 +73,7 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
     ...o.folders.map((f) => `mkdir -m 0777 -p ${quote(f)}`),
     `export PATH=${quote(o.bin)}:$PATH`,
     `out=$(python3 ${quote(o.limits)} 2>&1); echo "limits $?"; echo "$out" | sed 's/^/limits-out /'`,
+    `echo "unlimited $(cat ${HOST_COUNTS.VolumesUnlimited.file})"`,
     `id=$(xfs_io -r -c lsproj ${quote(o.attacked)} | sed 's/projid = //'); echo "project $id"`,
     // SlurmUser fills its state volume to 1 MiB short of its size, then writes 2 MiB more.
     `${as} fallocate -l ${o.bytes - MIB} ${quote(`${o.attacked}/fill`)}; echo "fill $?"`,
@@ -87,6 +89,10 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
     `echo "open-bytes $(stat -c %s ${quote(`${o.attacked}/past`)} 2>/dev/null || echo 0)"`,
     `python3 ${quote(o.limits)} >/dev/null 2>&1; echo "again $?"`,
     `echo "hard $(xfs_quota -x -c "report -p -n -b -N" ${mount} | awk -v id="#$id" '$1 == id { print $4 }')"`,
+    // Mounted without project quotas (an fstab line that lost prjquota): the script fails and counts every volume unlimited.
+    `umount ${mount} && mount /dev/vda ${mount}`,
+    `out=$(python3 ${quote(o.limits)} 2>&1); echo "unenforced $?"; echo "unenforced-out $out"`,
+    `echo "unenforced-count $(cat ${HOST_COUNTS.VolumesUnlimited.file})"`,
     "",
   ].join("\n");
 }
@@ -134,9 +140,9 @@ export async function volumeLimitsHold(i: VolumeLimitsInput): Promise<void> {
     const got = lines(vm.output);
     const one = (k: string) => got.get(k)?.at(-1) ?? "";
     const pastBytes = Number(one("past-bytes"));
-    const ok = vm.code === 0 && one("limits") === "0" && one("fill") === "0" && pastBytes < 2 * MIB && Number(one("other-bytes")) === 2 * MIB && Number(one("open-bytes")) === 2 * MIB && one("again") === "0" && Number(one("hard")) === bytes / 1024;
+    const ok = vm.code === 0 && one("limits") === "0" && one("unlimited") === "0" && one("fill") === "0" && pastBytes < 2 * MIB && Number(one("other-bytes")) === 2 * MIB && Number(one("open-bytes")) === 2 * MIB && one("again") === "0" && Number(one("hard")) === bytes / 1024 && one("unenforced") === "1" && one("unenforced-count") === String(folders.length);
     i.report(step(name, ok, ok
-      ? `${kernel.version} in ${(vm.ms / 1000).toFixed(1)} s, data volume ${i.dataVolumeGiB} GiB mounted -o ${i.server.volumeLimits.mountOptions.join(",")}; the script limited ${folders.length} volumes (${(got.get("limits-out") ?? []).filter(Boolean).length} lines: ${(got.get("limits-out") ?? []).find((l) => l.startsWith(a.folder))?.slice(a.folder.length + 2) ?? "?"} for ${attacked}'s ${a.size}); as uid ${SLURM_UID} after filling it to 1 MiB short: ${one("past")} (${pastBytes} of 2 MiB written); ${other}'s volume: ${Number(one("other-bytes")) / MIB} MiB written; ${Number(one("avail")) / 1024 ** 3 > 1 ? `${(Number(one("avail")) / 1024 ** 3).toFixed(1)} GiB` : `${one("avail")} bytes`} left on the data volume; without the limit the same write went through (${Number(one("open-bytes")) / MIB} MiB), and the script's next run put ${one("hard")} KiB back`
+      ? `${kernel.version} in ${(vm.ms / 1000).toFixed(1)} s, data volume ${i.dataVolumeGiB} GiB mounted -o ${i.server.volumeLimits.mountOptions.join(",")}; the script limited ${folders.length} volumes (VolumesUnlimited ${one("unlimited")}; ${(got.get("limits-out") ?? []).find((l) => l.startsWith(a.folder))?.slice(a.folder.length + 2) ?? "?"} for ${attacked}'s ${a.size}); as uid ${SLURM_UID} after filling it to 1 MiB short: ${one("past")} (${pastBytes} of 2 MiB written); ${other}'s volume: ${Number(one("other-bytes")) / MIB} MiB written; ${Number(one("avail")) / 1024 ** 3 > 1 ? `${(Number(one("avail")) / 1024 ** 3).toFixed(1)} GiB` : `${one("avail")} bytes`} left on the data volume; without the limit the same write went through (${Number(one("open-bytes")) / MIB} MiB), and the script's next run put ${one("hard")} KiB back; mounted without prjquota, the script failed ("${one("unenforced-out")}") and counted ${one("unenforced-count")} volumes unlimited for the host's alarm`
       : `exit ${vm.code ?? "none (the VM did not finish)"}; ${vm.output.split("\n").slice(-25).join(" | ").slice(-1500)}`));
   } finally {
     fs.rmSync(disk, { force: true });

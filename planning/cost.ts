@@ -5,7 +5,7 @@
  * requests and data at the stated assumptions (facts/usage.ts). Every resource type has a
  * rule here, is free for a reason (facts/prices.ts NO_CHARGE), or is reported unpriced.
  */
-import { HOST_BOOT, HOST_DISK } from "../facts/alarms";
+import { HOST_BOOT, HOST_COUNTS, HOST_DISK } from "../facts/alarms";
 import { CENTRAL_PROVIDER_NAME } from "../facts/project";
 import * as fs from "fs";
 import * as path from "path";
@@ -137,6 +137,7 @@ const RULES: Readonly<Record<string, Rule>> = {
     // A host's disk alarm watches a custom metric the host publishes; its root mount's alarm carries the host's PutMetricData calls.
     ...(i.metricName === HOST_DISK.metric ? [perMonth("custom metric (disk use of one mount)", PRICES.customMetricMonth)] : []),
     ...(i.metricName === HOST_BOOT.metric ? [perMonth("custom metric (a host's boot state)", PRICES.customMetricMonth)] : []),
+    ...(String(i.metricName) in HOST_COUNTS ? [perMonth(`custom metric (a host's count: ${HOST_COUNTS[i.metricName as keyof typeof HOST_COUNTS].what})`, PRICES.customMetricMonth)] : []),
     ...(i.metricName === HOST_DISK.metric && i.dimensions?.Mount === "/" ? [idleRequests("PutMetricData calls (one per host every 5 min)", (30 * 24 * 3600) / HOST_DISK.periodSeconds, PRICES.metricRequestsPerMillion)] : []),
   ],
   "aws:secretsmanager/secret:Secret": () => [perMonth("Secrets Manager secret", PRICES.secretMonth)],

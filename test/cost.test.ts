@@ -113,13 +113,14 @@ describe("cost estimate", function () {
       "KMS key": 1,
       "Secrets Manager secret": 0.4,
       "CloudWatch alarm": 0.1,
-      // The host's disk use and boot state: two mounts' metrics and one of the boot, one call every five minutes.
+      // The host's disk use, boot state and unlimited volumes: two mounts' metrics, one of the boot, one count, one call every five minutes.
       "custom metric (disk use of one mount)": 0.3,
       "custom metric (a host's boot state)": 0.3,
+      "custom metric (a host's count: local volumes not held to their sizes)": 0.3,
       "PutMetricData calls (one per host every 5 min)": 0.09,
     });
     // A tenant adds no priced resource to central (its slurmctld port is one rule on the host's group).
-    assert.deepEqual(cost.byPayer, { operator: 99.25, customer: 0 });
+    assert.deepEqual(cost.byPayer, { operator: 99.65, customer: 0 });
     const usage = estimateCost((await plan("central-dev")).deployment).lines.filter((l) => l.basis === "usage");
     assert.equal(usage.filter((l) => l.item === "DynamoDB point-in-time recovery").length, 6);
     assert.deepEqual(usage.find((l) => l.item.startsWith("EBS snapshots"))?.detail, "20 GB x $0.05/GB-month");

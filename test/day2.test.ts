@@ -48,7 +48,10 @@ describe("alarms", function () {
       const p = await plan(stack);
       const topic = p.deployment.deployment.resources.find((r) => r.type === "aws:sns/topic:Topic");
       const alarms = alarmsOf(p);
-      assert.deepEqual(alarms.map((a) => a.metricName).sort(), ["BootIncomplete", "DiskUsedPercent", "DiskUsedPercent", "StatusCheckFailed_Instance", "StatusCheckFailed_System"], stack);
+      assert.deepEqual(alarms.map((a) => a.metricName).sort(), ["BootIncomplete", "DiskUsedPercent", "DiskUsedPercent", "StatusCheckFailed_Instance", "StatusCheckFailed_System", "VolumesUnlimited"], stack);
+      // Any local volume left without its limit pages (the host's volume-limits script counts them).
+      const volumes = alarms.find((a) => a.metricName === "VolumesUnlimited");
+      assert.deepEqual([volumes?.name, volumes?.threshold, volumes?.comparisonOperator, volumes?.evaluationPeriods, volumes?.treatMissingData, volumes?.alarmActions], ["clusterra-dev-alarms-host-volumes-unlimited", 1, "GreaterThanOrEqualToThreshold", 2, "notBreaching", [topic?.outputs?.arn]], stack);
       const system = alarms.find((a) => a.metricName === "StatusCheckFailed_System");
       assert.deepEqual(system?.alarmActions, ["arn:aws:automate:us-east-1:ec2:recover", topic?.outputs?.arn], stack);
       assert.equal(system?.dimensions?.InstanceId, p.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance")?.outputs?.id, `${stack}: ${instance}`);

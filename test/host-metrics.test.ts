@@ -9,7 +9,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { diskMetricsScript } from "../components/observability/host-metrics";
-import { hostMetricsNamespace, HOST_BOOT, HOST_DISK } from "../facts/alarms";
+import { hostMetricsNamespace, HOST_BOOT, HOST_COUNTS, HOST_DISK } from "../facts/alarms";
 import { BOOT } from "../facts/host-boot";
 import { plan } from "./helpers";
 import { simulate } from "./sim-request";
@@ -20,14 +20,16 @@ import { clusterParameterNames } from "../facts/tenant-cluster";
 type Resource = { type: string; name?: string; urn: string; inputs: Record<string, any>; outputs?: Record<string, any> };
 const resources = (p: Awaited<ReturnType<typeof plan>>) => p.deployment.deployment.resources as unknown as Resource[];
 
-/** Runs the script with a stand-in aws on the PATH; returns its arguments, one per line, and its environment's profile. */
-function run(script: string): { args: string[]; profile: string; config: string } {
+/** Runs the script with a stand-in aws on the PATH (`before`: shell run first, in a mount namespace of its own); returns its arguments, one per line, and its environment's profile. */
+function run(script: string, before?: string): { args: string[]; profile: string; config: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "disk-metrics-"));
   try {
     const out = path.join(dir, "args");
     fs.writeFileSync(path.join(dir, "aws"), `#!/bin/sh\nprintf '%s\\n' "$@" > ${out}\nprintf '%s %s\\n' "$AWS_PROFILE" "$AWS_CONFIG_FILE" >> ${out}.env\n`, { mode: 0o755 });
     fs.writeFileSync(path.join(dir, "script"), script, { mode: 0o755 });
-    execFileSync("bash", [path.join(dir, "script")], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } });
+    const env = { ...process.env, PATH: `${dir}:${process.env.PATH}` };
+    if (before) execFileSync("unshare", ["--mount", "--propagation", "private", "bash", "-c", `${before}\nexec bash ${path.join(dir, "script")}`], { env });
+    else execFileSync("bash", [path.join(dir, "script")], { env });
     const [profile, config] = fs.readFileSync(`${out}.env`, "utf8").trim().split(" ");
     return { args: fs.readFileSync(out, "utf8").trim().split("\n"), profile: profile ?? "", config: config ?? "" };
   } finally {
@@ -49,6 +51,16 @@ describe("hosts' disk metrics", function () {
     assert.equal(fs.existsSync(BOOT.done), false);
     assert.equal(data[1], `MetricName=${HOST_BOOT.metric},Value=1,Unit=Count`);
     assert.equal(r.profile, "", "central's host publishes with its own credentials");
+  });
+
+  it("publishes a count its host's script wrote (central's unlimited volumes), and nothing for it before the script has run", function () {
+    const m = { region: "us-east-1", namespace: "Clusterra/dev/central", mounts: ["/"], counts: ["VolumesUnlimited"] as const };
+    const file = HOST_COUNTS.VolumesUnlimited.file;
+    assert.equal(fs.existsSync(file), false, `${file} on this machine`);
+    assert.deepEqual(run(diskMetricsScript(m)).args.slice(7).map((d) => d.split(",")[0]), [`MetricName=${HOST_DISK.metric}`, `MetricName=${HOST_BOOT.metric}`]);
+    if (process.getuid?.() !== 0) return this.skip(); // the written count needs a mount namespace: root
+    const written = run(diskMetricsScript(m), `mkdir -p ${path.dirname(file)} && mount -t tmpfs count ${path.dirname(file)} && printf '3\\n' > ${file}`);
+    assert.equal(written.args.at(-1), "MetricName=VolumesUnlimited,Value=3,Unit=Count");
   });
 
   it("publishes a tenant server's metrics through the role central made for it", () => {

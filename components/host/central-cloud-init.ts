@@ -77,7 +77,7 @@ export interface K3sServerInit {
 
 /** What central's host publishes: the root file system and the data volume. */
 export function centralHostMetrics(environment: string, region: string): HostMetrics {
-  return { region, namespace: hostMetricsNamespace(environment, "central"), mounts: ["/", CENTRAL_DATA_MOUNT.mountPoint] };
+  return { region, namespace: hostMetricsNamespace(environment, "central"), mounts: ["/", CENTRAL_DATA_MOUNT.mountPoint], counts: ["VolumesUnlimited"] };
 }
 
 /** K3s server flags, as /etc/rancher/k3s/config.yaml. */

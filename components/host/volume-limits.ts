@@ -15,6 +15,7 @@
  * itself (a replacement host inherits every limit). Pure.
  */
 import { K3S_LOCAL_PATH } from "../../facts/central-host";
+import { HOST_COUNTS } from "../../facts/alarms";
 import type { HostFile } from "./host-files";
 
 /** The script, its units and how often the timer runs it. */
@@ -39,7 +40,7 @@ export function volumeLimitsScript(mount: string): string {
     "#!/usr/bin/python3",
     "# Holds each local volume to its size with an XFS project quota (components/host/volume-limits.ts).",
     "import json, math, os, re, subprocess, sys",
-    `MOUNT, ROOT = ${JSON.stringify(mount)}, ${JSON.stringify(K3S_LOCAL_PATH.hostRoot)}`,
+    `MOUNT, ROOT, COUNT = ${JSON.stringify(mount)}, ${JSON.stringify(K3S_LOCAL_PATH.hostRoot)}, ${JSON.stringify(HOST_COUNTS.VolumesUnlimited.file)}`,
     "# local-path's folder: pvc-<claim uid>_<namespace>_<claim>",
     'FOLDER = re.compile(r"pvc-([0-9a-f]{8})-[0-9a-f-]{27}_([a-z0-9-]+)_(.+)")',
     'UNITS = {"": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}',
@@ -59,10 +60,18 @@ export function volumeLimitsScript(mount: string): string {
     "def xq(command):",
     '    return out("xfs_quota", "-x", "-c", command, MOUNT)',
     "",
+    "def unlimited(n):",
+    '    """What the disk metrics publish (VolumesUnlimited): folders left without their limit."""',
+    "    os.makedirs(os.path.dirname(COUNT), exist_ok=True)",
+    '    with open(COUNT, "w") as f:',
+    '        f.write(f"{n}\\n")',
+    "",
     "def main():",
     "    if not os.path.isdir(ROOT):",
-    "        return",
+    "        return unlimited(0)",
+    "    folders = sorted(p for p in (os.path.join(ROOT, n) for n in os.listdir(ROOT)) if os.path.isdir(p) and not os.path.islink(p))",
     '    if not re.search(r"Accounting: ON\\s+Enforcement: ON", xq("state -p")):',
+    "        unlimited(len(folders))",
     '        sys.exit(f"{MOUNT}: project quotas not enforced (no prjquota): no local volume is held to its size")',
     "    sizes = {}",
     '    for pv in items("persistentvolumes"):',
@@ -74,7 +83,6 @@ export function volumeLimitsScript(mount: string): string {
     '        want = c["spec"].get("resources", {}).get("requests", {}).get("storage")',
     "        if want:",
     '            sizes[(c["metadata"]["namespace"], c["metadata"]["name"])] = quantity(want)',
-    "    folders = sorted(p for p in (os.path.join(ROOT, n) for n in os.listdir(ROOT)) if os.path.isdir(p) and not os.path.islink(p))",
     '    ids = {f: int(re.search(r"projid = ([0-9]+)", out("xfs_io", "-r", "-c", "lsproj", f))[1]) for f in folders}',
     "    used = set(ids.values())",
     '    hard = {int(r[0][1:]): int(r[3]) for r in (line.split() for line in xq("report -p -n -b -N").splitlines()) if len(r) > 3 and r[0][1:].isdigit()}',
@@ -99,6 +107,7 @@ export function volumeLimitsScript(mount: string): string {
     '                print(f"{f}: project {pid}, {kib} KiB")',
     "        except subprocess.CalledProcessError as e:",
     '            problems.append(f"{f}: {e}")',
+    "    unlimited(len(problems))",
     "    if problems:",
     '        sys.exit("\\n".join(problems))',
     "",

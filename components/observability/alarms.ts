@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as cloudwatch from "@pulumi/aws/cloudwatch";
 import * as sns from "@pulumi/aws/sns";
-import { ALARMS, HOST_BOOT, HOST_DISK } from "../../facts/alarms";
+import { ALARMS, HOST_BOOT, HOST_COUNTS, HOST_DISK, type HostCount } from "../../facts/alarms";
 import { arn, policyDocument, toJson } from "../security/iam";
 
 export interface AlarmsArgs {
@@ -19,7 +19,7 @@ export interface AlarmsArgs {
    */
   readonly instances?: Readonly<Record<string, { readonly instanceId: pulumi.Input<string>; readonly recover: boolean; readonly accountId?: pulumi.Input<string> }>>;
   /** Hosts' disk use and boot watched by name: their namespace in this account and the mounts they publish (host-metrics.ts). */
-  readonly disks?: Readonly<Record<string, { readonly namespace: string; readonly mounts: readonly string[] }>>;
+  readonly disks?: Readonly<Record<string, { readonly namespace: string; readonly mounts: readonly string[]; readonly counts?: readonly HostCount[] }>>;
   /** Dead-letter queues watched by name: any message in one is a failure nobody retries. */
   readonly deadLetterQueues?: Readonly<Record<string, pulumi.Input<string>>>;
 }
@@ -94,6 +94,21 @@ export class Alarms extends pulumi.ComponentResource {
           threshold: HOST_DISK.thresholdPercent,
           comparisonOperator: "GreaterThanThreshold",
           treatMissingData: "breaching",
+        });
+      }
+    }
+    for (const [watched, disk] of Object.entries(args.disks ?? {})) {
+      for (const count of disk.counts ?? []) {
+        const c = HOST_COUNTS[count];
+        paging(`${watched}-${count.replace(/([a-z])([A-Z])/g, "$1-$2").toLowerCase()}`, {
+          alarmDescription: `${watched}: ${c.what} (${c.look})`,
+          namespace: disk.namespace,
+          metricName: count,
+          statistic: "Maximum",
+          period: HOST_DISK.periodSeconds,
+          evaluationPeriods: c.periods,
+          ...atLeastOne,
+          treatMissingData: "notBreaching",
         });
       }
     }

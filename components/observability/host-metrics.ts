@@ -11,7 +11,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import * as iam from "@pulumi/aws/iam";
-import { HOST_BOOT, HOST_DISK } from "../../facts/alarms";
+import { HOST_BOOT, HOST_COUNTS, HOST_DISK, type HostCount } from "../../facts/alarms";
 import { BOOT } from "../../facts/host-boot";
 import { tenantMetricsRoleName, tenantServerRoleName } from "../../facts/project";
 import { policyDocument, principalTrust, toJson, type Statement } from "../security/iam";
@@ -23,6 +23,8 @@ export interface HostMetrics {
   readonly mounts: readonly string[];
   /** A role in another account (central's) to publish through; the host's own credentials otherwise. */
   readonly roleArn?: string;
+  /** Counts its scripts write (facts/alarms.ts HOST_COUNTS), published with the rest. */
+  readonly counts?: readonly HostCount[];
 }
 
 const CONFIG = "/etc/clusterra/metrics.aws-config";
@@ -46,6 +48,8 @@ export function diskMetricsScript(m: HostMetrics): string {
     "done",
     `if [ -e ${BOOT.done} ]; then boot=0; else boot=1; fi`,
     `data+=("MetricName=${HOST_BOOT.metric},Value=$boot,Unit=Count")`,
+    // A count whose file is not written yet is not published (its alarm takes no data as fine).
+    ...(m.counts ?? []).map((c) => `if [ -r ${HOST_COUNTS[c].file} ]; then data+=("MetricName=${c},Value=$(tr -dc 0-9 < ${HOST_COUNTS[c].file}),Unit=Count"); fi`),
     `aws cloudwatch put-metric-data --region ${m.region} --namespace '${m.namespace}' --metric-data "\${data[@]}"`,
     "",
   ].join("\n");

@@ -78,8 +78,8 @@ export function vmInit(modules: readonly string[]): string {
     ...modules.map((m) => `insmod /modules/${path.basename(m)} || echo "insmod ${path.basename(m)} failed"`),
     "mount -t 9p -o trans=virtio,version=9p2000.L,ro host /host || echo 'the machine share did not mount'",
     "for d in proc sys dev; do mount --bind /$d /host/$d; done",
-    // A writable /var/lib over the read-only share: the script's copy, and mount points (the machine's /tmp stays readable).
-    "mount -t tmpfs varlib /host/var/lib",
+    // A writable /run and /var/lib over the read-only share, as a host has them: the script's copy, mount points (the machine's /tmp stays readable).
+    "mount -t tmpfs run /host/run; mount -t tmpfs varlib /host/var/lib",
     "cp /script /host/var/lib/clusterra-vm-script",
     `echo ${START_MARK}`,
     "chroot /host /bin/bash /var/lib/clusterra-vm-script",
