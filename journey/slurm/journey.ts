@@ -137,35 +137,14 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   fs.mkdirSync(options.workDir, { recursive: true });
   const work = fs.mkdtempSync(path.join(options.workDir, `${prefix}-`));
   const supervisor = new Supervisor(path.join(work, "logs"));
-  const identities = {
-    slurmctld: path.join(work, "identity", "slurmctld"),
-    login: path.join(work, "identity", "login"),
-    slurmd: path.join(work, "identity", "slurmd"),
-  };
-  // Each pod's own /var/log/slurm (the operator's pods mount a volume there: SlurmctldLogFile, SlurmdLogFile).
-  const pod = (name: string, hostname: string, netns: string, identity: string, efs?: string): Pod => ({
-    netns, hostname, image: options.image.dir, shared: [work], root: path.join(work, "pods", name), identity, ...(efs ? { efs } : {}),
-    binds: [{ from: path.join(work, "pods", name, "log"), to: SLURM_LOG_DIR }],
-  });
-  // The access point's root as the plan creates it: what the nodes see at /mnt/efs.
-  const efs = path.join(work, "efs");
-  fs.mkdirSync(efs, { recursive: true });
-  fs.chownSync(efs, world.tenant.efsRoot.uid, world.tenant.efsRoot.gid);
-  fs.chmodSync(efs, world.tenant.efsRoot.mode);
-  const c = topology.central;
+  const { pods, efs, identities } = tenantPods(work, options.image.dir, "", world, topology.central, topology.slurmd);
   const ctx: Context = {
     world,
     topology,
     supervisor,
     work,
     efs,
-    pods: {
-      slurmctld: pod("slurmctld", c.slurmctld.hostname, c.slurmctld.ns.name, identities.slurmctld),
-      slurmdbd: pod("slurmdbd", c.slurmdbd.hostname, c.slurmdbd.ns.name, identities.slurmctld),
-      mariadb: pod("mariadb", "mariadb-0", c.mariadb.ns.name, identities.slurmctld),
-      login: pod("login", c.login.hostname, c.login.ns.name, identities.login),
-      slurmd: topology.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, identities.slurmd, efs)),
-    },
+    pods,
     token: randomBytes(6).toString("hex"),
     image: options.image,
     slurmd: operatorSlurmd,
@@ -234,6 +213,44 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   }
 }
 
+/** Where a pod's control-plane place is: its namespace and hostname (topology.ts). */
+interface PodPlace {
+  readonly ns: { readonly name: string };
+  readonly hostname: string;
+}
+
+/**
+ * A tenant's pods in the Slurm part, under `work`, their folders tagged with `tag` (the other
+ * tenant's id; none for the tenant's): its control plane's on central and its slurmd pods, each with its own /var/log/slurm
+ * (the operator's pods mount a volume there: SlurmctldLogFile, SlurmdLogFile); the identity
+ * folders by kind (slurmctld's serves slurmdbd and MariaDB too); its /mnt/efs, the access
+ * point's root as the plan creates it, on the slurmd pods.
+ */
+function tenantPods(work: string, image: string, tag: string, world: JourneyWorld, central: { readonly slurmctld: PodPlace; readonly slurmdbd: PodPlace; readonly mariadb: { readonly ns: { readonly name: string } }; readonly login: PodPlace }, slurmd: readonly PodPlace[]): { pods: Context["pods"]; efs: string; identities: Record<"slurmctld" | "login" | "slurmd", string> } {
+  // The tenant's folders are work/<base>, the other tenant's work/<base>-<id>; its pods' work/pods/<id>-<name>.
+  const own = (base: string) => path.join(work, tag ? `${base}-${tag}` : base);
+  const identities = { slurmctld: path.join(own("identity"), "slurmctld"), login: path.join(own("identity"), "login"), slurmd: path.join(own("identity"), "slurmd") };
+  const efs = own("efs");
+  fs.mkdirSync(efs, { recursive: true });
+  fs.chownSync(efs, world.tenant.efsRoot.uid, world.tenant.efsRoot.gid);
+  fs.chmodSync(efs, world.tenant.efsRoot.mode);
+  const pod = (name: string, hostname: string, netns: string, identity: string, podEfs?: string): Pod => ({
+    netns, hostname, image, shared: [work], root: path.join(work, "pods", tag ? `${tag}-${name}` : name), identity, ...(podEfs ? { efs: podEfs } : {}),
+    binds: [{ from: path.join(work, "pods", tag ? `${tag}-${name}` : name, "log"), to: SLURM_LOG_DIR }],
+  });
+  return {
+    pods: {
+      slurmctld: pod("slurmctld", central.slurmctld.hostname, central.slurmctld.ns.name, identities.slurmctld),
+      slurmdbd: pod("slurmdbd", central.slurmdbd.hostname, central.slurmdbd.ns.name, identities.slurmctld),
+      mariadb: pod("mariadb", "mariadb-0", central.mariadb.ns.name, identities.slurmctld),
+      login: pod("login", central.login.hostname, central.login.ns.name, identities.login),
+      slurmd: slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, identities.slurmd, efs)),
+    },
+    efs,
+    identities,
+  };
+}
+
 /**
  * The other tenant's Slurm as a context of its own: its world (the plans with the two tenants
  * swapped: its users, its fleet's control plane, its Services), its pods on central and its
@@ -247,28 +264,14 @@ function otherContext(ctx: Context, options: JourneyRunOptions, made: { slurmd: 
   if (!cp) throw new Error("the topology runs no Slurm of the other tenant");
   const topology: Topology = { ...ctx.topology, central: { ...ctx.topology.central, slurmctld: cp.slurmctld, slurmdbd: cp.slurmdbd, mariadb: cp.mariadb, login: cp.login }, slurmd: cp.slurmd };
   const id = world.tenant.id;
-  const identity = (kind: string) => path.join(ctx.work, `identity-${id}`, kind);
-  const efs = path.join(ctx.work, `efs-${id}`);
-  fs.mkdirSync(efs, { recursive: true });
-  fs.chownSync(efs, world.tenant.efsRoot.uid, world.tenant.efsRoot.gid);
-  fs.chmodSync(efs, world.tenant.efsRoot.mode);
-  const pod = (name: string, hostname: string, netns: string, kind: string, podEfs?: string): Pod => ({
-    netns, hostname, image: ctx.image.dir, shared: [ctx.work], root: path.join(ctx.work, "pods", `${id}-${name}`), identity: identity(kind), ...(podEfs ? { efs: podEfs } : {}),
-    binds: [{ from: path.join(ctx.work, "pods", `${id}-${name}`, "log"), to: SLURM_LOG_DIR }],
-  });
+  const { pods, efs } = tenantPods(ctx.work, ctx.image.dir, id, world, cp, cp.slurmd);
   return {
     world,
     topology,
     supervisor: new Supervisor(path.join(ctx.work, `logs-${id}`)),
     work: ctx.work,
     efs,
-    pods: {
-      slurmctld: pod("slurmctld", cp.slurmctld.hostname, cp.slurmctld.ns.name, "slurmctld"),
-      slurmdbd: pod("slurmdbd", cp.slurmdbd.hostname, cp.slurmdbd.ns.name, "slurmctld"),
-      mariadb: pod("mariadb", "mariadb-0", cp.mariadb.ns.name, "slurmctld"),
-      login: pod("login", cp.login.hostname, cp.login.ns.name, "login"),
-      slurmd: cp.slurmd.map((s) => pod(s.hostname, s.hostname, s.ns.name, "slurmd", efs)),
-    },
+    pods,
     token: randomBytes(6).toString("hex"),
     image: ctx.image,
     slurmd: made.slurmd,

@@ -81,6 +81,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   const bridge = (n: Namespace, br: string, cidr: string) => commands.push(["-n", n.name, "link", "add", br, "type", "bridge"], ["-n", n.name, "addr", "add", cidr, "dev", br], ["-n", n.name, "link", "set", br, "up"]);
   const enslave = (n: Namespace, dev: string, br: string) => commands.push(["-n", n.name, "link", "set", dev, "master", br]);
   const ruleset = (n: Namespace, text: string) => rulesets.set(n.name, [...(rulesets.get(n.name) ?? []), text]);
+  type Placed = { readonly ns: Namespace; readonly address: string; readonly hostname: string };
   const hostsFile = (n: Namespace, entries: Record<string, string[]>) =>
     hosts.set(n.name, ["127.0.0.1 localhost", ...Object.entries(entries).map(([a, h]) => `${a} ${h.join(" ")}`), ""].join("\n"));
 
@@ -202,9 +203,14 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   hostsFile(gNode.pod, { [clusterIp]: [o.controllerService.host], ...(gHostname ? { [gNode.address]: [gHostname] } : {}) });
 
   // --- names on central (cluster DNS stands in as /etc/hosts)
-  hostsFile(slurmctld.ns, { [slurmctld.address]: [slurmctld.hostname, names_.controllerService], [slurmdbd.address]: [names_.accountingService, names_.accountingService.split(".")[0]] });
-  hostsFile(slurmdbd.ns, { [slurmdbd.address]: [slurmdbd.hostname], [mariadb.address]: [`${world.controlPlane.accounting.host}.${t.namespace}`, world.controlPlane.accounting.host] });
-  hostsFile(login.ns, { [slurmctld.address]: [slurmctld.hostname, names_.controllerService], [slurmdbd.address]: [names_.accountingService, names_.accountingService.split(".")[0]], [login.address]: [login.hostname] });
+  // Each tenant's pods on central: its Services' names (slurmctld's, slurmdbd's, its MariaDB's) and each pod's own.
+  const controlPlaneHosts = (cp: { slurmctld: Placed; slurmdbd: Placed; mariadb: Omit<Placed, "hostname">; login: Placed }, names: ReturnType<typeof slinkyNames>, accounting: string, namespace: string) => {
+    const services = { [cp.slurmctld.address]: [cp.slurmctld.hostname, names.controllerService], [cp.slurmdbd.address]: [names.accountingService, names.accountingService.split(".")[0]] };
+    hostsFile(cp.slurmctld.ns, services);
+    hostsFile(cp.slurmdbd.ns, { [cp.slurmdbd.address]: [cp.slurmdbd.hostname], [cp.mariadb.address]: [`${accounting}.${namespace}`, accounting] });
+    hostsFile(cp.login.ns, { ...services, [cp.login.address]: [cp.login.hostname] });
+  };
+  controlPlaneHosts({ slurmctld, slurmdbd, mariadb, login }, names_, world.controlPlane.accounting.host, t.namespace);
 
   // --- security groups on every ENI, and the host's Kubernetes NAT
   const members = new Map<string, string[]>();
@@ -242,12 +248,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
         slurmd: [{ ns: gNode.pod, node: gNode.node, address: gNode.address, nodeAddress: gNode.nodeAddress, hostname: gHostname, features: otherSlurmd.features }],
       }
     : undefined;
-  if (otherControlPlane) {
-    const { slurmctld: oc, slurmdbd: od, mariadb: om, login: ol } = otherControlPlane;
-    hostsFile(oc.ns, { [oc.address]: [oc.hostname, oNames.controllerService], [od.address]: [oNames.accountingService, oNames.accountingService.split(".")[0]] });
-    hostsFile(od.ns, { [od.address]: [od.hostname], [om.address]: [`${world.otherControlPlane.accounting.host}.${o.namespace}`, world.otherControlPlane.accounting.host] });
-    hostsFile(ol.ns, { [oc.address]: [oc.hostname, oNames.controllerService], [od.address]: [oNames.accountingService, oNames.accountingService.split(".")[0]], [ol.address]: [ol.hostname] });
-  }
+  if (otherControlPlane) controlPlaneHosts(otherControlPlane, oNames, world.otherControlPlane.accounting.host, o.namespace);
 
   // Each tenant's two Services on the host, as its fleet declares them: slurmctld, and the srun block to the login pod.
   ruleset(cHost, centralHostNat({
