@@ -84,6 +84,19 @@ describe("central's volume limits", () => {
     assert.match(bad.stderr, /ValueError: not a quantity: '4 GiB'/);
   });
 
+  it("the script reads xfs_quota's state: project quotas counted and enforced, or not", function () {
+    if (spawnSync("python3", ["--version"]).status !== 0) {
+      if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
+      return this.skip(); // apt-get install python3
+    }
+    // xfsprogs 6.1's `state -p` on a prjquota mount (as the journey's VM printed it), and on a mount without.
+    const on = "Project quota state on /var/lib/rancher (/dev/vda)\n  Accounting: ON\n  Enforcement: ON\n  Inode: #131 (1 blocks, 1 extents)\nBlocks grace time: [7 days]\n";
+    const off = "Project quota state on /var/lib/rancher (/dev/vda)\n  Accounting: OFF\n  Enforcement: OFF\n  Inode: N/A\n";
+    const r = python(`[limits.enforced(x) for x in ${JSON.stringify([on, off, on.replace("Enforcement: ON", "Enforcement: OFF")])}]`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "[True, False, False]");
+  });
+
   it("the script takes a claim's uid, namespace and name from local-path's folder, and nothing else for one", function () {
     if (spawnSync("python3", ["--version"]).status !== 0) {
       if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
