@@ -60,7 +60,7 @@ export function binaryBytes(q: string): number | undefined {
 }
 
 /** The VM's script: the data volume, the folders, the host's script, the attack and its control. Prints `key value` lines. Pure. */
-export function vmScript(o: { options: readonly string[]; folders: readonly string[]; bin: string; limits: string; attacked: string; other: string; bytes: number }): string {
+export function vmScript(o: { options: readonly string[]; folders: readonly string[]; bin: string; limits: string; library: string; attacked: string; other: string; bytes: number }): string {
   const mount = path.dirname(path.dirname(K3S_LOCAL_PATH.hostRoot));
   const as = `setpriv --reuid ${SLURM_UID} --regid ${SLURM_UID} --clear-groups`;
   const write = (file: string, mib: number) => `${as} dd if=/dev/zero of=${quote(file)} bs=1M count=${mib} conv=fsync 2>&1 | grep -m 1 -E "error|copied"`;
@@ -72,6 +72,8 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
     // local-path's helper makes each folder world-writable before its volume exists.
     ...o.folders.map((f) => `mkdir -m 0777 -p ${quote(f)}`),
     `export PATH=${quote(o.bin)}:$PATH`,
+    // The library where the host's sync writes it is not on this machine's (read-only) root: Python finds it on PYTHONPATH.
+    `export PYTHONPATH=${quote(path.dirname(o.library))}`,
     `out=$(python3 ${quote(o.limits)} 2>&1); echo "limits $?"; echo "$out" | sed 's/^/limits-out /'`,
     `echo "unlimited $(cat ${HOST_COUNTS.VolumesUnlimited.file})"`,
     `id=$(xfs_io -r -c lsproj ${quote(o.attacked)} | sed 's/projid = //'); echo "project $id"`,
@@ -89,6 +91,10 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
     `echo "open-bytes $(stat -c %s ${quote(`${o.attacked}/past`)} 2>/dev/null || echo 0)"`,
     `python3 ${quote(o.limits)} >/dev/null 2>&1; echo "again $?"`,
     `echo "hard $(xfs_quota -x -c "report -p -n -b -N" ${mount} | awk -v id="#$id" '$1 == id { print $4 }')"`,
+    // A file's owner can move it out of its project (FS_IOC_FSSETXATTR, outside a user namespace): the next run moves it back.
+    `${as} touch ${quote(`${o.attacked}/moved`)} && ${as} xfs_io -c "chproj 0" ${quote(`${o.attacked}/moved`)}; echo "moved $(xfs_io -r -c lsproj ${quote(`${o.attacked}/moved`)} | sed 's/projid = //')"`,
+    `out=$(python3 ${quote(o.limits)} 2>&1); echo "back $?"; echo "back-out $out"`,
+    `echo "back-project $(xfs_io -r -c lsproj ${quote(`${o.attacked}/moved`)} | sed 's/projid = //')"`,
     // Mounted without project quotas (an fstab line that lost prjquota): the script fails and counts every volume unlimited.
     `umount ${mount} && mount /dev/vda ${mount}`,
     `out=$(python3 ${quote(o.limits)} 2>&1); echo "unenforced $?"; echo "unenforced-out $out"`,
@@ -130,19 +136,23 @@ export async function volumeLimitsHold(i: VolumeLimitsInput): Promise<void> {
   fs.writeFileSync(path.join(i.dir, "bin", "k3s"), `#!/bin/sh\n# k3s kubectl get <kind> -A -o json, as central's API server answered it\nexec cat '${i.dir}'/"$3".json\n`, { mode: 0o755 });
   const limits = path.join(i.dir, path.basename(VOLUME_LIMITS.script));
   fs.writeFileSync(limits, i.server.volumeLimits.script, { mode: 0o755 });
+  const library = path.join(i.dir, "lib", path.basename(VOLUME_LIMITS.library));
+  fs.mkdirSync(path.dirname(library), { recursive: true });
+  fs.writeFileSync(library, i.server.volumeLimits.library);
   const folders = volumes.map((v) => v.spec.hostPath?.path).filter((p): p is string => !!p && path.dirname(p) === K3S_LOCAL_PATH.hostRoot);
   const disk = path.join(i.dir, "data-volume.img");
   fs.rmSync(disk, { force: true });
   fs.writeFileSync(disk, "");
   fs.truncateSync(disk, i.dataVolumeGiB * 1024 * MIB);
   try {
-    const vm = await runInVm({ kernel: kernel, disk, dir: path.join(i.dir, "vm"), timeoutMs: 300_000, script: vmScript({ options: i.server.volumeLimits.mountOptions, folders, bin: path.join(i.dir, "bin"), limits, attacked: a.folder, other: b.folder, bytes }) });
+    const vm = await runInVm({ kernel: kernel, disk, dir: path.join(i.dir, "vm"), timeoutMs: 300_000, script: vmScript({ options: i.server.volumeLimits.mountOptions, folders, bin: path.join(i.dir, "bin"), limits, library, attacked: a.folder, other: b.folder, bytes }) });
     const got = lines(vm.output);
     const one = (k: string) => got.get(k)?.at(-1) ?? "";
     const pastBytes = Number(one("past-bytes"));
-    const ok = vm.code === 0 && one("limits") === "0" && one("unlimited") === "0" && one("fill") === "0" && pastBytes < 2 * MIB && Number(one("other-bytes")) === 2 * MIB && Number(one("open-bytes")) === 2 * MIB && one("again") === "0" && Number(one("hard")) === bytes / 1024 && one("unenforced") === "1" && one("unenforced-count") === String(folders.length);
+    const ok = vm.code === 0 && one("limits") === "0" && one("unlimited") === "0" && one("fill") === "0" && pastBytes < 2 * MIB && Number(one("other-bytes")) === 2 * MIB && Number(one("open-bytes")) === 2 * MIB && one("again") === "0" && Number(one("hard")) === bytes / 1024
+      && one("moved") === "0" && one("back") === "0" && one("back-project") === one("project") && one("unenforced") === "1" && one("unenforced-count") === String(folders.length);
     i.report(step(name, ok, ok
-      ? `${kernel.version} in ${(vm.ms / 1000).toFixed(1)} s, data volume ${i.dataVolumeGiB} GiB mounted -o ${i.server.volumeLimits.mountOptions.join(",")}; the script limited ${folders.length} volumes (VolumesUnlimited ${one("unlimited")}; ${(got.get("limits-out") ?? []).find((l) => l.startsWith(a.folder))?.slice(a.folder.length + 2) ?? "?"} for ${attacked}'s ${a.size}); as uid ${SLURM_UID} after filling it to 1 MiB short: ${one("past")} (${pastBytes} of 2 MiB written); ${other}'s volume: ${Number(one("other-bytes")) / MIB} MiB written; ${Number(one("avail")) / 1024 ** 3 > 1 ? `${(Number(one("avail")) / 1024 ** 3).toFixed(1)} GiB` : `${one("avail")} bytes`} left on the data volume; without the limit the same write went through (${Number(one("open-bytes")) / MIB} MiB), and the script's next run put ${one("hard")} KiB back; mounted without prjquota, the script failed ("${one("unenforced-out")}") and counted ${one("unenforced-count")} volumes unlimited for the host's alarm`
+      ? `${kernel.version} in ${(vm.ms / 1000).toFixed(1)} s, data volume ${i.dataVolumeGiB} GiB mounted -o ${i.server.volumeLimits.mountOptions.join(",")}; the script limited ${folders.length} volumes (VolumesUnlimited ${one("unlimited")}; ${(got.get("limits-out") ?? []).find((l) => l.startsWith(a.folder))?.slice(a.folder.length + 2) ?? "?"} for ${attacked}'s ${a.size}); as uid ${SLURM_UID} after filling it to 1 MiB short: ${one("past")} (${pastBytes} of 2 MiB written); ${other}'s volume: ${Number(one("other-bytes")) / MIB} MiB written; ${Number(one("avail")) / 1024 ** 3 > 1 ? `${(Number(one("avail")) / 1024 ** 3).toFixed(1)} GiB` : `${one("avail")} bytes`} left on the data volume; without the limit the same write went through (${Number(one("open-bytes")) / MIB} MiB), and the script's next run put ${one("hard")} KiB back; a file SlurmUser moved out of its project (xfs_io chproj 0, as its owner may) was moved back by the next run ("${one("back-out")}", project ${one("back-project")}); mounted without prjquota, the script failed ("${one("unenforced-out")}") and counted ${one("unenforced-count")} volumes unlimited for the host's alarm`
       : `exit ${vm.code ?? "none (the VM did not finish)"}; ${vm.output.split("\n").slice(-25).join(" | ").slice(-1500)}`));
   } finally {
     fs.rmSync(disk, { force: true });

@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
-import { VOLUME_LIMITS, volumeLimitsFiles, volumeLimitsScript } from "../components/host/volume-limits";
+import { VOLUME_LIMITS, volumeLimitsFiles, volumeLimitsLibrary, volumeLimitsScript } from "../components/host/volume-limits";
 import { hostFileProblem, plannedHostFiles } from "../components/host/host-files";
 import { CENTRAL_DATA_MOUNT, CENTRAL_MOUNT_SCRIPT } from "../components/host/central-cloud-init";
 import { mountDataVolumeScript } from "../components/host/boot";
@@ -26,12 +26,12 @@ import { byType, plan } from "./helpers";
 
 const UNITS = "/etc/systemd/system/";
 
-/** Calls the script's own functions with python3 (the module is imported, main() not run). */
+/** Calls the script's library with python3, as the script imports it. */
 function python(expression: string): { code: number | null; stdout: string; stderr: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "volume-limits-"));
   try {
-    fs.writeFileSync(path.join(dir, "limits.py"), volumeLimitsScript(CENTRAL_DATA_MOUNT.mountPoint));
-    const r = spawnSync("python3", ["-c", `import sys; sys.path.insert(0, ${JSON.stringify(dir)}); import limits; print(${expression})`], { encoding: "utf8" });
+    fs.writeFileSync(path.join(dir, path.basename(VOLUME_LIMITS.library)), volumeLimitsLibrary());
+    const r = spawnSync("python3", ["-c", `import sys; sys.path.insert(0, ${JSON.stringify(dir)}); import ${path.basename(VOLUME_LIMITS.library, ".py")} as limits; print(${expression})`], { encoding: "utf8" });
     return { code: r.status, stdout: r.stdout.trim(), stderr: r.stderr };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -45,6 +45,7 @@ describe("central's volume limits", () => {
     const files = plannedHostFiles(byType(central, "aws:ssm/parameter:Parameter").map((r) => ({ type: r.type, inputs: r.inputs as Record<string, unknown> })), hostFilesPrefix("dev"));
     const server = readK3sServer(String(instance.inputs?.userData), "arm64", "central", files);
     assert.equal(server.volumeLimits?.script, volumeLimitsScript(CENTRAL_DATA_MOUNT.mountPoint));
+    assert.equal(server.volumeLimits?.library, volumeLimitsLibrary());
     assert.deepEqual(server.volumeLimits?.mountOptions, ["defaults", "nofail", "prjquota"]);
     const paths = files.map((f) => f.path);
     for (const unit of [VOLUME_LIMITS.service, VOLUME_LIMITS.path, VOLUME_LIMITS.timer]) assert.ok(paths.includes(`${UNITS}${unit}`), `${unit} not delivered`);
@@ -66,22 +67,22 @@ describe("central's volume limits", () => {
     const tenant = mountDataVolumeScript("vol-0123456789abcdef0", TENANT_STATE_MOUNT);
     assert.match(tenant, /^grep -q ' \/var\/lib\/rancher\/k3s\/server ' \/etc\/fstab \|\| echo "LABEL=k3s-state \/var\/lib\/rancher\/k3s\/server xfs defaults,nofail 0 2" >> \/etc\/fstab$/m);
     // The journey reads central's options back from its user data.
-    const doc = `#cloud-config\n${JSON.stringify({ write_files: [{ path: "/etc/rancher/k3s/config.yaml", content: "{}" }, { path: CENTRAL_MOUNT_SCRIPT, content: central }, { path: VOLUME_LIMITS.script, content: "x" }] })}`;
+    const doc = `#cloud-config\n${JSON.stringify({ write_files: [{ path: "/etc/rancher/k3s/config.yaml", content: "{}" }, { path: CENTRAL_MOUNT_SCRIPT, content: central }, { path: VOLUME_LIMITS.script, content: "x" }, { path: VOLUME_LIMITS.library, content: "y" }] })}`;
     assert.deepEqual(readK3sServer(doc, "arm64", "central").volumeLimits?.mountOptions, ["defaults", "nofail", "prjquota"]);
     assert.ok(parse(doc.replace(/^#cloud-config\n/, "")));
   });
 
-  it("the script reads Kubernetes quantities in bytes and refuses what is not one", function () {
+  it("the script reads Kubernetes quantities in bytes, and none from what is not one (that folder is left unsized, the run goes on)", function () {
     if (spawnSync("python3", ["--version"]).status !== 0) {
       if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
       return this.skip(); // apt-get install python3
     }
-    const q = python(`[limits.quantity(x) for x in ["4Gi", "16Gi", "512Mi", "1.5G", "500e6", "100", "2Ti"]]`);
+    const q = python(`[limits.quantity(x) for x in ["4Gi", "16Gi", "512Mi", "1.5G", "500e6", "100", "2Ti", "100m", "1E3", "1E", "+1Gi", ".5Gi", "1Pi"]]`);
     assert.equal(q.code, 0, q.stderr);
-    assert.equal(q.stdout, `[${[4 * 2 ** 30, 16 * 2 ** 30, 512 * 2 ** 20, 1.5e9, 5e8, 100, 2 * 2 ** 40].join(", ")}]`);
-    const bad = python(`limits.quantity("4 GiB")`);
-    assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /ValueError: not a quantity: '4 GiB'/);
+    assert.equal(q.stdout, `[${[4 * 2 ** 30, 16 * 2 ** 30, 512 * 2 ** 20, 1.5e9, 5e8, 100, 2 * 2 ** 40, 1, 1000, "1000000000000000000", 2 ** 30, 2 ** 29, "1125899906842624"].join(", ")}]`);
+    const bad = python(`[limits.quantity(x) for x in ["4 GiB", "-1Gi", "", None, "Gi"]]`);
+    assert.equal(bad.code, 0, bad.stderr);
+    assert.equal(bad.stdout, "[None, None, None, None, None]");
   });
 
   it("the script reads xfs_quota's state: project quotas counted and enforced, or not", function () {
@@ -106,6 +107,46 @@ describe("central's volume limits", () => {
     const r = python(`[(m.groups() if m else None) for m in (limits.FOLDER.fullmatch(n) for n in ${JSON.stringify(names)})]`);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "[('0a1b2c3d', 'tenant-acme', 'statesave-slurm-controller-0'), None, None, None]");
+  });
+});
+
+describe("the volume-limits script's library", () => {
+  before(function () {
+    if (spawnSync("python3", ["--version"]).status !== 0) {
+      if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
+      this.skip(); // apt-get install python3
+    }
+  });
+
+  it("sizes each folder by its volume's capacity (hostPath or local), else by its claim's request", () => {
+    const root = K3S_LOCAL_PATH.hostRoot;
+    const volumes = [
+      { spec: { capacity: { storage: "4Gi" }, hostPath: { path: `${root}/pvc-0a1b2c3d-1111-2222-3333-444455556666_tenant-acme_statesave-slurm-controller-0` } } },
+      { spec: { capacity: { storage: "16Gi" }, local: { path: `${root}/pvc-11111111-1111-2222-3333-444455556666_tenant-acme_storage-mariadb-0/` } } },
+      { spec: { capacity: { storage: "1Gi" }, hostPath: { path: "/elsewhere/pvc-x" } } },
+      { spec: { capacity: { storage: "odd" }, hostPath: { path: `${root}/pvc-22222222-1111-2222-3333-444455556666_tenant-acme_odd` } } },
+    ];
+    const claims = [{ metadata: { namespace: "tenant-globex", name: "statesave-slurm-controller-0" }, spec: { resources: { requests: { storage: "4Gi" } } } }];
+    const folders = [`${root}/pvc-0a1b2c3d-1111-2222-3333-444455556666_tenant-acme_statesave-slurm-controller-0`, `${root}/pvc-11111111-1111-2222-3333-444455556666_tenant-acme_storage-mariadb-0`, `${root}/pvc-33333333-1111-2222-3333-444455556666_tenant-globex_statesave-slurm-controller-0`, `${root}/pvc-22222222-1111-2222-3333-444455556666_tenant-acme_odd`, `${root}/not-a-claim`];
+    const r = python(`(lambda known: [limits.size_of(f, known) for f in ${JSON.stringify(folders)}])(limits.sizes(${JSON.stringify(volumes)}, ${JSON.stringify(claims)}, ${JSON.stringify(root)}))`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `[${4 * 2 ** 30}, ${16 * 2 ** 30}, ${4 * 2 ** 30}, None, None]`);
+  });
+
+  it("gives a new folder a project id from its claim's uid, the next free one on a clash, never 0", () => {
+    const f = (uid: string) => `${K3S_LOCAL_PATH.hostRoot}/pvc-${uid}-1111-2222-3333-444455556666_tenant-acme_x`;
+    const r = python(`[limits.new_id(${JSON.stringify(f("0a1b2c3d"))}, set()), limits.new_id(${JSON.stringify(f("0a1b2c3d"))}, {0x0a1b2c3d}), limits.new_id(${JSON.stringify(f("ffffffff"))}, {0x7fffffff}), limits.new_id(${JSON.stringify(f("80000000"))}, set()), limits.new_id("/x/other", {1})]`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `[${0x0a1b2c3d}, ${0x0a1b2c3d + 1}, 1, 1, 2]`);
+  });
+
+  it("reads xfs_quota's report, xfs_io's project and xfs_quota's check as xfsprogs 6.1 prints them", () => {
+    // As the journey's VM printed them (report -p -n -b -N; lsproj; project -c).
+    const report = "#0                   0          0          0     00 [--------]\n#42                  0          0     102400     00 [--------]\n";
+    const check = "Checking project 42 (path /m/s/d)...\n/m/s/d/f - project identifier is not set (inode=0, tree=42)\nProcessed 1 (/etc/projects and cmdline) paths for project 42 with recursion depth infinite (-1).\n";
+    const r = python(`[limits.hard_limits(${JSON.stringify(report)}), limits.project_of("projid = 42"), limits.project_of(""), limits.strays(${JSON.stringify(check)}), limits.strays("Processed 1 paths")]`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "[{0: 0, 42: 102400}, 42, 0, 1, 0]");
   });
 });
 
@@ -144,7 +185,7 @@ describe("the journey's VM and its volume play (pure parts)", () => {
     assert.equal(stateFolder(volumes, "initech"), undefined);
     assert.equal(binaryBytes("4Gi"), 4 * 2 ** 30);
     assert.equal(binaryBytes("4G"), undefined);
-    const script = vmScript({ options: ["defaults", "nofail", "prjquota"], folders: ["/a"], bin: "/b", limits: "/l", attacked: "/a", other: "/o", bytes: 4 * 2 ** 30 });
+    const script = vmScript({ options: ["defaults", "nofail", "prjquota"], folders: ["/a"], bin: "/b", limits: "/l", library: "/lib/x.py", attacked: "/a", other: "/o", bytes: 4 * 2 ** 30 });
     assert.match(script, /^mount -o defaults,nofail,prjquota \/dev\/vda \/var\/lib\/rancher /m);
     assert.match(script, /setpriv --reuid 401 --regid 401 --clear-groups fallocate -l 4293918720 '\/a\/fill'/);
   });

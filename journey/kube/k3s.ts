@@ -30,7 +30,7 @@ export interface K3sServer {
   /** The script a replaced server runs to remove its predecessor's Node and CiliumNode, when the server writes one. */
   readonly forgetPredecessors?: string;
   /** The script that holds each local volume to its size, and the data volume's mount options (its fstab line), when the server writes them (central). */
-  readonly volumeLimits?: { readonly script: string; readonly mountOptions: readonly string[] };
+  readonly volumeLimits?: { readonly script: string; readonly library: string; readonly mountOptions: readonly string[] };
 }
 
 /** K3s's kubelet default when no max-pods is given. */
@@ -76,9 +76,10 @@ export function readK3sServer(userData: string, arch: string, hostname: string, 
   };
   const localStorage = !list(config.disable).flatMap((d) => d.split(",")).map((d) => d.trim()).includes("local-storage");
   const forgetPredecessors = file(doc, FORGET_PREDECESSORS) ?? delivered.find((f) => f.path === FORGET_PREDECESSORS)?.content;
-  const limits = file(doc, VOLUME_LIMITS.script) ?? delivered.find((f) => f.path === VOLUME_LIMITS.script)?.content;
+  const written = (p: string) => file(doc, p) ?? delivered.find((f) => f.path === p)?.content;
+  const [limits, library] = [written(VOLUME_LIMITS.script), written(VOLUME_LIMITS.library)];
   const fstab = new RegExp(`^echo "LABEL=\\S+ ${CENTRAL_DATA_MOUNT.mountPoint} xfs (\\S+) 0 2"`, "m").exec(file(doc, CENTRAL_MOUNT_SCRIPT) ?? "");
-  const volumeLimits = limits !== undefined && fstab ? { script: limits, mountOptions: fstab[1].split(",") } : undefined;
+  const volumeLimits = limits !== undefined && library !== undefined && fstab ? { script: limits, library, mountOptions: fstab[1].split(",") } : undefined;
   return { config, ...(admissionConfig !== undefined ? { admissionConfig } : {}), nodeLabels, maxPods: maxPods ? Number(maxPods) : K3S_DEFAULT_MAX_PODS, localStorage, ...(forgetPredecessors !== undefined ? { forgetPredecessors } : {}), ...(volumeLimits ? { volumeLimits } : {}) };
 }
 
