@@ -74,11 +74,14 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
     `export PATH=${quote(o.bin)}:$PATH`,
     // The library where the host's sync writes it is not on this machine's (read-only) root: Python finds it on PYTHONPATH.
     `export PYTHONPATH=${quote(path.dirname(o.library))}`,
+    // What the tenant wrote before its limit (local-path made the folder a moment earlier) is counted once it is set.
+    `${as} dd if=/dev/zero of=${quote(`${o.attacked}/before`)} bs=1M count=1 conv=fsync 2>/dev/null`,
     `out=$(python3 ${quote(o.limits)} 2>&1); echo "limits $?"; echo "$out" | sed 's/^/limits-out /'`,
     `echo "unlimited $(cat ${HOST_COUNTS.VolumesUnlimited.file})"`,
     `id=$(xfs_io -r -c lsproj ${quote(o.attacked)} | sed 's/projid = //'); echo "project $id"`,
-    // SlurmUser fills its state volume to 1 MiB short of its size, then writes 2 MiB more.
-    `${as} fallocate -l ${o.bytes - MIB} ${quote(`${o.attacked}/fill`)}; echo "fill $?"`,
+    `echo "counted $(xfs_quota -x -c "report -p -n -b -N" ${mount} | awk -v id="#$id" '$1 == id { print $2 }')"`,
+    // SlurmUser fills its state volume to 1 MiB short of its size (the 1 MiB it wrote before included), then writes 2 MiB more.
+    `${as} fallocate -l ${o.bytes - 2 * MIB} ${quote(`${o.attacked}/fill`)}; echo "fill $?"`,
     `echo "past $(${write(`${o.attacked}/past`, 2)})"`,
     `echo "past-bytes $(stat -c %s ${quote(`${o.attacked}/past`)} 2>/dev/null || echo 0)"`,
     `echo "other $(${write(`${o.other}/write`, 2)})"`,
@@ -149,10 +152,10 @@ export async function volumeLimitsHold(i: VolumeLimitsInput): Promise<void> {
     const got = lines(vm.output);
     const one = (k: string) => got.get(k)?.at(-1) ?? "";
     const pastBytes = Number(one("past-bytes"));
-    const ok = vm.code === 0 && one("limits") === "0" && one("unlimited") === "0" && one("fill") === "0" && pastBytes < 2 * MIB && Number(one("other-bytes")) === 2 * MIB && Number(one("open-bytes")) === 2 * MIB && one("again") === "0" && Number(one("hard")) === bytes / 1024
+    const ok = vm.code === 0 && one("limits") === "0" && one("unlimited") === "0" && Number(one("counted")) >= 1024 && one("fill") === "0" && pastBytes < 2 * MIB && Number(one("other-bytes")) === 2 * MIB && Number(one("open-bytes")) === 2 * MIB && one("again") === "0" && Number(one("hard")) === bytes / 1024
       && one("moved") === "0" && one("back") === "0" && one("back-project") === one("project") && one("unenforced") === "1" && one("unenforced-count") === String(folders.length);
     i.report(step(name, ok, ok
-      ? `${kernel.version} in ${(vm.ms / 1000).toFixed(1)} s, data volume ${i.dataVolumeGiB} GiB mounted -o ${i.server.volumeLimits.mountOptions.join(",")}; the script limited ${folders.length} volumes (VolumesUnlimited ${one("unlimited")}; ${(got.get("limits-out") ?? []).find((l) => l.startsWith(a.folder))?.slice(a.folder.length + 2) ?? "?"} for ${attacked}'s ${a.size}); as uid ${SLURM_UID} after filling it to 1 MiB short: ${one("past")} (${pastBytes} of 2 MiB written); ${other}'s volume: ${Number(one("other-bytes")) / MIB} MiB written; ${Number(one("avail")) / 1024 ** 3 > 1 ? `${(Number(one("avail")) / 1024 ** 3).toFixed(1)} GiB` : `${one("avail")} bytes`} left on the data volume; without the limit the same write went through (${Number(one("open-bytes")) / MIB} MiB), and the script's next run put ${one("hard")} KiB back; a file SlurmUser moved out of its project (xfs_io chproj 0, as its owner may) was moved back by the next run ("${one("back-out")}", project ${one("back-project")}); mounted without prjquota, the script failed ("${one("unenforced-out")}") and counted ${one("unenforced-count")} volumes unlimited for the host's alarm`
+      ? `${kernel.version} in ${(vm.ms / 1000).toFixed(1)} s, data volume ${i.dataVolumeGiB} GiB mounted -o ${i.server.volumeLimits.mountOptions.join(",")}; the script limited ${folders.length} volumes (VolumesUnlimited ${one("unlimited")}; ${(got.get("limits-out") ?? []).find((l) => l.startsWith(a.folder))?.slice(a.folder.length + 2) ?? "?"} for ${attacked}'s ${a.size}, the ${one("counted")} KiB written before it counted); as uid ${SLURM_UID} after filling it to 1 MiB short: ${one("past")} (${pastBytes} of 2 MiB written); ${other}'s volume: ${Number(one("other-bytes")) / MIB} MiB written; ${Number(one("avail")) / 1024 ** 3 > 1 ? `${(Number(one("avail")) / 1024 ** 3).toFixed(1)} GiB` : `${one("avail")} bytes`} left on the data volume; without the limit the same write went through (${Number(one("open-bytes")) / MIB} MiB), and the script's next run put ${one("hard")} KiB back; a file SlurmUser moved out of its project (xfs_io chproj 0, as its owner may) was moved back by the next run ("${one("back-out")}", project ${one("back-project")}); mounted without prjquota, the script failed ("${one("unenforced-out")}") and counted ${one("unenforced-count")} volumes unlimited for the host's alarm`
       : `exit ${vm.code ?? "none (the VM did not finish)"}; ${vm.output.split("\n").slice(-25).join(" | ").slice(-1500)}`));
   } finally {
     fs.rmSync(disk, { force: true });

@@ -187,6 +187,6 @@ describe("the journey's VM and its volume play (pure parts)", () => {
     assert.equal(binaryBytes("4G"), undefined);
     const script = vmScript({ options: ["defaults", "nofail", "prjquota"], folders: ["/a"], bin: "/b", limits: "/l", library: "/lib/x.py", attacked: "/a", other: "/o", bytes: 4 * 2 ** 30 });
     assert.match(script, /^mount -o defaults,nofail,prjquota \/dev\/vda \/var\/lib\/rancher /m);
-    assert.match(script, /setpriv --reuid 401 --regid 401 --clear-groups fallocate -l 4293918720 '\/a\/fill'/);
+    assert.match(script, /setpriv --reuid 401 --regid 401 --clear-groups fallocate -l 4292870144 '\/a\/fill'/);
   });
 });
