@@ -95,6 +95,7 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
     `python3 ${quote(o.limits)} >/dev/null 2>&1; echo "again $?"`,
     `echo "hard $(xfs_quota -x -c "report -p -n -b -N" ${mount} | awk -v id="#$id" '$1 == id { print $4 }')"`,
     // A file's owner can move it out of its project (FS_IOC_FSSETXATTR, outside a user namespace): the next run moves it back.
+    `rm -f ${quote(`${o.attacked}/fill`)} ${quote(`${o.attacked}/past`)}`,
     `${as} touch ${quote(`${o.attacked}/moved`)} && ${as} xfs_io -c "chproj 0" ${quote(`${o.attacked}/moved`)}; echo "moved $(xfs_io -r -c lsproj ${quote(`${o.attacked}/moved`)} | sed 's/projid = //')"`,
     `out=$(python3 ${quote(o.limits)} 2>&1); echo "back $?"; echo "back-out $out"`,
     `echo "back-project $(xfs_io -r -c lsproj ${quote(`${o.attacked}/moved`)} | sed 's/projid = //')"`,
