@@ -26,6 +26,13 @@ import { byType, plan } from "./helpers";
 
 const UNITS = "/etc/systemd/system/";
 
+/** Skips a test that runs python3 where there is none (by hand; in CI it fails: install-tools installs it). */
+function needPython(ctx: Mocha.Context): void {
+  if (spawnSync("python3", ["--version"]).status === 0) return;
+  if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
+  ctx.skip(); // apt-get install python3
+}
+
 /** Calls the script's library with python3, as the script imports it. */
 function python(expression: string): { code: number | null; stdout: string; stderr: string } {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "volume-limits-"));
@@ -73,10 +80,7 @@ describe("central's volume limits", () => {
   });
 
   it("the script reads Kubernetes quantities in bytes, and none from what is not one (that folder is left unsized, the run goes on)", function () {
-    if (spawnSync("python3", ["--version"]).status !== 0) {
-      if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
-      return this.skip(); // apt-get install python3
-    }
+    needPython(this);
     const q = python(`[limits.quantity(x) for x in ["4Gi", "16Gi", "512Mi", "1.5G", "500e6", "100", "2Ti", "100m", "1E3", "1E", "+1Gi", ".5Gi", "1Pi"]]`);
     assert.equal(q.code, 0, q.stderr);
     assert.equal(q.stdout, `[${[4 * 2 ** 30, 16 * 2 ** 30, 512 * 2 ** 20, 1.5e9, 5e8, 100, 2 * 2 ** 40, 1, 1000, "1000000000000000000", 2 ** 30, 2 ** 29, "1125899906842624"].join(", ")}]`);
@@ -86,10 +90,7 @@ describe("central's volume limits", () => {
   });
 
   it("the script reads xfs_quota's state: project quotas counted and enforced, or not", function () {
-    if (spawnSync("python3", ["--version"]).status !== 0) {
-      if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
-      return this.skip(); // apt-get install python3
-    }
+    needPython(this);
     // xfsprogs 6.1's `state -p` on a prjquota mount (as the journey's VM printed it), and on a mount without.
     const on = "Project quota state on /var/lib/rancher (/dev/vda)\n  Accounting: ON\n  Enforcement: ON\n  Inode: #131 (1 blocks, 1 extents)\nBlocks grace time: [7 days]\n";
     const off = "Project quota state on /var/lib/rancher (/dev/vda)\n  Accounting: OFF\n  Enforcement: OFF\n  Inode: N/A\n";
@@ -99,10 +100,7 @@ describe("central's volume limits", () => {
   });
 
   it("the script takes a claim's uid, namespace and name from local-path's folder, and nothing else for one", function () {
-    if (spawnSync("python3", ["--version"]).status !== 0) {
-      if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
-      return this.skip(); // apt-get install python3
-    }
+    needPython(this);
     const names = ["pvc-0a1b2c3d-1111-2222-3333-444455556666_tenant-acme_statesave-slurm-controller-0", "pvc-0a1b2c3d_tenant-acme_x", "other-folder", "pvc-0a1b2c3d-1111-2222-3333-444455556666_Tenant_x"];
     const r = python(`[(m.groups() if m else None) for m in (limits.FOLDER.fullmatch(n) for n in ${JSON.stringify(names)})]`);
     assert.equal(r.code, 0, r.stderr);
@@ -112,10 +110,7 @@ describe("central's volume limits", () => {
 
 describe("the volume-limits script's library", () => {
   before(function () {
-    if (spawnSync("python3", ["--version"]).status !== 0) {
-      if (process.env.CI) assert.fail("python3 is missing: CI runs scripts/install-tools first");
-      this.skip(); // apt-get install python3
-    }
+    needPython(this);
   });
 
   it("sizes each folder by its volume's capacity (hostPath or local), else by its claim's request", () => {
