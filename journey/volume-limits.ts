@@ -17,6 +17,8 @@ import * as path from "path";
 import type { Kubectl } from "./kube/kubectl";
 import type { K3sServer } from "./kube/k3s";
 import { findVmKernel, runInVm } from "./host/vm";
+import { SLURM_USER } from "./host/image";
+import { CENTRAL_DATA_MOUNT } from "../components/host/central-cloud-init";
 import { quote } from "./host/processes";
 import { step, type JourneyStep } from "./host/step";
 import { K3S_LOCAL_PATH } from "../facts/central-host";
@@ -25,8 +27,8 @@ import { tenantNamespace } from "../facts/fleet";
 import { VOLUME_LIMITS } from "../components/host/volume-limits";
 import { HOST_COUNTS } from "../facts/alarms";
 
-/** Slinky's SlurmUser in its images and in the journey's (slurmctld writes its state as it). */
-const SLURM_UID = 401;
+/** slurmctld writes its state as SlurmUser. */
+const SLURM_UID = SLURM_USER.uid;
 const MIB = 1024 * 1024;
 
 export interface VolumeLimitsInput {
@@ -66,7 +68,7 @@ export function vmScript(o: { options: readonly string[]; folders: readonly stri
   const write = (file: string, mib: number) => `${as} dd if=/dev/zero of=${quote(file)} bs=1M count=${mib} conv=fsync 2>&1 | grep -m 1 -E "error|copied"`;
   return [
     "set -u",
-    `mkfs.xfs -q -f -L k3s-data /dev/vda || { echo "mkfs failed"; exit 10; }`,
+    `mkfs.xfs -q -f -L ${CENTRAL_DATA_MOUNT.label} /dev/vda || { echo "mkfs failed"; exit 10; }`,
     `mkdir -p ${mount}`,
     `mount -o ${o.options.join(",")} /dev/vda ${mount} || { echo "mount -o ${o.options.join(",")} failed"; exit 11; }`,
     // local-path's helper makes each folder world-writable before its volume exists.

@@ -38,6 +38,9 @@ export function findImage(root: string, name: string, expected: RegExp, what: st
   return { image: { dir, versions } };
 }
 
+/** Slurm's own user in the Slurm image (install-tools makes it with Slinky's ids) and in Slinky's pods: SlurmUser. */
+export const SLURM_USER = { name: "slurm", uid: 401, gid: 401 } as const;
+
 /** The Slurm image (Slurm 26.05), or why there is none. */
 export function findSlurmImage(root: string): { image?: SlurmImage; missing?: string } {
   return findImage(root, "slurm", /^slurm 26\.05\./, "Slurm 26.05");

@@ -23,7 +23,7 @@ import { POLICY_TABLE } from "../host/network-policy";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import { LOGIN_CAPABILITIES, LOGIN_SSH_METHODS } from "../../facts/control-plane";
 import { setprivLimitArgs } from "../kube/pods";
-import type { SlurmImage } from "../host/image";
+import { SLURM_USER, type SlurmImage } from "../host/image";
 
 export interface JourneyRunOptions {
   readonly workDir: string;
@@ -372,8 +372,6 @@ async function networkUp(ctx: Context): Promise<{ ok: boolean; detail: string }>
   return { ok: problems.length === 0, detail };
 }
 
-/** Slurm's own user in the image and Slinky's pods (SlurmUser): it owns slurm.key, slurmdbd.conf and slurmctld's state. */
-const SLURM_USER = { name: "slurm", uid: 401, gid: 401 } as const;
 /** Keys of the operator's slurm.conf (and one override) whose running values `slurmctld up` compares with the file. */
 const RUNNING_KEYS = ["ClusterName", "StateSaveLocation", "SlurmctldParameters", "AuthAltTypes", "ProctrackType"] as const;
 
