@@ -134,12 +134,24 @@ export async function runOffline(
   const traceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = process.env.CLUSTERRA_TRACES ? traceLimit : 0;
   let outputs: Record<string, unknown>;
+  // An error the program throws is kept here, not let through the stack resource: the SDK
+  // rejects that resource's promises more than once, and a copy nobody awaits crashes Node.
+  let thrown: { readonly error: unknown } | undefined;
+  const caught = async () => {
+    try {
+      return await program();
+    } catch (error) {
+      thrown = { error };
+      return {};
+    }
+  };
   try {
-    outputs = ((await pulumi.runtime.runInPulumiStack(program)) ?? {}) as Record<string, unknown>;
+    outputs = ((await pulumi.runtime.runInPulumiStack(caught)) ?? {}) as Record<string, unknown>;
     await pulumi.runtime.disconnect();
   } finally {
     Error.stackTraceLimit = traceLimit;
   }
+  if (thrown) throw thrown.error;
   const leaked = pendingOperations();
   if (failures.length > 0 || leaked > 0) {
     throw new Error(

@@ -17,6 +17,9 @@ import { clusterParameterNames } from "../facts/tenant-cluster";
 import { hostFilesPrefix } from "../components/central/k3s-host";
 import { AWS_LIMITS } from "../facts/aws-limits";
 import { byType, plan } from "./helpers";
+import * as pulumi from "@pulumi/pulumi";
+import { HostFileParameters } from "../components/host/host-file-parameters";
+import { runOffline } from "../planning/engine";
 
 const PREFIX = "/clusterra/dev/acme/k3s/server-files";
 const TMPFS = ["/etc/systemd/system", "/usr/local/sbin", "/var/lib/clusterra"];
@@ -168,5 +171,26 @@ describe("a host's scripts and units from SSM", function () {
       assert.ok(parameters.every((p) => (instance.dependencies ?? []).includes(p.urn)), `${stack}: the instance does not wait for its files`);
       assert.match(JSON.stringify(result.deployment.deployment.resources.filter((r) => r.type.startsWith("aws:iam/")).map((r) => r.inputs)), new RegExp(`ssm:GetParametersByPath.{0,80}:parameter${prefix}\\\\"`));
     }
+  });
+
+  describe("a file over the Standard tier", () => {
+    /** Plans one host's files: `size` characters before the deploy's values, 100 more with them. */
+    const planFiles = (size: number) =>
+      runOffline("central-dev", {}, { region: "us-east-1", partition: "aws", accountId: "111122223333", stackOutputs: new Map() }, async () => {
+        const files = (value: string): HostFile[] => [{ ...SCRIPT, content: "x".repeat(size) + value }];
+        new HostFileParameters("host", { prefix: PREFIX, shape: files(""), files: pulumi.output("i".repeat(100)).apply(files), host: "test host" });
+        return {};
+      });
+
+    it("stops the plan naming the file and the tier when it is over before the deploy's values go in", async () => {
+      await assert.rejects(planFiles(4100), (e: Error) => /^test host: \/usr\/local\/sbin\/clusterra-disk-metrics: its parameter's value is 41\d\d characters, over 4096 .*: split the file$/.test(e.message));
+    });
+
+    it("is planned when the deploy's values push it over, for the policy pack's AWS limits check to refuse (never an error inside an output)", async () => {
+      const run = await planFiles(4000);
+      const values = run.deployment.deployment.resources.filter((r) => r.type === "aws:ssm/parameter:Parameter").map((r) => [...String(r.inputs?.insecureValue)].length);
+      assert.equal(values.length, 1);
+      assert.ok(values[0] > 4096, `${values[0]} characters`);
+    });
   });
 });

@@ -151,7 +151,7 @@ export class K3sHost extends pulumi.ComponentResource {
     const userData = hostInit.apply(k3sServerUserData);
     // Its scripts and units: parameters, so a change to one reaches the host in place (the
     // deploy's values go into their contents only, never into which files there are).
-    const files = new HostFileParameters(`${name}-files`, { prefix: filesPrefix, paths: centralHostFiles(init("", "")).map((f) => f.path), files: hostInit.apply(centralHostFiles), host: `central's K3s host (${args.scope})` }, child);
+    const files = new HostFileParameters(`${name}-files`, { prefix: filesPrefix, shape: centralHostFiles(init("", "")), files: hostInit.apply(centralHostFiles), host: `central's K3s host (${args.scope})` }, child);
     // A fixed address, reserved in its subnet so EC2 gives it to nothing else: a replacement
     // (deleted before its successor starts) comes back at the same one.
     const privateIp = hostAddress(args.subnetCidr, CENTRAL_HOST_NUMBER);

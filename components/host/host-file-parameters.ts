@@ -5,8 +5,8 @@ import { hostFileParameterName, hostFileParameterValue, hostFileProblem, type Ho
 export interface HostFileParametersArgs {
   /** The parameters' path (no trailing slash): the host's role reads it, and only it. */
   readonly prefix: string;
-  /** The files' paths, known before their contents are (a component's outputs go into those). */
-  readonly paths: readonly string[];
+  /** The files rendered before the deploy's values are known: their paths and modes are final, their contents are not (a component's outputs go into those). */
+  readonly shape: readonly HostFile[];
   /** The files, path for path. */
   readonly files: pulumi.Output<readonly HostFile[]>;
   /** Whose files they are, for each parameter's description. */
@@ -25,17 +25,22 @@ export class HostFileParameters extends pulumi.ComponentResource {
 
   constructor(name: string, args: HostFileParametersArgs, opts?: pulumi.ComponentResourceOptions) {
     super("clusterra:host:HostFileParameters", name, {}, opts);
-    this.parameters = args.paths.map((p) => {
+    // Checked here, before any value is known: a bad path or mode is the program's own mistake,
+    // and a file already over its tier without the deploy's values stays over with them.
+    const problems = args.shape.map((f) => hostFileProblem(args.prefix, f)).filter((p): p is string => p !== undefined);
+    if (problems.length > 0) throw new Error(`${args.host}: ${problems.join("; ")}`);
+    this.parameters = args.shape.map(({ path: p }) => {
+      // A value the deploy's ids push over the tier is not refused in here: an error inside an
+      // output is a rejected promise the SDK reports as a serialization error and a crash. The
+      // policy pack's AWS limits check refuses it, naming this parameter. (A path missing from
+      // the files cannot happen: one function renders both, with and without the values.)
       const value = args.files.apply((files) => {
         const file = files.find((f) => f.path === p);
         if (!file) throw new Error(`${args.host}: no content for ${p}`);
-        const problem = hostFileProblem(args.prefix, file);
-        if (problem) throw new Error(`${args.host}: ${problem}`);
         return hostFileParameterValue(file);
       });
       // Always the Standard tier (free): a tier that followed the size would replace the parameter
-      // when a file shrank back (and the host would lose the file for that moment). A file over
-      // it is refused (hostFileProblem), and the AWS limits check holds every value to its tier.
+      // when a file shrank back (and the host would lose the file for that moment).
       return new ssm.Parameter(`${name}${p.replace(/\//g, "-")}`, { name: hostFileParameterName(args.prefix, { path: p }), type: "String", tier: "Standard", insecureValue: value, description: `${p} on ${args.host}, written by its host-files sync` }, { parent: this });
     });
     this.registerOutputs({ count: this.parameters.length });

@@ -154,7 +154,7 @@ export class TenantK3sServer extends pulumi.ComponentResource {
       `${name}-files`,
       {
         prefix: params.serverFiles,
-        paths: tenantServerHostFiles(init({ kmsKeyArn: "", fileSystemId: "", accessPointId: "", credentialSecretArn: "", stateVolumeId: "" })).map((f) => f.path),
+        shape: tenantServerHostFiles(init({ kmsKeyArn: "", fileSystemId: "", accessPointId: "", credentialSecretArn: "", stateVolumeId: "" })),
         files: serverInit.apply(tenantServerHostFiles),
         host: `the K3s server of ${args.clusterName}`,
       },
