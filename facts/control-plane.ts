@@ -1,4 +1,4 @@
-import { SLURM_PORTS } from "./contract";
+import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "./contract";
 import { ACCOUNTING_DATABASE, MARIADB_BACKUP_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels } from "./fleet";
 
 /**
@@ -106,8 +106,33 @@ export function controlPlanePodLabels(pod: ControlPlanePod): Readonly<Record<str
   }
 }
 
-/** The cluster's DNS on K3s (CoreDNS, its packaged add-on): the one peer outside a tenant's namespace its pods may reach. */
-export const CLUSTER_DNS = { namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, port: 53 } as const;
+/**
+ * The DNS every pod of a tenant's namespace on central asks, and the one peer outside the
+ * namespace its pods may reach (components/fleet/tenant-dns.ts): CoreDNS answering the
+ * cluster's own names and refusing every other. K3s's packaged CoreDNS forwards every name it
+ * does not hold to the VPC's resolver, and a name is data: code in a tenant's pod could send
+ * anything out of central one query at a time. `clusterIp` is fixed (pods name their resolver
+ * by address); the image is the CoreDNS release kubeadm installs with Kubernetes 1.35, the
+ * one scripts/install-tools builds for the journey.
+ */
+export const TENANT_DNS = {
+  namespace: "clusterra-dns",
+  name: "tenant-dns",
+  labels: { "app.kubernetes.io/name": "tenant-dns" },
+  port: 53,
+  clusterIp: CENTRAL_K3S_RANGES.tenantDns,
+  domain: "cluster.local",
+  image: { repository: "registry.k8s.io/coredns/coredns", tag: "v1.13.1" },
+  /** CoreDNS's own probes: liveness (health) and readiness (ready). */
+  probes: { health: 8080, ready: 8181 },
+  /** The image's non-root user (distroless's nonroot), which the pod runs as. */
+  user: 65532,
+  /** Two on the one host: a rolling replacement leaves one answering. */
+  replicas: 2,
+  /** Each replica's: its load is a few pods per tenant (CoreDNS idles at a few millicores and ~30 MiB); the limit is Kubernetes' own CoreDNS manifest's. */
+  request: { cpuMillis: 15, memoryMiB: 48 },
+  memoryLimitMiB: 170,
+} as const;
 
 /** Per-pod PID limit of central's kubelet (K3s sets none): a fork bomb in a tenant's pod exhausts its own pod, not the host's PIDs. */
 export const CENTRAL_POD_MAX_PIDS = 4096;

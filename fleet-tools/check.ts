@@ -154,6 +154,7 @@ export function crdValidators(reference: string): CrdValidators {
 
 /** Built-in kinds, validated by kubernetes-models (ES modules: loaded with a real import()). */
 const BUILT_INS: Record<string, string> = {
+  "apps/v1/Deployment": "kubernetes-models/apps/v1/Deployment",
   "discovery.k8s.io/v1/EndpointSlice": "kubernetes-models/discovery.k8s.io/v1/EndpointSlice",
   "v1/ConfigMap": "kubernetes-models/v1/ConfigMap",
   "v1/Namespace": "kubernetes-models/v1/Namespace",

@@ -6,7 +6,7 @@
  * policy that allows more, or a pod the fleet does not know, is a problem. Pure.
  */
 import { NAMESPACE_NAME_LABEL } from "../facts/fleet";
-import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, type ControlPlanePod } from "../facts/control-plane";
+import { TENANT_DNS, CONTROL_PLANE_EGRESS, controlPlanePodLabels, type ControlPlanePod } from "../facts/control-plane";
 import { SLURM_PORTS } from "../facts/contract";
 import type { FleetProblem } from "./files";
 
@@ -65,9 +65,9 @@ function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], 
     return ports.every((p) => tcp(p) && Number(p.port) === SLURM_PORTS.slurmd && !p.endPort) ? [] : [`to ${cidr} on ${portText}: only TCP/${SLURM_PORTS.slurmd} (slurmd)`];
   }
   if (peer.namespaceSelector) {
-    const dns = allowed.dns && sameLabels(peer.namespaceSelector.matchLabels, { [NAMESPACE_NAME_LABEL]: CLUSTER_DNS.namespace }) && sameLabels(peer.podSelector?.matchLabels, CLUSTER_DNS.labels);
-    if (!dns) return [`to another namespace (${JSON.stringify(peer.namespaceSelector.matchLabels ?? {})}${peer.podSelector ? ` pods ${JSON.stringify(peer.podSelector.matchLabels ?? {})}` : ""}): only ${allowed.dns ? "the cluster's DNS" : "nothing"} outside the namespace`];
-    return ports.every((p) => Number(p.port) === CLUSTER_DNS.port && !p.endPort) ? [] : [`to the cluster's DNS on ${portText}: only port ${CLUSTER_DNS.port}`];
+    const dns = allowed.dns && sameLabels(peer.namespaceSelector.matchLabels, { [NAMESPACE_NAME_LABEL]: TENANT_DNS.namespace }) && sameLabels(peer.podSelector?.matchLabels, TENANT_DNS.labels);
+    if (!dns) return [`to another namespace (${JSON.stringify(peer.namespaceSelector.matchLabels ?? {})}${peer.podSelector ? ` pods ${JSON.stringify(peer.podSelector.matchLabels ?? {})}` : ""}): only ${allowed.dns ? `the tenants' DNS (${TENANT_DNS.namespace}/${TENANT_DNS.name}, which forwards nothing)` : "nothing"} outside the namespace`];
+    return ports.every((p) => Number(p.port) === TENANT_DNS.port && !p.endPort) ? [] : [`to the tenants' DNS on ${portText}: only port ${TENANT_DNS.port}`];
   }
   const to = podOf(peer.podSelector);
   const peers = allowed.peers.filter((p) => p.pod === to);

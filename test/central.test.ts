@@ -215,7 +215,7 @@ describe("central stack (central-dev)", function () {
   it("writes cluster-api's Application and values to the fleet", async () => {
     const p = await plan("central-dev");
     const addOns = ["cert-manager", "cluster-api", "external-secrets", "mariadb-operator-crds", "mariadb-operator", "slurm-operator-crds", "slurm-operator"];
-    assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml", "fleet/central/dev/admission-policies.yaml", "fleet/central/dev/tenants.yaml", "fleet/central/dev/tenant-entries.yaml",
+    assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml", "fleet/central/dev/admission-policies.yaml", "fleet/central/dev/dns.yaml", "fleet/central/dev/tenants.yaml", "fleet/central/dev/tenant-entries.yaml",
       ...["cilium", "cluster-manifests", "control-plane", "control-plane-manifests", "edge-agent", "entry", "external-secrets", "karpenter", "slurm", "slurm-operator", "slurm-operator-crds"].map((a) => `fleet/central/dev/tenants/values/${a}.yaml`),
       "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml",
       ...["tenant-cluster", "tenant-control-plane", "tenant-entry", "edge-agent"].map((c) => `fleet/charts/${c}/values.schema.json`)].sort());

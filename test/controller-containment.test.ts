@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
 import { clearTriggersInitContainer, controlPlaneExtraConf, controlPlaneManifestsSharedValues, controlPlaneQuota, controlPlaneSharedValues, controllerConfProblems } from "../components/fleet/control-plane";
-import { LOGIN_CAPABILITIES, LOGIN_CONTAINER, CONTROLLER_PROGRAM_KEYS, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
+import { LOGIN_CAPABILITIES, TENANT_DNS, LOGIN_CONTAINER, CONTROLLER_PROGRAM_KEYS, HARDENED_READ_ONLY_CONTAINER, MAX_SCRIPT_BYTES, maxJobCount, SLURMCTLD_TRIGGER_STATE, tenantControlPlaneRequest } from "../facts/control-plane";
 import { SLINKY_IMAGES, SLURMCTLD_STATE_GIB } from "../facts/fleet";
 import { SRUN_PORT_BLOCK_SIZE } from "../facts/contract";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
@@ -128,10 +128,18 @@ describe("egress of a tenant's namespace on central", () => {
     assert.match(problems[0].reason, /slurmctld to slurmdbd on TCP\/3306: slurmdbd is reached by slurmctld on 6819 only/);
     assert.match(problems[1].reason, /only the tenant's own VPC \(10\.16\.0\.0\/20\)/);
     assert.match(problems[2].reason, /only TCP\/6818 \(slurmd\)/);
-    assert.match(problems[4].reason, /to another namespace .*tenant-globex.*only the cluster's DNS/);
+    assert.match(problems[4].reason, /to another namespace .*tenant-globex.*only the tenants' DNS \(clusterra-dns\/tenant-dns, which forwards nothing\)/);
     assert.match(problems[5].reason, /not a peer of slurmctld/);
     assert.match(problems[6].reason, /every destination/);
     assert.match(problems[7].reason, /every port/);
+  });
+
+  it("refuses DNS to K3s's own CoreDNS, which forwards every name it does not hold out of central: only the tenants' DNS, on its port", () => {
+    const dns = (namespace: string, labels: Record<string, string>, port: number) => ({ to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } }, podSelector: { matchLabels: labels } }], ports: [{ protocol: "UDP", port }] });
+    const problems = tenantEgressProblems([deny, egress([dns("kube-system", { "k8s-app": "kube-dns" }, 53), dns(TENANT_DNS.namespace, TENANT_DNS.labels, 53), dns(TENANT_DNS.namespace, TENANT_DNS.labels, 5353)])]);
+    assert.deepEqual(problems.map((p) => p.at.replace(/.* egress/, "egress")), ["egress[0]", "egress[2]"]);
+    assert.match(problems[0].reason, /to another namespace \(\{"kubernetes.io\/metadata.name":"kube-system"\} pods \{"k8s-app":"kube-dns"\}\): only the tenants' DNS/);
+    assert.match(problems[1].reason, /to the tenants' DNS on UDP\/5353: only port 53/);
   });
 
   it("takes no policy with an empty egress list and no policyTypes for egress isolation, as Kubernetes does not", () => {

@@ -9,7 +9,7 @@
  * Written into central's fleet folder, where the root Application applies it before any
  * operator (the first sync wave).
  */
-import { HARDENED_CONTAINER } from "../../facts/control-plane";
+import { HARDENED_CONTAINER, TENANT_DNS } from "../../facts/control-plane";
 import { LABEL_KEYS } from "../../facts/project";
 import { slinkyPodLabels, SYNC_WAVES } from "../../facts/fleet";
 
@@ -62,6 +62,51 @@ export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
       metadata,
       // Every tenant's namespace (the entry chart labels each with its tenant), none of the platform's.
       spec: { policyName: SLURM_DAEMON_PRIVILEGE_POLICY, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
+    },
+  ];
+}
+
+/** The policy (and its binding) that points every tenant pod's DNS at the tenants' DNS. */
+export const TENANT_POD_DNS_POLICY = "clusterra-tenant-pods-dns";
+
+/**
+ * The resolver a tenant's pod is given (dnsPolicy None): the tenants' DNS alone, and the
+ * search path and ndots the kubelet gives a ClusterFirst pod, so short names resolve as before.
+ */
+export const TENANT_POD_DNS = { ndots: "5" } as const;
+
+/**
+ * The MutatingAdmissionPolicy and its binding that give every pod of a tenant's namespace the
+ * tenants' DNS as its only resolver (components/fleet/tenant-dns.ts), whatever made the pod
+ * and whatever it asked: a ClusterFirst pod would ask K3s's CoreDNS, which forwards every
+ * other name out of central. Pure.
+ */
+export function tenantPodDnsPolicy(): Record<string, unknown>[] {
+  const metadata = { name: TENANT_POD_DNS_POLICY, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
+  const searches = `[request.namespace + '.svc.${TENANT_DNS.domain}', 'svc.${TENANT_DNS.domain}', '${TENANT_DNS.domain}']`;
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1beta1",
+      kind: "MutatingAdmissionPolicy",
+      metadata,
+      spec: {
+        failurePolicy: "Fail",
+        reinvocationPolicy: "IfNeeded",
+        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
+        mutations: [{
+          patchType: "ApplyConfiguration",
+          applyConfiguration: {
+            // nameservers, searches and options are atomic lists: each replaces whatever the pod asked.
+            expression: `Object{spec: Object.spec{dnsPolicy: 'None', dnsConfig: Object.spec.dnsConfig{nameservers: ['${TENANT_DNS.clusterIp}'], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}}`,
+          },
+        }],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1beta1",
+      kind: "MutatingAdmissionPolicyBinding",
+      metadata,
+      spec: { policyName: TENANT_POD_DNS_POLICY, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
     },
   ];
 }

@@ -9,7 +9,7 @@
 import { NAMESPACE_NAME_LABEL } from "../../facts/fleet";
 import type { INetworkPolicy as NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { SLURM_PORTS, SRUN_PORT_BLOCK_SIZE, type PortRange } from "../../facts/contract";
-import { CLUSTER_DNS, CONTROL_PLANE_EGRESS, INIT_CONTAINER_RESOURCES, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, LOGIN_CONTAINER, LOGIN_SSHD_CONFIG, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
+import { TENANT_DNS, CONTROL_PLANE_EGRESS, INIT_CONTAINER_RESOURCES, HARDENED_CONTAINER, HARDENED_READ_ONLY_CONTAINER, LOGIN_CONTAINER, LOGIN_SSHD_CONFIG, MAX_SCRIPT_BYTES, maxJobCount, tenantControlPlaneRequest, controlPlanePodLabels, CONTROLLER_PROGRAM_KEYS, TENANT_CONTROLLER_CONF_KEYS, CONTROLLER_PROGRAM_PARAMETERS, SLURMCTLD_TRIGGER_STATE, TENANT_CONTROL_PLANE, TENANT_SLURMCTLD_PARAMETERS, type ComponentRequest, type ControlPlanePod } from "../../facts/control-plane";
 import {
   ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, CENTRAL_ADD_ONS, CONTROL_PLANE_SECRETS, LOGIN_SET, MARIADB_BACKUP_POD_LABELS, MARIADB_OPERATOR_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels, SLINKY_IMAGES, SLURM_RELEASE, SLURMCTLD_STATE_GIB, tenantFleetPath, tenantNamespace,
 } from "../../facts/fleet";
@@ -393,7 +393,7 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
       slurmrestd: { name: "slurmrestd-from-cluster-api", selector: slinkyPodLabels("slurmrestd"), port: SLURM_PORTS.slurmrestd },
       egress: egressPolicyValues(),
       slurmdPort: SLURM_PORTS.slurmd,
-      dns: { namespace: CLUSTER_DNS.namespace, selector: CLUSTER_DNS.labels, port: CLUSTER_DNS.port },
+      dns: { namespace: TENANT_DNS.namespace, selector: TENANT_DNS.labels, port: TENANT_DNS.port },
     },
   };
 }

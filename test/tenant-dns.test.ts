@@ -1,0 +1,85 @@
+/**
+ * The tenants' DNS on central (components/fleet/tenant-dns.ts) and the admission policy that
+ * points every tenant pod at it: what it serves, that it forwards nothing, how its pod runs,
+ * its fixed address. The journey runs it (CoreDNS built by install-tools, against central's
+ * API server) and asks it from a tenant pod's resolver.
+ */
+import * as assert from "node:assert/strict";
+import { TENANT_POD_DNS_POLICY, tenantPodDnsPolicy } from "../components/fleet/central-admission";
+import { tenantDnsCorefile, tenantDnsObjects } from "../components/fleet/tenant-dns";
+import { hostAddress } from "../config/cidr";
+import { CENTRAL_K3S_RANGES } from "../facts/contract";
+import { TENANT_DNS } from "../facts/control-plane";
+import { LABEL_KEYS } from "../facts/project";
+
+type Obj = Record<string, any>;
+const objects = tenantDnsObjects() as Obj[];
+const byKind = (kind: string) => objects.find((o) => o.kind === kind) as Obj;
+
+describe("the tenants' DNS on central", () => {
+  it("answers only the cluster's zone and the reverse zones, from tenant namespaces' records, and forwards nothing", () => {
+    const corefile = tenantDnsCorefile();
+    // One server block: a name outside its zones is refused by CoreDNS itself.
+    assert.equal(corefile.match(/\{\s*$/gm)?.length, 3, corefile);
+    assert.match(corefile, /^cluster\.local:53 in-addr\.arpa:53 ip6\.arpa:53 \{$/m);
+    assert.doesNotMatch(corefile, /^\.:|^\. |forward|proxy|grpc|\bfile\b|hosts|template/m);
+    assert.match(corefile, new RegExp(`namespace_labels ${LABEL_KEYS.tenant.replace(/\./g, "\\.")}$`, "m"));
+    assert.equal(byKind("ConfigMap").data.Corefile, corefile);
+  });
+
+  it("runs as the image's non-root user with every capability dropped, binding 53 through its own network namespace's sysctl, and rolls when its Corefile changes", () => {
+    const pod = byKind("Deployment").spec.template;
+    const [container] = pod.spec.containers;
+    assert.deepEqual(pod.spec.securityContext.sysctls, [{ name: "net.ipv4.ip_unprivileged_port_start", value: "53" }]);
+    assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+    assert.equal(pod.spec.securityContext.runAsUser, TENANT_DNS.user);
+    assert.equal(pod.spec.securityContext.seccompProfile.type, "RuntimeDefault");
+    assert.deepEqual(container.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] }, readOnlyRootFilesystem: true });
+    assert.equal(container.image, `${TENANT_DNS.image.repository}:${TENANT_DNS.image.tag}`);
+    assert.match(pod.metadata.annotations["clusterra.io/corefile-sha256"], /^[0-9a-f]{64}$/);
+    assert.equal(byKind("Namespace").metadata.labels["pod-security.kubernetes.io/enforce"], "restricted");
+    assert.equal(container.resources.requests.cpu, `${TENANT_DNS.request.cpuMillis}m`);
+  });
+
+  it("reads the API server for Services, EndpointSlices and namespaces only, list and watch", () => {
+    const role = byKind("ClusterRole");
+    assert.deepEqual(role.rules.flatMap((r: Obj) => r.verbs), ["list", "watch", "list", "watch"]);
+    assert.deepEqual(role.rules.flatMap((r: Obj) => r.resources).sort(), ["endpointslices", "namespaces", "services"]);
+    assert.deepEqual(byKind("ClusterRoleBinding").subjects, [{ kind: "ServiceAccount", name: TENANT_DNS.name, namespace: TENANT_DNS.namespace }]);
+  });
+
+  it("holds a fixed Service address in the service range's lower band, which dynamic allocation leaves to named addresses", () => {
+    const service = byKind("Service");
+    assert.equal(service.spec.clusterIP, TENANT_DNS.clusterIp);
+    assert.notEqual(TENANT_DNS.clusterIp, CENTRAL_K3S_RANGES.clusterDns);
+    // Kubernetes' lower band: min(max(16, size / 16), 256) addresses from the range's start.
+    const size = 2 ** (32 - Number(CENTRAL_K3S_RANGES.serviceCidr.split("/")[1]));
+    const band = Math.min(Math.max(16, size / 16), 256);
+    const offset = [...Array(band).keys()].slice(1).find((n) => hostAddress(CENTRAL_K3S_RANGES.serviceCidr, n) === TENANT_DNS.clusterIp);
+    assert.ok(offset !== undefined, `${TENANT_DNS.clusterIp} is not among the first ${band} addresses of ${CENTRAL_K3S_RANGES.serviceCidr}`);
+  });
+
+  it("admits queries from tenant namespaces, and metrics from the monitoring namespace, only", () => {
+    const policy = byKind("NetworkPolicy");
+    assert.deepEqual(policy.spec.policyTypes, ["Ingress"]);
+    assert.deepEqual(policy.spec.ingress[0].from, [{ namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } }]);
+    assert.deepEqual(policy.spec.ingress[0].ports, [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }]);
+    assert.deepEqual(policy.spec.ingress[1].from, [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }]);
+  });
+});
+
+describe("central admission: every tenant pod asks the tenants' DNS", () => {
+  const [policy, binding] = tenantPodDnsPolicy() as [Obj, Obj];
+
+  it("gives every pod created in a tenant's namespace dnsPolicy None and the tenants' DNS as its only nameserver, with ClusterFirst's search path", () => {
+    assert.deepEqual(policy.spec.matchConstraints.resourceRules, [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }]);
+    assert.equal(policy.spec.matchConditions, undefined);
+    assert.equal(policy.spec.failurePolicy, "Fail");
+    const expression: string = policy.spec.mutations[0].applyConfiguration.expression;
+    assert.ok(expression.includes("dnsPolicy: 'None'"));
+    assert.ok(expression.includes(`nameservers: ['${TENANT_DNS.clusterIp}']`));
+    assert.ok(expression.includes("searches: [request.namespace + '.svc.cluster.local', 'svc.cluster.local', 'cluster.local']"));
+    assert.equal(binding.spec.policyName, TENANT_POD_DNS_POLICY);
+    assert.deepEqual(binding.spec.matchResources.namespaceSelector, { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] });
+  });
+});
