@@ -4,6 +4,7 @@
  * component's reservation, each with where its figure comes from. The capacity check
  * (config/capacity.ts) derives from this table and facts/instance-types.ts.
  */
+import { CENTRAL_K3S_RANGES } from "./contract";
 import { TENANT_DNS, type ComponentRequest } from "./control-plane";
 import { ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, SLURMCTLD_STATE_GIB } from "./fleet";
 import { WORKER_NODE } from "./tenant-cluster";
@@ -75,6 +76,13 @@ export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = 
   certManager: { cpuMillis: 30, memoryMiB: 192, pods: 3, basis: "cert-manager v1.19.6 sets none: an estimate of 10m/64Mi for each of controller, webhook, cainjector" },
   externalSecrets: { cpuMillis: 30, memoryMiB: 96, pods: 3, basis: "external-secrets chart 2.9.0 suggested requests, 10m/32Mi for each of controller, webhook, cert-controller" },
 };
+
+/**
+ * K3s's packaged CoreDNS (its coredns add-on, left on central for the platform's own pods):
+ * it forwards every name it does not hold to the VPC's resolver, so no tenant pod may ask it
+ * (facts/control-plane.ts TENANT_DNS is theirs). Its namespace, labels, port and Service address.
+ */
+export const K3S_CLUSTER_DNS = { namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, port: 53, clusterIp: CENTRAL_K3S_RANGES.clusterDns } as const;
 
 /**
  * K3s's packaged local-path provisioner (its local-storage add-on, left on central): its

@@ -34,6 +34,8 @@ import { syncSteps } from "./argo/order";
 import { health } from "./argo/health";
 import { readK3sServer } from "./kube/k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
+import { startTenantDns, tenantPodsDns } from "./kube/tenant-dns";
+import { TENANT_DNS } from "../facts/control-plane";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
 import { Kubectl } from "./kube/kubectl";
@@ -74,7 +76,7 @@ export interface FleetJourneyInput {
   /** The sealed namespace the tools run in (a tenant's operator gets its cluster's names there). */
   readonly sealed: SealedNetwork;
   /** The binaries themselves (tools' are the sealed wrappers): those that run inside a pod's own namespaces. */
-  readonly binaries: { readonly slurmOperator: string; readonly mariadbOperator: string; readonly argocd: string; readonly helm: string };
+  readonly binaries: { readonly slurmOperator: string; readonly mariadbOperator: string; readonly argocd: string; readonly helm: string; readonly coredns: string };
   /** The Slurm image the tenants' slurmctld, slurmdbd, MariaDB and slurmrestd run in; why not, when it is missing. */
   readonly image: { readonly image?: SlurmImage; readonly missing?: string };
 }
@@ -431,7 +433,19 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const restapis = new Map<string, RestapiSwitch>();
   await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, operatorFiles, restapis });
 
-  // 6d. Each tenant namespace's NetworkPolicies select the pods the real operators made
+  // 6d. The tenants' DNS, run for real: every tenant pod the API server admitted asks it alone,
+  // and it answers the tenant's Services and refuses every name outside the cluster itself.
+  const dns = slurmImage
+    ? await startTenantDns({ kc: c, cluster: clusters.get("central") as Cluster, sealed: input.sealed, binary: input.binaries.coredns, image: slurmImage.dir, dir: path.join(input.dir, "tenant-dns") })
+    : { problem: `no Slurm image to run its pod in: ${input.image.missing ?? "not made"}`, stop: async () => {} };
+  cleanups.unshift(dns.stop);
+  report(step(`the tenants' DNS runs on central as the fleet's Deployment, at its Service's fixed address ${TENANT_DNS.clusterIp}`, !("problem" in dns), "problem" in dns ? dns.problem : dns.detail));
+  for (const t of tenants) {
+    const r = "problem" in dns ? { ok: false, detail: "the tenants' DNS does not run (above)" } : await tenantPodsDns(c, dns, t.config.tenant.id);
+    report(step(`tenant ${t.config.tenant.id}: its pods on central ask the tenants' DNS alone (central's admission policy), which answers its Services and refuses every name outside the cluster itself`, r.ok, r.detail));
+  }
+
+  // 6e. Each tenant namespace's NetworkPolicies select the pods the real operators made
   // (and each peer in the namespace is one of them): a policy on the wrong labels protects
   // nothing, an egress peer on the wrong labels leaves its flow closed.
   for (const t of tenants) {

@@ -78,7 +78,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       try {
         handed = await runFleetJourney({
           root: o.root, repository, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, otherCentrals, processes, report,
-          sealed: net, binaries: { slurmOperator: tools["slurm-operator"], mariadbOperator: tools["mariadb-operator"], argocd: tools.argocd, helm: tools.helm }, image: findSlurmImage(o.root),
+          sealed: net, binaries: { slurmOperator: tools["slurm-operator"], mariadbOperator: tools["mariadb-operator"], argocd: tools.argocd, helm: tools.helm, coredns: tools.coredns }, image: findSlurmImage(o.root),
         });
       } catch (e) {
         report(step("the Kubernetes part ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));

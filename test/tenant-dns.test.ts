@@ -11,6 +11,7 @@ import { hostAddress } from "../config/cidr";
 import { CENTRAL_K3S_RANGES } from "../facts/contract";
 import { TENANT_DNS } from "../facts/control-plane";
 import { LABEL_KEYS } from "../facts/project";
+import { kubeletResolvConf, parseQueryOutput } from "../journey/kube/tenant-dns";
 
 type Obj = Record<string, any>;
 const objects = tenantDnsObjects() as Obj[];
@@ -75,11 +76,28 @@ describe("central admission: every tenant pod asks the tenants' DNS", () => {
     assert.deepEqual(policy.spec.matchConstraints.resourceRules, [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }]);
     assert.equal(policy.spec.matchConditions, undefined);
     assert.equal(policy.spec.failurePolicy, "Fail");
-    const expression: string = policy.spec.mutations[0].applyConfiguration.expression;
-    assert.ok(expression.includes("dnsPolicy: 'None'"));
+    assert.equal(policy.spec.mutations[0].patchType, "JSONPatch");
+    const expression: string = policy.spec.mutations[0].jsonPatch.expression;
+    assert.ok(expression.includes("JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}"));
     assert.ok(expression.includes(`nameservers: ['${TENANT_DNS.clusterIp}']`));
     assert.ok(expression.includes("searches: [request.namespace + '.svc.cluster.local', 'svc.cluster.local', 'cluster.local']"));
     assert.equal(binding.spec.policyName, TENANT_POD_DNS_POLICY);
     assert.deepEqual(binding.spec.matchResources.namespaceSelector, { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] });
+  });
+});
+
+describe("the journey's tenant pod resolver", () => {
+  it("writes resolv.conf as the kubelet does: dnsPolicy None takes the pod's dnsConfig alone, ClusterFirst the cluster's DNS and search path with it", () => {
+    const admitted = { dnsPolicy: "None", dnsConfig: { nameservers: [TENANT_DNS.clusterIp], searches: ["tenant-acme.svc.cluster.local", "svc.cluster.local", "cluster.local"], options: [{ name: "ndots", value: "5" }] } };
+    assert.equal(kubeletResolvConf(admitted, "tenant-acme"), `nameserver ${TENANT_DNS.clusterIp}\nsearch tenant-acme.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n`);
+    assert.equal(kubeletResolvConf({}, "tenant-acme"), `nameserver ${CENTRAL_K3S_RANGES.clusterDns}\nsearch tenant-acme.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n`);
+    assert.equal(kubeletResolvConf({ dnsPolicy: "ClusterFirst", dnsConfig: { options: [{ name: "ndots", value: "2" }, { name: "edns0" }] } }, "x"), `nameserver ${CENTRAL_K3S_RANGES.clusterDns}\nsearch x.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:2 edns0\n`);
+  });
+
+  it("reads a query's answer code and addresses", () => {
+    assert.deepEqual(parseQueryOutput("0 100.65.12.4,100.65.12.5\n"), { rcode: "NOERROR", addresses: ["100.65.12.4", "100.65.12.5"] });
+    assert.deepEqual(parseQueryOutput("5 -\n"), { rcode: "REFUSED", addresses: [] });
+    assert.deepEqual(parseQueryOutput("3 -"), { rcode: "NXDOMAIN", addresses: [] });
+    assert.equal(parseQueryOutput("Traceback (most recent call last):"), undefined);
   });
 });

@@ -94,10 +94,11 @@ export function tenantPodDnsPolicy(): Record<string, unknown>[] {
         reinvocationPolicy: "IfNeeded",
         matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
         mutations: [{
-          patchType: "ApplyConfiguration",
-          applyConfiguration: {
-            // nameservers, searches and options are atomic lists: each replaces whatever the pod asked.
-            expression: `Object{spec: Object.spec{dnsPolicy: 'None', dnsConfig: Object.spec.dnsConfig{nameservers: ['${TENANT_DNS.clusterIp}'], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}}`,
+          // A JSON patch: an apply configuration may not set atomic lists (nameservers, searches, options).
+          // `add` replaces what the pod asked, or adds it.
+          patchType: "JSONPatch",
+          jsonPatch: {
+            expression: `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: ['${TENANT_DNS.clusterIp}'], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`,
           },
         }],
       },

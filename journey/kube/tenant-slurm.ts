@@ -25,6 +25,7 @@ import { asContainer, containerArgv, initSteps, prepareContainer, type PodTempla
 import { slurmConfValues } from "./slurm-operator";
 import type { MariadbPod } from "./mariadb";
 import { loopbackAddress } from "../host/loopback";
+import { forward, type ForwardEnd } from "./forward";
 
 /** The namespaces' name stem: a crashed run's are found by it and removed. */
 const TENANT_SLURM_STEM = "clusterra-slurm-";
@@ -52,27 +53,6 @@ const ENTRYPOINTS = { slurmctld: ["slurmctld", "-D"], slurmdbd: ["slurmdbd", "-D
 /** A tenant's folder in a run's: its pods' files and logs, and what the Slurm part is handed (journey/slurm/handover.ts). Pure. */
 export function tenantSlurmFolder(runDir: string, tenantId: string): string {
   return path.join(runDir, `slurm-${tenantId}`);
-}
-
-/** One end of a forward: an address and port in a network namespace, and how a command runs there. */
-interface ForwardEnd {
-  readonly side: { readonly ns: string; readonly argv: (argv: string[]) => string[] };
-  readonly address: string;
-  readonly port: number;
-}
-
-/**
- * A TCP forward between two network namespaces that do not route to each other (as a
- * Service forwards): socat listens at `from`, hands each connection over a Unix socket in
- * the tenant's folder to socat in the other namespace, which dials `to`. Started once the
- * socket exists and `from` accepts; what went wrong otherwise.
- */
-async function forward(supervisor: Supervisor, name: string, socket: string, from: ForwardEnd, to: ForwardEnd): Promise<{ daemons: Daemon[]; problem?: string }> {
-  const target = supervisor.startCommand(`${name}-to`, to.side.argv(["socat", `UNIX-LISTEN:${socket},fork,reuseaddr`, `TCP:${to.address}:${to.port}`]));
-  if (!(await waitFor(async () => fs.existsSync(socket) || undefined, 10_000, 200))) return { daemons: [target], problem: `its far end did not start: ${tail(target.log, 2)}` };
-  const listener = supervisor.startCommand(`${name}-from`, from.side.argv(["socat", `TCP-LISTEN:${from.port},bind=${from.address},fork,reuseaddr`, `UNIX-CONNECT:${socket}`]));
-  const up = await waitFor(async () => (await tcpProbe(from.side.ns, from.address, from.port, 1000)) || undefined, 10_000, 200);
-  return up ? { daemons: [target, listener] } : { daemons: [target, listener], problem: `it does not accept at ${from.address}:${from.port}: ${tail(listener.log, 2)}` };
 }
 
 /** The login Deployment central's Slinky operator made for a tenant's LoginSet: what the Slurm part's login runs. */

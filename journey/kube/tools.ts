@@ -6,7 +6,7 @@ import { execFileSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 
-export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator", "mariadb-operator", "argocd", "registry"] as const;
+export const BINARIES = ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kine", "kwok", "helm", "slurm-operator", "mariadb-operator", "argocd", "registry", "coredns"] as const;
 type Binary = (typeof BINARIES)[number];
 
 export type Tools = Record<Binary, string> & {

@@ -21,7 +21,8 @@ import { journeyWorld, worldProblems, type JourneyPlans, type JourneyWorld, type
 import { parseDroppedFlows, SG_TABLE, DROPS } from "../host/nft";
 import { POLICY_TABLE } from "../host/network-policy";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
-import { LOGIN_CAPABILITIES, LOGIN_SSH_METHODS } from "../../facts/control-plane";
+import { LOGIN_CAPABILITIES, LOGIN_SSH_METHODS, TENANT_DNS } from "../../facts/control-plane";
+import { K3S_CLUSTER_DNS } from "../../facts/central-host";
 import { setprivLimitArgs } from "../kube/pods";
 import { SLURM_USER, type SlurmImage } from "../host/image";
 
@@ -923,19 +924,23 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
   const host = tp.central.host.name;
   // Where the other tenant's own Slurm runs, its daemons are the targets (they answer on their ports); elsewhere a listener stands there.
   const served = other !== undefined;
-  const targets: (Target & { served?: boolean })[] = [
+  const targets: (Target & { served?: boolean; allowed?: boolean })[] = [
     { what: `${world.other.id}'s slurmd pod`, ns: tp.other.pod.name, address: tp.other.address, port: SLURM_PORTS.slurmd, served },
     { what: `${world.other.id}'s K3s API server`, ns: tp.other.server.name, address: tp.other.serverAddress, port: K3S_API_PORT },
     ...tp.central.other.map((p) => ({ what: `${p.name} pod on central`, ns: p.ns.name, address: p.address, port: p.port, served })),
     { what: "central's API server", ns: host, address: tp.central.hostAddress, port: K3S_API_PORT },
     { what: "the instance metadata service", ns: host, address: INSTANCE_METADATA.address, port: INSTANCE_METADATA.port },
     { what: "the internet", ns: tp.internet.ns.name, address: tp.internet.address, port: tp.internet.port },
+    // A query's name is data: K3s's CoreDNS would carry it out of central to the VPC's resolver.
+    { what: "K3s's CoreDNS (it forwards every name it does not hold out of central)", ns: tp.central.dns.cluster.ns.name, address: tp.central.dns.cluster.address, port: K3S_CLUSTER_DNS.port },
+    // What the pod may reach: its own slurmd, and the tenants' DNS (which forwards nothing).
+    { what: "the tenants' DNS", ns: tp.central.dns.tenants.ns.name, address: tp.central.dns.tenants.address, port: TENANT_DNS.port, allowed: true },
   ];
   const own = tp.slurmd[0];
   const listeners = targets.filter((t) => !t.served).map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, "SYSTEM:true"]));
   // The payload: SlurmUser in the controller's pod, one connection per target (bash's /dev/tcp).
   const payload = (address: string, port: number) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${address}/${port}`]), { timeoutMs: 8000 });
-  const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd }].map(async (t) => ({ t, connected: (await payload(t.address, t.port)).code === 0 })));
+  const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd, allowed: true }].map(async (t) => ({ t, connected: (await payload(t.address, t.port)).code === 0 })));
   try {
     // Wait until every listener answers from its own side (the probe must be able to succeed).
     const ready = await waitFor(async () => ((await Promise.all(targets.map((t) => tcpProbe(t.ns, t.address, t.port, 1000)))).every(Boolean) ? true : undefined), 5000, 200);
@@ -954,7 +959,7 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     const lines: string[] = [];
     let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state) && (theirState === undefined || /^COMPLETED/.test(theirState));
     for (const r of enforced) {
-      const allowed = r.t.what.startsWith("its own");
+      const allowed = r.t.allowed === true;
       const dropped = drops.filter((d) => d.destination === r.t.address && d.port === r.t.port);
       const openly = open.find((o) => o.t.address === r.t.address && o.t.port === r.t.port)?.connected;
       const good = allowed ? r.connected : !r.connected && dropped.length > 0 && openly === true;

@@ -18,7 +18,8 @@ import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "../../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "./nat";
 import { securityGroupRuleset } from "../host/nft";
 import { networkPolicyRuleset } from "../host/network-policy";
-import { controlPlanePodLabels } from "../../facts/control-plane";
+import { controlPlanePodLabels, TENANT_DNS } from "../../facts/control-plane";
+import { K3S_CLUSTER_DNS } from "../../facts/central-host";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import type { JourneyWorld, TenantSide } from "./world";
 import { slinkyNames } from "./world";
@@ -28,7 +29,7 @@ export const ENI_DEVICE = "eth0";
 /** Cilium's per-node router address that pods use as their gateway (any link-local address works). */
 const POD_GATEWAY = "169.254.1.1";
 /** Host numbers in a subnet: AWS's router is the first; nodes and pods are arbitrary but fixed. */
-const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23 }, clusterIp: 200 } as const;
+const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23, tenantDns: 30, clusterDns: 31 }, clusterIp: 200 } as const;
 /** Link networks of the peering veths (never seen by Slurm: routers only). */
 const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
 /** The link of the central VPC's way out (its NAT gateway and the internet gateway, as one router). */
@@ -135,6 +136,8 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   const slurmdbd = { ...centralPod("slurmdbd", "slurmdbd"), hostname: names_.accountingPod };
   const mariadb = centralPod("mariadb", "MariaDB");
   const login = { ...centralPod("login", "login"), hostname: "login-0" };
+  // The host's two DNS pods: the tenants' (components/fleet/tenant-dns.ts) and K3s's own.
+  const dns = { tenants: centralPod("tenantDns", "tenants' DNS"), cluster: centralPod("clusterDns", "K3s CoreDNS") };
 
   // --- a tenant VPC: router, peering, and its nodes
   const tenantVpc = (t: TenantSide, key: string, peering: number) => {
@@ -271,6 +274,8 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
     policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address),
     ...otherPods.map((p) => policyPod(p.name, p.address, o.namespace)),
     ...(otherControlPlane ? [policyPod("login", otherControlPlane.login.address, o.namespace)] : []),
+    { name: "tenant-dns", namespace: TENANT_DNS.namespace, address: dns.tenants.address, labels: TENANT_DNS.labels },
+    { name: "cluster-dns", namespace: K3S_CLUSTER_DNS.namespace, address: dns.cluster.address, labels: K3S_CLUSTER_DNS.labels },
   ]);
   ruleset(cHost, policy.text);
 
@@ -280,7 +285,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
     hosts,
     rulesets,
     firewalls,
-    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login, other: otherPods.map((p) => ({ ns: p.ns, address: p.address, name: `${o.id}'s ${p.name}`, port: p.port })), policy },
+    central: { host: cHost, hostAddress: c.hostAddress, slurmctld, slurmdbd, mariadb, login, other: otherPods.map((p) => ({ ns: p.ns, address: p.address, name: `${o.id}'s ${p.name}`, port: p.port })), policy, dns },
     internet: { ns: internet, address: INTERNET_HOST.address, port: INTERNET_HOST.port },
     slurmd,
     other: { pod: gNode.pod, address: gNode.address, node: gNode.node, tenantId: o.id, server: gServer, serverAddress: o.serverAddress, ...(otherControlPlane ? { controlPlane: otherControlPlane } : {}) },
