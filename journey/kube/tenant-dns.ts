@@ -24,8 +24,12 @@ import type { Kubectl } from "./kubectl";
 import { asContainer, containerArgv, prepareContainer, type PodTemplate } from "./pods";
 import { SEALED_STEM, type SealedNetwork } from "./sealed-network";
 
-/** The CoreDNS image's entrypoint, where the journey binds the built binary. */
-const ENTRYPOINT = "/coredns";
+/**
+ * Where the pod finds the built binary: a folder of the run's holding a copy, bound into the
+ * image (CoreDNS's own image is the binary alone, at /coredns; a bind mounts a folder here).
+ */
+const ENTRYPOINT_DIR = "/opt/coredns";
+const ENTRYPOINT = `${ENTRYPOINT_DIR}/coredns`;
 
 /** DNS response codes by number (RFC 1035, 6895). */
 const RCODES: Readonly<Record<number, string>> = { 0: "NOERROR", 2: "SERVFAIL", 3: "NXDOMAIN", 5: "REFUSED" };
@@ -159,7 +163,11 @@ export async function startTenantDns(o: TenantDnsInput): Promise<TenantDns | { p
     env: { KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: url.port },
   });
   if (c.missing.length) return fail(`the kubelet could not start its pod: ${c.missing.join("; ")}`);
-  const pod: Pod = { netns, hostname: `${name}-0`, image: o.image, shared: [], root: path.join(o.dir, "pod"), slurmDirs: false, binds: [{ from: o.binary, to: ENTRYPOINT, readOnly: true }, ...c.binds], ...(c.readOnlyRoot ? { readOnlyRoot: true } : {}) };
+  const entrypoint = path.join(o.dir, "entrypoint");
+  fs.mkdirSync(entrypoint, { recursive: true });
+  fs.copyFileSync(o.binary, path.join(entrypoint, path.basename(ENTRYPOINT)));
+  fs.chmodSync(path.join(entrypoint, path.basename(ENTRYPOINT)), 0o755);
+  const pod: Pod = { netns, hostname: `${name}-0`, image: o.image, shared: [], root: path.join(o.dir, "pod"), slurmDirs: false, binds: [{ from: entrypoint, to: ENTRYPOINT_DIR, readOnly: true }, ...c.binds], ...(c.readOnlyRoot ? { readOnlyRoot: true } : {}) };
   const daemon = supervisor.start("tenant-dns", pod, asContainer(c, containerArgv(c, [ENTRYPOINT])));
   const readyScript = `import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${TENANT_DNS.probes.ready}/ready', timeout=2).status)`;
   const ready = await waitFor(async () => (daemon.exit ? false : (await run(side.argv(["python3", "-c", readyScript]), { timeoutMs: 5000 })).stdout.trim() === "200" || undefined), 60_000, 500);
