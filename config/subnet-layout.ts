@@ -4,6 +4,7 @@
  * and where in it a tenant's server sits. Pure, so tests check it directly.
  */
 import { carveSubnets, hostAddress } from "./cidr";
+import { CENTRAL_HOST_NUMBER } from "../facts/central-host";
 import type { ExistingNetworkConfig, NetworkConfig, ZoneSelection } from "./types";
 
 export interface SubnetLayout {
@@ -45,4 +46,13 @@ const TENANT_SERVER_HOST = 10;
 export function tenantServerAddress(network: NetworkConfig | ExistingNetworkConfig): string {
   if ("serverPrivateIp" in network) return network.serverPrivateIp;
   return hostAddress(subnetLayout(network.vpcCidr, zoneCount(network.availabilityZones)).public, TENANT_SERVER_HOST);
+}
+
+/**
+ * The central host's fixed private address (facts/central-host.ts CENTRAL_HOST_NUMBER in its
+ * first private subnet), from central's stack file alone: the host's instance and what the
+ * fleet admits to its API server agree.
+ */
+export function centralHostAddress(network: NetworkConfig): string {
+  return hostAddress(subnetLayout(network.vpcCidr, zoneCount(network.availabilityZones)).private[0], CENTRAL_HOST_NUMBER);
 }

@@ -79,7 +79,7 @@ export interface EgressPeer {
  * Where each pod of a tenant's namespace on central may open connections, and nothing else:
  * a tenant's pods run code the tenant controls (its slurm.key makes it SlurmUser of its
  * slurmctld), so egress is denied by default and each flow Slurm needs is listed. `slurmd`:
- * the tenant's own VPC on 6818 only; `dns`: the cluster's DNS. Never IMDS, the API server,
+ * the tenant's own VPC on 6818 only; `dns`: the tenants' DNS (TENANT_DNS), which forwards nothing. Never IMDS, the API server,
  * the central VPC, another namespace or the internet; MariaDB nowhere (skip-name-resolve).
  */
 export const CONTROL_PLANE_EGRESS: Readonly<Record<ControlPlanePod, { readonly peers: readonly EgressPeer[]; readonly slurmd: boolean; readonly dns: boolean }>> = {

@@ -2,7 +2,7 @@
  * `fleet check`'s egress rule for tenant namespaces on central: a tenant's pods there run code
  * the tenant controls, so each namespace must deny egress by default, and every egress its
  * NetworkPolicies allow must be one CONTROL_PLANE_EGRESS lists for that pod (its peers in the
- * namespace on their ports, the tenant's own VPC on slurmd's port, the cluster's DNS). A
+ * namespace on their ports, the tenant's own VPC on slurmd's port, the tenants' DNS). A
  * policy that allows more, or a pod the fleet does not know, is a problem. Pure.
  */
 import { NAMESPACE_NAME_LABEL } from "../facts/fleet";

@@ -7,23 +7,34 @@
 import * as assert from "node:assert/strict";
 import { TENANT_POD_DNS_POLICY, tenantPodDnsPolicy } from "../components/fleet/central-admission";
 import { tenantDnsCorefile, tenantDnsObjects } from "../components/fleet/tenant-dns";
+import { controlPlaneSharedValues, RESOLVER_ANNOTATION } from "../components/fleet/control-plane";
+import { LOGIN_SET } from "../facts/fleet";
 import { hostAddress } from "../config/cidr";
 import { CENTRAL_K3S_RANGES } from "../facts/contract";
 import { TENANT_DNS } from "../facts/control-plane";
 import { LABEL_KEYS } from "../facts/project";
-import { kubeletResolvConf, parseQueryOutput } from "../journey/kube/tenant-dns";
+import { K3S_API_PORT } from "../facts/contract";
+import { centralHostAddress } from "../config/subnet-layout";
+import { exampleRoot, plan } from "./helpers";
+import * as fs from "fs";
+import * as path from "path";
+import { parseAllDocuments } from "yaml";
+import { kubeletResolvConf, parseQueryOutput, reverseName } from "../journey/kube/tenant-dns";
 
 type Obj = Record<string, any>;
-const objects = tenantDnsObjects() as Obj[];
+const API_SERVER = "10.0.0.10";
+const objects = tenantDnsObjects(API_SERVER) as Obj[];
 const byKind = (kind: string) => objects.find((o) => o.kind === kind) as Obj;
+const egressPolicy = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("-egress")) as Obj;
 
 describe("the tenants' DNS on central", () => {
-  it("answers only the cluster's zone and the reverse zones, from tenant namespaces' records, and forwards nothing", () => {
+  it("answers only the cluster's zone, from tenant namespaces' records, and forwards nothing (no reverse zones: a PTR would name any namespace's Service)", () => {
     const corefile = tenantDnsCorefile();
     // One server block: a name outside its zones is refused by CoreDNS itself.
     assert.equal(corefile.match(/\{\s*$/gm)?.length, 3, corefile);
-    assert.match(corefile, /^cluster\.local:53 in-addr\.arpa:53 ip6\.arpa:53 \{$/m);
-    assert.doesNotMatch(corefile, /^\.:|^\. |forward|proxy|grpc|\bfile\b|hosts|template/m);
+    assert.match(corefile, /^cluster\.local:53 \{$/m);
+    assert.match(corefile, /^ {4}kubernetes cluster\.local \{$/m);
+    assert.doesNotMatch(corefile, /^\.:|^\. |forward|proxy|grpc|\bfile\b|hosts|template|arpa/m);
     assert.match(corefile, new RegExp(`namespace_labels ${LABEL_KEYS.tenant.replace(/\./g, "\\.")}$`, "m"));
     assert.equal(byKind("ConfigMap").data.Corefile, corefile);
   });
@@ -60,8 +71,17 @@ describe("the tenants' DNS on central", () => {
     assert.ok(offset !== undefined, `${TENANT_DNS.clusterIp} is not among the first ${band} addresses of ${CENTRAL_K3S_RANGES.serviceCidr}`);
   });
 
+  it("reaches central's API server alone, on the host's address the fleet computes as the host's instance has it", async () => {
+    assert.deepEqual(egressPolicy.spec, { podSelector: { matchLabels: TENANT_DNS.labels }, policyTypes: ["Egress"], egress: [{ to: [{ ipBlock: { cidr: `${API_SERVER}/32` } }], ports: [{ protocol: "TCP", port: K3S_API_PORT }] }] });
+    const central = await plan("central-dev");
+    const address = central.deployment.deployment.resources.find((r) => r.type === "aws:ec2/instance:Instance")?.inputs?.privateIp;
+    const written = parseAllDocuments(fs.readFileSync(path.join(exampleRoot(), "fleet/central/dev/dns.yaml"), "utf8")).map((d) => d.toJS() as Obj).find((o) => o.metadata?.name === egressPolicy.metadata.name);
+    assert.equal(written?.spec.egress[0].to[0].ipBlock.cidr, `${address}/32`);
+    assert.equal(centralHostAddress((central.config as { network: Parameters<typeof centralHostAddress>[0] }).network), address);
+  });
+
   it("admits queries from tenant namespaces, and metrics from the monitoring namespace, only", () => {
-    const policy = byKind("NetworkPolicy");
+    const policy = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name.endsWith("-ingress")) as Obj;
     assert.deepEqual(policy.spec.policyTypes, ["Ingress"]);
     assert.deepEqual(policy.spec.ingress[0].from, [{ namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } }]);
     assert.deepEqual(policy.spec.ingress[0].ports, [{ protocol: "UDP", port: 53 }, { protocol: "TCP", port: 53 }]);
@@ -86,6 +106,13 @@ describe("central admission: every tenant pod asks the tenants' DNS", () => {
   });
 });
 
+describe("a tenant's Slurm pods and their resolver", () => {
+  it("name the resolver they are made for in every Slurm pod template, so a new one restarts them with the release that brings it", () => {
+    const values = controlPlaneSharedValues() as Obj;
+    for (const template of [values.controller, values.restapi, values.accounting, values.loginsets[LOGIN_SET]]) assert.deepEqual(template.metadata.annotations, { [RESOLVER_ANNOTATION]: TENANT_DNS.clusterIp });
+  });
+});
+
 describe("the journey's tenant pod resolver", () => {
   it("writes resolv.conf as the kubelet does: dnsPolicy None takes the pod's dnsConfig alone, ClusterFirst the cluster's DNS and search path with it", () => {
     const admitted = { dnsPolicy: "None", dnsConfig: { nameservers: [TENANT_DNS.clusterIp], searches: ["tenant-acme.svc.cluster.local", "svc.cluster.local", "cluster.local"], options: [{ name: "ndots", value: "5" }] } };
@@ -99,5 +126,6 @@ describe("the journey's tenant pod resolver", () => {
     assert.deepEqual(parseQueryOutput("5 -\n"), { rcode: "REFUSED", addresses: [] });
     assert.deepEqual(parseQueryOutput("3 -"), { rcode: "NXDOMAIN", addresses: [] });
     assert.equal(parseQueryOutput("Traceback (most recent call last):"), undefined);
+    assert.equal(reverseName("100.65.0.11"), "11.0.65.100.in-addr.arpa");
   });
 });

@@ -187,6 +187,9 @@ const DAEMON_TMP = {
   mount: { name: "tmp", mountPath: "/tmp" },
 } as const;
 
+/** The pod annotation that names the resolver a tenant's Slurm pods were made for (TENANT_DNS). */
+export const RESOLVER_ANNOTATION = "clusterra.io/resolver";
+
 /**
  * The Slinky release every tenant's control plane runs on central: images, requests, state,
  * accounting to its MariaDB, one login set, the users' init containers, the user-directory
@@ -195,6 +198,10 @@ const DAEMON_TMP = {
 export function controlPlaneSharedValues(): Record<string, unknown> {
   const ctld = identityPodParts(SLINKY_IMAGES.slurmctld, "");
   const login = identityPodParts(SLINKY_IMAGES.login, "");
+  // The resolver the pods are given (central's admission policy): a new one restarts them with
+  // this release, so no pod keeps a resolver its egress no longer reaches. MariaDB resolves no
+  // name (skip-name-resolve) and the backup's pods are made afresh each night.
+  const metadata = { annotations: { [RESOLVER_ANNOTATION]: TENANT_DNS.clusterIp } };
   return {
     // Each user's directory on the tenant's EFS before their first job (slurmd runs it on the node).
     prologScripts: { [USER_DIRECTORIES_PROLOG]: userDirectoriesProlog(EFS_MOUNT_PATH) },
@@ -202,13 +209,15 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     slurmKey: keyRef("slurm"),
     jwtKey: keyRef("jwt"),
     controller: {
+      metadata,
       slurmctld: { image: { ...SLINKY_IMAGES.slurmctld }, resources: componentResources("slurmctld"), volumeMounts: [...ctld.volumeMounts, DAEMON_TMP.mount], securityContext: HARDENED_READ_ONLY_CONTAINER },
       logfile: { image: { ...SLINKY_IMAGES.helper }, securityContext: HARDENED_READ_ONLY_CONTAINER },
       podSpec: { initContainers: [ctld.initContainer, clearTriggersInitContainer(SLINKY_IMAGES.slurmctld)], volumes: [...ctld.volumes, DAEMON_TMP.volume] },
       persistence: { enabled: true, resources: { requests: { storage: `${SLURMCTLD_STATE_GIB}Gi` } } },
     },
-    restapi: { replicas: 1, slurmrestd: { resources: componentResources("slurmrestd"), securityContext: HARDENED_READ_ONLY_CONTAINER } },
+    restapi: { metadata, replicas: 1, slurmrestd: { resources: componentResources("slurmrestd"), securityContext: HARDENED_READ_ONLY_CONTAINER } },
     accounting: {
+      metadata,
       enabled: true,
       slurmdbd: { resources: componentResources("slurmdbd"), securityContext: HARDENED_READ_ONLY_CONTAINER, volumeMounts: [DAEMON_TMP.mount] },
       podSpec: { volumes: [DAEMON_TMP.volume] },
@@ -222,6 +231,7 @@ export function controlPlaneSharedValues(): Record<string, unknown> {
     },
     loginsets: {
       [LOGIN_SET]: {
+        metadata,
         enabled: true,
         replicas: 1,
         login: { image: { ...SLINKY_IMAGES.login }, resources: componentResources("login"), volumeMounts: login.volumeMounts, securityContext: LOGIN_CONTAINER },

@@ -16,6 +16,7 @@
  * any tenant's pod asks. Pure.
  */
 import { createHash } from "crypto";
+import { K3S_API_PORT } from "../../facts/contract";
 import { TENANT_DNS } from "../../facts/control-plane";
 import { MONITORING_NAMESPACE, NAMESPACE_NAME_LABEL, SYNC_WAVES } from "../../facts/fleet";
 import { LABEL_KEYS } from "../../facts/project";
@@ -30,19 +31,22 @@ const COREFILE_DIR = "/etc/coredns";
 const METRICS_PORT = 9153;
 
 /**
- * The Corefile: the cluster's zone and the reverse zones, answered from the API server for
- * tenant namespaces, cached; no server block for any other zone, so CoreDNS answers REFUSED
- * and asks no one. Pure.
+ * The Corefile: the cluster's zone, answered from the API server for tenant namespaces,
+ * cached; no server block for any other zone, so CoreDNS answers REFUSED and asks no one. No
+ * reverse zones: the kubernetes plugin answers a PTR for any Service or endpoint address
+ * whatever `namespace_labels` says, so a tenant scanning the service range would read every
+ * namespace's names; nothing a tenant's pods run needs a PTR (sshd does not ask, MariaDB runs
+ * with skip-name-resolve). Pure.
  */
 export function tenantDnsCorefile(): string {
   return [
-    `${TENANT_DNS.domain}:${TENANT_DNS.port} in-addr.arpa:${TENANT_DNS.port} ip6.arpa:${TENANT_DNS.port} {`,
+    `${TENANT_DNS.domain}:${TENANT_DNS.port} {`,
     "    errors",
     "    health {",
     "        lameduck 5s",
     "    }",
     "    ready",
-    `    kubernetes ${TENANT_DNS.domain} in-addr.arpa ip6.arpa {`,
+    `    kubernetes ${TENANT_DNS.domain} {`,
     `        namespace_labels ${LABEL_KEYS.tenant}`,
     "        ttl 30",
     "    }",
@@ -54,8 +58,14 @@ export function tenantDnsCorefile(): string {
   ].join("\n");
 }
 
-/** Every object of the tenants' DNS: its namespace, identity and read-only access to the API, configuration, pods, Service and ingress policy. Pure. */
-export function tenantDnsObjects(): Record<string, unknown>[] {
+/**
+ * Every object of the tenants' DNS: its namespace, identity and read-only access to the API,
+ * configuration, pods, Service, and its policies: queries in from tenant namespaces, and out
+ * only to central's API server at `apiServer` (the host's address, where K3s's API server
+ * listens; a pod's dial to the `kubernetes` Service arrives there). A flaw in CoreDNS that a
+ * tenant's query could reach would find no way out of central and no other pod. Pure.
+ */
+export function tenantDnsObjects(apiServer: string): Record<string, unknown>[] {
   const { namespace, name, labels } = TENANT_DNS;
   const annotations = { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds };
   const corefile = tenantDnsCorefile();
@@ -138,6 +148,16 @@ export function tenantDnsObjects(): Record<string, unknown>[] {
           { from: [{ namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } }], ports: dnsPorts.map((p) => ({ protocol: p.protocol, port: p.port })) },
           { from: [{ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: MONITORING_NAMESPACE } } }], ports: [{ protocol: "TCP", port: METRICS_PORT }] },
         ],
+      },
+    },
+    {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "NetworkPolicy",
+      metadata: { name: `${name}-egress`, namespace, annotations },
+      spec: {
+        podSelector: { matchLabels: labels },
+        policyTypes: ["Egress"],
+        egress: [{ to: [{ ipBlock: { cidr: `${apiServer}/32` } }], ports: [{ protocol: "TCP", port: K3S_API_PORT }] }],
       },
     },
   ];

