@@ -901,6 +901,8 @@ interface Target {
   readonly ns: string;
   readonly address: string;
   readonly port: number;
+  /** udp: a datagram the listener answers (DNS's own protocol); tcp otherwise. */
+  readonly protocol?: "udp";
 }
 
 /** The egress flows the host's NetworkPolicies refused so far. */
@@ -932,18 +934,22 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     { what: "the instance metadata service", ns: host, address: INSTANCE_METADATA.address, port: INSTANCE_METADATA.port },
     { what: "the internet", ns: tp.internet.ns.name, address: tp.internet.address, port: tp.internet.port },
     // A query's name is data: K3s's CoreDNS would carry it out of central to the VPC's resolver.
-    { what: "K3s's CoreDNS (it forwards every name it does not hold out of central)", ns: tp.central.dns.cluster.ns.name, address: tp.central.dns.cluster.address, port: K3S_CLUSTER_DNS.port },
+    ...(["tcp", "udp"] as const).map((protocol) => ({ what: `K3s's CoreDNS over ${protocol} (it forwards every name it does not hold out of central)`, ns: tp.central.dns.cluster.ns.name, address: tp.central.dns.cluster.address, port: K3S_CLUSTER_DNS.port, ...(protocol === "udp" ? { protocol } : {}) })),
     // What the pod may reach: its own slurmd, and the tenants' DNS (which forwards nothing).
-    { what: "the tenants' DNS", ns: tp.central.dns.tenants.ns.name, address: tp.central.dns.tenants.address, port: TENANT_DNS.port, allowed: true },
+    ...(["tcp", "udp"] as const).map((protocol) => ({ what: `the tenants' DNS over ${protocol}`, ns: tp.central.dns.tenants.ns.name, address: tp.central.dns.tenants.address, port: TENANT_DNS.port, allowed: true, ...(protocol === "udp" ? { protocol } : {}) })),
   ];
   const own = tp.slurmd[0];
-  const listeners = targets.filter((t) => !t.served).map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, "SYSTEM:true"]));
-  // The payload: SlurmUser in the controller's pod, one connection per target (bash's /dev/tcp).
-  const payload = (address: string, port: number) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${address}/${port}`]), { timeoutMs: 8000 });
-  const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd, allowed: true }].map(async (t) => ({ t, connected: (await payload(t.address, t.port)).code === 0 })));
+  // A UDP listener answers each datagram: a reply is the only sign one arrived.
+  const listeners = targets.filter((t) => !t.served).map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", t.protocol === "udp" ? `UDP-RECVFROM:${t.port},bind=${t.address},fork` : `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, t.protocol === "udp" ? "SYSTEM:echo answer" : "SYSTEM:true"]));
+  // The payload: SlurmUser in the controller's pod, one connection per target (bash's /dev/tcp),
+  // or one datagram and the first byte of its answer (bash's /dev/udp reads a datagram a byte
+  // at a time: the rest of it is gone, so one byte is all a read may wait for).
+  const payload = (t: Target) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c",
+    t.protocol === "udp" ? `exec 3<>/dev/udp/${t.address}/${t.port} && printf query >&3 && read -r -t 2 -n 1 answer <&3` : `exec 3<>/dev/tcp/${t.address}/${t.port}`]), { timeoutMs: 8000 });
+  const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd, allowed: true }].map(async (t) => ({ t, connected: (await payload(t)).code === 0 })));
   try {
     // Wait until every listener answers from its own side (the probe must be able to succeed).
-    const ready = await waitFor(async () => ((await Promise.all(targets.map((t) => tcpProbe(t.ns, t.address, t.port, 1000)))).every(Boolean) ? true : undefined), 5000, 200);
+    const ready = await waitFor(async () => ((await Promise.all(targets.filter((t) => t.protocol !== "udp").map((t) => tcpProbe(t.ns, t.address, t.port, 1000)))).every(Boolean) ? true : undefined), 5000, 200);
     if (!ready) return { ok: false, detail: `the targets' listeners did not answer (${listeners.filter((l) => l.exit).map((l) => `${l.name}: ${tail(l.log)}`).join("; ") || "none exited"})` };
     const job = await submit(ctx, ["-N1", "-w", own.hostname], `sleep 4; echo "${ctx.token} job $SLURM_JOB_ID on $(hostname)"`);
     const theirs = other ? await submit(other, ["-N1", "-w", other.topology.slurmd[0].hostname], `sleep 4; echo "${other.token} job $SLURM_JOB_ID on $(hostname)"`) : undefined;
@@ -960,8 +966,9 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state) && (theirState === undefined || /^COMPLETED/.test(theirState));
     for (const r of enforced) {
       const allowed = r.t.allowed === true;
-      const dropped = drops.filter((d) => d.destination === r.t.address && d.port === r.t.port);
-      const openly = open.find((o) => o.t.address === r.t.address && o.t.port === r.t.port)?.connected;
+      const protocol = r.t.protocol ?? "tcp";
+      const dropped = drops.filter((d) => d.destination === r.t.address && d.port === r.t.port && d.protocol === protocol);
+      const openly = open.find((o) => o.t.address === r.t.address && o.t.port === r.t.port && o.t.protocol === r.t.protocol)?.connected;
       const good = allowed ? r.connected : !r.connected && dropped.length > 0 && openly === true;
       ok &&= good;
       lines.push(`${r.t.what} ${r.t.address}:${r.t.port} ${r.connected ? (allowed ? "reached (allowed)" : "REACHED") : dropped.length ? "refused by the policies" : "refused, but no policy drop recorded"}${allowed ? "" : openly ? "" : " (unreachable even without the policies: the try proves nothing)"}`);
