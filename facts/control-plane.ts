@@ -123,6 +123,13 @@ export const TENANT_DNS = {
   clusterIp: CENTRAL_K3S_RANGES.tenantDns,
   domain: "cluster.local",
   image: { repository: "registry.k8s.io/coredns/coredns", tag: "v1.13.1" },
+  /**
+   * The pod annotation naming the resolver a tenant pod was made for: central's admission
+   * policy gives the tenants' DNS to the pods that carry it, which the fleet's templates do
+   * from the release whose egress reaches it (a pod made from an earlier template keeps the
+   * resolver its earlier egress reaches).
+   */
+  resolverAnnotation: "clusterra.io/resolver",
   /** CoreDNS's own probes: liveness (health) and readiness (ready). */
   probes: { health: 8080, ready: 8181 },
   /** The image's non-root user (distroless's nonroot), which the pod runs as. */

@@ -7,7 +7,7 @@
 import * as assert from "node:assert/strict";
 import { TENANT_POD_DNS_POLICY, tenantPodDnsPolicy } from "../components/fleet/central-admission";
 import { tenantDnsCorefile, tenantDnsObjects } from "../components/fleet/tenant-dns";
-import { controlPlaneSharedValues, RESOLVER_ANNOTATION } from "../components/fleet/control-plane";
+import { accountingDatabase, controlPlaneManifestsSharedValues, controlPlaneSharedValues } from "../components/fleet/control-plane";
 import { LOGIN_SET } from "../facts/fleet";
 import { hostAddress } from "../config/cidr";
 import { CENTRAL_K3S_RANGES } from "../facts/contract";
@@ -92,9 +92,10 @@ describe("the tenants' DNS on central", () => {
 describe("central admission: every tenant pod asks the tenants' DNS", () => {
   const [policy, binding] = tenantPodDnsPolicy() as [Obj, Obj];
 
-  it("gives every pod created in a tenant's namespace dnsPolicy None and the tenants' DNS as its only nameserver, with ClusterFirst's search path", () => {
+  it("gives every pod created in a tenant's namespace for the tenants' DNS dnsPolicy None and that DNS as its only nameserver, with ClusterFirst's search path", () => {
     assert.deepEqual(policy.spec.matchConstraints.resourceRules, [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }]);
-    assert.equal(policy.spec.matchConditions, undefined);
+    // Only pods whose template names this resolver: the rollout that brings them brings the egress that reaches it.
+    assert.deepEqual(policy.spec.matchConditions.map((c: Obj) => c.expression), [`has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.clusterIp}'`]);
     assert.equal(policy.spec.failurePolicy, "Fail");
     assert.equal(policy.spec.mutations[0].patchType, "JSONPatch");
     const expression: string = policy.spec.mutations[0].jsonPatch.expression;
@@ -107,9 +108,14 @@ describe("central admission: every tenant pod asks the tenants' DNS", () => {
 });
 
 describe("a tenant's Slurm pods and their resolver", () => {
-  it("name the resolver they are made for in every Slurm pod template, so a new one restarts them with the release that brings it", () => {
+  const BACKUPS = { schedule: "15 2 * * *", retentionDays: 14 } as Parameters<typeof controlPlaneManifestsSharedValues>[0];
+  it("name the resolver they are made for in every pod template of the namespace, so a new one restarts them with the release that brings it", () => {
     const values = controlPlaneSharedValues() as Obj;
-    for (const template of [values.controller, values.restapi, values.accounting, values.loginsets[LOGIN_SET]]) assert.deepEqual(template.metadata.annotations, { [RESOLVER_ANNOTATION]: TENANT_DNS.clusterIp });
+    const annotations = { [TENANT_DNS.resolverAnnotation]: TENANT_DNS.clusterIp };
+    for (const template of [values.controller, values.restapi, values.accounting, values.loginsets[LOGIN_SET]]) assert.deepEqual(template.metadata.annotations, annotations);
+    assert.deepEqual(accountingDatabase().spec.podMetadata.annotations, annotations);
+    const backup = (controlPlaneManifestsSharedValues(BACKUPS).namespaced as Obj[]).find((o) => o.kind === "Backup");
+    assert.deepEqual(backup?.spec.podMetadata.annotations, annotations);
   });
 });
 

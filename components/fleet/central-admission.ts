@@ -76,10 +76,12 @@ export const TENANT_POD_DNS_POLICY = "clusterra-tenant-pods-dns";
 export const TENANT_POD_DNS = { ndots: "5" } as const;
 
 /**
- * The MutatingAdmissionPolicy and its binding that give every pod of a tenant's namespace the
- * tenants' DNS as its only resolver (components/fleet/tenant-dns.ts), whatever made the pod
- * and whatever it asked: a ClusterFirst pod would ask K3s's CoreDNS, which forwards every
- * other name out of central. Pure.
+ * The MutatingAdmissionPolicy and its binding that give a tenant's pods the tenants' DNS as
+ * their only resolver (components/fleet/tenant-dns.ts), whatever made the pod and whatever it
+ * asked: a ClusterFirst pod would ask K3s's CoreDNS, which forwards every other name out of
+ * central (and which the tenant's egress refuses). Every pod template of a tenant's namespace
+ * names the resolver it is made for (TENANT_DNS.resolverAnnotation); the policy takes those.
+ * Pure.
  */
 export function tenantPodDnsPolicy(): Record<string, unknown>[] {
   const metadata = { name: TENANT_POD_DNS_POLICY, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
@@ -93,6 +95,14 @@ export function tenantPodDnsPolicy(): Record<string, unknown>[] {
         failurePolicy: "Fail",
         reinvocationPolicy: "IfNeeded",
         matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
+        // The pods whose template names this resolver: they come with the tenant's rollout of the
+        // egress that reaches it. A pod made again from an earlier template before that rollout
+        // keeps the resolver its earlier egress reaches; after it, such a pod's DNS is refused by
+        // that egress, never let out. The egress is the boundary; this is the pods' configuration.
+        matchConditions: [{
+          name: "made-for-the-tenants-dns",
+          expression: `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.clusterIp}'`,
+        }],
         mutations: [{
           // A JSON patch: an apply configuration may not set atomic lists (nameservers, searches, options).
           // `add` replaces what the pod asked, or adds it.

@@ -187,8 +187,10 @@ const DAEMON_TMP = {
   mount: { name: "tmp", mountPath: "/tmp" },
 } as const;
 
-/** The pod annotation that names the resolver a tenant's Slurm pods were made for (TENANT_DNS). */
-export const RESOLVER_ANNOTATION = "clusterra.io/resolver";
+/** The annotation every pod template of a tenant's namespace carries: the resolver it is made for (TENANT_DNS.resolverAnnotation). Pure. */
+export function resolverAnnotations(): Record<string, string> {
+  return { [TENANT_DNS.resolverAnnotation]: TENANT_DNS.clusterIp };
+}
 
 /**
  * The Slinky release every tenant's control plane runs on central: images, requests, state,
@@ -198,10 +200,9 @@ export const RESOLVER_ANNOTATION = "clusterra.io/resolver";
 export function controlPlaneSharedValues(): Record<string, unknown> {
   const ctld = identityPodParts(SLINKY_IMAGES.slurmctld, "");
   const login = identityPodParts(SLINKY_IMAGES.login, "");
-  // The resolver the pods are given (central's admission policy): a new one restarts them with
-  // this release, so no pod keeps a resolver its egress no longer reaches. MariaDB resolves no
-  // name (skip-name-resolve) and the backup's pods are made afresh each night.
-  const metadata = { annotations: { [RESOLVER_ANNOTATION]: TENANT_DNS.clusterIp } };
+  // The resolver the pods are made for (central's admission policy gives it to the pods that
+  // name it): a new one restarts them in the tenant's rollout, beside the egress that reaches it.
+  const metadata = { annotations: resolverAnnotations() };
   return {
     // Each user's directory on the tenant's EFS before their first job (slurmd runs it on the node).
     prologScripts: { [USER_DIRECTORIES_PROLOG]: userDirectoriesProlog(EFS_MOUNT_PATH) },
@@ -278,8 +279,8 @@ export interface MariaDbBackup {
     readonly databases: readonly string[];
     readonly storage: { readonly persistentVolumeClaim: { readonly accessModes: readonly string[]; readonly resources: { readonly requests: { readonly storage: string } } } };
     readonly resources: Record<string, unknown>;
-    /** Labels of the backup Job's pods. */
-    readonly podMetadata: { readonly labels: Readonly<Record<string, string>> };
+    /** Labels and annotations of the backup Job's pods. */
+    readonly podMetadata: { readonly labels: Readonly<Record<string, string>>; readonly annotations: Readonly<Record<string, string>> };
   };
 }
 
@@ -304,7 +305,7 @@ function accountingBackup(backups: CentralBackups): MariaDbBackup {
       storage: { persistentVolumeClaim: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: `${ACCOUNTING_BACKUP.storageGiB}Gi` } } } },
       resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { memory: "256Mi" } },
       // Its Job's pods: the egress policy for the dump selects on them.
-      podMetadata: { labels: { ...MARIADB_BACKUP_POD_LABELS } },
+      podMetadata: { labels: { ...MARIADB_BACKUP_POD_LABELS }, annotations: resolverAnnotations() },
     },
   };
 }
@@ -326,6 +327,8 @@ export interface MariaDb {
     /** The mariadb container's securityContext, and the pod's (it replaces the operator's defaults whole). */
     readonly securityContext: Readonly<Record<string, unknown>>;
     readonly podSecurityContext: Readonly<Record<string, unknown>>;
+    /** Annotations of its pods. */
+    readonly podMetadata: { readonly annotations: Readonly<Record<string, string>> };
     readonly myCnf: string;
   };
 }
@@ -351,6 +354,7 @@ export function accountingDatabase(): MariaDb {
       // seccomp profile (its container securityContext takes none).
       securityContext: { allowPrivilegeEscalation: HARDENED_CONTAINER.allowPrivilegeEscalation, capabilities: HARDENED_CONTAINER.capabilities },
       podSecurityContext: { runAsNonRoot: true, runAsUser: MARIADB_IMAGE_USER, runAsGroup: MARIADB_IMAGE_USER, fsGroup: MARIADB_IMAGE_USER, seccompProfile: HARDENED_CONTAINER.seccompProfile },
+      podMetadata: { annotations: resolverAnnotations() },
       // slurmdbd's recommended settings for its job tables.
       myCnf: "[mariadb]\ninnodb_buffer_pool_size=128M\ninnodb_lock_wait_timeout=900\nmax_allowed_packet=16M\n",
     },

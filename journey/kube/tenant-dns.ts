@@ -20,6 +20,7 @@ import { teardown } from "../host/network";
 import { must, NETNS_ETC, NETNS_RUN, LOOPBACK_RESOLVER, run, Supervisor, tail, waitFor, type Pod } from "../host/processes";
 import type { Cluster } from "./cluster";
 import { forward } from "./forward";
+import { SLINKY_WORKLOADS } from "./tenant-slurm";
 import type { Kubectl } from "./kubectl";
 import { asContainer, containerArgv, prepareContainer, type PodTemplate } from "./pods";
 import { SEALED_STEM, type SealedNetwork } from "./sealed-network";
@@ -209,7 +210,9 @@ export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: strin
   const pods = (await kc.get<{ items: { metadata: { name: string }; spec: PodDns }[] }>(["pods", "-n", ns]))?.items ?? [];
   if (pods.length === 0) return { ok: false, detail: `no pod in ${ns}` };
   const elsewhere = pods.filter((p) => p.spec.dnsPolicy !== "None" || JSON.stringify(p.spec.dnsConfig?.nameservers ?? []) !== JSON.stringify([TENANT_DNS.clusterIp]));
-  const resolvConf = kubeletResolvConf(pods[0].spec, ns);
+  // The resolver of its slurmctld's pod, the one the attacker's code runs in.
+  const asker = pods.find((p) => p.metadata.name === `${SLINKY_WORKLOADS.controller.name}-0`) ?? pods[0];
+  const resolvConf = kubeletResolvConf(asker.spec, ns);
   // Its own Service with an address of its own (not headless), by its short name through the search path.
   const services = (await kc.get<{ items: { metadata: { name: string }; spec: { clusterIP?: string } }[] }>(["services", "-n", ns]))?.items ?? [];
   const own = services.find((s) => s.spec.clusterIP && s.spec.clusterIP !== "None");
