@@ -183,6 +183,20 @@ describe("Slurm journey: NetworkPolicies as nftables", () => {
   });
 });
 
+describe("Slurm journey: a namespace's own labels in NetworkPolicies", () => {
+  it("selects a peer namespace by its labels as well as its name (the tenants' DNS admits namespaces labelled with a tenant)", function () {
+    const pods: PolicyPod[] = [
+      { name: "dns", namespace: "clusterra-dns", address: "100.64.0.30", labels: { app: "dns" } },
+      { name: "ctld", namespace: "tenant-acme", address: "100.64.0.10", labels: { app: "ctld" }, namespaceLabels: { "clusterra.io/tenant": "acme" } },
+      { name: "argo", namespace: "argocd", address: "100.64.0.40", labels: { app: "argo" } },
+    ];
+    const t = networkPolicyRuleset([{ metadata: { name: "dns-in", namespace: "clusterra-dns" }, spec: { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ namespaceSelector: { matchExpressions: [{ key: "clusterra.io/tenant", operator: "Exists" }] } }], ports: [{ protocol: "UDP", port: 53 }] }] } }], pods);
+    assert.match(t.text, /ip saddr 100\.64\.0\.10 udp dport 53 counter return comment "dns-in"/);
+    assert.doesNotMatch(t.text, /100\.64\.0\.40 udp/);
+    kernelAccepts(this, t.text);
+  });
+});
+
 describe("Slurm journey: a process's capabilities", () => {
   it("reads a capability mask from /proc/<pid>/status by bit", () => {
     // chown (0), setuid (7), net_bind_service (10), sys_chroot (18), audit_write (29).
@@ -263,7 +277,10 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     // allowed its slurmdbd and its own VPC on slurmd's port, nothing to anywhere else (globex's
     // control plane on the same host among it).
     const policy = topology.central.policy;
-    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "slurmctld", "slurmdbd"]);
+    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "slurmctld", "slurmdbd", "tenant-dns"]);
+    // The tenants' DNS pod: queries in from both tenants' pods, out to central's API server alone.
+    const dnsOut = new RegExp("chain egress_tenant_dns \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
+    assert.deepEqual(dnsOut.split("\n").filter((l) => /return/.test(l)).map((l) => l.trim().replace(/ counter return.*/, "")), [`ip daddr ${world.central.hostAddress}/32 tcp dport 6443`]);
     assert.deepEqual(topology.central.other.map((p) => `${p.name}:${p.port}`), ["globex's slurmctld:6817", "globex's slurmdbd:6819", "globex's mariadb:3306"]);
     const ctldOut = new RegExp("chain egress_slurmctld \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
     assert.match(ctldOut, new RegExp(`ip daddr ${topology.central.slurmdbd.address} tcp dport ${SLURM_PORTS.slurmdbd} counter return`));

@@ -48,12 +48,13 @@ export interface NetworkPolicyObject {
   };
 }
 
-/** A pod on the node: its name, namespace, address and labels. */
+/** A pod on the node: its name, namespace, address and labels, and its namespace's labels (beyond its name's, which every namespace has). */
 export interface PolicyPod {
   readonly name: string;
   readonly namespace: string;
   readonly address: string;
   readonly labels: Readonly<Record<string, string>>;
+  readonly namespaceLabels?: Readonly<Record<string, string>>;
 }
 
 export interface PolicyTranslation {
@@ -91,7 +92,7 @@ function peerMatch(peer: PolicyPeer, namespace: string, pods: readonly PolicyPod
     return { match: [`${field} ${peer.ipBlock.cidr}`, ...(except.length ? [`${field} != { ${except.join(", ")} }`] : [])].join(" ") };
   }
   const matched = pods.filter((p) =>
-    (peer.namespaceSelector ? selects(peer.namespaceSelector, { [NAMESPACE_NAME_LABEL]: p.namespace }) : p.namespace === namespace) && selects(peer.podSelector, p.labels));
+    (peer.namespaceSelector ? selects(peer.namespaceSelector, { ...p.namespaceLabels, [NAMESPACE_NAME_LABEL]: p.namespace }) : p.namespace === namespace) && selects(peer.podSelector, p.labels));
   if (matched.length === 0) return { why: `no pod on the node matches ${JSON.stringify(peer)}` };
   const addresses = [...new Set(matched.map((p) => p.address))].sort();
   return { match: `${field} ${addresses.length === 1 ? addresses[0] : `{ ${addresses.join(", ")} }`}` };

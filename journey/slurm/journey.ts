@@ -939,13 +939,21 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     ...(["tcp", "udp"] as const).map((protocol) => ({ what: `the tenants' DNS over ${protocol}`, ns: tp.central.dns.tenants.ns.name, address: tp.central.dns.tenants.address, port: TENANT_DNS.port, allowed: true, ...(protocol === "udp" ? { protocol } : {}) })),
   ];
   const own = tp.slurmd[0];
-  // A UDP listener answers each datagram: a reply is the only sign one arrived.
-  const listeners = targets.filter((t) => !t.served).map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", t.protocol === "udp" ? `UDP-RECVFROM:${t.port},bind=${t.address},fork` : `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, t.protocol === "udp" ? "SYSTEM:echo answer" : "SYSTEM:true"]));
+  // A UDP listener answers each datagram: a reply is the only sign one arrived. Its command reads
+  // the datagram before answering (one that exits unread can make socat's write fail, unanswered).
+  const listeners = targets.filter((t) => !t.served).map((t, i) => ctx.supervisor.startCommand(`listener-${i}`, ["ip", "netns", "exec", t.ns, "socat", t.protocol === "udp" ? `UDP-RECVFROM:${t.port},bind=${t.address},fork` : `TCP-LISTEN:${t.port},bind=${t.address},reuseaddr,fork`, t.protocol === "udp" ? "SYSTEM:head -c 1 >/dev/null; echo answer" : "SYSTEM:true"]));
   // The payload: SlurmUser in the controller's pod, one connection per target (bash's /dev/tcp),
   // or one datagram and the first byte of its answer (bash's /dev/udp reads a datagram a byte
   // at a time: the rest of it is gone, so one byte is all a read may wait for).
   const payload = (t: Target) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c",
     t.protocol === "udp" ? `exec 3<>/dev/udp/${t.address}/${t.port} && printf query >&3 && read -r -t 2 -n 1 answer <&3` : `exec 3<>/dev/tcp/${t.address}/${t.port}`]), { timeoutMs: 8000 });
+  // From the tenants' DNS pod: the internet, the instance metadata service, the tenant's slurmctld and the other tenant's slurmd refused; central's API server allowed.
+  const dnsTargets: (Target & { allowed?: boolean })[] = [
+    ...targets.filter((t) => t.what === "the internet" || t.what === "the instance metadata service" || t.what === `${world.other.id}'s slurmd pod`),
+    { what: `${world.tenant.id}'s slurmctld pod`, ns: tp.central.slurmctld.ns.name, address: tp.central.slurmctld.address, port: SLURM_PORTS.slurmctld },
+    { ...(targets.find((t) => t.what === "central's API server") as Target), allowed: true },
+  ];
+  const dnsTries = async () => Promise.all(dnsTargets.map(async (t) => ({ t, connected: (await run(["ip", "netns", "exec", tp.central.dns.tenants.ns.name, "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${t.address}/${t.port}`], { timeoutMs: 8000 })).code === 0 })));
   const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd, allowed: true }].map(async (t) => ({ t, connected: (await payload(t)).code === 0 })));
   try {
     // Wait until every listener answers from its own side (the probe must be able to succeed).
@@ -955,12 +963,14 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     const theirs = other ? await submit(other, ["-N1", "-w", other.topology.slurmd[0].hostname], `sleep 4; echo "${other.token} job $SLURM_JOB_ID on $(hostname)"`) : undefined;
     const before = await policyDrops(ctx);
     const enforced = await tryAll();
+    const fromDns = await dnsTries();
     const drops = newDrops(before, await policyDrops(ctx));
     const state = await waitJob(ctx, job);
     const theirState = other && theirs ? await waitJob(other, theirs) : undefined;
     // The control: the same tries with the policies taken off, then put back as they were.
     const off = await run(["ip", "netns", "exec", host, "nft", "delete", "table", "inet", POLICY_TABLE], { timeoutMs: 5000 });
     const open = off.code === 0 ? await tryAll() : [];
+    const dnsOpen = off.code === 0 ? await dnsTries() : [];
     const back = await run(["ip", "netns", "exec", host, "nft", "-f", "-"], { timeoutMs: 5000, input: tp.central.policy.text });
     const lines: string[] = [];
     let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state) && (theirState === undefined || /^COMPLETED/.test(theirState));
@@ -973,9 +983,18 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
       ok &&= good;
       lines.push(`${r.t.what} ${r.t.address}:${r.t.port} ${r.connected ? (allowed ? "reached (allowed)" : "REACHED") : dropped.length ? "refused by the policies" : "refused, but no policy drop recorded"}${allowed ? "" : openly ? "" : " (unreachable even without the policies: the try proves nothing)"}`);
     }
+    // Code in the tenants' DNS pod (standing for a flaw in CoreDNS that a tenant's query reaches): central's API server alone.
+    const dnsLines: string[] = [];
+    for (const r of fromDns) {
+      const dropped = drops.filter((d) => d.source === tp.central.dns.tenants.address && d.destination === r.t.address && d.port === r.t.port);
+      const openly = dnsOpen.find((o) => o.t.address === r.t.address && o.t.port === r.t.port)?.connected;
+      const good = r.t.allowed ? r.connected : !r.connected && dropped.length > 0 && openly === true;
+      ok &&= good;
+      dnsLines.push(`${r.t.what} ${r.connected ? (r.t.allowed ? "reached (allowed)" : "REACHED") : dropped.length ? "refused by the policies" : "refused, but no policy drop recorded"}${r.t.allowed || openly ? "" : " (unreachable even without the policies)"}`);
+    }
     return {
       ok,
-      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
+      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; from the tenants' DNS pod ${tp.central.dns.tenants.address} (a flaw in CoreDNS): ${dnsLines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}, ${dnsOpen.filter((o) => o.connected).length}/${dnsOpen.length} from the DNS pod${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
     };
   } finally {
     for (const l of listeners) await ctx.supervisor.stop(l, 1000);

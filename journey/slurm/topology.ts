@@ -20,6 +20,7 @@ import { securityGroupRuleset } from "../host/nft";
 import { networkPolicyRuleset } from "../host/network-policy";
 import { controlPlanePodLabels, TENANT_DNS } from "../../facts/control-plane";
 import { K3S_CLUSTER_DNS } from "../../facts/central-host";
+import { LABEL_KEYS } from "../../facts/project";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
 import type { JourneyWorld, TenantSide } from "./world";
 import { slinkyNames } from "./world";
@@ -269,8 +270,9 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   }));
 
   // Both tenant namespaces' NetworkPolicies on the host, their pods known by the labels their operators give them.
-  const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name) });
-  const policy = networkPolicyRuleset([...world.controlPlane.networkPolicies, ...world.otherControlPlane.networkPolicies], [
+  const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name), namespaceLabels: { [LABEL_KEYS.tenant]: namespace === t.namespace ? t.id : o.id } });
+  // The tenants' DNS pods' own policies too: queries in from tenant namespaces, out to the API server alone.
+  const policy = networkPolicyRuleset([...world.controlPlane.networkPolicies, ...world.otherControlPlane.networkPolicies, ...c.dnsPolicies], [
     policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address),
     ...otherPods.map((p) => policyPod(p.name, p.address, o.namespace)),
     ...(otherControlPlane ? [policyPod("login", otherControlPlane.login.address, o.namespace)] : []),

@@ -11,7 +11,8 @@ import { PROJECT_ROOT } from "../../config";
 import type { PlanResult } from "../../planning/plan";
 import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, type PortRange, type TenantPorts } from "../../facts/contract";
-import { ACCOUNTING_DATABASE, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
+import { ACCOUNTING_DATABASE, centralFleetPath, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
+import { TENANT_DNS_FILE } from "../../components/fleet/tenant-dns";
 import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
 import { renderTenantAddOn, toolPath } from "../../fleet-tools/render";
 import type { NetworkPolicyObject } from "../host/network-policy";
@@ -26,6 +27,8 @@ export interface CentralSide {
   readonly hostGroupIds: readonly string[];
   /** K3s's pod range on central (one node: its first /24 holds every pod). */
   readonly podCidr: string;
+  /** The tenants' DNS pods' NetworkPolicies, as central's fleet file holds them. */
+  readonly dnsPolicies: readonly NetworkPolicyObject[];
 }
 
 export interface TenantSide {
@@ -172,7 +175,7 @@ function podIdentity(pod: string, entry: Doc, container: string, configMaps: rea
   throw new Error(`journey: ${pod} has no init container that merges a ConfigMap of users into an emptyDir`);
 }
 
-function centralSide(plan: PlanResult): CentralSide {
+function centralSide(plan: PlanResult, root: string): CentralSide {
   if (plan.config.kind !== "central") throw new Error(`journey: ${plan.config.stack} is not a central stack`);
   const resources = plan.deployment.deployment.resources;
   const hosts = instances(resources);
@@ -186,6 +189,7 @@ function centralSide(plan: PlanResult): CentralSide {
     hostSubnet: subnet.cidr,
     hostGroupIds: host.groupIds,
     podCidr: CENTRAL_K3S_RANGES.clusterCidr,
+    dnsPolicies: readYaml(root, `${centralFleetPath(plan.config.scope)}/${TENANT_DNS_FILE}`).filter((o) => o.kind === "NetworkPolicy") as unknown as NetworkPolicyObject[],
   };
 }
 
@@ -300,7 +304,7 @@ export function journeyWorld(plans: JourneyPlans, repository: string, helm = too
   const other = tenantSide(plans.other, repository, helm);
   const rules = [plans.central, plans.tenant, plans.other].flatMap((p) => securityGroupRules(p.deployment.deployment.resources));
   const users = plans.tenant.config.kind === "tenant" ? plans.tenant.config.users : [];
-  return { users, central: centralSide(plans.central), tenant, other, controlPlane: controlPlaneValues(plans.tenant, repository, helm), otherControlPlane: controlPlaneValues(plans.other, repository, helm), rules };
+  return { users, central: centralSide(plans.central, repository), tenant, other, controlPlane: controlPlaneValues(plans.tenant, repository, helm), otherControlPlane: controlPlaneValues(plans.other, repository, helm), rules };
 }
 
 /** Where the world disagrees with itself: each a defect of the project the journey reports. */
