@@ -28,12 +28,13 @@ function containersExpression(field: "containers" | "initContainers"): string {
   return `object.spec.${field}.map(c, Object.spec.${field}{name: c.name, securityContext: Object.spec.${field}.securityContext{allowPrivilegeEscalation: ${value}}})`;
 }
 
-/** The MutatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1beta1, Kubernetes 1.35). Pure. */
-export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
-  const name = slinkyPodLabels("slurmctld");
-  const [nameKey, instanceKey] = Object.keys(name);
-  const components = PRIVILEGE_RESTORED_COMPONENTS.map((c) => `'${c}'`).join(", ");
-  const metadata = { name: SLURM_DAEMON_PRIVILEGE_POLICY, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
+/**
+ * A MutatingAdmissionPolicy on pod creation and its binding to every tenant's namespace (the
+ * entry chart labels each with its tenant), none of the platform's, applied in the first sync
+ * wave (admissionregistration.k8s.io/v1beta1, Kubernetes 1.35). Pure.
+ */
+function tenantPodPolicy(name: string, matchCondition: { name: string; expression: string }, mutation: Record<string, unknown>): Record<string, unknown>[] {
+  const metadata = { name, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
   return [
     {
       apiVersion: "admissionregistration.k8s.io/v1beta1",
@@ -43,27 +44,38 @@ export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
         failurePolicy: "Fail",
         reinvocationPolicy: "IfNeeded",
         matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
-        matchConditions: [{
-          name: "slinky-daemon",
-          expression: `has(object.metadata.labels) && object.metadata.labels.exists(k, k == '${nameKey}') && object.metadata.labels['${nameKey}'] in [${components}] && object.metadata.labels.exists(k, k == '${instanceKey}') && object.metadata.labels['${instanceKey}'] == '${name[instanceKey]}'`,
-        }],
-        mutations: [{
-          patchType: "ApplyConfiguration",
-          applyConfiguration: {
-            // Every container and init container (Slinky's sidecars are init containers); merged by name, the rest of each securityContext kept.
-            expression: `Object{spec: Object.spec{containers: ${containersExpression("containers")}, ?initContainers: has(object.spec.initContainers) ? optional.of(${containersExpression("initContainers")}) : optional.none()}}`,
-          },
-        }],
+        matchConditions: [matchCondition],
+        mutations: [mutation],
       },
     },
     {
       apiVersion: "admissionregistration.k8s.io/v1beta1",
       kind: "MutatingAdmissionPolicyBinding",
       metadata,
-      // Every tenant's namespace (the entry chart labels each with its tenant), none of the platform's.
-      spec: { policyName: SLURM_DAEMON_PRIVILEGE_POLICY, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
+      spec: { policyName: name, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
     },
   ];
+}
+
+/** The policy and its binding that set no privilege gain on a tenant's slurmctld and slurmdbd pods. Pure. */
+export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
+  const name = slinkyPodLabels("slurmctld");
+  const [nameKey, instanceKey] = Object.keys(name);
+  const components = PRIVILEGE_RESTORED_COMPONENTS.map((c) => `'${c}'`).join(", ");
+  return tenantPodPolicy(
+    SLURM_DAEMON_PRIVILEGE_POLICY,
+    {
+      name: "slinky-daemon",
+      expression: `has(object.metadata.labels) && object.metadata.labels.exists(k, k == '${nameKey}') && object.metadata.labels['${nameKey}'] in [${components}] && object.metadata.labels.exists(k, k == '${instanceKey}') && object.metadata.labels['${instanceKey}'] == '${name[instanceKey]}'`,
+    },
+    {
+      patchType: "ApplyConfiguration",
+      applyConfiguration: {
+        // Every container and init container (Slinky's sidecars are init containers); merged by name, the rest of each securityContext kept.
+        expression: `Object{spec: Object.spec{containers: ${containersExpression("containers")}, ?initContainers: has(object.spec.initContainers) ? optional.of(${containersExpression("initContainers")}) : optional.none()}}`,
+      },
+    },
+  );
 }
 
 /** The policy (and its binding) that points every tenant pod's DNS at the tenants' DNS. */
@@ -84,40 +96,24 @@ export const TENANT_POD_DNS = { ndots: "5" } as const;
  * Pure.
  */
 export function tenantPodDnsPolicy(): Record<string, unknown>[] {
-  const metadata = { name: TENANT_POD_DNS_POLICY, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
   const searches = `[request.namespace + '.svc.${TENANT_DNS.domain}', 'svc.${TENANT_DNS.domain}', '${TENANT_DNS.domain}']`;
-  return [
+  return tenantPodPolicy(
+    TENANT_POD_DNS_POLICY,
+    // The pods whose template names this resolver: they come with the tenant's rollout of the
+    // egress that reaches it. A pod made again from an earlier template before that rollout
+    // keeps the resolver its earlier egress reaches; after it, such a pod's DNS is refused by
+    // that egress, never let out. The egress is the boundary; this is the pods' configuration.
     {
-      apiVersion: "admissionregistration.k8s.io/v1beta1",
-      kind: "MutatingAdmissionPolicy",
-      metadata,
-      spec: {
-        failurePolicy: "Fail",
-        reinvocationPolicy: "IfNeeded",
-        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
-        // The pods whose template names this resolver: they come with the tenant's rollout of the
-        // egress that reaches it. A pod made again from an earlier template before that rollout
-        // keeps the resolver its earlier egress reaches; after it, such a pod's DNS is refused by
-        // that egress, never let out. The egress is the boundary; this is the pods' configuration.
-        matchConditions: [{
-          name: "made-for-the-tenants-dns",
-          expression: `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.clusterIp}'`,
-        }],
-        mutations: [{
-          // A JSON patch: an apply configuration may not set atomic lists (nameservers, searches, options).
-          // `add` replaces what the pod asked, or adds it.
-          patchType: "JSONPatch",
-          jsonPatch: {
-            expression: `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: ['${TENANT_DNS.clusterIp}'], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`,
-          },
-        }],
+      name: "made-for-the-tenants-dns",
+      expression: `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.clusterIp}'`,
+    },
+    {
+      // A JSON patch: an apply configuration may not set atomic lists (nameservers, searches, options).
+      // `add` replaces what the pod asked, or adds it.
+      patchType: "JSONPatch",
+      jsonPatch: {
+        expression: `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: ['${TENANT_DNS.clusterIp}'], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`,
       },
     },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1beta1",
-      kind: "MutatingAdmissionPolicyBinding",
-      metadata,
-      spec: { policyName: TENANT_POD_DNS_POLICY, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
-    },
-  ];
+  );
 }

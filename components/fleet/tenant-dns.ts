@@ -71,6 +71,13 @@ export function tenantDnsObjects(apiServer: string): Record<string, unknown>[] {
   const corefile = tenantDnsCorefile();
   const dnsPorts = [{ name: "dns", protocol: "UDP", port: TENANT_DNS.port }, { name: "dns-tcp", protocol: "TCP", port: TENANT_DNS.port }];
   const clusterRole = `clusterra-${name}`;
+  /** One of its pods' NetworkPolicies, `<name>-<direction>`, of that direction only. */
+  const policy = (direction: "ingress" | "egress", rules: Record<string, unknown>) => ({
+    apiVersion: "networking.k8s.io/v1",
+    kind: "NetworkPolicy",
+    metadata: { name: `${name}-${direction}`, namespace, annotations },
+    spec: { podSelector: { matchLabels: labels }, policyTypes: [direction === "ingress" ? "Ingress" : "Egress"], ...rules },
+  });
   return [
     // The strictest Pod Security level: its pod passes "restricted".
     { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace, annotations, labels: { "pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest" } } },
@@ -136,29 +143,13 @@ export function tenantDnsObjects(apiServer: string): Record<string, unknown>[] {
       metadata: { name, namespace, labels, annotations },
       spec: { clusterIP: TENANT_DNS.clusterIp, selector: labels, ports: dnsPorts.map((p) => ({ ...p, targetPort: p.port })) },
     },
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: `${name}-ingress`, namespace, annotations },
-      spec: {
-        podSelector: { matchLabels: labels },
-        policyTypes: ["Ingress"],
-        ingress: [
-          // Queries from the tenants' namespaces only (the entry chart labels each with its tenant).
-          { from: [{ namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } }], ports: dnsPorts.map((p) => ({ protocol: p.protocol, port: p.port })) },
-          { from: [{ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: MONITORING_NAMESPACE } } }], ports: [{ protocol: "TCP", port: METRICS_PORT }] },
-        ],
-      },
-    },
-    {
-      apiVersion: "networking.k8s.io/v1",
-      kind: "NetworkPolicy",
-      metadata: { name: `${name}-egress`, namespace, annotations },
-      spec: {
-        podSelector: { matchLabels: labels },
-        policyTypes: ["Egress"],
-        egress: [{ to: [{ ipBlock: { cidr: `${apiServer}/32` } }], ports: [{ protocol: "TCP", port: K3S_API_PORT }] }],
-      },
-    },
+    policy("ingress", {
+      ingress: [
+        // Queries from the tenants' namespaces only (the entry chart labels each with its tenant).
+        { from: [{ namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } }], ports: dnsPorts.map((p) => ({ protocol: p.protocol, port: p.port })) },
+        { from: [{ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: MONITORING_NAMESPACE } } }], ports: [{ protocol: "TCP", port: METRICS_PORT }] },
+      ],
+    }),
+    policy("egress", { egress: [{ to: [{ ipBlock: { cidr: `${apiServer}/32` } }], ports: [{ protocol: "TCP", port: K3S_API_PORT }] }] }),
   ];
 }
