@@ -186,17 +186,20 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<OperatorPod 
   if (replicas < 1 || !after) return undefined;
   // Slinky's NodeSet controller makes the pod `<NodeSet>-<ordinal>` once the tenant's
   // slurmrestd has answered it (a reservation and its node cache), and kwok runs it.
+  // The pod handed to the Slurm part is the one seen running: a second read could find it
+  // being replaced (or the API busy) and hand over nothing after the step passed.
   let made = false;
-  const placed = await waitFor(async () => {
-    const p = await kc.get<PodLike & { status?: { phase?: string } }>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]);
+  const running = await waitFor(async () => {
+    const p = await kc.get<OperatorPod & { readonly status?: { readonly phase?: string } }>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]);
     made ||= !!p;
-    return p?.spec.nodeName && p.status?.phase === "Running" ? p.spec.nodeName : undefined;
+    return p?.spec.nodeName && p.status?.phase === "Running" ? p : undefined;
   }, 90_000, 1000);
+  const placed = running?.spec.nodeName;
   const events = placed ? "" : ((await kc.run(["get", "events", "-n", i.nodeSetNamespace, "--field-selector", `involvedObject.name=${after.metadata.name}`, "-o", "custom-columns=R:.reason,M:.message", "--no-headers"])).stdout.trim().split("\n").slice(-2).join(" | "));
   const node = placed ? await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed]) : undefined;
   const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.["karpenter.sh/nodepool"];
   report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape${i.slurmrestd ? " once slurmrestd is back, with no second raise" : ""}`, shapeOk,
     placed ? `slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`
       : made ? `${after.metadata.name}-0 made but not running on a node within 90 s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within 90 s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
-  return placed ? kc.get<OperatorPod>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]) : undefined;
+  return running;
 }
