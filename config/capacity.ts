@@ -8,7 +8,7 @@ import { VPC_QUOTAS } from "../facts/aws-limits";
 import { baselineEgressRules, CENTRAL_OWN_ROUTES } from "../facts/baseline-egress";
 import { CENTRAL_HOST_RESERVED, CENTRAL_NODE } from "../facts/central-host";
 import { centralHostFlows } from "../facts/contract";
-import { TENANT_CONTROL_PLANE, tenantControlPlaneRequest } from "../facts/control-plane";
+import { TENANT_CONTROL_PLANE, TENANT_DNS, tenantControlPlaneRequest } from "../facts/control-plane";
 import { INSTANCE_TYPES, isKnownInstanceType, type InstanceTypeName } from "../facts/instance-types";
 import { INSTANCE_HOUR } from "../facts/prices";
 import { CONFIG_NAMESPACE } from "../facts/project";
@@ -41,9 +41,14 @@ const sum = (parts: readonly Resources[]): Resources => ({
   pods: parts.reduce((s, p) => s + p.pods, 0),
 });
 
-/** One tenant's control plane: its requests, one pod per component. */
+/** One tenant's share of central: its control plane (its requests, one pod per component) and its own DNS (TENANT_DNS). */
 export function tenantFootprint(): Resources {
-  return { ...tenantControlPlaneRequest(), pods: Object.keys(TENANT_CONTROL_PLANE).length };
+  const controlPlane = tenantControlPlaneRequest();
+  return {
+    cpuMillis: controlPlane.cpuMillis + TENANT_DNS.request.cpuMillis * TENANT_DNS.replicas,
+    memoryMiB: controlPlane.memoryMiB + TENANT_DNS.request.memoryMiB * TENANT_DNS.replicas,
+    pods: Object.keys(TENANT_CONTROL_PLANE).length + TENANT_DNS.replicas,
+  };
 }
 
 /** Undefined for a type the instance table does not know. */

@@ -5,7 +5,7 @@
  * (config/capacity.ts) derives from this table and facts/instance-types.ts.
  */
 import { CENTRAL_K3S_RANGES } from "./contract";
-import { TENANT_DNS, type ComponentRequest } from "./control-plane";
+import type { ComponentRequest } from "./control-plane";
 import { ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, SLURMCTLD_STATE_GIB } from "./fleet";
 import { WORKER_NODE } from "./tenant-cluster";
 
@@ -62,7 +62,6 @@ export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = 
   system: { ...WORKER_NODE.systemReserved, pods: 0, basis: "AL2023 systemd, SSM agent, journald: the system reservation tenant nodes give kubelet (facts/tenant-cluster.ts)" },
   k3sServer: { cpuMillis: 60, memoryMiB: 1522, pods: 0, basis: "K3s resource profiling, server with a workload on SQLite: 1596 MB, 6% of a core (docs.k3s.io/reference/resource-profiling)" },
   coredns: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged coredns manifest requests" },
-  tenantDns: { cpuMillis: TENANT_DNS.request.cpuMillis * TENANT_DNS.replicas, memoryMiB: TENANT_DNS.request.memoryMiB * TENANT_DNS.replicas, pods: TENANT_DNS.replicas, basis: "the tenants' DNS (components/fleet/tenant-dns.ts), its requests for each replica" },
   metricsServer: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged metrics-server manifest requests" },
   localPathProvisioner: { cpuMillis: 10, memoryMiB: 32, pods: 1, basis: "K3s's packaged local-path-provisioner sets none: an estimate" },
   argocdController: { cpuMillis: 250, memoryMiB: 256, pods: ARGOCD_CONTROLLER_SHARDS.replicas, basis: `${ARGOCD}, for the one controller its ${ARGOCD_CONTROLLER_SHARDS.replicas} shards split the clusters of` },
@@ -80,7 +79,7 @@ export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = 
 /**
  * K3s's packaged CoreDNS (its coredns add-on, left on central for the platform's own pods):
  * it forwards every name it does not hold to the VPC's resolver, so no tenant pod may ask it
- * (facts/control-plane.ts TENANT_DNS is theirs). Its namespace, labels, port and Service address.
+ * (facts/control-plane.ts TENANT_DNS is theirs, one per tenant). Its namespace, labels, port and Service address.
  */
 export const K3S_CLUSTER_DNS = { namespace: "kube-system", labels: { "k8s-app": "kube-dns" }, port: 53, clusterIp: CENTRAL_K3S_RANGES.clusterDns } as const;
 

@@ -1,4 +1,4 @@
-import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "./contract";
+import { SLURM_PORTS } from "./contract";
 import { ACCOUNTING_DATABASE, MARIADB_BACKUP_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels } from "./fleet";
 
 /**
@@ -79,7 +79,7 @@ export interface EgressPeer {
  * Where each pod of a tenant's namespace on central may open connections, and nothing else:
  * a tenant's pods run code the tenant controls (its slurm.key makes it SlurmUser of its
  * slurmctld), so egress is denied by default and each flow Slurm needs is listed. `slurmd`:
- * the tenant's own VPC on 6818 only; `dns`: the tenants' DNS (TENANT_DNS), which forwards nothing. Never IMDS, the API server,
+ * the tenant's own VPC on 6818 only; `dns`: the tenant's own DNS (TENANT_DNS), which forwards nothing. Never IMDS, the API server,
  * the central VPC, another namespace or the internet; MariaDB nowhere (skip-name-resolve).
  */
 export const CONTROL_PLANE_EGRESS: Readonly<Record<ControlPlanePod, { readonly peers: readonly EgressPeer[]; readonly slurmd: boolean; readonly dns: boolean }>> = {
@@ -107,39 +107,51 @@ export function controlPlanePodLabels(pod: ControlPlanePod): Readonly<Record<str
 }
 
 /**
- * The DNS every pod of a tenant's namespace on central asks, and the one peer outside the
- * namespace its pods may reach (components/fleet/tenant-dns.ts): CoreDNS answering the
- * cluster's own names and refusing every other. K3s's packaged CoreDNS forwards every name it
- * does not hold to the VPC's resolver, and a name is data: code in a tenant's pod could send
- * anything out of central one query at a time. `clusterIp` is fixed (pods name their resolver
- * by address); the image is the CoreDNS release kubeadm installs with Kubernetes 1.35, the
- * one scripts/install-tools builds for the journey.
+ * Each tenant's own DNS on central, the one peer outside its namespace its pods may reach
+ * (components/fleet/tenant-dns.ts): CoreDNS answering the names of that tenant's namespace
+ * alone and refusing every other. K3s's packaged CoreDNS forwards every name it does not hold
+ * to the VPC's resolver, and a name is data: code in a tenant's pod could send anything out
+ * of central one query at a time. One per tenant, in the platform's namespace: a tenant learns
+ * no other tenant's names, and a flood of queries takes its own DNS's CPU, never another's.
+ * Its Service address is the API server's to allocate (pods are given it by central's
+ * admission policy, which reads the Service); the image is the CoreDNS release kubeadm
+ * installs with Kubernetes 1.35, the one scripts/install-tools builds for the journey.
  */
 export const TENANT_DNS = {
   namespace: "clusterra-dns",
-  name: "tenant-dns",
+  /** The ServiceAccount every tenant's DNS runs as (read-only access to Services, EndpointSlices, namespaces). */
+  serviceAccount: "tenant-dns",
   labels: { "app.kubernetes.io/name": "tenant-dns" },
+  /** The label on a tenant's DNS pods naming the namespace they answer: the tenant's egress selects its own DNS by it. */
+  answersLabel: "clusterra.io/answers-namespace",
   port: 53,
-  clusterIp: CENTRAL_K3S_RANGES.tenantDns,
   domain: "cluster.local",
   image: { repository: "registry.k8s.io/coredns/coredns", tag: "v1.13.1" },
   /**
    * The pod annotation naming the resolver a tenant pod was made for: central's admission
-   * policy gives the tenants' DNS to the pods that carry it, which the fleet's templates do
-   * from the release whose egress reaches it (a pod made from an earlier template keeps the
-   * resolver its earlier egress reaches).
+   * policy gives the tenant's DNS to the pods that carry it with this value, which the
+   * fleet's templates do from the release whose egress reaches it.
    */
   resolverAnnotation: "clusterra.io/resolver",
+  /** The annotation's value: the tenant's own DNS (the earlier shared resolver's pods carried its address). */
+  resolver: "tenant-dns",
   /** CoreDNS's own probes: liveness (health) and readiness (ready). */
   probes: { health: 8080, ready: 8181 },
   /** The image's non-root user (distroless's nonroot), which the pod runs as. */
   user: 65532,
-  /** Two on the one host: a rolling replacement leaves one answering. */
-  replicas: 2,
-  /** Each replica's: its load is a few pods per tenant (CoreDNS idles at a few millicores and ~30 MiB); the limit is Kubernetes' own CoreDNS manifest's. */
+  /** One per tenant on the one host: a rolling replacement surges a second before the first goes. */
+  replicas: 1,
+  /** Its load is one tenant's few pods (CoreDNS idles at a few millicores and ~30 MiB); the memory limit is Kubernetes' own CoreDNS manifest's. */
   request: { cpuMillis: 15, memoryMiB: 48 },
   memoryLimitMiB: 170,
+  /** A flood of queries from the tenant's pods takes this much of the host at most. */
+  cpuLimitMillis: 200,
 } as const;
+
+/** The name of a tenant's DNS (its Deployment, Service, ConfigMap, policies and admission binding), in TENANT_DNS.namespace. Pure. */
+export function tenantDnsName(tenantId: string): string {
+  return `tenant-dns-${tenantId}`;
+}
 
 /** Per-pod PID limit of central's kubelet (K3s sets none): a fork bomb in a tenant's pod exhausts its own pod, not the host's PIDs. */
 export const CENTRAL_POD_MAX_PIDS = 4096;

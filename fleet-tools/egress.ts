@@ -2,7 +2,7 @@
  * `fleet check`'s egress rule for tenant namespaces on central: a tenant's pods there run code
  * the tenant controls, so each namespace must deny egress by default, and every egress its
  * NetworkPolicies allow must be one CONTROL_PLANE_EGRESS lists for that pod (its peers in the
- * namespace on their ports, the tenant's own VPC on slurmd's port, the tenants' DNS). A
+ * namespace on their ports, the tenant's own VPC on slurmd's port, the namespace's own DNS). A
  * policy that allows more, or a pod the fleet does not know, is a problem. Pure.
  */
 import { NAMESPACE_NAME_LABEL } from "../facts/fleet";
@@ -55,8 +55,8 @@ const podOf = (s: Selector | undefined): ControlPlanePod | undefined =>
 const tcp = (p: Port) => (p.protocol ?? "TCP") === "TCP";
 const portLabel = (p: Port) => `${p.protocol ?? "TCP"}/${p.port}${p.endPort ? `-${p.endPort}` : ""}`;
 
-/** Why one egress rule's peer and ports are more than `pod` may reach; empty when they are not. */
-function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], cidr: string | undefined, block: RenderedPolicy["srunBlock"]): string[] {
+/** Why one egress rule's peer and ports are more than `pod` (in `namespace`) may reach; empty when they are not. */
+function peerProblems(pod: ControlPlanePod, namespace: string, peer: Peer, ports: readonly Port[], cidr: string | undefined, block: RenderedPolicy["srunBlock"]): string[] {
   const allowed = CONTROL_PLANE_EGRESS[pod];
   const portText = ports.map(portLabel).join(",");
   if (peer.ipBlock) {
@@ -65,9 +65,11 @@ function peerProblems(pod: ControlPlanePod, peer: Peer, ports: readonly Port[], 
     return ports.every((p) => tcp(p) && Number(p.port) === SLURM_PORTS.slurmd && !p.endPort) ? [] : [`to ${cidr} on ${portText}: only TCP/${SLURM_PORTS.slurmd} (slurmd)`];
   }
   if (peer.namespaceSelector) {
-    const dns = allowed.dns && sameLabels(peer.namespaceSelector.matchLabels, { [NAMESPACE_NAME_LABEL]: TENANT_DNS.namespace }) && sameLabels(peer.podSelector?.matchLabels, TENANT_DNS.labels);
-    if (!dns) return [`to another namespace (${JSON.stringify(peer.namespaceSelector.matchLabels ?? {})}${peer.podSelector ? ` pods ${JSON.stringify(peer.podSelector.matchLabels ?? {})}` : ""}): only ${allowed.dns ? `the tenants' DNS (${TENANT_DNS.namespace}/${TENANT_DNS.name}, which forwards nothing)` : "nothing"} outside the namespace`];
-    return ports.every((p) => Number(p.port) === TENANT_DNS.port && !p.endPort) ? [] : [`to the tenants' DNS on ${portText}: only port ${TENANT_DNS.port}`];
+    // The namespace's own DNS alone: the pods that answer this namespace (another tenant's would answer its names, and share its CPU).
+    const own = { ...TENANT_DNS.labels, [TENANT_DNS.answersLabel]: namespace };
+    const dns = allowed.dns && sameLabels(peer.namespaceSelector.matchLabels, { [NAMESPACE_NAME_LABEL]: TENANT_DNS.namespace }) && sameLabels(peer.podSelector?.matchLabels, own);
+    if (!dns) return [`to another namespace (${JSON.stringify(peer.namespaceSelector.matchLabels ?? {})}${peer.podSelector ? ` pods ${JSON.stringify(peer.podSelector.matchLabels ?? {})}` : ""}): only ${allowed.dns ? `the namespace's own DNS (${TENANT_DNS.namespace} pods ${JSON.stringify(own)}, which forwards nothing)` : "nothing"} outside the namespace`];
+    return ports.every((p) => Number(p.port) === TENANT_DNS.port && !p.endPort) ? [] : [`to its DNS on ${portText}: only port ${TENANT_DNS.port}`];
   }
   const to = podOf(peer.podSelector);
   const peers = allowed.peers.filter((p) => p.pod === to);
@@ -101,7 +103,7 @@ export function tenantEgressProblems(objects: readonly RenderedPolicy[]): FleetP
         continue;
       }
       for (const [i, rule] of rules.entries()) {
-        const reasons = !(rule.to ?? []).length ? ["allows every destination (no `to`)"] : !(rule.ports ?? []).length ? ["allows every port (no `ports`)"] : (rule.to ?? []).flatMap((peer) => peerProblems(pod, peer, rule.ports ?? [], p.tenantCidr, p.srunBlock));
+        const reasons = !(rule.to ?? []).length ? ["allows every destination (no `to`)"] : !(rule.ports ?? []).length ? ["allows every port (no `ports`)"] : (rule.to ?? []).flatMap((peer) => peerProblems(pod, namespace, peer, rule.ports ?? [], p.tenantCidr, p.srunBlock));
         for (const reason of reasons) problems.push({ file: p.file, at: `${at} egress[${i}]`, reason: `${pod} ${reason}` });
       }
     }

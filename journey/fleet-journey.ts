@@ -35,7 +35,7 @@ import { health } from "./argo/health";
 import { readK3sServer } from "./kube/k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
 import { startTenantDns, tenantPodsDns } from "./kube/tenant-dns";
-import { TENANT_DNS } from "../facts/control-plane";
+import { TENANT_DNS, tenantDnsName } from "../facts/control-plane";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
 import { Kubectl } from "./kube/kubectl";
@@ -433,16 +433,19 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const restapis = new Map<string, RestapiSwitch>();
   await runSlurmOperators({ specs: specs.map((s) => s.name), clusters, k, tools, processes, report, tenants: tenants.map((t) => t.config.tenant.id), input, cleanups, mariadb, operatorFiles, restapis });
 
-  // 6d. The tenants' DNS, run for real: every tenant pod the API server admitted asks it alone,
-  // and it answers the tenant's Services and refuses every name outside the cluster itself.
-  const dns = slurmImage
-    ? await startTenantDns({ kc: c, cluster: clusters.get("central") as Cluster, sealed: input.sealed, binary: input.binaries.coredns, image: slurmImage.dir, dir: path.join(input.dir, "tenant-dns") })
-    : { problem: `no Slurm image to run its pod in: ${input.image.missing ?? "not made"}`, stop: async () => {} };
-  cleanups.unshift(dns.stop);
-  report(step(`the tenants' DNS runs on central as the fleet's Deployment, at its Service's fixed address ${TENANT_DNS.clusterIp}`, !("problem" in dns), "problem" in dns ? dns.problem : dns.detail));
-  for (const t of tenants) {
-    const r = "problem" in dns ? { ok: false, detail: "the tenants' DNS does not run (above)" } : await tenantPodsDns(c, dns, t.config.tenant.id);
-    report(step(`tenant ${t.config.tenant.id}: its pods on central ask the tenants' DNS alone (central's admission policy), which answers its Services and refuses every name outside the cluster itself`, r.ok, r.detail));
+  // 6d. Each tenant's DNS, run for real: every tenant pod the API server admitted asks its
+  // own tenant's alone, which answers the tenant's Services, no other tenant's, and refuses
+  // every name outside the cluster itself.
+  for (const [i, t] of tenants.entries()) {
+    const id = t.config.tenant.id;
+    const other = tenants[(i + 1) % tenants.length]?.config.tenant.id;
+    const dns = slurmImage
+      ? await startTenantDns({ tenantId: id, kc: c, cluster: clusters.get("central") as Cluster, sealed: input.sealed, binary: input.binaries.coredns, image: slurmImage.dir, dir: path.join(input.dir, "tenant-dns", id) })
+      : { problem: `no Slurm image to run its pod in: ${input.image.missing ?? "not made"}`, stop: async () => {} };
+    cleanups.unshift(dns.stop);
+    report(step(`tenant ${id}: its own DNS runs on central as the fleet's Deployment ${TENANT_DNS.namespace}/${tenantDnsName(id)}, at the address the API server gave its Service`, !("problem" in dns), "problem" in dns ? dns.problem : dns.detail));
+    const r = "problem" in dns ? { ok: false, detail: "its DNS does not run (above)" } : await tenantPodsDns(c, dns, id, other === id ? undefined : other);
+    report(step(`tenant ${id}: its pods on central ask its own DNS alone (central's admission policy, reading that Service), which answers its Services, not ${other && other !== id ? `${other}'s` : "another tenant's"}, and refuses every name outside the cluster itself`, r.ok, r.detail));
   }
 
   // 6e. Each tenant namespace's NetworkPolicies select the pods the real operators made

@@ -23,7 +23,7 @@ export function formatCentralCapacity(stack: string, instanceType: string, files
     lines.push(
       `  ${instanceType} allocatable ${show(c.allocatable)} (less ${(CENTRAL_NODE.vmMemoryOverheadPercent * 100).toFixed(1)} % VM overhead and kubelet's eviction threshold)`,
       `  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): ${show(c.reserved)}`,
-      `  one tenant's control plane (facts/control-plane.ts): ${show(c.perTenant)}`,
+      `  one tenant's control plane and its DNS (facts/control-plane.ts): ${show(c.perTenant)}`,
       `  holds ${c.maxTenants} tenant(s) (${RESOURCE_NAMES[c.limitedBy]} runs out first): ${Math.max(0, c.maxTenants - tenants.length)} more fit`,
       `  one central holds at most ${centralCeiling().tenants} whatever its host (${centralCeiling().limitedBy}): past that, ${OPEN_A_CELL}`,
       `  data volume ${dataVolumeGiB(tenants.length)} GiB for ${tenants.length} tenant(s): ${CENTRAL_DATA_VOLUME.hostGiB} GiB the host's, ${tenantDiskGiB()} GiB per tenant (slurmctld state, MariaDB, its backups), at least ${CENTRAL_DATA_VOLUME.minimumGiB} GiB; grows with the tenants (${dataVolumeGiB(c.maxTenants)} GiB at ${c.maxTenants})`,

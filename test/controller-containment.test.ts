@@ -128,18 +128,19 @@ describe("egress of a tenant's namespace on central", () => {
     assert.match(problems[0].reason, /slurmctld to slurmdbd on TCP\/3306: slurmdbd is reached by slurmctld on 6819 only/);
     assert.match(problems[1].reason, /only the tenant's own VPC \(10\.16\.0\.0\/20\)/);
     assert.match(problems[2].reason, /only TCP\/6818 \(slurmd\)/);
-    assert.match(problems[4].reason, /to another namespace .*tenant-globex.*only the tenants' DNS \(clusterra-dns\/tenant-dns, which forwards nothing\)/);
+    assert.match(problems[4].reason, /to another namespace .*tenant-globex.*only the namespace's own DNS \(clusterra-dns pods .*, which forwards nothing\)/);
     assert.match(problems[5].reason, /not a peer of slurmctld/);
     assert.match(problems[6].reason, /every destination/);
     assert.match(problems[7].reason, /every port/);
   });
 
-  it("refuses DNS to K3s's own CoreDNS, which forwards every name it does not hold out of central: only the tenants' DNS, on its port", () => {
+  it("refuses DNS to K3s's own CoreDNS, which forwards every name it does not hold out of central: only the namespace's own DNS, on its port", () => {
     const dns = (namespace: string, labels: Record<string, string>, port: number) => ({ to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": namespace } }, podSelector: { matchLabels: labels } }], ports: [{ protocol: "UDP", port }] });
-    const problems = tenantEgressProblems([deny, egress([dns("kube-system", { "k8s-app": "kube-dns" }, 53), dns(TENANT_DNS.namespace, TENANT_DNS.labels, 53), dns(TENANT_DNS.namespace, TENANT_DNS.labels, 5353)])]);
+    const own = { ...TENANT_DNS.labels, [TENANT_DNS.answersLabel]: "tenant-acme" };
+    const problems = tenantEgressProblems([deny, egress([dns("kube-system", { "k8s-app": "kube-dns" }, 53), dns(TENANT_DNS.namespace, own, 53), dns(TENANT_DNS.namespace, own, 5353)])]);
     assert.deepEqual(problems.map((p) => p.at.replace(/.* egress/, "egress")), ["egress[0]", "egress[2]"]);
-    assert.match(problems[0].reason, /to another namespace \(\{"kubernetes.io\/metadata.name":"kube-system"\} pods \{"k8s-app":"kube-dns"\}\): only the tenants' DNS/);
-    assert.match(problems[1].reason, /to the tenants' DNS on UDP\/5353: only port 53/);
+    assert.match(problems[0].reason, /to another namespace \(\{"kubernetes.io\/metadata.name":"kube-system"\} pods \{"k8s-app":"kube-dns"\}\): only the namespace's own DNS/);
+    assert.match(problems[1].reason, /to its DNS on UDP\/5353: only port 53/);
   });
 
   it("takes no policy with an empty egress list and no policyTypes for egress isolation, as Kubernetes does not", () => {

@@ -225,17 +225,17 @@ describe("plan writes cost.json and the diagram", function () {
       [
         "central capacity: 2 tenant(s) join central-dev (tenant-acme-dev, tenant-globex-dev)",
         "  t4g.large allocatable 2000m CPU, 7477 MiB, 110 pods (less 7.5 % VM overhead and kubelet's eviction threshold)",
-        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1200m CPU, 4158 MiB, 23 pods",
-        "  one tenant's control plane (facts/control-plane.ts): 350m CPU, 1024 MiB, 5 pods",
+        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 21 pods",
+        "  one tenant's control plane and its DNS (facts/control-plane.ts): 365m CPU, 1072 MiB, 6 pods",
         "  holds 2 tenant(s) (CPU runs out first): 0 more fit",
-        `  one central holds at most 17 whatever its host (the largest host type (t4g.2xlarge) holds 17): past that, new tenants join a second central of the environment (a cell: a central stack file with clusterra:cell, README "An environment outgrows one central")`,
+        `  one central holds at most 14 whatever its host (the largest host type (t4g.2xlarge) holds 14): past that, new tenants join a second central of the environment (a cell: a central stack file with clusterra:cell, README "An environment outgrows one central")`,
         "  data volume 100 GiB for 2 tenant(s): 30 GiB the host's, 24 GiB per tenant (slurmctld state, MariaDB, its backups), at least 100 GiB; grows with the tenants (100 GiB at 2)",
       ].join("\n"),
     );
     assert.match(formatCentralCapacity("central-dev", "t4g.medium", exampleFiles()), /error: holds 0 .*valid: t4g.large/);
     // More tenants than any host holds: the way out is a cell, said with how far one central goes.
     const many = Array.from({ length: 19 }, (_, i) => withValues(exampleFile("tenant-acme-dev"), { "clusterra:tenant": { id: `t${i}`, accountId: "444455556666" } }, `tenant-t${i}-dev`));
-    assert.match(formatCentralCapacity("central-dev", "t4g.2xlarge", many), /error: holds 17 .* but 19 tenant stacks join this central; valid: none of facts\/instance-types.ts holds them: new tenants join a second central of the environment \(a cell: .*\); one central holds at most 17 \(the largest host type \(t4g.2xlarge\) holds 17\)/);
+    assert.match(formatCentralCapacity("central-dev", "t4g.2xlarge", many), /error: holds 14 .* but 19 tenant stacks join this central; valid: none of facts\/instance-types.ts holds them: new tenants join a second central of the environment \(a cell: .*\); one central holds at most 14 \(the largest host type \(t4g.2xlarge\) holds 14\)/);
   });
 });
 

@@ -39,6 +39,11 @@ const EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule";
  * case). Root without nftables: a failure in CI, else the test is skipped
  * (`apt-get install nftables`).
  */
+/** The return rules of slurmctld's egress chain in a policy ruleset's text. */
+function ctldOutOf(text: string): string {
+  return new RegExp("chain egress_slurmctld \\{([\\s\\S]*?)\\n  \\}").exec(text)?.[1] ?? "";
+}
+
 function kernelAccepts(ctx: Mocha.Context, text: string): void {
   if (process.getuid?.() !== 0) return;
   if (spawnSync("nft", ["--version"]).status !== 0) {
@@ -184,7 +189,7 @@ describe("Slurm journey: NetworkPolicies as nftables", () => {
 });
 
 describe("Slurm journey: a namespace's own labels in NetworkPolicies", () => {
-  it("selects a peer namespace by its labels as well as its name (the tenants' DNS admits namespaces labelled with a tenant)", function () {
+  it("selects a peer namespace by its labels as well as its name (a policy may admit namespaces labelled with a tenant)", function () {
     const pods: PolicyPod[] = [
       { name: "dns", namespace: "clusterra-dns", address: "100.64.0.30", labels: { app: "dns" } },
       { name: "ctld", namespace: "tenant-acme", address: "100.64.0.10", labels: { app: "ctld" }, namespaceLabels: { "clusterra.io/tenant": "acme" } },
@@ -277,10 +282,17 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     // allowed its slurmdbd and its own VPC on slurmd's port, nothing to anywhere else (globex's
     // control plane on the same host among it).
     const policy = topology.central.policy;
-    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "slurmctld", "slurmdbd", "tenant-dns"]);
-    // The tenants' DNS pod: queries in from both tenants' pods, out to central's API server alone.
-    const dnsOut = new RegExp("chain egress_tenant_dns \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
+    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "slurmctld", "slurmdbd", "tenant-dns-acme", "tenant-dns-globex"]);
+    // Each tenant's DNS pod: queries in from its own tenant's pods alone, out to central's API server alone.
+    const dnsOut = new RegExp("chain egress_tenant_dns_acme \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
     assert.deepEqual(dnsOut.split("\n").filter((l) => /return/.test(l)).map((l) => l.trim().replace(/ counter return.*/, "")), [`ip daddr ${world.central.hostAddress}/32 tcp dport 6443`]);
+    const dnsIn = (id: string) => new RegExp(`chain ingress_tenant_dns_${id} \\{([\\s\\S]*?)\\n  \\}`).exec(policy.text)?.[1] ?? "";
+    const saddrs = (chain: string) => chain.split("\n").filter((l) => /udp dport 53 counter return/.test(l)).flatMap((l) => /ip saddr (?:\{ ([^}]*) \}|(\S+))/.exec(l)?.slice(1).filter(Boolean).join(", ").split(", ") ?? []);
+    assert.ok(saddrs(dnsIn("acme")).includes(topology.central.slurmctld.address), dnsIn("acme"));
+    assert.ok(!saddrs(dnsIn("globex")).includes(topology.central.slurmctld.address), "acme's slurmctld may not ask globex's DNS");
+    assert.ok(saddrs(dnsIn("globex")).length > 0, dnsIn("globex"));
+    assert.match(ctldOutOf(policy.text), new RegExp(`ip daddr ${topology.central.dns.tenant.address.replace(/\./g, "\\.")} udp dport 53`));
+    assert.doesNotMatch(ctldOutOf(policy.text), new RegExp(`ip daddr ${topology.central.dns.other.address.replace(/\./g, "\\.")} `), "acme's slurmctld egress reaches globex's DNS");
     assert.deepEqual(topology.central.other.map((p) => `${p.name}:${p.port}`), ["globex's slurmctld:6817", "globex's slurmdbd:6819", "globex's mariadb:3306"]);
     const ctldOut = new RegExp("chain egress_slurmctld \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
     assert.match(ctldOut, new RegExp(`ip daddr ${topology.central.slurmdbd.address} tcp dport ${SLURM_PORTS.slurmdbd} counter return`));

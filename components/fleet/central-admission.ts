@@ -9,9 +9,9 @@
  * Written into central's fleet folder, where the root Application applies it before any
  * operator (the first sync wave).
  */
-import { HARDENED_CONTAINER, TENANT_DNS } from "../../facts/control-plane";
+import { HARDENED_CONTAINER, TENANT_DNS, tenantDnsName } from "../../facts/control-plane";
 import { LABEL_KEYS } from "../../facts/project";
-import { slinkyPodLabels, SYNC_WAVES } from "../../facts/fleet";
+import { NAMESPACE_NAME_LABEL, slinkyPodLabels, SYNC_WAVES, tenantNamespace } from "../../facts/fleet";
 
 /** The policy (and its binding) that sets no privilege gain on a tenant's Slurm daemons. */
 export const SLURM_DAEMON_PRIVILEGE_POLICY = "clusterra-slurm-daemons-no-privilege-gain";
@@ -28,33 +28,38 @@ function containersExpression(field: "containers" | "initContainers"): string {
   return `object.spec.${field}.map(c, Object.spec.${field}{name: c.name, securityContext: Object.spec.${field}.securityContext{allowPrivilegeEscalation: ${value}}})`;
 }
 
+/** Every tenant's namespace (the entry chart labels each with its tenant), none of the platform's. */
+const TENANT_NAMESPACES = { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } as const;
+
 /**
- * A MutatingAdmissionPolicy on pod creation and its binding to every tenant's namespace (the
- * entry chart labels each with its tenant), none of the platform's, applied in the first sync
- * wave (admissionregistration.k8s.io/v1beta1, Kubernetes 1.35). Pure.
+ * A MutatingAdmissionPolicy on pod creation, applied in the first sync wave
+ * (admissionregistration.k8s.io/v1beta1, Kubernetes 1.35); `paramKind`: the kind of object
+ * each binding names for it to read. Pure.
  */
-function tenantPodPolicy(name: string, matchCondition: { name: string; expression: string }, mutation: Record<string, unknown>): Record<string, unknown>[] {
-  const metadata = { name, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
-  return [
-    {
-      apiVersion: "admissionregistration.k8s.io/v1beta1",
-      kind: "MutatingAdmissionPolicy",
-      metadata,
-      spec: {
-        failurePolicy: "Fail",
-        reinvocationPolicy: "IfNeeded",
-        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
-        matchConditions: [matchCondition],
-        mutations: [mutation],
-      },
+function podPolicy(name: string, matchCondition: { name: string; expression: string }, mutation: Record<string, unknown>, paramKind?: { apiVersion: string; kind: string }): Record<string, unknown> {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1beta1",
+    kind: "MutatingAdmissionPolicy",
+    metadata: { name, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } },
+    spec: {
+      failurePolicy: "Fail",
+      reinvocationPolicy: "IfNeeded",
+      ...(paramKind ? { paramKind } : {}),
+      matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
+      matchConditions: [matchCondition],
+      mutations: [mutation],
     },
-    {
-      apiVersion: "admissionregistration.k8s.io/v1beta1",
-      kind: "MutatingAdmissionPolicyBinding",
-      metadata,
-      spec: { policyName: name, matchResources: { namespaceSelector: { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } } },
-    },
-  ];
+  };
+}
+
+/** A binding of `policyName` to the namespaces `namespaceSelector` selects, with the object it reads (`paramRef`). Pure. */
+function podPolicyBinding(name: string, policyName: string, namespaceSelector: Record<string, unknown>, paramRef?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1beta1",
+    kind: "MutatingAdmissionPolicyBinding",
+    metadata: { name, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } },
+    spec: { policyName, ...(paramRef ? { paramRef } : {}), matchResources: { namespaceSelector } },
+  };
 }
 
 /** The policy and its binding that set no privilege gain on a tenant's slurmctld and slurmdbd pods. Pure. */
@@ -62,7 +67,7 @@ export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
   const name = slinkyPodLabels("slurmctld");
   const [nameKey, instanceKey] = Object.keys(name);
   const components = PRIVILEGE_RESTORED_COMPONENTS.map((c) => `'${c}'`).join(", ");
-  return tenantPodPolicy(
+  return [podPolicy(
     SLURM_DAEMON_PRIVILEGE_POLICY,
     {
       name: "slinky-daemon",
@@ -75,45 +80,51 @@ export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
         expression: `Object{spec: Object.spec{containers: ${containersExpression("containers")}, ?initContainers: has(object.spec.initContainers) ? optional.of(${containersExpression("initContainers")}) : optional.none()}}`,
       },
     },
-  );
+  ), podPolicyBinding(SLURM_DAEMON_PRIVILEGE_POLICY, SLURM_DAEMON_PRIVILEGE_POLICY, TENANT_NAMESPACES)];
 }
 
-/** The policy (and its binding) that points every tenant pod's DNS at the tenants' DNS. */
+/** The policy that points every tenant pod's DNS at its tenant's DNS (and the stem of its bindings' names). */
 export const TENANT_POD_DNS_POLICY = "clusterra-tenant-pods-dns";
 
 /**
- * The resolver a tenant's pod is given (dnsPolicy None): the tenants' DNS alone, and the
+ * The resolver a tenant's pod is given (dnsPolicy None): its tenant's DNS alone, and the
  * search path and ndots the kubelet gives a ClusterFirst pod, so short names resolve as before.
  */
 export const TENANT_POD_DNS = { ndots: "5" } as const;
 
 /**
- * The MutatingAdmissionPolicy and its binding that give a tenant's pods the tenants' DNS as
- * their only resolver (components/fleet/tenant-dns.ts), whatever made the pod and whatever it
- * asked: a ClusterFirst pod would ask K3s's CoreDNS, which forwards every other name out of
- * central (and which the tenant's egress refuses). Every pod template of a tenant's namespace
+ * The MutatingAdmissionPolicy that gives a tenant's pods their tenant's DNS as their only
+ * resolver (components/fleet/tenant-dns.ts), whatever made the pod and whatever it asked: a
+ * ClusterFirst pod would ask K3s's CoreDNS, which forwards every other name out of central
+ * (and which the tenant's egress refuses). The address is the tenant's DNS Service's, read
+ * from the Service itself by one binding per tenant (its namespace alone): the API server
+ * allocates it, and a pod created while that Service is missing is refused (its maker
+ * retries), never admitted with another resolver. Every pod template of a tenant's namespace
  * names the resolver it is made for (TENANT_DNS.resolverAnnotation); the policy takes those.
  * Pure.
  */
-export function tenantPodDnsPolicy(): Record<string, unknown>[] {
+export function tenantPodDnsPolicy(tenantIds: readonly string[]): Record<string, unknown>[] {
   const searches = `[request.namespace + '.svc.${TENANT_DNS.domain}', 'svc.${TENANT_DNS.domain}', '${TENANT_DNS.domain}']`;
-  return tenantPodPolicy(
+  const policy = podPolicy(
     TENANT_POD_DNS_POLICY,
     // The pods whose template names this resolver: they come with the tenant's rollout of the
-    // egress that reaches it. A pod made again from an earlier template before that rollout
-    // keeps the resolver its earlier egress reaches; after it, such a pod's DNS is refused by
-    // that egress, never let out. The egress is the boundary; this is the pods' configuration.
+    // egress that reaches it. The egress is the boundary; this is the pods' configuration.
     {
       name: "made-for-the-tenants-dns",
-      expression: `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.clusterIp}'`,
+      expression: `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.resolver}'`,
     },
     {
       // A JSON patch: an apply configuration may not set atomic lists (nameservers, searches, options).
       // `add` replaces what the pod asked, or adds it.
       patchType: "JSONPatch",
       jsonPatch: {
-        expression: `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: ['${TENANT_DNS.clusterIp}'], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`,
+        expression: `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: [params.spec.clusterIP], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`,
       },
     },
+    { apiVersion: "v1", kind: "Service" },
   );
+  return [
+    policy,
+    ...[...tenantIds].sort().map((id) => podPolicyBinding(`${TENANT_POD_DNS_POLICY}-${id}`, TENANT_POD_DNS_POLICY, { matchLabels: { [NAMESPACE_NAME_LABEL]: tenantNamespace(id) } }, { name: tenantDnsName(id), namespace: TENANT_DNS.namespace, parameterNotFoundAction: "Deny" })),
+  ];
 }

@@ -111,6 +111,8 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
   const source = `stack ${config.stack}`;
   const repo = { repoUrl: config.fleet.repoUrl, revision: config.fleet.revision };
   const heartbeat = { environment: config.environment, scope: config.scope, region: config.region, partition: config.partition };
+  // Each tenant this central serves has its own DNS and the admission binding that points its pods at it.
+  const tenantIds = config.tenants.map((t) => t.id);
   return {
     [centralFactsPath(config.scope)]: factsFile(config.stack, facts),
     ...centralFleetFiles({
@@ -129,8 +131,8 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
     }),
     ...centralAddOnFiles(config.scope, source, config.fleet),
     // Applied by the root Application itself, before any operator makes a pod.
-    [`${centralFleetPath(config.scope)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy(), ...tenantPodDnsPolicy()),
-    [`${centralFleetPath(config.scope)}/${TENANT_DNS_FILE}`]: yamlFile(source, ...tenantDnsObjects(centralHostAddress(config.network))),
+    [`${centralFleetPath(config.scope)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy(), ...tenantPodDnsPolicy(tenantIds)),
+    [`${centralFleetPath(config.scope)}/${TENANT_DNS_FILE}`]: yamlFile(source, ...tenantDnsObjects(centralHostAddress(config.network), tenantIds)),
     ...tenantsSharedFiles(config.scope, source, config.backups, heartbeat),
     // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
     ...tenantChartSchemaFiles(),

@@ -189,7 +189,7 @@ const DAEMON_TMP = {
 
 /** The annotation every pod template of a tenant's namespace carries: the resolver it is made for (TENANT_DNS.resolverAnnotation). Pure. */
 export function resolverAnnotations(): Record<string, string> {
-  return { [TENANT_DNS.resolverAnnotation]: TENANT_DNS.clusterIp };
+  return { [TENANT_DNS.resolverAnnotation]: TENANT_DNS.resolver };
 }
 
 /**
@@ -407,7 +407,8 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
       slurmrestd: { name: "slurmrestd-from-cluster-api", selector: slinkyPodLabels("slurmrestd"), port: SLURM_PORTS.slurmrestd },
       egress: egressPolicyValues(),
       slurmdPort: SLURM_PORTS.slurmd,
-      dns: { namespace: TENANT_DNS.namespace, selector: TENANT_DNS.labels, port: TENANT_DNS.port },
+      // The tenant's own DNS: its pods carry the namespace they answer (the chart adds this release's).
+      dns: { namespace: TENANT_DNS.namespace, selector: TENANT_DNS.labels, answersLabel: TENANT_DNS.answersLabel, port: TENANT_DNS.port },
     },
   };
 }

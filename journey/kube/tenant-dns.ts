@@ -1,19 +1,19 @@
 /**
- * The tenants' DNS on central, for real (components/fleet/tenant-dns.ts): CoreDNS, built by
- * install-tools at its image's version, run from the Deployment ArgoCD synced as the kubelet
- * runs its pod: the Corefile of its ConfigMap, the token of its ServiceAccount, the image's
- * user, its capabilities and no privilege gain, in a network namespace of its own holding its
- * Service's fixed address, with the pod's sysctls set there as the runtime sets them. Central's
- * API server is forwarded into that namespace on loopback (in a pod, KUBERNETES_SERVICE_HOST
- * and PORT). Then each tenant pod's resolver is written as the kubelet writes it from the pod
- * the API server admitted, and asked for the tenant's own Service, a platform Service and a
- * name outside the cluster.
+ * Each tenant's DNS on central, for real (components/fleet/tenant-dns.ts): CoreDNS, built by
+ * install-tools at its image's version, run from the tenant's Deployment ArgoCD synced as the
+ * kubelet runs its pod: the Corefile of its ConfigMap, the token of its ServiceAccount, the
+ * image's user, its capabilities and no privilege gain, in a network namespace of its own
+ * holding the address the API server gave its Service, with the pod's sysctls set there as the
+ * runtime sets them. Central's API server is forwarded into that namespace on loopback (in a
+ * pod, KUBERNETES_SERVICE_HOST and PORT). Then each tenant pod's resolver is written as the
+ * kubelet writes it from the pod the API server admitted, and asked for the tenant's own
+ * Service, another tenant's, a platform Service and a name outside the cluster.
  */
 import * as fs from "fs";
 import * as path from "path";
 import { execFileSync } from "child_process";
 import { K3S_CLUSTER_DNS } from "../../facts/central-host";
-import { TENANT_DNS } from "../../facts/control-plane";
+import { TENANT_DNS, tenantDnsName } from "../../facts/control-plane";
 import { tenantNamespace } from "../../facts/fleet";
 import { ARGOCD_CHART } from "../../facts/versions";
 import { teardown } from "../host/network";
@@ -103,6 +103,8 @@ export function parseQueryOutput(out: string): { rcode: string; addresses: strin
 }
 
 export interface TenantDnsInput {
+  /** The tenant whose DNS it is. */
+  readonly tenantId: string;
   /** Central's admin kubectl and its cluster (URL and CA). */
   readonly kc: Kubectl;
   readonly cluster: Cluster;
@@ -115,6 +117,8 @@ export interface TenantDnsInput {
 }
 
 export interface TenantDns {
+  /** The address the API server gave its Service: what the tenant's pods must be given. */
+  readonly address: string;
   /** Asks the DNS as a tenant pod would, from that pod's resolv.conf: `name`'s code and addresses (A records unless another type is named). */
   readonly ask: (resolvConf: string, name: string, type?: keyof typeof QUERY_TYPES) => Promise<{ rcode: string; addresses: string[] } | string>;
   /** Resolves a short name through the resolv.conf's search path, as the pod's libc does (getent): its addresses, or none. */
@@ -123,24 +127,26 @@ export interface TenantDns {
   readonly stop: () => Promise<void>;
 }
 
-/** The namespace the tenants' DNS pod runs in: the sealed namespaces' stem, so a crashed run's is found and removed. */
-function dnsNamespace(): string {
-  return `${SEALED_STEM}dns-${process.pid}`;
+/** The namespace a tenant's DNS pod runs in: the sealed namespaces' stem, so a crashed run's is found and removed. */
+function dnsNamespace(tenantId: string): string {
+  return `${SEALED_STEM}dns-${tenantId}-${process.pid}`;
 }
 
-/** Starts CoreDNS as the fleet's Deployment runs it; what runs, or why it cannot. */
+/** Starts a tenant's CoreDNS as the fleet's Deployment runs it; what runs, or why it cannot. */
 export async function startTenantDns(o: TenantDnsInput): Promise<TenantDns | { problem: string; stop: () => Promise<void> }> {
-  const netns = dnsNamespace();
+  const netns = dnsNamespace(o.tenantId);
   const supervisor = new Supervisor(path.join(o.dir, "logs"));
   const stop = async () => {
     await supervisor.stopAll();
     await teardown([netns]);
   };
   const fail = (problem: string) => ({ problem, stop });
-  const { namespace, name } = TENANT_DNS;
+  const { namespace } = TENANT_DNS;
+  const name = tenantDnsName(o.tenantId);
   const service = await o.kc.get<{ spec: { clusterIP?: string } }>(["service", name, "-n", namespace]);
   if (!service) return fail(`no Service ${namespace}/${name} on central`);
-  if (service.spec.clusterIP !== TENANT_DNS.clusterIp) return fail(`Service ${namespace}/${name} holds ${service.spec.clusterIP}, not the fixed ${TENANT_DNS.clusterIp} tenant pods are given`);
+  const address = service.spec.clusterIP ?? "";
+  if (!/^\d+\.\d+\.\d+\.\d+$/.test(address)) return fail(`Service ${namespace}/${name} holds no address (${address || "none"})`);
   const deployment = await o.kc.get<{ spec: { template: PodTemplate & { spec: { securityContext?: { sysctls?: { name: string; value: string }[] } } } } }>(["deployment", name, "-n", namespace]);
   const template = deployment?.spec.template;
   const container = template?.spec.containers[0];
@@ -152,21 +158,21 @@ export async function startTenantDns(o: TenantDnsInput): Promise<TenantDns | { p
   // The pod's network namespace: loopback, the Service's address, the pod's sysctls.
   await must(["ip", "netns", "add", netns], { timeoutMs: 5000 });
   await must(["ip", "-n", netns, "link", "set", "lo", "up"], { timeoutMs: 5000 });
-  await must(["ip", "-n", netns, "addr", "add", `${TENANT_DNS.clusterIp}/32`, "dev", "lo"], { timeoutMs: 5000 });
+  await must(["ip", "-n", netns, "addr", "add", `${address}/32`, "dev", "lo"], { timeoutMs: 5000 });
   for (const s of template.spec.securityContext?.sysctls ?? []) await must(["ip", "netns", "exec", netns, "sysctl", "-q", "-w", `${s.name}=${s.value}`], { timeoutMs: 5000 });
   fs.mkdirSync(path.join(NETNS_ETC, netns), { recursive: true });
   fs.writeFileSync(path.join(NETNS_ETC, netns, "hosts"), "127.0.0.1 localhost\n");
   fs.writeFileSync(path.join(NETNS_ETC, netns, "resolv.conf"), LOOPBACK_RESOLVER);
   const side = { ns: netns, argv: (argv: string[]) => ["ip", "netns", "exec", netns, ...argv] };
   const url = new URL(o.cluster.url);
-  const api = await forward(supervisor, "tenant-dns-api", path.join(o.dir, "api.sock"), { side, address: "127.0.0.1", port: Number(url.port) }, { side: { ns: o.sealed.name, argv: o.sealed.argv }, address: url.hostname, port: Number(url.port) });
+  const api = await forward(supervisor, `${name}-api`, path.join(o.dir, "api.sock"), { side, address: "127.0.0.1", port: Number(url.port) }, { side: { ns: o.sealed.name, argv: o.sealed.argv }, address: url.hostname, port: Number(url.port) });
   if (api.problem) return fail(`central's API server forwarded into the pod's namespace: ${api.problem}`);
 
   const account = template.spec.serviceAccountName ?? "default";
   const token = await o.kc.run(["-n", namespace, "create", "token", account, "--duration=24h"]);
   if (token.code !== 0) return fail(`no token for ${namespace}/${account}: ${token.stderr.trim()}`);
   const c = await prepareContainer(o.kc, namespace, template, container.name, path.join(o.dir, "pod"), [], {
-    fields: { name: `${name}-0`, namespace, ip: TENANT_DNS.clusterIp, serviceAccountName: account },
+    fields: { name: `${name}-0`, namespace, ip: address, serviceAccountName: account },
     serviceAccount: { token: token.stdout.trim(), caPem: Buffer.from(o.cluster.caData, "base64").toString() },
     // Distroless's nonroot: the image's USER.
     image: { uid: TENANT_DNS.user, gid: TENANT_DNS.user },
@@ -178,7 +184,7 @@ export async function startTenantDns(o: TenantDnsInput): Promise<TenantDns | { p
   fs.copyFileSync(o.binary, path.join(entrypoint, path.basename(ENTRYPOINT)));
   fs.chmodSync(path.join(entrypoint, path.basename(ENTRYPOINT)), 0o755);
   const pod: Pod = { netns, hostname: `${name}-0`, image: o.image, shared: [], root: path.join(o.dir, "pod"), slurmDirs: false, binds: [{ from: entrypoint, to: ENTRYPOINT_DIR, readOnly: true }, ...c.binds], ...(c.readOnlyRoot ? { readOnlyRoot: true } : {}) };
-  const daemon = supervisor.start("tenant-dns", pod, asContainer(c, containerArgv(c, [ENTRYPOINT])));
+  const daemon = supervisor.start(name, pod, asContainer(c, containerArgv(c, [ENTRYPOINT])));
   const readyScript = `import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:${TENANT_DNS.probes.ready}/ready', timeout=2).status)`;
   const ready = await waitFor(async () => (daemon.exit ? false : (await run(side.argv(["python3", "-c", readyScript]), { timeoutMs: 5000 })).stdout.trim() === "200" || undefined), 60_000, 500);
   if (!ready) return fail(`CoreDNS did not become ready on :${TENANT_DNS.probes.ready} in 60 s${daemon.exit ? ` (exited ${daemon.exit.code})` : ""}: ${tail(daemon.log, 4)}`);
@@ -201,25 +207,34 @@ export async function startTenantDns(o: TenantDnsInput): Promise<TenantDns | { p
     fs.rmSync(file, { force: true });
     return [...new Set(r.stdout.split("\n").map((l) => l.split(/\s+/)[0]).filter((a) => /^\d+\.\d+\.\d+\.\d+$/.test(a)))];
   };
-  return { ask, lookup, stop, detail: `CoreDNS ${version} from Deployment ${namespace}/${name} (${image}) at ${TENANT_DNS.clusterIp}, as uid ${c.uid}${c.capabilities ? ` with capabilities [${c.capabilities.join(", ")}]` : ""}${c.noNewPrivs ? ", no privilege gain" : ""}, ready` };
+  return { address, ask, lookup, stop, detail: `CoreDNS ${version} from Deployment ${namespace}/${name} (${image}) at its Service's ${address}, as uid ${c.uid}${c.capabilities ? ` with capabilities [${c.capabilities.join(", ")}]` : ""}${c.noNewPrivs ? ", no privilege gain" : ""}, ready` };
 }
 
-/** What one tenant's pods on central ask, and what the tenants' DNS answers them. */
-export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: string): Promise<{ ok: boolean; detail: string }> {
+/** A namespace's Service with an address of its own (not headless), if it has one. */
+async function addressedService(kc: Kubectl, ns: string): Promise<{ metadata: { name: string }; spec: { clusterIP?: string } } | undefined> {
+  const services = (await kc.get<{ items: { metadata: { name: string }; spec: { clusterIP?: string } }[] }>(["services", "-n", ns]))?.items ?? [];
+  return services.find((s) => s.spec.clusterIP && s.spec.clusterIP !== "None");
+}
+
+/** What one tenant's pods on central ask, and what its DNS answers them; `otherTenantId`: a tenant whose names it must not answer. */
+export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: string, otherTenantId?: string): Promise<{ ok: boolean; detail: string }> {
   const ns = tenantNamespace(tenantId);
   const pods = (await kc.get<{ items: { metadata: { name: string }; spec: PodDns }[] }>(["pods", "-n", ns]))?.items ?? [];
   if (pods.length === 0) return { ok: false, detail: `no pod in ${ns}` };
-  const elsewhere = pods.filter((p) => p.spec.dnsPolicy !== "None" || JSON.stringify(p.spec.dnsConfig?.nameservers ?? []) !== JSON.stringify([TENANT_DNS.clusterIp]));
+  const elsewhere = pods.filter((p) => p.spec.dnsPolicy !== "None" || JSON.stringify(p.spec.dnsConfig?.nameservers ?? []) !== JSON.stringify([dns.address]));
   // The resolver of its slurmctld's pod, the one the attacker's code runs in.
   const asker = pods.find((p) => p.metadata.name === `${SLINKY_WORKLOADS.controller.name}-0`) ?? pods[0];
   const resolvConf = kubeletResolvConf(asker.spec, ns);
   // Its own Service with an address of its own (not headless), by its short name through the search path.
-  const services = (await kc.get<{ items: { metadata: { name: string }; spec: { clusterIP?: string } }[] }>(["services", "-n", ns]))?.items ?? [];
-  const own = services.find((s) => s.spec.clusterIP && s.spec.clusterIP !== "None");
+  const own = await addressedService(kc, ns);
   const looked = own ? await dns.lookup(resolvConf, own.metadata.name) : [];
   const fqdn = own ? await dns.ask(resolvConf, `${own.metadata.name}.${ns}.svc.${TENANT_DNS.domain}`) : "no Service with an address";
   // A platform Service (ArgoCD's API), and a name outside the cluster carrying data out.
   const platform = await dns.ask(resolvConf, `argocd-server.${ARGOCD_CHART.namespace}.svc.${TENANT_DNS.domain}`);
+  // Another tenant's Service, by its full name: a tenant can neither read nor confirm another's names.
+  const theirNs = otherTenantId ? tenantNamespace(otherTenantId) : undefined;
+  const theirs = theirNs ? await addressedService(kc, theirNs) : undefined;
+  const foreign = theirNs && theirs ? await dns.ask(resolvConf, `${theirs.metadata.name}.${theirNs}.svc.${TENANT_DNS.domain}`) : undefined;
   const outside = await dns.ask(resolvConf, `${tenantId}-secret-${Date.now().toString(36)}.exfil.example.com`);
   // A reverse lookup of its own Service's address: no reverse zone (it would name any namespace's Services).
   const reverse = own ? await dns.ask(resolvConf, reverseName(own.spec.clusterIP as string), "PTR") : "no Service with an address";
@@ -227,13 +242,15 @@ export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: strin
   const ok = elsewhere.length === 0 && !!own && looked.includes(own.spec.clusterIP as string)
     && typeof fqdn !== "string" && fqdn.rcode === "NOERROR" && fqdn.addresses.includes(own.spec.clusterIP as string)
     && typeof platform !== "string" && platform.rcode === "NXDOMAIN" && typeof outside !== "string" && outside.rcode === "REFUSED"
+    && (!otherTenantId || (typeof foreign === "object" && foreign.rcode === "NXDOMAIN"))
     && typeof reverse !== "string" && reverse.rcode === "REFUSED";
   return {
     ok,
     detail: [
-      elsewhere.length ? `pods that ask another server: ${elsewhere.slice(0, 4).map((p) => `${p.metadata.name} (dnsPolicy ${p.spec.dnsPolicy ?? "ClusterFirst"}, nameservers ${(p.spec.dnsConfig?.nameservers ?? []).join(",") || `${K3S_CLUSTER_DNS.clusterIp}, K3s's CoreDNS, which forwards every other name out of central`})`).join("; ")}` : `all ${pods.length} pods ask ${TENANT_DNS.clusterIp} alone (dnsPolicy None)`,
+      elsewhere.length ? `pods that ask another server than its DNS's ${dns.address}: ${elsewhere.slice(0, 4).map((p) => `${p.metadata.name} (dnsPolicy ${p.spec.dnsPolicy ?? "ClusterFirst"}, nameservers ${(p.spec.dnsConfig?.nameservers ?? []).join(",") || `${K3S_CLUSTER_DNS.clusterIp}, K3s's CoreDNS, which forwards every other name out of central`})`).join("; ")}` : `all ${pods.length} pods ask its DNS's ${dns.address} alone (dnsPolicy None)`,
       own ? `${own.metadata.name} by its short name: ${looked.join(",") || "nothing"} (its Service ${own.spec.clusterIP}); by its full name: ${said(fqdn)}` : "no Service with an address in the namespace",
       `a platform Service: ${said(platform)}`,
+      ...(otherTenantId ? [`tenant ${otherTenantId}'s ${theirs ? `Service ${theirs.metadata.name}: ${foreign ? said(foreign) : "not asked"}` : "namespace holds no Service with an address to ask for"}`] : []),
       `a name outside the cluster: ${said(outside)} (answered by CoreDNS itself: it has no server to forward to)`,
       `its Service's address in reverse: ${said(reverse)}`,
     ].join("; "),

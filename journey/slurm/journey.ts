@@ -935,8 +935,10 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     { what: "the internet", ns: tp.internet.ns.name, address: tp.internet.address, port: tp.internet.port },
     // A query's name is data: K3s's CoreDNS would carry it out of central to the VPC's resolver.
     ...(["tcp", "udp"] as const).map((protocol) => ({ what: `K3s's CoreDNS over ${protocol} (it forwards every name it does not hold out of central)`, ns: tp.central.dns.cluster.ns.name, address: tp.central.dns.cluster.address, port: K3S_CLUSTER_DNS.port, ...(protocol === "udp" ? { protocol } : {}) })),
-    // What the pod may reach: its own slurmd, and the tenants' DNS (which forwards nothing).
-    ...(["tcp", "udp"] as const).map((protocol) => ({ what: `the tenants' DNS over ${protocol}`, ns: tp.central.dns.tenants.ns.name, address: tp.central.dns.tenants.address, port: TENANT_DNS.port, allowed: true, ...(protocol === "udp" ? { protocol } : {}) })),
+    // Another tenant's DNS: it would answer (and spend its CPU on) what this tenant asks.
+    ...(["tcp", "udp"] as const).map((protocol) => ({ what: `${world.other.id}'s DNS over ${protocol}`, ns: tp.central.dns.other.ns.name, address: tp.central.dns.other.address, port: TENANT_DNS.port, ...(protocol === "udp" ? { protocol } : {}) })),
+    // What the pod may reach: its own slurmd, and its own DNS (which forwards nothing).
+    ...(["tcp", "udp"] as const).map((protocol) => ({ what: `its own DNS over ${protocol}`, ns: tp.central.dns.tenant.ns.name, address: tp.central.dns.tenant.address, port: TENANT_DNS.port, allowed: true, ...(protocol === "udp" ? { protocol } : {}) })),
   ];
   const own = tp.slurmd[0];
   // A UDP listener answers each datagram: a reply is the only sign one arrived. Its command reads
@@ -947,13 +949,13 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
   // at a time: the rest of it is gone, so one byte is all a read may wait for).
   const payload = (t: Target) => run(inPod(ctx.pods.slurmctld, ["runuser", "-u", SLURM_USER.name, "--", "timeout", "3", "bash", "-c",
     t.protocol === "udp" ? `exec 3<>/dev/udp/${t.address}/${t.port} && printf query >&3 && read -r -t 2 -n 1 answer <&3` : `exec 3<>/dev/tcp/${t.address}/${t.port}`]), { timeoutMs: 8000 });
-  // From the tenants' DNS pod: the internet, the instance metadata service, the tenant's slurmctld and the other tenant's slurmd refused; central's API server allowed.
+  // From the tenant's DNS pod: the internet, the instance metadata service, the tenant's slurmctld and the other tenant's slurmd refused; central's API server allowed.
   const dnsTargets: (Target & { allowed?: boolean })[] = [
     ...targets.filter((t) => t.what === "the internet" || t.what === "the instance metadata service" || t.what === `${world.other.id}'s slurmd pod`),
     { what: `${world.tenant.id}'s slurmctld pod`, ns: tp.central.slurmctld.ns.name, address: tp.central.slurmctld.address, port: SLURM_PORTS.slurmctld },
     { ...(targets.find((t) => t.what === "central's API server") as Target), allowed: true },
   ];
-  const dnsTries = async () => Promise.all(dnsTargets.map(async (t) => ({ t, connected: (await run(["ip", "netns", "exec", tp.central.dns.tenants.ns.name, "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${t.address}/${t.port}`], { timeoutMs: 8000 })).code === 0 })));
+  const dnsTries = async () => Promise.all(dnsTargets.map(async (t) => ({ t, connected: (await run(["ip", "netns", "exec", tp.central.dns.tenant.ns.name, "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${t.address}/${t.port}`], { timeoutMs: 8000 })).code === 0 })));
   const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd, allowed: true }].map(async (t) => ({ t, connected: (await payload(t)).code === 0 })));
   try {
     // Wait until every listener answers from its own side (the probe must be able to succeed).
@@ -983,10 +985,10 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
       ok &&= good;
       lines.push(`${r.t.what} ${r.t.address}:${r.t.port} ${r.connected ? (allowed ? "reached (allowed)" : "REACHED") : dropped.length ? "refused by the policies" : "refused, but no policy drop recorded"}${allowed ? "" : openly ? "" : " (unreachable even without the policies: the try proves nothing)"}`);
     }
-    // Code in the tenants' DNS pod (standing for a flaw in CoreDNS that a tenant's query reaches): central's API server alone.
+    // Code in the tenant's DNS pod (standing for a flaw in CoreDNS that a tenant's query reaches): central's API server alone.
     const dnsLines: string[] = [];
     for (const r of fromDns) {
-      const dropped = drops.filter((d) => d.source === tp.central.dns.tenants.address && d.destination === r.t.address && d.port === r.t.port);
+      const dropped = drops.filter((d) => d.source === tp.central.dns.tenant.address && d.destination === r.t.address && d.port === r.t.port);
       const openly = dnsOpen.find((o) => o.t.address === r.t.address && o.t.port === r.t.port)?.connected;
       const good = r.t.allowed ? r.connected : !r.connected && dropped.length > 0 && openly === true;
       ok &&= good;
@@ -994,7 +996,7 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     }
     return {
       ok,
-      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; from the tenants' DNS pod ${tp.central.dns.tenants.address} (a flaw in CoreDNS): ${dnsLines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}, ${dnsOpen.filter((o) => o.connected).length}/${dnsOpen.length} from the DNS pod${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
+      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; from ${world.tenant.id}'s DNS pod ${tp.central.dns.tenant.address} (a flaw in CoreDNS): ${dnsLines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}, ${dnsOpen.filter((o) => o.connected).length}/${dnsOpen.length} from the DNS pod${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
     };
   } finally {
     for (const l of listeners) await ctx.supervisor.stop(l, 1000);

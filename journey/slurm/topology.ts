@@ -18,7 +18,8 @@ import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "../../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "./nat";
 import { securityGroupRuleset } from "../host/nft";
 import { networkPolicyRuleset } from "../host/network-policy";
-import { controlPlanePodLabels, TENANT_DNS } from "../../facts/control-plane";
+import { controlPlanePodLabels, TENANT_DNS, tenantDnsName } from "../../facts/control-plane";
+import { tenantDnsLabels } from "../../components/fleet/tenant-dns";
 import { K3S_CLUSTER_DNS } from "../../facts/central-host";
 import { LABEL_KEYS } from "../../facts/project";
 import { INSTANCE_METADATA } from "../../facts/instance-metadata";
@@ -30,7 +31,7 @@ export const ENI_DEVICE = "eth0";
 /** Cilium's per-node router address that pods use as their gateway (any link-local address works). */
 const POD_GATEWAY = "169.254.1.1";
 /** Host numbers in a subnet: AWS's router is the first; nodes and pods are arbitrary but fixed. */
-const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23, tenantDns: 30, clusterDns: 31 }, clusterIp: 200 } as const;
+const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23, tenantDns: 30, clusterDns: 31, otherDns: 32 }, clusterIp: 200 } as const;
 /** Link networks of the peering veths (never seen by Slurm: routers only). */
 const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
 /** The link of the central VPC's way out (its NAT gateway and the internet gateway, as one router). */
@@ -137,8 +138,8 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   const slurmdbd = { ...centralPod("slurmdbd", "slurmdbd"), hostname: names_.accountingPod };
   const mariadb = centralPod("mariadb", "MariaDB");
   const login = { ...centralPod("login", "login"), hostname: "login-0" };
-  // The host's two DNS pods: the tenants' (components/fleet/tenant-dns.ts) and K3s's own.
-  const dns = { tenants: centralPod("tenantDns", "tenants' DNS"), cluster: centralPod("clusterDns", "K3s CoreDNS") };
+  // The host's DNS pods: each tenant's own (components/fleet/tenant-dns.ts) and K3s's.
+  const dns = { tenant: centralPod("tenantDns", `${world.tenant.id}'s DNS`), other: centralPod("otherDns", `${world.other.id}'s DNS`), cluster: centralPod("clusterDns", "K3s CoreDNS") };
 
   // --- a tenant VPC: router, peering, and its nodes
   const tenantVpc = (t: TenantSide, key: string, peering: number) => {
@@ -271,12 +272,13 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
 
   // Both tenant namespaces' NetworkPolicies on the host, their pods known by the labels their operators give them.
   const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name), namespaceLabels: { [LABEL_KEYS.tenant]: namespace === t.namespace ? t.id : o.id } });
-  // The tenants' DNS pods' own policies too: queries in from tenant namespaces, out to the API server alone.
+  // The DNS pods' own policies too: queries in from their tenant's namespace alone, out to the API server alone.
   const policy = networkPolicyRuleset([...world.controlPlane.networkPolicies, ...world.otherControlPlane.networkPolicies, ...c.dnsPolicies], [
     policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address),
     ...otherPods.map((p) => policyPod(p.name, p.address, o.namespace)),
     ...(otherControlPlane ? [policyPod("login", otherControlPlane.login.address, o.namespace)] : []),
-    { name: "tenant-dns", namespace: TENANT_DNS.namespace, address: dns.tenants.address, labels: TENANT_DNS.labels },
+    { name: tenantDnsName(t.id), namespace: TENANT_DNS.namespace, address: dns.tenant.address, labels: tenantDnsLabels(t.id) },
+    { name: tenantDnsName(o.id), namespace: TENANT_DNS.namespace, address: dns.other.address, labels: tenantDnsLabels(o.id) },
     { name: "cluster-dns", namespace: K3S_CLUSTER_DNS.namespace, address: dns.cluster.address, labels: K3S_CLUSTER_DNS.labels },
   ]);
   ruleset(cHost, policy.text);

@@ -27,7 +27,7 @@ export interface CentralSide {
   readonly hostGroupIds: readonly string[];
   /** K3s's pod range on central (one node: its first /24 holds every pod). */
   readonly podCidr: string;
-  /** The tenants' DNS pods' NetworkPolicies, as central's fleet file holds them. */
+  /** Every tenant's DNS pods' NetworkPolicies, as central's fleet file holds them. */
   readonly dnsPolicies: readonly NetworkPolicyObject[];
 }
 
