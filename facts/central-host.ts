@@ -5,7 +5,7 @@
  * (config/capacity.ts) derives from this table and facts/instance-types.ts.
  */
 import { CENTRAL_K3S_RANGES } from "./contract";
-import type { ComponentRequest } from "./control-plane";
+import { RETIRING_SHARED_DNS, TENANT_DNS, type ComponentRequest } from "./control-plane";
 import { ACCOUNTING_BACKUP, ACCOUNTING_DATABASE, SLURMCTLD_STATE_GIB } from "./fleet";
 import { WORKER_NODE } from "./tenant-cluster";
 
@@ -62,6 +62,7 @@ export const CENTRAL_HOST_RESERVED: Readonly<Record<string, HostReservation>> = 
   system: { ...WORKER_NODE.systemReserved, pods: 0, basis: "AL2023 systemd, SSM agent, journald: the system reservation tenant nodes give kubelet (facts/tenant-cluster.ts)" },
   k3sServer: { cpuMillis: 60, memoryMiB: 1522, pods: 0, basis: "K3s resource profiling, server with a workload on SQLite: 1596 MB, 6% of a core (docs.k3s.io/reference/resource-profiling)" },
   coredns: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged coredns manifest requests" },
+  retiringSharedDns: { cpuMillis: TENANT_DNS.request.cpuMillis * RETIRING_SHARED_DNS.replicas, memoryMiB: TENANT_DNS.request.memoryMiB * RETIRING_SHARED_DNS.replicas, pods: RETIRING_SHARED_DNS.replicas, basis: "the retiring shared tenants' DNS (components/fleet/retiring-shared-dns.ts), until the release after removes it" },
   metricsServer: { cpuMillis: 100, memoryMiB: 70, pods: 1, basis: "K3s's packaged metrics-server manifest requests" },
   localPathProvisioner: { cpuMillis: 10, memoryMiB: 32, pods: 1, basis: "K3s's packaged local-path-provisioner sets none: an estimate" },
   argocdController: { cpuMillis: 250, memoryMiB: 256, pods: ARGOCD_CONTROLLER_SHARDS.replicas, basis: `${ARGOCD}, for the one controller its ${ARGOCD_CONTROLLER_SHARDS.replicas} shards split the clusters of` },

@@ -53,11 +53,12 @@ export const SLURM_PORTS = {
 /**
  * Pod and service ranges of the central K3s, in the shared address space (RFC 6598) that
  * validation never accepts for a VPC: no tenant CIDR can shadow them on the central host.
- * `clusterDns` is K3s's own CoreDNS, a fixed Service address in the range's lower band, which
- * the API server keeps for addresses asked by name (it allocates the others from the upper
- * band first).
+ * `clusterDns` is K3s's own CoreDNS; `sharedTenantDns` the retiring DNS all tenants' pods
+ * asked in the release before each tenant had its own (facts/control-plane.ts
+ * RETIRING_SHARED_DNS). Fixed Service addresses in the range's lower band, which the API
+ * server keeps for addresses asked by name (it allocates the others from the upper band first).
  */
-export const CENTRAL_K3S_RANGES = { clusterCidr: "100.64.0.0/16", serviceCidr: "100.65.0.0/16", clusterDns: "100.65.0.10" } as const;
+export const CENTRAL_K3S_RANGES = { clusterCidr: "100.64.0.0/16", serviceCidr: "100.65.0.0/16", clusterDns: "100.65.0.10", sharedTenantDns: "100.65.0.11" } as const;
 
 /** Kubernetes API of a K3s server. */
 export const K3S_API_PORT = 6443;

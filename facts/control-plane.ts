@@ -1,4 +1,4 @@
-import { SLURM_PORTS } from "./contract";
+import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "./contract";
 import { ACCOUNTING_DATABASE, MARIADB_BACKUP_POD_LABELS, MARIADB_POD_LABELS, slinkyLoginPodLabels, slinkyPodLabels } from "./fleet";
 
 /**
@@ -121,7 +121,8 @@ export const TENANT_DNS = {
   namespace: "clusterra-dns",
   /** The ServiceAccount every tenant's DNS runs as (read-only access to Services, EndpointSlices, namespaces). */
   serviceAccount: "tenant-dns",
-  labels: { "app.kubernetes.io/name": "tenant-dns" },
+  /** Not the retiring shared DNS's label (RETIRING_SHARED_DNS): the egress of the release before, still live until a tenant rolls out, selects by that one alone. */
+  labels: { "app.kubernetes.io/name": "tenant-own-dns" },
   /** The label on a tenant's DNS pods naming the namespace they answer: the tenant's egress selects its own DNS by it. */
   answersLabel: "clusterra.io/answers-namespace",
   port: 53,
@@ -146,6 +147,22 @@ export const TENANT_DNS = {
   memoryLimitMiB: 170,
   /** A flood of queries from the tenant's pods takes this much of the host at most. */
   cpuLimitMillis: 200,
+} as const;
+
+/**
+ * Retiring: the one DNS every tenant's pods asked in the release before each tenant had its
+ * own (components/fleet/retiring-shared-dns.ts). A tenant's pods made by that release keep its
+ * address until the tenant's RollingSync wave rolls this release out (new templates, new
+ * egress, its own DNS); it is kept, unchanged, until every tenant has, and the release after
+ * removes it. Only those pods' egress reaches it; this release's reach their own DNS alone.
+ */
+export const RETIRING_SHARED_DNS = {
+  name: "tenant-dns",
+  labels: { "app.kubernetes.io/name": "tenant-dns" },
+  clusterIp: CENTRAL_K3S_RANGES.sharedTenantDns,
+  /** The resolver annotation value that release's pod templates carry (its address). */
+  resolver: CENTRAL_K3S_RANGES.sharedTenantDns,
+  replicas: 2,
 } as const;
 
 /** The name of a tenant's DNS (its Deployment, Service, ConfigMap, policies and admission binding), in TENANT_DNS.namespace. Pure. */

@@ -154,6 +154,8 @@ export function crdValidators(reference: string): CrdValidators {
 
 /** Built-in kinds, validated by kubernetes-models (ES modules: loaded with a real import()). */
 const BUILT_INS: Record<string, string> = {
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy": "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy",
+  "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding": "kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding",
   "apps/v1/Deployment": "kubernetes-models/apps/v1/Deployment",
   "discovery.k8s.io/v1/EndpointSlice": "kubernetes-models/discovery.k8s.io/v1/EndpointSlice",
   "v1/ConfigMap": "kubernetes-models/v1/ConfigMap",

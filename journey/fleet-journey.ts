@@ -34,7 +34,7 @@ import { syncSteps } from "./argo/order";
 import { health } from "./argo/health";
 import { readK3sServer } from "./kube/k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
-import { startTenantDns, tenantPodsDns } from "./kube/tenant-dns";
+import { startTenantDns, tenantPodsDns, unnamedResolverRefused } from "./kube/tenant-dns";
 import { TENANT_DNS, tenantDnsName } from "../facts/control-plane";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
@@ -445,7 +445,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     cleanups.unshift(dns.stop);
     report(step(`tenant ${id}: its own DNS runs on central as the fleet's Deployment ${TENANT_DNS.namespace}/${tenantDnsName(id)}, at the address the API server gave its Service`, !("problem" in dns), "problem" in dns ? dns.problem : dns.detail));
     const r = "problem" in dns ? { ok: false, detail: "its DNS does not run (above)" } : await tenantPodsDns(c, dns, id, other === id ? undefined : other);
-    report(step(`tenant ${id}: its pods on central ask its own DNS alone (central's admission policy, reading that Service), which answers its Services, not ${other && other !== id ? `${other}'s` : "another tenant's"}, and refuses every name outside the cluster itself`, r.ok, r.detail));
+    const refused = await unnamedResolverRefused(c, id);
+    report(step(`tenant ${id}: its pods on central ask its own DNS alone (central's admission policy, reading that Service), which answers its Services, not ${other && other !== id ? `${other}'s` : "another tenant's"}, and refuses every name outside the cluster itself; a pod made for no resolver is refused`, r.ok && refused.ok, `${r.detail}; a pod made for no resolver: ${refused.detail}`));
   }
 
   // 6e. Each tenant namespace's NetworkPolicies select the pods the real operators made

@@ -149,11 +149,11 @@ describe("central capacity", function () {
     assert.deepEqual([large.allocatable, large.reserved, large.perTenant], [
       { cpuMillis: 2000, memoryMiB: 7477, pods: 110 },
       { cpuMillis: 1200, memoryMiB: 4158, pods: 23 },
-      { cpuMillis: 350, memoryMiB: 1024, pods: 5 },
+      { cpuMillis: 365, memoryMiB: 1072, pods: 6 },
     ]);
     assert.deepEqual([large.maxTenants, large.limitedBy], [2, "cpuMillis"]);
     assert.deepEqual([hostCapacity("t4g.medium")!.maxTenants, hostCapacity("t4g.medium")!.limitedBy], [0, "memoryMiB"]);
-    assert.deepEqual([hostCapacity("m7g.2xlarge")!.maxTenants, hostCapacity("m7g.2xlarge")!.limitedBy], [17, "pods"]);
+    assert.deepEqual([hostCapacity("m7g.2xlarge")!.maxTenants, hostCapacity("m7g.2xlarge")!.limitedBy], [14, "pods"]);
     assert.equal(hostCapacity("i3en.large"), undefined);
   });
 
@@ -225,7 +225,7 @@ describe("plan writes cost.json and the diagram", function () {
       [
         "central capacity: 2 tenant(s) join central-dev (tenant-acme-dev, tenant-globex-dev)",
         "  t4g.large allocatable 2000m CPU, 7477 MiB, 110 pods (less 7.5 % VM overhead and kubelet's eviction threshold)",
-        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1170m CPU, 4062 MiB, 21 pods",
+        "  reserved by the host (K3s, ArgoCD, cluster-api, operators; facts/central-host.ts): 1200m CPU, 4158 MiB, 23 pods",
         "  one tenant's control plane and its DNS (facts/control-plane.ts): 365m CPU, 1072 MiB, 6 pods",
         "  holds 2 tenant(s) (CPU runs out first): 0 more fit",
         `  one central holds at most 14 whatever its host (the largest host type (t4g.2xlarge) holds 14): past that, new tenants join a second central of the environment (a cell: a central stack file with clusterra:cell, README "An environment outgrows one central")`,

@@ -282,7 +282,7 @@ describe("Slurm journey: the world from the plans and the fleet", function () {
     // allowed its slurmdbd and its own VPC on slurmd's port, nothing to anywhere else (globex's
     // control plane on the same host among it).
     const policy = topology.central.policy;
-    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "slurmctld", "slurmdbd", "tenant-dns-acme", "tenant-dns-globex"]);
+    assert.deepEqual([...policy.isolated.egress].sort(), ["globex-mariadb", "globex-slurmctld", "globex-slurmdbd", "login", "mariadb", "shared-dns", "slurmctld", "slurmdbd", "tenant-dns-acme", "tenant-dns-globex"]);
     // Each tenant's DNS pod: queries in from its own tenant's pods alone, out to central's API server alone.
     const dnsOut = new RegExp("chain egress_tenant_dns_acme \\{([\\s\\S]*?)\\n  \\}").exec(policy.text)?.[1] ?? "";
     assert.deepEqual(dnsOut.split("\n").filter((l) => /return/.test(l)).map((l) => l.trim().replace(/ counter return.*/, "")), [`ip daddr ${world.central.hostAddress}/32 tcp dport 6443`]);

@@ -5,13 +5,14 @@
  * install-tools, against central's API server) and asks it from a tenant pod's resolver.
  */
 import * as assert from "node:assert/strict";
-import { TENANT_POD_DNS_POLICY, tenantPodDnsPolicy } from "../components/fleet/central-admission";
+import { TENANT_POD_DNS_POLICY, TENANT_POD_RESOLVER_REQUIRED, tenantPodDnsPolicy, tenantPodResolverRequired } from "../components/fleet/central-admission";
 import { tenantDnsCorefile, tenantDnsLabels, tenantDnsObjects } from "../components/fleet/tenant-dns";
 import { tenantEgressProblems } from "../fleet-tools/egress";
 import { accountingDatabase, controlPlaneManifestsSharedValues, controlPlaneSharedValues } from "../components/fleet/control-plane";
 import { LOGIN_SET } from "../facts/fleet";
 import { CENTRAL_K3S_RANGES } from "../facts/contract";
-import { TENANT_DNS, tenantDnsName } from "../facts/control-plane";
+import { RETIRING_SHARED_DNS, TENANT_DNS, tenantDnsName } from "../facts/control-plane";
+import { RETIRING_SHARED_DNS_POLICY, retiringSharedDnsObjects, retiringSharedDnsPolicy } from "../components/fleet/retiring-shared-dns";
 import { LABEL_KEYS } from "../facts/project";
 import { K3S_API_PORT } from "../facts/contract";
 import { centralHostAddress } from "../config/subnet-layout";
@@ -25,7 +26,7 @@ type Obj = Record<string, any>;
 const API_SERVER = "10.0.0.10";
 const objects = tenantDnsObjects(API_SERVER, ["globex", "acme"]) as Obj[];
 const named = (kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name) as Obj;
-const egressPolicy = named("NetworkPolicy", `${TENANT_DNS.serviceAccount}-egress`);
+const egressPolicy = named("NetworkPolicy", `${TENANT_DNS.labels["app.kubernetes.io/name"]}-egress`);
 
 describe("each tenant's DNS on central", () => {
   it("answers only the cluster's zone, from its tenant's namespace's records, and forwards nothing (no reverse zones: a PTR would name any namespace's Service)", () => {
@@ -83,7 +84,7 @@ describe("each tenant's DNS on central", () => {
     assert.equal(written.find((o) => o.metadata?.name === egressPolicy.metadata.name)?.spec.egress[0].to[0].ipBlock.cidr, `${address}/32`);
     assert.equal(centralHostAddress((central.config as { network: Parameters<typeof centralHostAddress>[0] }).network), address);
     // One DNS for each tenant the central stack serves.
-    assert.deepEqual(written.filter((o) => o.kind === "Deployment").map((o) => o.metadata.name), [tenantDnsName("acme"), tenantDnsName("globex")]);
+    assert.deepEqual(written.filter((o) => o.kind === "Deployment").map((o) => o.metadata.name), [tenantDnsName("acme"), tenantDnsName("globex"), RETIRING_SHARED_DNS.name]);
   });
 
   it("admits queries from its tenant's namespace, and metrics from the monitoring namespace, only", () => {
@@ -136,6 +137,42 @@ describe("central admission: every tenant pod asks its tenant's DNS", () => {
     assert.equal(acme.spec.policyName, TENANT_POD_DNS_POLICY);
     assert.deepEqual(acme.spec.matchResources.namespaceSelector, { matchLabels: { "kubernetes.io/metadata.name": "tenant-acme" } });
     assert.deepEqual(acme.spec.paramRef, { name: tenantDnsName("acme"), namespace: TENANT_DNS.namespace, parameterNotFoundAction: "Deny" });
+  });
+});
+
+describe("central admission: a tenant pod made for no resolver", () => {
+  const [policy, binding] = tenantPodResolverRequired() as Obj[];
+  it("is refused in every tenant namespace unless the DNS policies gave it one nameserver with dnsPolicy None", () => {
+    assert.equal(policy.kind, "ValidatingAdmissionPolicy");
+    assert.equal(policy.spec.failurePolicy, "Fail");
+    assert.equal(policy.spec.validations[0].expression, "object.spec.dnsPolicy == 'None' && has(object.spec.dnsConfig) && has(object.spec.dnsConfig.nameservers) && size(object.spec.dnsConfig.nameservers) == 1");
+    assert.equal(binding.spec.policyName, TENANT_POD_RESOLVER_REQUIRED);
+    assert.deepEqual(binding.spec.validationActions, ["Deny"]);
+    assert.deepEqual(binding.spec.matchResources.namespaceSelector, { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] });
+  });
+});
+
+describe("the retiring shared DNS (the release before's, until every tenant has rolled out)", () => {
+  const shared = retiringSharedDnsObjects(API_SERVER) as Obj[];
+  const [policy, binding] = retiringSharedDnsPolicy() as Obj[];
+
+  it("keeps the release before's address, Corefile and policy for the pods that release made", () => {
+    const service = shared.find((o) => o.kind === "Service") as Obj;
+    assert.equal(service.spec.clusterIP, RETIRING_SHARED_DNS.clusterIp);
+    assert.match((shared.find((o) => o.kind === "ConfigMap") as Obj).data.Corefile, /^ {8}namespace_labels clusterra\.io\/tenant$/m);
+    assert.equal(policy.metadata.name, RETIRING_SHARED_DNS_POLICY);
+    assert.ok(policy.spec.matchConditions[0].expression.endsWith(`== '${RETIRING_SHARED_DNS.resolver}'`));
+    assert.ok(policy.spec.mutations[0].jsonPatch.expression.includes(`nameservers: ['${RETIRING_SHARED_DNS.clusterIp}']`));
+    assert.deepEqual(binding.spec.matchResources.namespaceSelector, { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] });
+  });
+
+  it("is no pod this release's tenant egress selects, and its selector takes no tenant's own DNS pod", () => {
+    const selects = (selector: Record<string, string>, labels: Record<string, string>) => Object.entries(selector).every(([k, v]) => labels[k] === v);
+    const ownEgressPeer = { ...TENANT_DNS.labels, [TENANT_DNS.answersLabel]: "tenant-acme" };
+    assert.ok(!selects(ownEgressPeer, RETIRING_SHARED_DNS.labels));
+    assert.ok(!selects(RETIRING_SHARED_DNS.labels, tenantDnsLabels("acme")), "the shared Service (and the release before's egress) would take acme's own DNS pods");
+    assert.ok(selects(ownEgressPeer, tenantDnsLabels("acme")));
+    assert.ok(!selects(ownEgressPeer, tenantDnsLabels("globex")));
   });
 });
 

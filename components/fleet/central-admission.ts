@@ -29,14 +29,14 @@ function containersExpression(field: "containers" | "initContainers"): string {
 }
 
 /** Every tenant's namespace (the entry chart labels each with its tenant), none of the platform's. */
-const TENANT_NAMESPACES = { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } as const;
+export const TENANT_NAMESPACES = { matchExpressions: [{ key: LABEL_KEYS.tenant, operator: "Exists" }] } as const;
 
 /**
  * A MutatingAdmissionPolicy on pod creation, applied in the first sync wave
  * (admissionregistration.k8s.io/v1beta1, Kubernetes 1.35); `paramKind`: the kind of object
  * each binding names for it to read. Pure.
  */
-function podPolicy(name: string, matchCondition: { name: string; expression: string }, mutation: Record<string, unknown>, paramKind?: { apiVersion: string; kind: string }): Record<string, unknown> {
+export function podPolicy(name: string, matchCondition: { name: string; expression: string }, mutation: Record<string, unknown>, paramKind?: { apiVersion: string; kind: string }): Record<string, unknown> {
   return {
     apiVersion: "admissionregistration.k8s.io/v1beta1",
     kind: "MutatingAdmissionPolicy",
@@ -53,7 +53,7 @@ function podPolicy(name: string, matchCondition: { name: string; expression: str
 }
 
 /** A binding of `policyName` to the namespaces `namespaceSelector` selects, with the object it reads (`paramRef`). Pure. */
-function podPolicyBinding(name: string, policyName: string, namespaceSelector: Record<string, unknown>, paramRef?: Record<string, unknown>): Record<string, unknown> {
+export function podPolicyBinding(name: string, policyName: string, namespaceSelector: Record<string, unknown>, paramRef?: Record<string, unknown>): Record<string, unknown> {
   return {
     apiVersion: "admissionregistration.k8s.io/v1beta1",
     kind: "MutatingAdmissionPolicyBinding",
@@ -84,13 +84,24 @@ export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
 }
 
 /** The policy that points every tenant pod's DNS at its tenant's DNS (and the stem of its bindings' names). */
-export const TENANT_POD_DNS_POLICY = "clusterra-tenant-pods-dns";
+export const TENANT_POD_DNS_POLICY = "clusterra-tenant-pods-own-dns";
 
 /**
  * The resolver a tenant's pod is given (dnsPolicy None): its tenant's DNS alone, and the
  * search path and ndots the kubelet gives a ClusterFirst pod, so short names resolve as before.
  */
 export const TENANT_POD_DNS = { ndots: "5" } as const;
+
+/** Whether a pod's template names the resolver `value` (TENANT_DNS.resolverAnnotation), as CEL. Pure. */
+export function resolverCondition(value: string): string {
+  return `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${value}'`;
+}
+
+/** The JSON patch (CEL) that gives a pod the one nameserver `nameserver` (a CEL expression) and ClusterFirst's search path and ndots. Pure. */
+export function resolverPatch(nameserver: string): string {
+  const searches = `[request.namespace + '.svc.${TENANT_DNS.domain}', 'svc.${TENANT_DNS.domain}', '${TENANT_DNS.domain}']`;
+  return `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: [${nameserver}], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`;
+}
 
 /**
  * The MutatingAdmissionPolicy that gives a tenant's pods their tenant's DNS as their only
@@ -104,21 +115,20 @@ export const TENANT_POD_DNS = { ndots: "5" } as const;
  * Pure.
  */
 export function tenantPodDnsPolicy(tenantIds: readonly string[]): Record<string, unknown>[] {
-  const searches = `[request.namespace + '.svc.${TENANT_DNS.domain}', 'svc.${TENANT_DNS.domain}', '${TENANT_DNS.domain}']`;
   const policy = podPolicy(
     TENANT_POD_DNS_POLICY,
     // The pods whose template names this resolver: they come with the tenant's rollout of the
     // egress that reaches it. The egress is the boundary; this is the pods' configuration.
     {
-      name: "made-for-the-tenants-dns",
-      expression: `has(object.metadata.annotations) && object.metadata.annotations.exists(k, k == '${TENANT_DNS.resolverAnnotation}') && object.metadata.annotations['${TENANT_DNS.resolverAnnotation}'] == '${TENANT_DNS.resolver}'`,
+      name: "made-for-its-tenants-dns",
+      expression: resolverCondition(TENANT_DNS.resolver),
     },
     {
       // A JSON patch: an apply configuration may not set atomic lists (nameservers, searches, options).
       // `add` replaces what the pod asked, or adds it.
       patchType: "JSONPatch",
       jsonPatch: {
-        expression: `[JSONPatch{op: 'add', path: '/spec/dnsPolicy', value: 'None'}, JSONPatch{op: 'add', path: '/spec/dnsConfig', value: Object.spec.dnsConfig{nameservers: [params.spec.clusterIP], searches: ${searches}, options: [Object.spec.dnsConfig.options{name: 'ndots', value: '${TENANT_POD_DNS.ndots}'}]}}]`,
+        expression: resolverPatch("params.spec.clusterIP"),
       },
     },
     { apiVersion: "v1", kind: "Service" },
@@ -126,5 +136,41 @@ export function tenantPodDnsPolicy(tenantIds: readonly string[]): Record<string,
   return [
     policy,
     ...[...tenantIds].sort().map((id) => podPolicyBinding(`${TENANT_POD_DNS_POLICY}-${id}`, TENANT_POD_DNS_POLICY, { matchLabels: { [NAMESPACE_NAME_LABEL]: tenantNamespace(id) } }, { name: tenantDnsName(id), namespace: TENANT_DNS.namespace, parameterNotFoundAction: "Deny" })),
+  ];
+}
+
+/** The policy that refuses a tenant's pod left with another resolver than the one its DNS policy gave it. */
+export const TENANT_POD_RESOLVER_REQUIRED = "clusterra-tenant-pods-resolver-required";
+
+/**
+ * A ValidatingAdmissionPolicy (after every mutation) and its binding to every tenant's
+ * namespace: a pod is admitted only with dnsPolicy None and one nameserver, what the DNS
+ * policies give the pods made for a resolver. A pod made for none (a template without the
+ * annotation), or in a tenant namespace central's stack has no binding for yet, is refused
+ * rather than left asking K3s's CoreDNS (which its egress refuses). Pure.
+ */
+export function tenantPodResolverRequired(): Record<string, unknown>[] {
+  const metadata = { name: TENANT_POD_RESOLVER_REQUIRED, annotations: { "argocd.argoproj.io/sync-wave": SYNC_WAVES.crds } };
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata,
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["CREATE"], resources: ["pods"] }] },
+        validations: [{
+          expression: "object.spec.dnsPolicy == 'None' && has(object.spec.dnsConfig) && has(object.spec.dnsConfig.nameservers) && size(object.spec.dnsConfig.nameservers) == 1",
+          messageExpression: `"a tenant's pod asks its tenant's DNS alone: pod " + (has(object.metadata.name) && object.metadata.name != "" ? object.metadata.name : object.metadata.generateName) + " names no resolver its namespace's DNS policy gives (annotation ${TENANT_DNS.resolverAnnotation}: ${TENANT_DNS.resolver})"`,
+          reason: "Forbidden",
+        }],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata,
+      spec: { policyName: TENANT_POD_RESOLVER_REQUIRED, validationActions: ["Deny"], matchResources: { namespaceSelector: TENANT_NAMESPACES } },
+    },
   ];
 }

@@ -1,8 +1,9 @@
 /** Fleet files of a central environment: cluster-api's Application and its values. */
 import { heartbeatVerification } from "./heartbeat";
 import type { Partition } from "../../facts/regions";
-import { CENTRAL_ADMISSION_FILE, slurmDaemonPrivilegePolicy, tenantPodDnsPolicy } from "./central-admission";
+import { CENTRAL_ADMISSION_FILE, slurmDaemonPrivilegePolicy, tenantPodDnsPolicy, tenantPodResolverRequired } from "./central-admission";
 import { TENANT_DNS_FILE, tenantDnsObjects } from "./tenant-dns";
+import { retiringSharedDnsObjects, retiringSharedDnsPolicy } from "./retiring-shared-dns";
 import { centralHostAddress } from "../../config/subnet-layout";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
@@ -131,8 +132,8 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
     }),
     ...centralAddOnFiles(config.scope, source, config.fleet),
     // Applied by the root Application itself, before any operator makes a pod.
-    [`${centralFleetPath(config.scope)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy(), ...tenantPodDnsPolicy(tenantIds)),
-    [`${centralFleetPath(config.scope)}/${TENANT_DNS_FILE}`]: yamlFile(source, ...tenantDnsObjects(centralHostAddress(config.network), tenantIds)),
+    [`${centralFleetPath(config.scope)}/${CENTRAL_ADMISSION_FILE}`]: yamlFile(source, ...slurmDaemonPrivilegePolicy(), ...tenantPodDnsPolicy(tenantIds), ...tenantPodResolverRequired(), ...retiringSharedDnsPolicy()),
+    [`${centralFleetPath(config.scope)}/${TENANT_DNS_FILE}`]: yamlFile(source, ...tenantDnsObjects(centralHostAddress(config.network), tenantIds), ...retiringSharedDnsObjects(centralHostAddress(config.network))),
     ...tenantsSharedFiles(config.scope, source, config.backups, heartbeat),
     // The tenant charts' values.schema.json: derived from the stack files' and facts files' patterns.
     ...tenantChartSchemaFiles(),

@@ -48,8 +48,8 @@ export interface Topology {
     readonly other: readonly { readonly ns: Namespace; readonly address: string; readonly name: string; readonly port: number }[];
     /** Both tenant namespaces' NetworkPolicies, enforced on the host as K3s does. */
     readonly policy: PolicyTranslation;
-    /** The DNS pods on the host: the tenant's own (the one its pods may ask), the other tenant's, and K3s's (which forwards every other name out of central). */
-    readonly dns: { readonly tenant: { readonly ns: Namespace; readonly address: string }; readonly other: { readonly ns: Namespace; readonly address: string }; readonly cluster: { readonly ns: Namespace; readonly address: string } };
+    /** The DNS pods on the host: the tenant's own (the one its pods may ask), the other tenant's, the retiring shared one (the release before's pods'), and K3s's (which forwards every other name out of central). */
+    readonly dns: { readonly tenant: { readonly ns: Namespace; readonly address: string }; readonly other: { readonly ns: Namespace; readonly address: string }; readonly shared: { readonly ns: Namespace; readonly address: string }; readonly cluster: { readonly ns: Namespace; readonly address: string } };
   };
   /** A host on the internet, behind the central VPC's way out. */
   readonly internet: { readonly ns: Namespace; readonly address: string; readonly port: number };

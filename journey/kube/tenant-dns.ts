@@ -216,6 +216,22 @@ async function addressedService(kc: Kubectl, ns: string): Promise<{ metadata: { 
   return services.find((s) => s.spec.clusterIP && s.spec.clusterIP !== "None");
 }
 
+/**
+ * A pod made for no resolver in a tenant's namespace (no resolver annotation, as a template
+ * the fleet does not know would be): central's API server must refuse it rather than let it
+ * ask K3s's CoreDNS. Asked as a server-side dry run (admission runs, nothing is made).
+ */
+export async function unnamedResolverRefused(kc: Kubectl, tenantId: string): Promise<{ ok: boolean; detail: string }> {
+  const ns = tenantNamespace(tenantId);
+  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "made-for-no-resolver", namespace: ns }, spec: { containers: [{ name: "c", image: `${TENANT_DNS.image.repository}:${TENANT_DNS.image.tag}` }] } };
+  const r = await kc.run(["create", "--dry-run=server", "-f", "-", "-o", "json"], { input: JSON.stringify(pod) });
+  if (r.code === 0) {
+    const admitted = JSON.parse(r.stdout) as { spec: PodDns };
+    return { ok: false, detail: `admitted with dnsPolicy ${admitted.spec.dnsPolicy ?? "ClusterFirst"} (it would ask ${admitted.spec.dnsConfig?.nameservers?.join(",") || `${K3S_CLUSTER_DNS.clusterIp}, K3s's CoreDNS`})` };
+  }
+  return { ok: /denied request/.test(r.stderr), detail: `refused: ${r.stderr.trim().replace(/^Error from server \(\w+\): (error when creating "STDIN": )?/, "").slice(0, 300)}` };
+}
+
 /** What one tenant's pods on central ask, and what its DNS answers them; `otherTenantId`: a tenant whose names it must not answer. */
 export async function tenantPodsDns(kc: Kubectl, dns: TenantDns, tenantId: string, otherTenantId?: string): Promise<{ ok: boolean; detail: string }> {
   const ns = tenantNamespace(tenantId);

@@ -937,6 +937,8 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     ...(["tcp", "udp"] as const).map((protocol) => ({ what: `K3s's CoreDNS over ${protocol} (it forwards every name it does not hold out of central)`, ns: tp.central.dns.cluster.ns.name, address: tp.central.dns.cluster.address, port: K3S_CLUSTER_DNS.port, ...(protocol === "udp" ? { protocol } : {}) })),
     // Another tenant's DNS: it would answer (and spend its CPU on) what this tenant asks.
     ...(["tcp", "udp"] as const).map((protocol) => ({ what: `${world.other.id}'s DNS over ${protocol}`, ns: tp.central.dns.other.ns.name, address: tp.central.dns.other.address, port: TENANT_DNS.port, ...(protocol === "udp" ? { protocol } : {}) })),
+    // The retiring shared DNS (the release before's pods ask it until their tenant rolls out): it answers every tenant's names.
+    ...(["tcp", "udp"] as const).map((protocol) => ({ what: `the retiring shared DNS over ${protocol}`, ns: tp.central.dns.shared.ns.name, address: tp.central.dns.shared.address, port: TENANT_DNS.port, ...(protocol === "udp" ? { protocol } : {}) })),
     // What the pod may reach: its own slurmd, and its own DNS (which forwards nothing).
     ...(["tcp", "udp"] as const).map((protocol) => ({ what: `its own DNS over ${protocol}`, ns: tp.central.dns.tenant.ns.name, address: tp.central.dns.tenant.address, port: TENANT_DNS.port, allowed: true, ...(protocol === "udp" ? { protocol } : {}) })),
   ];

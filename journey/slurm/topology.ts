@@ -18,7 +18,7 @@ import { CENTRAL_K3S_RANGES, SLURM_PORTS } from "../../facts/contract";
 import { centralHostNat, ciliumNodeNat, clusterIpNat } from "./nat";
 import { securityGroupRuleset } from "../host/nft";
 import { networkPolicyRuleset } from "../host/network-policy";
-import { controlPlanePodLabels, TENANT_DNS, tenantDnsName } from "../../facts/control-plane";
+import { controlPlanePodLabels, RETIRING_SHARED_DNS, TENANT_DNS, tenantDnsName } from "../../facts/control-plane";
 import { tenantDnsLabels } from "../../components/fleet/tenant-dns";
 import { K3S_CLUSTER_DNS } from "../../facts/central-host";
 import { LABEL_KEYS } from "../../facts/project";
@@ -31,7 +31,7 @@ export const ENI_DEVICE = "eth0";
 /** Cilium's per-node router address that pods use as their gateway (any link-local address works). */
 const POD_GATEWAY = "169.254.1.1";
 /** Host numbers in a subnet: AWS's router is the first; nodes and pods are arbitrary but fixed. */
-const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23, tenantDns: 30, clusterDns: 31, otherDns: 32 }, clusterIp: 200 } as const;
+const HOST = { router: 1, node: 20, pod: 40, centralPod: { slurmctld: 10, slurmdbd: 11, mariadb: 12, login: 13, oSlurmctld: 20, oSlurmdbd: 21, oMariadb: 22, oLogin: 23, tenantDns: 30, clusterDns: 31, otherDns: 32, sharedDns: 33 }, clusterIp: 200 } as const;
 /** Link networks of the peering veths (never seen by Slurm: routers only). */
 const PEERING_LINK = (n: number) => ({ a: `169.254.${100 + n}.1`, b: `169.254.${100 + n}.2` });
 /** The link of the central VPC's way out (its NAT gateway and the internet gateway, as one router). */
@@ -139,7 +139,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   const mariadb = centralPod("mariadb", "MariaDB");
   const login = { ...centralPod("login", "login"), hostname: "login-0" };
   // The host's DNS pods: each tenant's own (components/fleet/tenant-dns.ts) and K3s's.
-  const dns = { tenant: centralPod("tenantDns", `${world.tenant.id}'s DNS`), other: centralPod("otherDns", `${world.other.id}'s DNS`), cluster: centralPod("clusterDns", "K3s CoreDNS") };
+  const dns = { tenant: centralPod("tenantDns", `${world.tenant.id}'s DNS`), other: centralPod("otherDns", `${world.other.id}'s DNS`), shared: centralPod("sharedDns", "retiring shared tenants' DNS"), cluster: centralPod("clusterDns", "K3s CoreDNS") };
 
   // --- a tenant VPC: router, peering, and its nodes
   const tenantVpc = (t: TenantSide, key: string, peering: number) => {
@@ -279,6 +279,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
     ...(otherControlPlane ? [policyPod("login", otherControlPlane.login.address, o.namespace)] : []),
     { name: tenantDnsName(t.id), namespace: TENANT_DNS.namespace, address: dns.tenant.address, labels: tenantDnsLabels(t.id) },
     { name: tenantDnsName(o.id), namespace: TENANT_DNS.namespace, address: dns.other.address, labels: tenantDnsLabels(o.id) },
+    { name: "shared-dns", namespace: TENANT_DNS.namespace, address: dns.shared.address, labels: RETIRING_SHARED_DNS.labels },
     { name: "cluster-dns", namespace: K3S_CLUSTER_DNS.namespace, address: dns.cluster.address, labels: K3S_CLUSTER_DNS.labels },
   ]);
   ruleset(cHost, policy.text);
