@@ -229,7 +229,9 @@ export async function unnamedResolverRefused(kc: Kubectl, tenantId: string): Pro
     const admitted = JSON.parse(r.stdout) as { spec: PodDns };
     return { ok: false, detail: `admitted with dnsPolicy ${admitted.spec.dnsPolicy ?? "ClusterFirst"} (it would ask ${admitted.spec.dnsConfig?.nameservers?.join(",") || `${K3S_CLUSTER_DNS.clusterIp}, K3s's CoreDNS`})` };
   }
-  return { ok: /denied request/.test(r.stderr), detail: `refused: ${r.stderr.trim().replace(/^Error from server \(\w+\): (error when creating "STDIN": )?/, "").slice(0, 300)}` };
+  // The API server's own words, without Pod Security's warnings about the bare pod.
+  const said = r.stderr.split("\n").filter((l) => l.trim() && !l.startsWith("Warning:")).join(" ").trim();
+  return { ok: /denied request/.test(said), detail: `refused: ${said.replace(/^Error from server \(\w+\): (error when creating "STDIN": )?/, "").slice(0, 300)}` };
 }
 
 /** What one tenant's pods on central ask, and what its DNS answers them; `otherTenantId`: a tenant whose names it must not answer. */
