@@ -905,10 +905,10 @@ interface Target {
   readonly protocol?: "udp";
 }
 
-/** The egress flows the host's NetworkPolicies refused so far. */
-async function policyDrops(ctx: Context): Promise<Drop[]> {
-  const r = await run(["ip", "netns", "exec", ctx.topology.central.host.name, "nft", "-j", "list", "set", "inet", POLICY_TABLE, DROPS.egress.set], { timeoutMs: 5000 });
-  return r.code === 0 ? parseDroppedFlows("egress", r.stdout).map((d) => ({ ...d, at: ctx.topology.central.host })) : [];
+/** The flows the host's NetworkPolicies refused so far, leaving a pod (egress) or reaching one (ingress). */
+async function policyDrops(ctx: Context, direction: "ingress" | "egress" = "egress"): Promise<Drop[]> {
+  const r = await run(["ip", "netns", "exec", ctx.topology.central.host.name, "nft", "-j", "list", "set", "inet", POLICY_TABLE, DROPS[direction].set], { timeoutMs: 5000 });
+  return r.code === 0 ? parseDroppedFlows(direction, r.stdout).map((d) => ({ ...d, at: ctx.topology.central.host })) : [];
 }
 
 /**
@@ -958,6 +958,13 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     { ...(targets.find((t) => t.what === "central's API server") as Target), allowed: true },
   ];
   const dnsTries = async () => Promise.all(dnsTargets.map(async (t) => ({ t, connected: (await run(["ip", "netns", "exec", tp.central.dns.tenant.ns.name, "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${t.address}/${t.port}`], { timeoutMs: 8000 })).code === 0 })));
+  // Each tenant's DNS admits its own tenant's namespace alone: tried from K3s's CoreDNS pod,
+  // which no policy selects (its egress is open), so only the DNS pods' ingress can refuse it.
+  const askedFromOutside: Target[] = [
+    { what: `${world.tenant.id}'s DNS`, ns: tp.central.dns.tenant.ns.name, address: tp.central.dns.tenant.address, port: TENANT_DNS.port },
+    { what: `${world.other.id}'s DNS`, ns: tp.central.dns.other.ns.name, address: tp.central.dns.other.address, port: TENANT_DNS.port },
+  ];
+  const outsideTries = async () => Promise.all(askedFromOutside.map(async (t) => ({ t, connected: (await run(["ip", "netns", "exec", tp.central.dns.cluster.ns.name, "timeout", "3", "bash", "-c", `exec 3<>/dev/tcp/${t.address}/${t.port}`], { timeoutMs: 8000 })).code === 0 })));
   const tryAll = async () => Promise.all([...targets, { what: `its own slurmd ${own.hostname}`, ns: own.ns.name, address: own.address, port: SLURM_PORTS.slurmd, allowed: true }].map(async (t) => ({ t, connected: (await payload(t)).code === 0 })));
   try {
     // Wait until every listener answers from its own side (the probe must be able to succeed).
@@ -966,15 +973,19 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
     const job = await submit(ctx, ["-N1", "-w", own.hostname], `sleep 4; echo "${ctx.token} job $SLURM_JOB_ID on $(hostname)"`);
     const theirs = other ? await submit(other, ["-N1", "-w", other.topology.slurmd[0].hostname], `sleep 4; echo "${other.token} job $SLURM_JOB_ID on $(hostname)"`) : undefined;
     const before = await policyDrops(ctx);
+    const beforeIn = await policyDrops(ctx, "ingress");
     const enforced = await tryAll();
     const fromDns = await dnsTries();
+    const fromOutside = await outsideTries();
     const drops = newDrops(before, await policyDrops(ctx));
+    const dropsIn = newDrops(beforeIn, await policyDrops(ctx, "ingress"));
     const state = await waitJob(ctx, job);
     const theirState = other && theirs ? await waitJob(other, theirs) : undefined;
     // The control: the same tries with the policies taken off, then put back as they were.
     const off = await run(["ip", "netns", "exec", host, "nft", "delete", "table", "inet", POLICY_TABLE], { timeoutMs: 5000 });
     const open = off.code === 0 ? await tryAll() : [];
     const dnsOpen = off.code === 0 ? await dnsTries() : [];
+    const outsideOpen = off.code === 0 ? await outsideTries() : [];
     const back = await run(["ip", "netns", "exec", host, "nft", "-f", "-"], { timeoutMs: 5000, input: tp.central.policy.text });
     const lines: string[] = [];
     let ok = off.code === 0 && back.code === 0 && /^COMPLETED/.test(state) && (theirState === undefined || /^COMPLETED/.test(theirState));
@@ -996,9 +1007,16 @@ async function attackerContained(ctx: Context, other?: Context): Promise<{ ok: b
       ok &&= good;
       dnsLines.push(`${r.t.what} ${r.connected ? (r.t.allowed ? "reached (allowed)" : "REACHED") : dropped.length ? "refused by the policies" : "refused, but no policy drop recorded"}${r.t.allowed || openly ? "" : " (unreachable even without the policies)"}`);
     }
+    const outsideLines: string[] = [];
+    for (const r of fromOutside) {
+      const dropped = dropsIn.filter((d) => d.source === tp.central.dns.cluster.address && d.destination === r.t.address && d.port === r.t.port);
+      const openly = outsideOpen.find((o) => o.t.address === r.t.address)?.connected;
+      ok &&= !r.connected && dropped.length > 0 && openly === true;
+      outsideLines.push(`${r.t.what} ${r.connected ? "REACHED" : dropped.length ? "refused at its ingress" : "refused, but no ingress drop recorded"}${openly ? "" : " (unreachable even without the policies)"}`);
+    }
     return {
       ok,
-      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; from ${world.tenant.id}'s DNS pod ${tp.central.dns.tenant.address} (a flaw in CoreDNS): ${dnsLines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}, ${dnsOpen.filter((o) => o.connected).length}/${dnsOpen.length} from the DNS pod${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
+      detail: `as ${SLURM_USER.name} (${SLURM_USER.uid}) in ${tp.central.slurmctld.address}: ${lines.join("; ")}; from ${world.tenant.id}'s DNS pod ${tp.central.dns.tenant.address} (a flaw in CoreDNS): ${dnsLines.join("; ")}; from K3s's CoreDNS pod ${tp.central.dns.cluster.address} (no policy holds its egress): ${outsideLines.join("; ")}; without the policies every target answered: ${open.filter((o) => o.connected).length}/${open.length}, ${dnsOpen.filter((o) => o.connected).length}/${dnsOpen.length} from the DNS pod, ${outsideOpen.filter((o) => o.connected).length}/${outsideOpen.length} from K3s's CoreDNS pod${off.code === 0 ? "" : ` (could not take them off: ${off.stderr.trim()})`}${back.code === 0 ? "" : `; NOT PUT BACK: ${back.stderr.trim()}`}; job ${job} meanwhile: ${state}${other ? `; ${other.world.tenant.id}'s job ${theirs} meanwhile: ${theirState}` : ""}; isolated: egress ${tp.central.policy.isolated.egress.join(", ") || "none"}, ingress ${tp.central.policy.isolated.ingress.join(", ") || "none"}`,
     };
   } finally {
     for (const l of listeners) await ctx.supervisor.stop(l, 1000);
