@@ -594,13 +594,23 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     return counts;
   };
 
+  /**
+   * The Applications a chart change touches: those that install the Slurm chart. RollingSync
+   * may also sync an unchanged Application of a later step when its comparison expires (ArgoCD
+   * v3.4.4 did, once, during a stopped rollout): it applies what it applied before, and says
+   * nothing of where the change went.
+   */
+  const slurmChartApps = async () => new Set(((await c.get<{ items: { metadata: { name: string }; spec: { sources?: { chart?: string }[] } }[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items ?? []).filter((a) => a.spec.sources?.some((x) => x.chart === CHARTS.slurm.chart)).map((a) => a.metadata.name));
+  const resynced = (r: RolloutResult, touched: ReadonlySet<string>) => r.entries.filter((e) => e.synced && !touched.has(e.name)).map((e) => e.name);
+
   const good = `${CHARTS.slurm.version}-journey`;
   const bump = await rollOutSlurm(good);
+  const touched = await slurmChartApps();
   const after = await fromChart(good);
   const labelled = [...after].map(([t, n]) => `${t}: ${n.on}/${n.all} Slurm objects from ${CHARTS.slurm.chart}-${good}`);
   for (const [t, n] of after) if (n.on !== n.all || !n.all) bump.problems.push(`${t}: ${n.all - n.on} Slurm objects not from the new chart`);
-  const changed = bump.r.entries.filter((e) => e.synced).length;
-  const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${good}) committed to the fleet rolls out canary first, each control plane before its slurmd (${who})`, { ...bump.r, problems: [...bump.r.problems, ...bump.problems] }, waveOf, changed || 1);
+  const changed = bump.r.entries.filter((e) => e.synced && touched.has(e.name)).length;
+  const rollout = rolloutStep(`a chart change (${CHARTS.slurm.chart} ${CHARTS.slurm.version} -> ${good}) committed to the fleet rolls out canary first, each control plane before its slurmd (${who})`, { ...bump.r, entries: bump.r.entries.filter((e) => touched.has(e.name)), problems: [...bump.r.problems, ...bump.problems] }, waveOf, changed || 1);
   report({ ...rollout, passed: rollout.passed && changed === tenants.length * 2, detail: `${rollout.detail}; ${labelled.join("; ")}` });
 
   // 12. A chart change that breaks the canary (one object the API server refuses): the rollout
@@ -610,12 +620,12 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const later = tenants.filter((t) => t.config.rolloutWave !== ROLLOUT_WAVES[0]).map((t) => t.config.tenant.id);
   const bad = await rollOutSlurm(broken, { "journey-broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\ndata: {}\n" });
   const untouched = await fromChart(good);
-  const reached = bad.r.entries.filter((e) => e.synced).map((e) => e.name);
+  const reached = bad.r.entries.filter((e) => e.synced && touched.has(e.name)).map((e) => e.name);
   const stoppedWell = bad.r.stoppedAt !== undefined && reached.length > 0 && reached.every((n) => canaries.some((t) => n.startsWith(`${t}-`))) && later.every((t) => untouched.get(t)?.on === untouched.get(t)?.all);
   report(step(
     `a chart change that breaks the canary stops the rollout before ${later.join(", ") || "the later waves"} (${who})`,
     stoppedWell && canaries.length > 0 && later.length > 0,
-    `stopped at step ${bad.r.stoppedAt === undefined ? "none" : bad.r.stoppedAt + 1}; synced: ${reached.join(", ") || "none"} (${bad.r.entries.filter((e) => e.synced && !e.healthy).map((e) => e.name).join(", ") || "none"} not healthy); ${later.map((t) => `${t}: ${untouched.get(t)?.on}/${untouched.get(t)?.all} Slurm objects still from ${good}`).join("; ")}`,
+    `stopped at step ${bad.r.stoppedAt === undefined ? "none" : bad.r.stoppedAt + 1}; synced: ${reached.join(", ") || "none"} (${bad.r.entries.filter((e) => e.synced && !e.healthy).map((e) => e.name).join(", ") || "none"} not healthy)${resynced(bad.r, touched).length ? `; unchanged, synced again by RollingSync: ${resynced(bad.r, touched).join(", ")}` : ""}; ${later.map((t) => `${t}: ${untouched.get(t)?.on}/${untouched.get(t)?.all} Slurm objects still from ${good}`).join("; ")}`,
   ));
   const back = await rollOutSlurm(good);
   const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
