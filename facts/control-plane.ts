@@ -106,6 +106,9 @@ export function controlPlanePodLabels(pod: ControlPlanePod): Readonly<Record<str
   }
 }
 
+/** The name every object of the tenants' DNS starts from (its ServiceAccount, the resolver its pods name, each tenant's `<stem>-<id>`). */
+const TENANT_DNS_STEM = "tenant-dns";
+
 /**
  * Each tenant's own DNS on central, the one peer outside its namespace its pods may reach
  * (components/fleet/tenant-dns.ts): CoreDNS answering the names of that tenant's namespace
@@ -120,7 +123,7 @@ export function controlPlanePodLabels(pod: ControlPlanePod): Readonly<Record<str
 export const TENANT_DNS = {
   namespace: "clusterra-dns",
   /** The ServiceAccount every tenant's DNS runs as (read-only access to Services, EndpointSlices, namespaces). */
-  serviceAccount: "tenant-dns",
+  serviceAccount: TENANT_DNS_STEM,
   /** Not the retiring shared DNS's label (RETIRING_SHARED_DNS): the egress of the release before, still live until a tenant rolls out, selects by that one alone. */
   labels: { "app.kubernetes.io/name": "tenant-own-dns" },
   /** The label on a tenant's DNS pods naming the namespace they answer: the tenant's egress selects its own DNS by it. */
@@ -135,7 +138,7 @@ export const TENANT_DNS = {
    */
   resolverAnnotation: "clusterra.io/resolver",
   /** The annotation's value: the tenant's own DNS (the earlier shared resolver's pods carried its address). */
-  resolver: "tenant-dns",
+  resolver: TENANT_DNS_STEM,
   /** CoreDNS's own probes: liveness (health) and readiness (ready). */
   probes: { health: 8080, ready: 8181 },
   /** The image's non-root user (distroless's nonroot), which the pod runs as. */
@@ -157,8 +160,8 @@ export const TENANT_DNS = {
  * removes it. Only those pods' egress reaches it; this release's reach their own DNS alone.
  */
 export const RETIRING_SHARED_DNS = {
-  name: "tenant-dns",
-  labels: { "app.kubernetes.io/name": "tenant-dns" },
+  name: TENANT_DNS_STEM,
+  labels: { "app.kubernetes.io/name": TENANT_DNS_STEM },
   clusterIp: CENTRAL_K3S_RANGES.sharedTenantDns,
   /** The resolver annotation value that release's pod templates carry (its address). */
   resolver: CENTRAL_K3S_RANGES.sharedTenantDns,
@@ -167,7 +170,7 @@ export const RETIRING_SHARED_DNS = {
 
 /** The name of a tenant's DNS (its Deployment, Service, ConfigMap, policies and admission binding), in TENANT_DNS.namespace. Pure. */
 export function tenantDnsName(tenantId: string): string {
-  return `tenant-dns-${tenantId}`;
+  return `${TENANT_DNS_STEM}-${tenantId}`;
 }
 
 /** Per-pod PID limit of central's kubelet (K3s sets none): a fork bomb in a tenant's pod exhausts its own pod, not the host's PIDs. */
