@@ -161,7 +161,7 @@ export function tenantClusterProjectSuffix(): string {
 }
 
 /** Local charts in this repository (fleet/charts/<name>). */
-export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent", tenantCluster: "fleet/charts/tenant-cluster", tenantControlPlane: "fleet/charts/tenant-control-plane", tenantEntry: "fleet/charts/tenant-entry" } as const;
+export const LOCAL_CHARTS = { clusterApi: "fleet/charts/cluster-api", edgeAgent: "fleet/charts/edge-agent", tenantCluster: "fleet/charts/tenant-cluster", tenantControlPlane: "fleet/charts/tenant-control-plane", tenantEntry: "fleet/charts/tenant-entry", tenantGuards: "fleet/charts/tenant-guards" } as const;
 
 /**
  * Sync waves: CRDs, then operators, then what uses them; a tenant's slurmd after its control
@@ -189,6 +189,27 @@ export const TENANTS_APPLICATION_SET = "tenants";
 export function tenantsApplicationSetPath(scope: string): string {
   return `${centralFleetPath(scope)}/${TENANTS_APPLICATION_SET}.yaml`;
 }
+
+/**
+ * The ApplicationSet of what contains each tenant on central (its NetworkPolicies, quota and
+ * LimitRange), and its file. Not RollingSync: ArgoCD v3.4.4's ApplicationSet controller turns
+ * automated sync off for every Application a RollingSync set generates and syncs one only when
+ * its revision or spec changes (applicationset/controllers/applicationset_controller.go,
+ * syncDesiredApplications and updateApplicationSetApplicationStatus), so nothing it generates
+ * is self-healed. These Applications keep `automated: { selfHeal: true }`.
+ */
+// Not `tenant-*.yaml`: central's folder held one such file per tenant in an earlier layout, and those are pruned.
+export const TENANT_GUARDS_APPLICATION_SET = "guards";
+export function tenantGuardsApplicationSetPath(scope: string): string {
+  return `${centralFleetPath(scope)}/${TENANT_GUARDS_APPLICATION_SET}.yaml`;
+}
+
+/**
+ * Kinds whose live state on central is a tenant's containment: an Application that renders one
+ * for central must be one ArgoCD self-heals (a deleted NetworkPolicy opens the namespace, an
+ * edited quota lets it take the host), never one a RollingSync set generates (fleet check).
+ */
+export const SELF_HEALED_KINDS = ["NetworkPolicy", "ResourceQuota", "LimitRange", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] as const;
 
 /**
  * How ArgoCD retries a failed automated sync. Without it a failed sync of a revision is

@@ -179,7 +179,7 @@ interface FleetDoc {
   readonly index: number;
   readonly object: Record<string, unknown>;
   /** Made by an ApplicationSet in that file (see fleet-tools/files.ts). */
-  readonly generated?: { readonly by: string; readonly step: number };
+  readonly generated?: { readonly by: string; readonly step: number; readonly rollingSync: boolean };
   /** Rendered by this generated Application's local chart (a tenant's entry). */
   readonly renderedBy?: string;
 }
@@ -260,7 +260,7 @@ async function schemaProblems(docs: readonly FleetDoc[], reference: string | und
 
 /** A generated Application no RollingSync step selects is never synced: RollingSync turned its automation off. */
 function unstepped(docs: readonly FleetDoc[]): FleetProblem[] {
-  return docs.filter((d) => d.generated && d.generated.step < 0).map((d) => {
+  return docs.filter((d) => d.generated?.rollingSync && d.generated.step < 0).map((d) => {
     const labels = (get(d.object, "metadata", "labels") ?? {}) as Record<string, string>;
     return { file: d.file, at: `ApplicationSet/${d.generated?.by} generates Application/${String(get(d.object, "metadata", "name"))}`, reason: `no RollingSync step selects it (${LABEL_KEYS.wave}=${labels[LABEL_KEYS.wave]}, ${LABEL_KEYS.stage}=${labels[LABEL_KEYS.stage]}): it would never sync` };
   });

@@ -101,8 +101,8 @@ export interface FleetDocument {
   readonly file: string;
   readonly index: number;
   readonly object: Record<string, unknown>;
-  /** The ApplicationSet that generates it, and its RollingSync step (0-based; -1: none). */
-  readonly generated?: { readonly by: string; readonly step: number };
+  /** The ApplicationSet that generates it, and its RollingSync step (0-based; -1: none), when the set is RollingSync. */
+  readonly generated?: { readonly by: string; readonly step: number; readonly rollingSync: boolean };
   /** Rendered at sync time by this generated Application's local chart (file: the tenant's file it renders from). */
   readonly renderedBy?: string;
 }
@@ -211,7 +211,7 @@ export function fleetDocuments(root: string, skip: (file: string) => boolean = (
   const expand = (d: FleetDocument, clusters: ClusterParams[]): FleetDocument[] => {
     const name = String((d.object.metadata as { name?: string } | undefined)?.name);
     try {
-      return expandApplicationSet(d.object, clusters, checkoutFiles(root)).map((g) => ({ file: d.file, index: d.index, object: g.application, generated: { by: name, step: g.step } }));
+      return expandApplicationSet(d.object, clusters, checkoutFiles(root)).map((g) => ({ file: d.file, index: d.index, object: g.application, generated: { by: name, step: g.step, rollingSync: g.rollingSync } }));
     } catch (e) {
       // The expansion is pure: whatever stops it (a template, a patch that is not YAML, a missing field) is this document's problem.
       problems.push({ file: d.file, at: `document ${d.index} ApplicationSet/${name}`, reason: `ArgoCD could not generate its Applications: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}` });

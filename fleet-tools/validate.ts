@@ -19,7 +19,7 @@ import { CHARTS } from "../facts/charts";
 import { SLURM_CLUSTER_NAME_POLICY, TENANT_K3S_VERSION } from "../facts/tenant-cluster";
 import { CLUSTER_MANIFESTS_ADDON } from "../components/fleet/application-set";
 import { controllerConfProblems } from "../components/fleet/control-plane";
-import { fleetPlace, tenantNamespace } from "../facts/fleet";
+import { fleetPlace, SELF_HEALED_KINDS, TENANT_GUARDS_APPLICATION_SET, tenantNamespace } from "../facts/fleet";
 import { tenantClusterFleetPath } from "../components/fleet/tenant-cluster";
 import { tenantEgressProblems } from "./egress";
 import { ARGOCD_IN_CLUSTER } from "../facts/versions";
@@ -250,6 +250,27 @@ export function renderedLimitProblems(objects: readonly { readonly kind: string;
   });
 }
 
+/** Whether ArgoCD self-heals this Application: automated sync on (RollingSync turns it off: `enabled: false`), selfHeal set. Pure. */
+export function selfHealed(application: Record<string, unknown>): boolean {
+  const automated = ((application.spec as { syncPolicy?: { automated?: { enabled?: boolean; selfHeal?: boolean } } } | undefined)?.syncPolicy)?.automated;
+  return !!automated && automated.enabled !== false && automated.selfHeal === true;
+}
+
+/**
+ * What contains a tenant on central (facts/fleet.ts SELF_HEALED_KINDS) is rendered only by
+ * Applications ArgoCD self-heals: under RollingSync a deleted NetworkPolicy or a raised quota
+ * stays as it was left until the next commit that changes that Application. Pure.
+ */
+export function selfHealProblems(objects: readonly { readonly kind: string; readonly name: string; readonly namespace?: string; readonly render: { readonly file: string; readonly application: string; readonly server: string } }[], selfHealedApps: ReadonlyMap<string, boolean>): FleetProblem[] {
+  return objects
+    .filter((o) => o.render.server === ARGOCD_IN_CLUSTER && (SELF_HEALED_KINDS as readonly string[]).includes(o.kind) && selfHealedApps.get(o.render.application) !== true)
+    .map((o) => ({
+      file: o.render.file,
+      at: `Application/${o.render.application} renders ${o.kind}/${o.namespace ? `${o.namespace}/` : ""}${o.name}`,
+      reason: `${selfHealedApps.has(o.render.application) ? "ArgoCD does not self-heal this Application (a RollingSync set turns its automated sync off)" : "no Application of the fleet self-heals it"}: a deleted or edited ${o.kind} on central stays as it was left until the next commit; render it from an Application with automated selfHeal (${TENANT_GUARDS_APPLICATION_SET})`,
+    }));
+}
+
 export async function checkAgainstCharts(root: string, tools: { helm: string; kubectlValidate: string }, chartsDir: string, reference: string | undefined, selection: FleetSelection = WHOLE_FLEET): Promise<ChartCheck> {
   const started = Date.now();
   const tenants = tenantVersions(root);
@@ -297,7 +318,10 @@ export async function checkAgainstCharts(root: string, tools: { helm: string; ku
       add(version, { file: path.join(root, file), object: (i) => ({ kind: docs[i]?.kind, name: docs[i]?.metadata?.name }), name: (i) => ({ file, at: `document ${i} ${docs[i]?.kind}/${docs[i]?.metadata?.name}` }) });
     }
     // The Applications the ApplicationSets generate, as the API server on central gets them.
-    const generated = fleetDocuments(root, (f) => !selection.file(f), selection.tenant).documents.filter((d) => d.generated);
+    const documents = fleetDocuments(root, (f) => !selection.file(f), selection.tenant).documents;
+    const generated = documents.filter((d) => d.generated);
+    const applications = documents.filter((d) => d.object.kind === "Application").map((d) => ({ name: String((d.object.metadata as { name?: string } | undefined)?.name), selfHealed: selfHealed(d.object) }));
+    problems.push(...selfHealProblems(fleet.objects, new Map(applications.map((a) => [a.name, a.selfHealed]))));
     const centralVersion = renders.find((r) => r.server === ARGOCD_IN_CLUSTER)?.kubeVersion;
     if (generated.length && centralVersion) {
       const file = path.join(work, "generated-applications.yaml");

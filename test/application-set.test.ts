@@ -6,7 +6,7 @@
 import * as assert from "node:assert/strict";
 import { ARGOCD_CONTROLLER_SHARDS } from "../facts/central-host";
 import { argocdValues } from "../components/central/argocd-values";
-import { clusterParams, expandApplicationSet, rolloutSteps, TENANT_ADD_ONS, tenantAddOnValueFiles, tenantsApplicationSet } from "../components/fleet/application-set";
+import { clusterParams, expandApplicationSet, GUARDS_ADDON, rolloutSteps, TENANT_ADD_ONS, tenantAddOnValueFiles, tenantGuardsApplicationSet, tenantsApplicationSet } from "../components/fleet/application-set";
 import { GoTemplateError, renderGoTemplate } from "../components/fleet/go-template";
 import { ROLLOUT_STAGES, ROLLOUT_WAVES } from "../facts/fleet";
 import { CHARTS } from "../facts/charts";
@@ -47,9 +47,12 @@ describe("the tenants' ApplicationSet", () => {
 
   it("generates every add-on for each of the environment's clusters, and none for another environment's", () => {
     const apps = expandApplicationSet(appset, [cluster("acme", "canary"), cluster("globex", "general"), cluster("other", "canary", "prod")]);
-    assert.equal(apps.length, 2 * TENANT_ADD_ONS.length);
+    const rolled = TENANT_ADD_ONS.filter((a) => !a.selfHealed);
+    assert.equal(apps.length, 2 * rolled.length);
     const names = apps.map((a) => a.application.metadata.name);
-    for (const t of ["acme", "globex"]) for (const a of TENANT_ADD_ONS) assert.ok(names.includes(`${t}-${a.addon}`), `${t}-${a.addon}`);
+    for (const t of ["acme", "globex"]) for (const a of rolled) assert.ok(names.includes(`${t}-${a.addon}`), `${t}-${a.addon}`);
+    // What contains a tenant is the guards' set's, never RollingSync's.
+    assert.ok(!names.some((n) => n.endsWith(`-${GUARDS_ADDON}`)));
     assert.ok(!names.some((n) => n.startsWith("other-")));
   });
 
@@ -73,7 +76,7 @@ describe("the tenants' ApplicationSet", () => {
   });
 
   it("names each Helm add-on's value files in the order renderers read them (tenantAddOnValueFiles)", () => {
-    const apps = expandApplicationSet(appset, [cluster("acme", "canary")]);
+    const apps = [appset, tenantGuardsApplicationSet("dev", "dev", REPO)].flatMap((set) => expandApplicationSet(set, [cluster("acme", "canary")]));
     for (const a of TENANT_ADD_ONS.filter((x) => x.source.kind === "chart" || x.source.kind === "local-chart")) {
       const app = apps.find((g) => g.application.metadata.name === `acme-${a.addon}`)?.application as any;
       assert.deepEqual(app.spec.sources[1].helm.valueFiles, tenantAddOnValueFiles("dev", "acme", a.addon).map((f) => `$values/${f}`), a.addon);
@@ -85,6 +88,16 @@ describe("the tenants' ApplicationSet", () => {
     patched.spec.templatePatch = `spec:\n  project: platform\n${patched.spec.templatePatch.replace(/^spec:\n/, "")}`;
     const apps = expandApplicationSet(patched, [cluster("acme", "canary")]);
     assert.ok(apps.every((a) => /^tenant-acme(-cluster)?$/.test((a.application.spec as { project: string }).project)));
+  });
+
+  it("generates each tenant's guards in a set of their own that ArgoCD self-heals: no RollingSync, automated sync kept", () => {
+    const guards = tenantGuardsApplicationSet("dev", "dev", REPO);
+    assert.equal((guards.spec as { strategy?: unknown }).strategy, undefined);
+    const apps = expandApplicationSet(guards, [cluster("acme", "canary"), cluster("globex", "general")]);
+    assert.deepEqual(apps.map((a) => [a.application.metadata.name, a.rollingSync]), [["acme-guards", false], ["globex-guards", false]]);
+    const acme = apps[0].application as unknown as { spec: { project: string; destination: unknown; syncPolicy: { automated: Record<string, unknown> } } };
+    assert.deepEqual(acme.spec.syncPolicy.automated, { prune: true, selfHeal: true });
+    assert.deepEqual([acme.spec.project, acme.spec.destination], ["tenant-acme", { server: "https://kubernetes.default.svc", namespace: "tenant-acme" }]);
   });
 
   it("turns automation off under RollingSync and puts each Application in its wave's stage", () => {

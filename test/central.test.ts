@@ -215,10 +215,10 @@ describe("central stack (central-dev)", function () {
   it("writes cluster-api's Application and values to the fleet", async () => {
     const p = await plan("central-dev");
     const addOns = ["cert-manager", "cluster-api", "external-secrets", "mariadb-operator-crds", "mariadb-operator", "slurm-operator-crds", "slurm-operator"];
-    assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml", "fleet/central/dev/admission-policies.yaml", "fleet/central/dev/dns.yaml", "fleet/central/dev/tenants.yaml", "fleet/central/dev/tenant-entries.yaml",
-      ...["cilium", "cluster-manifests", "control-plane", "control-plane-manifests", "edge-agent", "entry", "external-secrets", "karpenter", "slurm", "slurm-operator", "slurm-operator-crds"].map((a) => `fleet/central/dev/tenants/values/${a}.yaml`),
+    assert.deepEqual(p.fleetFiles, [...addOns.map((a) => `fleet/central/dev/${a}.yaml`), ...addOns.map((a) => `fleet/central/dev/values/${a}.yaml`), "fleet/central/dev/values/facts.yaml", "fleet/central/dev/admission-policies.yaml", "fleet/central/dev/dns.yaml", "fleet/central/dev/tenants.yaml", "fleet/central/dev/tenant-entries.yaml", "fleet/central/dev/guards.yaml",
+      ...["cilium", "cluster-manifests", "control-plane", "control-plane-manifests", "edge-agent", "entry", "external-secrets", "guards", "karpenter", "slurm", "slurm-operator", "slurm-operator-crds"].map((a) => `fleet/central/dev/tenants/values/${a}.yaml`),
       "fleet/central/dev/tenants/argocd-manager/argocd-manager.yaml",
-      ...["tenant-cluster", "tenant-control-plane", "tenant-entry", "edge-agent"].map((c) => `fleet/charts/${c}/values.schema.json`)].sort());
+      ...["tenant-cluster", "tenant-control-plane", "tenant-entry", "tenant-guards", "edge-agent"].map((c) => `fleet/charts/${c}/values.schema.json`)].sort());
     const values = parse(fs.readFileSync(path.join(p.fleetRoot!, "fleet/central/dev/values/cluster-api.yaml"), "utf8"));
     assert.deepEqual(values.image, { repository: "ghcr.io/clusterra/cluster-api", tag: "0.9.0" });
     assert.equal(values.tables.events, "clusterra-dev-events");

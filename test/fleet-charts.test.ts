@@ -7,7 +7,7 @@ import { PROJECT_ROOT } from "../config";
 import { chartModel, ignoredValues } from "../fleet-tools/chart-values";
 import { checkWithCharts, referenceDir } from "../fleet-tools/check";
 import { helmRenders, renderCharts, runFleetRender, servedApis, toolPath } from "../fleet-tools/render";
-import { admissionPolicyProblems, checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal } from "../fleet-tools/validate";
+import { admissionPolicyProblems, checkAgainstCharts, ignoredValueProblems, missingPinnedCharts, refusal, selfHealed, selfHealProblems } from "../fleet-tools/validate";
 import { CHARTS } from "../facts/charts";
 import { slurmctldServiceAddress } from "../facts/fleet";
 import { TENANT_K3S_VERSION } from "../facts/tenant-cluster";
@@ -69,6 +69,33 @@ describe("mutating admission policies in the rendered fleet", () => {
       "Application/acme-slurm renders MutatingAdmissionPolicyBinding/clusterra-slurm-cluster-name",
     ]);
     assert.match(problems[0].reason, /only cluster-manifests may render a mutating admission policy/);
+  });
+});
+
+describe("what contains a tenant on central, in Applications ArgoCD self-heals", () => {
+  const central = "https://kubernetes.default.svc";
+  const o = (application: string, kind: string, server = central) => ({ kind, name: "x", namespace: "tenant-acme", render: { file: "fleet/central/dev/guards.yaml", application, server } });
+  it("reads self-heal as ArgoCD does: automated on, selfHeal set; RollingSync's enabled: false is off", () => {
+    assert.equal(selfHealed({ spec: { syncPolicy: { automated: { prune: true, selfHeal: true } } } }), true);
+    assert.equal(selfHealed({ spec: { syncPolicy: { automated: { prune: true, selfHeal: true, enabled: false } } } }), false);
+    assert.equal(selfHealed({ spec: { syncPolicy: { automated: { prune: true } } } }), false);
+    assert.equal(selfHealed({ spec: { syncPolicy: {} } }), false);
+  });
+  it("names a NetworkPolicy or a quota on central that a RollingSync Application renders, and nothing a self-healed one or a tenant cluster's renders", () => {
+    const apps = new Map([["acme-guards", true], ["acme-control-plane-manifests", false], ["acme-cluster-manifests", false]]);
+    const problems = selfHealProblems([
+      o("acme-guards", "NetworkPolicy"), o("acme-guards", "ResourceQuota"),
+      o("acme-control-plane-manifests", "NetworkPolicy"), o("acme-control-plane-manifests", "LimitRange"), o("acme-control-plane-manifests", "MariaDB"),
+      o("acme-cluster-manifests", "MutatingAdmissionPolicyBinding", "https://10.16.4.10:6443"),
+      o("acme-unknown", "ResourceQuota"),
+    ], apps);
+    assert.deepEqual(problems.map((p) => p.at), [
+      "Application/acme-control-plane-manifests renders NetworkPolicy/tenant-acme/x",
+      "Application/acme-control-plane-manifests renders LimitRange/tenant-acme/x",
+      "Application/acme-unknown renders ResourceQuota/tenant-acme/x",
+    ]);
+    assert.match(problems[0].reason, /ArgoCD does not self-heal this Application \(a RollingSync set turns its automated sync off\)/);
+    assert.match(problems[2].reason, /no Application of the fleet self-heals it/);
   });
 });
 

@@ -7,6 +7,7 @@
 import * as path from "path";
 import { PROJECT_ROOT, readAllStackFiles } from "../config";
 import { renderTenantAddOn, toolPath } from "../fleet-tools/render";
+import { tenantCentralChartAddOns } from "../components/fleet/application-set";
 import { fleetDocuments } from "../fleet-tools/files";
 import type { StackFile } from "../config/types";
 import type { DeploymentResource } from "../planning/deployment";
@@ -144,10 +145,10 @@ export function clusterObjects(tenant: string, root = exampleRoot()): any[] | un
   return helm ? renderTenantAddOn(root, helm, "dev", tenant, "cluster-manifests") : undefined;
 }
 
-/** A tenant's objects on central as ArgoCD renders them at sync time (the tenant-control-plane chart), or undefined without Helm. */
+/** A tenant's objects on central as ArgoCD renders them at sync time (the tenant-control-plane and tenant-guards charts), or undefined without Helm. */
 export function centralObjects(tenant: string, root = exampleRoot()): any[] | undefined {
   const helm = toolPath(PROJECT_ROOT, "helm");
-  return helm ? renderTenantAddOn(root, helm, "dev", tenant, "control-plane-manifests") : undefined;
+  return helm ? tenantCentralChartAddOns().flatMap((addon) => renderTenantAddOn(root, helm, "dev", tenant, addon)) : undefined;
 }
 
 /** Central's entry for a tenant as ArgoCD renders it at sync time (the tenant-entry chart, generated from its folder), or undefined without Helm. */

@@ -20,7 +20,7 @@ import { exampleRoot, plan } from "./helpers";
 describe("the tenant local charts' values.schema.json", () => {
   it("are written by the central stack with every tenant's shared values", async () => {
     const central = await plan("central-dev");
-    for (const chart of [LOCAL_CHARTS.tenantCluster, LOCAL_CHARTS.tenantControlPlane, LOCAL_CHARTS.edgeAgent]) {
+    for (const chart of [LOCAL_CHARTS.tenantCluster, LOCAL_CHARTS.tenantControlPlane, LOCAL_CHARTS.tenantGuards, LOCAL_CHARTS.edgeAgent]) {
       const rel = `${chart}/values.schema.json`;
       assert.ok(central.fleetFiles.includes(rel), rel);
       assert.equal(fs.readFileSync(path.join(central.fleetRoot!, rel), "utf8"), fs.readFileSync(path.join(PROJECT_ROOT, rel), "utf8"), `${rel}: npm run fleet -- write`);
@@ -31,7 +31,7 @@ describe("the tenant local charts' values.schema.json", () => {
 describe("the tenant local charts against hostile or broken values", function () {
   this.timeout(60000);
   const helm = toolPath(PROJECT_ROOT, "helm");
-  const charts = { "cluster-manifests": LOCAL_CHARTS.tenantCluster, "control-plane-manifests": LOCAL_CHARTS.tenantControlPlane, "edge-agent": LOCAL_CHARTS.edgeAgent } as const;
+  const charts = { "cluster-manifests": LOCAL_CHARTS.tenantCluster, "control-plane-manifests": LOCAL_CHARTS.tenantControlPlane, guards: LOCAL_CHARTS.tenantGuards, "edge-agent": LOCAL_CHARTS.edgeAgent } as const;
   let dir: string;
   before(function () {
     if (!helm) return this.skip(); // run `bash scripts/install-tools` (CI does)
@@ -57,10 +57,13 @@ describe("the tenant local charts against hostile or broken values", function ()
   it("render acme's objects from its committed files", () => {
     assert.equal(render("cluster-manifests", {}).objects.length, 12);
     const cp = render("control-plane-manifests", {}).objects;
-    // 14 before the namespace's egress policies (the default deny and five pods' allows), its ResourceQuota and LimitRange.
-    assert.equal(cp.length, 22);
-    assert.deepEqual(cp.filter((o) => o.kind === "NetworkPolicy" && o.spec.policyTypes.includes("Egress")).map((o) => o.metadata.name).sort(), ["backup-egress", "egress-none-by-default", "login-egress", "slurmctld-egress", "slurmdbd-egress", "slurmrestd-egress"]);
-    assert.deepEqual(cp.filter((o) => o.kind === "ResourceQuota" || o.kind === "LimitRange").map((o) => o.metadata.namespace), ["tenant-acme", "tenant-acme"]);
+    // Its MariaDB and backup, the secrets' store and three ExternalSecrets, the users, two NodePort Services: no policy, no quota.
+    assert.deepEqual(cp.map((o) => o.kind).sort(), ["Backup", "ConfigMap", "ExternalSecret", "ExternalSecret", "ExternalSecret", "MariaDB", "SecretStore", "Service", "Service"]);
+    const guards = render("guards", {}).objects;
+    // What contains the tenant: its ingress policies, the default deny and five pods' egress allows, its ResourceQuota and LimitRange.
+    assert.equal(guards.length, 13);
+    assert.deepEqual(guards.filter((o) => o.kind === "NetworkPolicy" && o.spec.policyTypes.includes("Egress")).map((o) => o.metadata.name).sort(), ["backup-egress", "egress-none-by-default", "login-egress", "slurmctld-egress", "slurmdbd-egress", "slurmrestd-egress"]);
+    assert.deepEqual(guards.filter((o) => o.kind === "ResourceQuota" || o.kind === "LimitRange").map((o) => o.metadata.namespace), ["tenant-acme", "tenant-acme"]);
   });
 
   it("name the slurm release's external Controller as central does, through an in-process admission policy, and refuse a name that would reach its CEL", () => {
@@ -95,11 +98,15 @@ describe("the tenant local charts against hostile or broken values", function ()
     assert.equal(objects.find((o) => o.kind === "EC2NodeClass")?.spec.metadataOptions.httpPutResponseHopLimit, 1);
     const cp = render("control-plane-manifests", { tenant: { namespaced: [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: "x" } }] } });
     assert.ok(!cp.objects.some((o) => o.kind === "ClusterRoleBinding"));
+    const guards = render("guards", { tenant: { guards: [{ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "control-plane" }, spec: { hard: { pods: "1000" } } }] } });
+    assert.equal(guards.objects.find((o) => o.kind === "ResourceQuota")?.spec.hard.pods, "10");
   });
 
   it("refuse an srun block that is not the contract's size or runs backwards, and a NodePort off the range", () => {
     assert.match(render("control-plane-manifests", { tenant: { srunPorts: { from: 32739, to: 32730 } } }).error, /srunPorts 32739-32730 is not a block of 10 ports/);
     assert.match(render("control-plane-manifests", { tenant: { srunPorts: { from: 30000, to: 32767 } } }).error, /is not a block of 10 ports/);
+    assert.match(render("guards", { tenant: { srunPorts: { from: 32739, to: 32730 } } }).error, /srunPorts 32739-32730 is not a block of 10 ports/);
+    assert.match(render("guards", { tenant: { tenantCidr: "0.0.0.0/0" } }).error, /at '\/tenantCidr'/);
     assert.match(render("control-plane-manifests", { facts: { slurmctld: { port: 80 } } }).error, /at '\/slurmctld\/port': .*minimum/);
     assert.match(render("control-plane-manifests", { facts: { centralHostIp: "999.0.0.10" } }).error, /at '\/centralHostIp'/);
   });

@@ -26,8 +26,8 @@ describe("clusterra tenant remove", function () {
     assert.ok(r.centralSide.every((c) => c.includes("central-dev-tenant-acme")));
     assert.deepEqual(r.fleetPaths, ["fleet/tenants/dev/acme/"]);
     // The ApplicationSet keeps a tenant's Applications (create-update): the runbook deletes every one of them.
-    for (const a of ["acme-control-plane", "acme-control-plane-manifests", "acme-slurm", "acme-cilium", "acme-edge-agent"]) assert.match(r.steps[centralUp], new RegExp(`\\b${a}\\b`));
-    assert.match(r.steps[centralUp], /kubectl -n argocd delete application acme-control-plane-manifests acme-control-plane`/);
+    for (const a of ["acme-control-plane", "acme-control-plane-manifests", "acme-guards", "acme-slurm", "acme-cilium", "acme-edge-agent"]) assert.match(r.steps[centralUp], new RegExp(`\\b${a}\\b`));
+    assert.match(r.steps[centralUp], /kubectl -n argocd delete application acme-control-plane-manifests acme-guards acme-control-plane`/);
     // Central drops a tenant it serves only when its stack file names it (components/central/live-tenants.ts).
     assert.match(r.steps[centralUp], /^Remove stacks\/Pulumi\.tenant-acme-dev\.yaml, name acme in stacks\/Pulumi\.central-dev\.yaml under clusterra:removeTenants /);
     // Every step that points at another names it by its place in the printed order.

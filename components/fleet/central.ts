@@ -7,8 +7,8 @@ import { retiringSharedDnsObjects, retiringSharedDnsPolicy } from "./retiring-sh
 import { centralHostAddress } from "../../config/subnet-layout";
 import { CLUSTER_API_PORT } from "../../facts/contract";
 import { ARGOCD_CHART, ARGOCD_IN_CLUSTER, PLATFORM_PROJECT } from "../../facts/versions";
-import { CLUSTER_API_NAMESPACE, centralFleetPath, tenantEntriesApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
-import { tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
+import { CLUSTER_API_NAMESPACE, centralFleetPath, tenantEntriesApplicationSetPath, tenantGuardsApplicationSetPath, tenantsApplicationSetPath, tenantsSharedPath } from "../../facts/fleet";
+import { tenantGuardsApplicationSet, tenantsApplicationSet, tenantsSharedFiles } from "./application-set";
 import { syncRetry } from "./argo";
 import { tenantChartSchemaFiles } from "./chart-schemas";
 import { TENANT_ENTRY_SHARED_VALUES, tenantEntriesApplicationSet, tenantEntrySharedValues } from "./tenant-entry";
@@ -141,5 +141,7 @@ export function centralStackFleetFiles(config: CentralConfig, facts: CentralClou
     // Each tenant's entry (its cluster Secret), and its Applications from that Secret: this central's tenants, in its scope's folder.
     [tenantEntriesApplicationSetPath(config.scope)]: yamlFile(source, tenantEntriesApplicationSet(config.scope, repo)),
     [tenantsApplicationSetPath(config.scope)]: yamlFile(source, tenantsApplicationSet(config.environment, config.scope, repo)),
+    // What contains each tenant on central, in a set ArgoCD self-heals (RollingSync's cannot).
+    [tenantGuardsApplicationSetPath(config.scope)]: yamlFile(source, tenantGuardsApplicationSet(config.environment, config.scope, repo)),
   };
 }

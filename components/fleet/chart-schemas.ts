@@ -1,6 +1,6 @@
 /**
- * The values.schema.json of the tenant local charts (fleet/charts/tenant-cluster and
- * tenant-control-plane). Helm checks the merged values against it before it renders, and so
+ * The values.schema.json of the tenant local charts (fleet/charts/tenant-cluster,
+ * tenant-control-plane, tenant-guards, edge-agent, tenant-entry). Helm checks the merged values against it before it renders, and so
  * does ArgoCD at every sync, whatever ran in CI: a value off its pattern (an id with a shell
  * character, an address that is not one, a port outside the NodePort range) stops the render
  * instead of reaching a worker's boot script or a Service. Built from the patterns the stack
@@ -31,6 +31,8 @@ const USERS = obj({ passwd: ETC_LINES, group: ETC_LINES });
 /** Tag values the stack writes (facts/project.ts stackTags). */
 const TAGS: Schema = { type: "object", additionalProperties: str("^[A-Za-z0-9_.:/=+@ -]{1,256}$", "a tag value"), minProperties: 1 };
 const NODE_PORT: Schema = { type: "integer", minimum: NODE_PORT_RANGE.from, maximum: NODE_PORT_RANGE.to };
+const TENANT_CIDR = str("^(10|172|192)\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}/[0-9]{1,2}$", "the tenant VPC's private IPv4 CIDR");
+const SRUN_PORTS: Schema = { ...obj({ from: NODE_PORT, to: NODE_PORT }), description: `the tenant's srun block: ${SRUN_PORT_BLOCK_SIZE} NodePorts` };
 
 /**
  * A chart's schema: the tenant's own keys and the facts the chart reads, all required. The
@@ -77,13 +79,21 @@ export function tenantControlPlaneValuesSchema(): Schema {
   const secretName = str("^[A-Za-z0-9/_+=.@-]{1,512}$", "a Secrets Manager secret name");
   return chartSchema("A tenant's objects on central: the tenant's values and facts", {
     centralRegion: REGION,
-    tenantCidr: str("^(10|172|192)\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}/[0-9]{1,2}$", "the tenant VPC's private IPv4 CIDR"),
-    srunPorts: { ...obj({ from: NODE_PORT, to: NODE_PORT }), description: `the tenant's srun block: ${SRUN_PORT_BLOCK_SIZE} NodePorts` },
+    srunPorts: SRUN_PORTS,
     secretNames: obj({ slurm: secretName, jwt: secretName, mariadb: secretName }),
     users: USERS,
     ...facts("secretsRoleArn", "slurmctld"),
     ...centralFacts("centralHostIp"),
-  }, ["namespaced", "secrets", "usersConfigMap", "peering", "policies"]);
+  }, ["namespaced", "secrets", "usersConfigMap", "peering"]);
+}
+
+/** fleet/charts/tenant-guards/values.schema.json: what its policies read of the tenant (its VPC, its srun block) and of central (its host). */
+export function tenantGuardsValuesSchema(): Schema {
+  return chartSchema("What contains a tenant on central: the tenant's values and central's facts", {
+    tenantCidr: TENANT_CIDR,
+    srunPorts: SRUN_PORTS,
+    ...centralFacts("centralHostIp"),
+  }, ["guards", "policies"]);
 }
 
 /** fleet/charts/edge-agent/values.schema.json: the agent's identity and the facts it reads (its role goes into an AWS config file). */
@@ -116,5 +126,6 @@ export function tenantChartSchemaFiles(): Record<string, string> {
     [`${LOCAL_CHARTS.tenantCluster}/values.schema.json`]: `${JSON.stringify(tenantClusterValuesSchema(), null, 2)}\n`,
     [`${LOCAL_CHARTS.tenantControlPlane}/values.schema.json`]: `${JSON.stringify(tenantControlPlaneValuesSchema(), null, 2)}\n`,
     [`${LOCAL_CHARTS.tenantEntry}/values.schema.json`]: `${JSON.stringify(tenantEntryValuesSchema(), null, 2)}\n`,
+    [`${LOCAL_CHARTS.tenantGuards}/values.schema.json`]: `${JSON.stringify(tenantGuardsValuesSchema(), null, 2)}\n`,
   };
 }

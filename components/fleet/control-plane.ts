@@ -364,18 +364,40 @@ export function accountingDatabase(): MariaDb {
 /**
  * What the control-plane-manifests chart (fleet/charts/tenant-control-plane) reads alike for
  * every tenant of an environment: the accounting database and its backup (central's backup
- * policy), the namespace-only NetworkPolicies (its own pods; mariadb-operator to the
- * database, which creates the slurm user and grants by SQL), the Services' and the other
- * policies' selectors and ports, and the secrets' Kubernetes names.
+ * policy), the Services' selectors and ports, and the secrets' Kubernetes names. What
+ * contains the tenant is the guards chart's (tenantGuardsSharedValues).
  */
 export function controlPlaneManifestsSharedValues(backups: CentralBackups): Record<string, unknown> {
-  const policy = (name: string, spec: NetworkPolicy["spec"]): NetworkPolicy => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name }, spec });
   const { refreshInterval, target } = externalSecret({ store: { name: "", namespace: "", region: "", roleArn: "" }, target: "", key: "", remoteKey: "" }).spec ?? {};
   const users = usersConfigMap("", [], EFS_MOUNT_PATH);
   return {
-    namespaced: [
-      accountingDatabase(),
-      accountingBackup(backups),
+    namespaced: [accountingDatabase(), accountingBackup(backups)],
+    secrets: {
+      store: "central-secrets",
+      spec: { refreshInterval },
+      target: { creationPolicy: target?.creationPolicy, deletionPolicy: target?.deletionPolicy },
+      items: (Object.keys(CONTROL_PLANE_SECRETS) as (keyof typeof CONTROL_PLANE_SECRETS)[]).map((id) => ({ id, ...CONTROL_PLANE_SECRETS[id] })),
+    },
+    usersConfigMap: { name: users.metadata?.name, mergeScriptKey: MERGE_SCRIPT_KEY, mergeScript: users.data?.[MERGE_SCRIPT_KEY] },
+    peering: {
+      trafficPolicy: "Local",
+      slurmctld: { name: "slurmctld-peering", selector: slinkyPodLabels("slurmctld"), port: { name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld } },
+      srun: { name: "srun-peering", selector: slinkyLoginPodLabels(), portPrefix: "srun-", blockSize: SRUN_PORT_BLOCK_SIZE },
+    },
+  };
+}
+
+/**
+ * What the guards chart (fleet/charts/tenant-guards) reads alike for every tenant of an
+ * environment: the namespace-only NetworkPolicies (its own pods; mariadb-operator to the
+ * database, which creates the slurm user and grants by SQL), its quota and LimitRange, and the
+ * other policies' selectors and ports. Its Application is one ArgoCD self-heals
+ * (TENANT_GUARDS_APPLICATION_SET): a hand-deleted policy or a raised quota goes back to git's.
+ */
+export function tenantGuardsSharedValues(): Record<string, unknown> {
+  const policy = (name: string, spec: NetworkPolicy["spec"]): NetworkPolicy => ({ apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", metadata: { name }, spec });
+  return {
+    guards: [
       policy("same-namespace-only", { podSelector: {}, policyTypes: ["Ingress"], ingress: [{ from: [{ podSelector: {} }] }] }),
       // Egress: nothing, unless an egress policy of the chart allows it (CONTROL_PLANE_EGRESS).
       policy(EGRESS_DENY_POLICY, { podSelector: {}, policyTypes: ["Egress"] }),
@@ -389,21 +411,10 @@ export function controlPlaneManifestsSharedValues(backups: CentralBackups): Reco
         }],
       }),
     ],
-    secrets: {
-      store: "central-secrets",
-      spec: { refreshInterval },
-      target: { creationPolicy: target?.creationPolicy, deletionPolicy: target?.deletionPolicy },
-      items: (Object.keys(CONTROL_PLANE_SECRETS) as (keyof typeof CONTROL_PLANE_SECRETS)[]).map((id) => ({ id, ...CONTROL_PLANE_SECRETS[id] })),
-    },
-    usersConfigMap: { name: users.metadata?.name, mergeScriptKey: MERGE_SCRIPT_KEY, mergeScript: users.data?.[MERGE_SCRIPT_KEY] },
-    peering: {
-      trafficPolicy: "Local",
-      slurmctld: { name: "slurmctld-peering", selector: slinkyPodLabels("slurmctld"), port: { name: "slurmctld", protocol: "TCP", port: SLURM_PORTS.slurmctld, targetPort: SLURM_PORTS.slurmctld } },
-      srun: { name: "srun-peering", selector: slinkyLoginPodLabels(), portPrefix: "srun-", blockSize: SRUN_PORT_BLOCK_SIZE },
-    },
     policies: {
       slurmctld: { name: "slurmctld-from-tenant-vpc", selector: slinkyPodLabels("slurmctld"), port: SLURM_PORTS.slurmctld },
       srun: { name: "srun-from-tenant-vpc", selector: slinkyLoginPodLabels() },
+      srunBlockSize: SRUN_PORT_BLOCK_SIZE,
       slurmrestd: { name: "slurmrestd-from-cluster-api", selector: slinkyPodLabels("slurmrestd"), port: SLURM_PORTS.slurmrestd },
       egress: egressPolicyValues(),
       slurmdPort: SLURM_PORTS.slurmd,
@@ -485,13 +496,20 @@ function egressPolicyValues(): Record<string, unknown>[] {
   });
 }
 
-/** The tenant's own values of the control-plane-manifests chart: its region, VPC, srun block and secrets' names (its users come from its users file, its facts from its facts file). */
+/** The tenant's own values of the control-plane-manifests chart: its region, srun block and secrets' names (its users come from its users file, its facts from its facts file). */
 export function controlPlaneManifestsValues(f: ControlPlaneFacts): Record<string, unknown> {
   return {
     centralRegion: f.centralRegion,
-    tenantCidr: f.tenantCidr,
     srunPorts: { from: f.srunPortBlock.from, to: f.srunPortBlock.to },
     secretNames: f.secretNames,
+  };
+}
+
+/** The tenant's own values of the guards chart: what its policies admit from (its VPC, its srun block). */
+export function tenantGuardsValues(f: ControlPlaneFacts): Record<string, unknown> {
+  return {
+    tenantCidr: f.tenantCidr,
+    srunPorts: { from: f.srunPortBlock.from, to: f.srunPortBlock.to },
   };
 }
 
@@ -502,11 +520,16 @@ function mariadbOperatorNamespace(): string {
   return addOn.namespace;
 }
 
+/** The tenant's values files of its two local charts on central, in its control-plane/values/ folder. */
+export const CONTROL_PLANE_MANIFESTS_VALUES = "control-plane-manifests.yaml";
+export const TENANT_GUARDS_VALUES = "guards.yaml";
+
 /** The control plane's values and manifests, by path. */
 export function controlPlaneDocuments(f: ControlPlaneFacts): Record<string, unknown[]> {
   const dir = controlPlanePath(f.scope, f.tenantId);
   return {
     [`${dir}/values/${SLURM_RELEASE}.yaml`]: [controlPlaneSlurmValues(f)],
-    [`${dir}/values/control-plane-manifests.yaml`]: [controlPlaneManifestsValues(f)],
+    [`${dir}/values/${CONTROL_PLANE_MANIFESTS_VALUES}`]: [controlPlaneManifestsValues(f)],
+    [`${dir}/values/${TENANT_GUARDS_VALUES}`]: [tenantGuardsValues(f)],
   };
 }

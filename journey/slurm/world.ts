@@ -13,7 +13,7 @@ import type { TenantUser } from "../../config/users";
 import { CENTRAL_K3S_RANGES, type PortRange, type TenantPorts } from "../../facts/contract";
 import { ACCOUNTING_DATABASE, centralFleetPath, slinkyLoginPodLabels, slurmctldServiceAddress, SLURM_RELEASE, tenantNamespace } from "../../facts/fleet";
 import { TENANT_DNS_FILE } from "../../components/fleet/tenant-dns";
-import { mergeHelmValues, tenantAddOnValueFiles } from "../../components/fleet/application-set";
+import { mergeHelmValues, tenantAddOnValueFiles, tenantCentralChartAddOns } from "../../components/fleet/application-set";
 import { renderTenantAddOn, toolPath } from "../../fleet-tools/render";
 import type { NetworkPolicyObject } from "../host/network-policy";
 import { groupsSelectedByTags, instances, securityGroupRules, securityGroups, subnets, vpcs, type SecurityGroupRule } from "../../access/security-groups";
@@ -209,8 +209,8 @@ function tenantSide(plan: PlanResult, root: string, helm: string): TenantSide {
   const server = must(servers[0], `${id}'s K3s server`);
   const serverSubnet = must(subnets(resources).find((s) => s.id === server.subnetId), `subnet of ${id}'s server`);
 
-  // Its objects on central, rendered from its facts as ArgoCD renders them.
-  const centralObjects = renderTenantAddOn(root, helm, config.central.scope, id, "control-plane-manifests") as Doc[];
+  // Its objects on central, rendered from its facts as ArgoCD renders them (its manifests and its guards: two Applications).
+  const centralObjects = tenantCentralChartAddOns().flatMap((addon) => renderTenantAddOn(root, helm, config.central.scope, id, addon)) as Doc[];
   const nodePortService = byKind(centralObjects, "Service", "slurmctld-peering");
   const nodePortEntry = must((get(nodePortService, "spec", "ports") as Doc[] | undefined)?.[0], `${id}'s NodePort`);
   const srunService = byKind(centralObjects, "Service", "srun-peering");
@@ -269,7 +269,8 @@ function controlPlaneValues(plan: PlanResult, root: string, helm: string): Contr
   const tenantId = plan.config.tenant.id;
   const values = addOnValues(root, plan.config.central.scope, tenantId, "control-plane");
   const storage = (get(values, "accounting", "storageConfig") ?? {}) as Doc;
-  const centralObjects = renderTenantAddOn(root, helm, plan.config.central.scope, plan.config.tenant.id, "control-plane-manifests") as Doc[];
+  const scope = plan.config.central.scope;
+  const centralObjects = tenantCentralChartAddOns().flatMap((addon) => renderTenantAddOn(root, helm, scope, tenantId, addon)) as Doc[];
   const databaseDocs = centralObjects;
   const mariadb = byKind(databaseDocs, "MariaDB");
   const backup = byKind(databaseDocs, "Backup");
