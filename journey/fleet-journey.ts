@@ -15,10 +15,12 @@ import * as path from "path";
 import { parse } from "yaml";
 import { checkoutFiles } from "../fleet-tools/files";
 import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../fleet-tools/render";
-import { TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { CONTROL_PLANE_MANIFESTS_ADDON, GUARDS_ADDON, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
+import { tenantPodDnsBindingName } from "../components/fleet/central-admission";
+import { healedStep, managedObject, SELF_HEAL_BOUND_MS, unhealedStep, watchDrifts, type Drift, type Managed } from "./gitops/self-heal";
 import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
-import { centralFleetPath, ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, tenantFleetPath, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath, tenantsFleetPath } from "../facts/fleet";
+import { centralFleetPath, ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, tenantFleetPath, TENANT_GUARDS_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath, tenantsFleetPath } from "../facts/fleet";
 import { crossCentralApplications, expanderDifferences, FLEET_SYNC_TIMEOUT_MS, type OtherCentral, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
 import { ARGOCD_PODS, controllerShards, startArgoCd } from "./gitops/argocd";
 import { ARGOCD_CONTROLLER_SHARDS } from "../facts/central-host";
@@ -56,7 +58,7 @@ import type { OperatorPod } from "./slurm/slurmd-pod";
 import { handoverFiles } from "./slurm/handover";
 import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
-import { step, type JourneyStep } from "./host/step";
+import { note, step, type JourneyStep } from "./host/step";
 import { droppedSecurity, unmatchedSelectors, type PolicyLike } from "./kube/policies";
 
 export interface FleetJourneyInput {
@@ -174,7 +176,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     if (r.code !== 0) report(step(`${s.name}: K3s's local-path StorageClass applied (its claims bind)`, false, r.stderr.trim().slice(0, 300)));
   }
   const admission = centralServer.admissionConfig ? (parse(centralServer.admissionConfig) as { plugins?: { configuration?: { defaults?: { enforce?: string }; exemptions?: { namespaces?: string[] } } }[] }).plugins?.[0]?.configuration : undefined;
-  report(step("control planes up from the servers' user data", true, `${specs.map((s) => s.name).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s; central enforces Pod Security "${admission?.defaults?.enforce ?? "privileged"}" (exempt: ${admission?.exemptions?.namespaces?.join(", ") ?? "none"}); tenants run K3s's default (no admission configuration)`));
+  report(note("control planes up from the servers' user data", `${specs.map((s) => s.name).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s; central enforces Pod Security "${admission?.defaults?.enforce ?? "privileged"}" (exempt: ${admission?.exemptions?.namespaces?.join(", ") ?? "none"}); tenants run K3s's default (no admission configuration)`));
 
   // 2. Nodes: each server, and a worker per NodePool of each tenant.
   const k = (name: string) => kubectl.get(name) as Kubectl;
@@ -230,7 +232,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       packaged.push(`${r.application}: ${crds.length} CRDs`);
     }
   }
-  report(step("charts' packaging-time templates stood in from the reference", packaged.length > 0, packaged.join("; ") || "no External Secrets render installs CRDs"));
+  report(note("charts' packaging-time templates stood in from the reference", packaged.join("; ") || "no External Secrets render installs CRDs"));
 
   // 4. ArgoCD as the central stack installs it: its chart with the stack's values (Helm, not ArgoCD).
   const release = resources(input.central).find((r) => r.type === "kubernetes:helm.sh/v3:Release");
@@ -368,7 +370,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
     const entries = set === TENANT_ENTRIES_APPLICATION_SET;
     const what = entries ? "every tenant's entry on central from its folder" : "every tenant's Applications from its cluster Secret";
-    report(rolloutStep(`${who}: ApplicationSet ${set} generates ${what} and rolls them out canary first`, await liveRollout(c, ARGOCD_CHART.namespace, set, progressive), waveOf, tenants.length * (entries ? 1 : TENANT_ADD_ONS.length)));
+    report(rolloutStep(`${who}: ApplicationSet ${set} generates ${what} and rolls them out canary first`, await liveRollout(c, ARGOCD_CHART.namespace, set, progressive), waveOf, tenants.length * (entries ? 1 : TENANT_ADD_ONS.filter((a) => !a.selfHealed).length)));
   }
   // RollingSync's gate includes each step's ExternalSecrets: no later step's Application began
   // its first sync before every ExternalSecret of an earlier step was Ready.
@@ -401,13 +403,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const clusterList = await liveClusterParams(c, ARGOCD_CHART.namespace);
   const liveApps = (await c.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string; name: string }[] }; spec: Record<string, unknown> }[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items ?? [];
   const differences: string[] = [];
-  for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
+  for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET, TENANT_GUARDS_APPLICATION_SET]) {
     const live = await c.get<Record<string, unknown>>(["applicationsets.argoproj.io", set, "-n", ARGOCD_CHART.namespace]);
     if (!live) differences.push(`${set}: not on central`);
     else differences.push(...expanderDifferences(live, clusterList, checkoutFiles(input.repository), liveApps));
   }
   report(step(`fleet check's offline ApplicationSet expander generates what ${who}'s ApplicationSet controller generated`, differences.length === 0,
-    differences.length ? differences.slice(0, 4).join("; ") : `${liveApps.filter((a) => a.metadata.ownerReferences?.some((o) => o.kind === "ApplicationSet")).length} Applications from ${TENANT_ENTRIES_APPLICATION_SET} and ${TENANTS_APPLICATION_SET}: the same names, projects, destinations and sources`));
+    differences.length ? differences.slice(0, 4).join("; ") : `${liveApps.filter((a) => a.metadata.ownerReferences?.some((o) => o.kind === "ApplicationSet")).length} Applications from ${TENANT_ENTRIES_APPLICATION_SET}, ${TENANTS_APPLICATION_SET} and ${TENANT_GUARDS_APPLICATION_SET}: the same names, projects, destinations and sources`));
   // Each central's ApplicationSets read their own scope's folders: the repository holds a cell
   // (another central and its tenant), whose folders this ArgoCD must leave alone.
   const foreign = crossCentralApplications(liveApps, input.otherCentrals);
@@ -426,7 +428,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
   await mariadb?.settled();
   if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", processes: input.processes, sealed: input.sealed, dir: input.dir, report, version: tools.mariadbOperatorVersion });
-  report(step("what controllers that cannot run here write, written once each controller is available", true, stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
+  report(note("what controllers that cannot run here write, written once each controller is available", stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
 
   // 6c. Slinky's real slurm-operator on every cluster, once ArgoCD synced its Deployment: what
   // it makes of the synced Controllers (slurm.conf, the control plane's workloads) is checked.
@@ -495,6 +497,12 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const missing = await missingSecretRefs(kc);
     report(step(`${name}: every Secret reference resolves (name and key)`, missing.length === 0, missing.length ? missing.slice(0, 8).join("; ") : "all resolve"));
   }
+
+  // 7b. Drift on central: what contains a tenant, changed by hand, comes back by itself
+  // (ArgoCD's self-heal of the guards' and the root Application); the same kind of edit to an
+  // object of a RollingSync Application stays as it was left (the control: ArgoCD v3.4.4 turns
+  // automated sync off for those, which is why the guards have a set of their own).
+  await driftSteps(c, tenants[0].config.tenant.id, who, report);
 
   // 8. The application controller's shards: central's cluster on one pod, every tenant cluster
   // on the other (facts/central-host.ts ARGOCD_CONTROLLER_SHARDS), as each pod's metrics say.
@@ -630,6 +638,31 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const back = await rollOutSlurm(good);
   const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
   report(step(`a revert commit heals the canary and reaches every wave, with nobody touching ArgoCD (${who})`, healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
+}
+
+/** Hand-made changes on central to one tenant's guards, its DNS binding and (the control) its users ConfigMap; then what ArgoCD made of them. */
+async function driftSteps(c: Kubectl, id: string, who: string, report: (s: JourneyStep) => void): Promise<void> {
+  const ns = tenantNamespace(id);
+  const app = (addon: string) => c.get<ApplicationObject>(["applications.argoproj.io", `${id}-${addon}`, "-n", ARGOCD_CHART.namespace]);
+  const [guards, manifests] = [await app(GUARDS_ADDON), await app(CONTROL_PLANE_MANIFESTS_ADDON)];
+  const policy = managedObject(guards, "NetworkPolicy");
+  const quota = managedObject(guards, "ResourceQuota");
+  const users = managedObject(manifests, "ConfigMap");
+  const binding: Managed = { kind: "MutatingAdmissionPolicyBinding", name: tenantPodDnsBindingName(id) };
+  const drifts: Drift[] = [
+    ...(policy ? [{ what: `NetworkPolicy ${ns}/${policy.name} deleted`, object: policy, make: (kc: Kubectl) => kc.run(["delete", "networkpolicy", policy.name, "-n", ns]) }] : []),
+    ...(quota ? [{ what: `ResourceQuota ${ns}/${quota.name} raised (requests.cpu 64, pods 1000)`, object: quota, make: (kc: Kubectl) => kc.run(["patch", "resourcequota", quota.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ spec: { hard: { "requests.cpu": "64", pods: "1000" } } })]) }] : []),
+    { what: `MutatingAdmissionPolicyBinding ${binding.name} deleted`, object: binding, make: (kc: Kubectl) => kc.run(["delete", "mutatingadmissionpolicybinding", binding.name]) },
+  ];
+  const original = users ? (await c.get<{ data?: Record<string, string> }>(["configmap", users.name, "-n", ns]))?.data ?? {} : {};
+  const key = Object.keys(original).sort()[0];
+  const control: Drift | undefined = users && key ? { what: `ConfigMap ${ns}/${users.name} data.${key} edited`, object: users, make: (kc: Kubectl) => kc.run(["patch", "configmap", users.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ data: { [key]: `${original[key]}journey-drift:x:64999:\n` } })]) } : undefined;
+  const outcomes = await watchDrifts(c, [...drifts, ...(control ? [control] : [])], SELF_HEAL_BOUND_MS);
+  const sync = (await app(CONTROL_PLANE_MANIFESTS_ADDON))?.status?.sync?.status;
+  // The control's object set back by hand: the Slurm part reads nothing live, but later steps list this namespace.
+  if (users && key) await c.run(["patch", "configmap", users.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ data: { [key]: original[key] } })]);
+  report(healedStep(`tenant ${id}: what contains it on central, changed by hand (a NetworkPolicy deleted, its quota raised, its pods' DNS binding deleted), is put back by ${who} itself within ${SELF_HEAL_BOUND_MS / 1000} s (${id}-${GUARDS_ADDON} and the root Application self-heal)`, outcomes.slice(0, drifts.length), SELF_HEAL_BOUND_MS));
+  report(unhealedStep(`tenant ${id}: the control: the same kind of edit to an object of a RollingSync Application (${id}-${CONTROL_PLANE_MANIFESTS_ADDON}) stays, OutOfSync, for ${who} turns automated sync off under RollingSync`, control ? outcomes[drifts.length] : undefined, sync, SELF_HEAL_BOUND_MS));
 }
 
 /** The first of the loopback ports the clusters' slurm-operators listen on (two each). */

@@ -7,7 +7,7 @@ import * as path from "path";
 import { Command, CommanderError } from "commander";
 import { PROJECT_ROOT } from "../config";
 import { defaultChartsDir } from "../fleet-tools/render";
-import { EXAMPLE_ENVIRONMENT, runJourney, summary } from "./index";
+import { EXAMPLE_ENVIRONMENT, journeyPassed, runJourney, summary } from "./index";
 
 async function main(argv: string[]): Promise<number> {
   let code = 0;
@@ -19,7 +19,7 @@ async function main(argv: string[]): Promise<number> {
     .action(async (opts: { charts?: string; keep?: boolean }) => {
       const steps = await runJourney({ root: PROJECT_ROOT, chartsDir: opts.charts ? path.resolve(opts.charts) : defaultChartsDir(PROJECT_ROOT), ...EXAMPLE_ENVIRONMENT, keep: !!opts.keep }, (s) => process.stdout.write(s + "\n"));
       process.stdout.write(summary(steps) + "\n");
-      code = steps.every((s) => s.passed || s.skipped || s.knownIssue) ? 0 : 1;
+      code = journeyPassed(steps) ? 0 : 1;
     });
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -86,6 +86,11 @@ export function slurmDaemonPrivilegePolicy(): Record<string, unknown>[] {
 /** The policy that points every tenant pod's DNS at its tenant's DNS (and the stem of its bindings' names). */
 export const TENANT_POD_DNS_POLICY = "clusterra-tenant-pods-own-dns";
 
+/** The binding of TENANT_POD_DNS_POLICY to one tenant's namespace. */
+export function tenantPodDnsBindingName(tenantId: string): string {
+  return `${TENANT_POD_DNS_POLICY}-${tenantId}`;
+}
+
 /**
  * The resolver a tenant's pod is given (dnsPolicy None): its tenant's DNS alone, and the
  * search path and ndots the kubelet gives a ClusterFirst pod, so short names resolve as before.
@@ -135,7 +140,7 @@ export function tenantPodDnsPolicy(tenantIds: readonly string[]): Record<string,
   );
   return [
     policy,
-    ...[...tenantIds].sort().map((id) => podPolicyBinding(`${TENANT_POD_DNS_POLICY}-${id}`, TENANT_POD_DNS_POLICY, { matchLabels: { [NAMESPACE_NAME_LABEL]: tenantNamespace(id) } }, { name: tenantDnsName(id), namespace: TENANT_DNS.namespace, parameterNotFoundAction: "Deny" })),
+    ...[...tenantIds].sort().map((id) => podPolicyBinding(tenantPodDnsBindingName(id), TENANT_POD_DNS_POLICY, { matchLabels: { [NAMESPACE_NAME_LABEL]: tenantNamespace(id) } }, { name: tenantDnsName(id), namespace: TENANT_DNS.namespace, parameterNotFoundAction: "Deny" })),
   ];
 }
 

@@ -17,6 +17,11 @@ export interface JourneyStep {
    * and counted apart: the journey goes on showing it until that issue lands the fix.
    */
   readonly knownIssue?: string;
+  /**
+   * A report, not a check: what the journey itself did, or what a stand-in wrote. Printed as
+   * `note`, apart from the checks, and never counted as passed or failed.
+   */
+  readonly note?: true;
 }
 
 /** A step that passed when `ok`, with the same detail either way. */
@@ -24,8 +29,13 @@ export function step(name: string, ok: boolean, detail: string): JourneyStep {
   return { name, passed: ok, detail };
 }
 
+/** A report of what the journey did or a stand-in wrote: no verdict (README, "The journey": checks and notes). */
+export function note(name: string, detail: string): JourneyStep {
+  return { name, passed: false, detail, note: true };
+}
+
 /** One printed line per step. */
 export function formatStep(s: JourneyStep): string {
-  const verdict = s.skipped ? "skipped" : s.passed ? "passed" : "FAILED";
+  const verdict = s.note ? "note   " : s.skipped ? "skipped" : s.passed ? "passed" : "FAILED";
   return `${verdict}  ${s.name}${s.detail ? `: ${s.detail}` : ""}${!s.passed && s.knownIssue ? ` [known: ${s.knownIssue}]` : ""}`;
 }

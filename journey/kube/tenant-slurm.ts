@@ -78,6 +78,9 @@ export interface OperatorFiles {
   readonly login: OperatorLogin | { readonly problem: string };
 }
 
+/** How long the journey waits for an object the operator makes from a synced custom resource (a LoginSet's Deployment). */
+const OPERATOR_MAKES_MS = 120_000;
+
 /** Where Slinky's login image reads sshd's configuration, and the name of its login container (loginbuilder). */
 const SLINKY_LOGIN = { container: "login", sshdConfig: "/etc/ssh/sshd_config" } as const;
 
@@ -87,9 +90,12 @@ const SLINKY_LOGIN = { container: "login", sshdConfig: "/etc/ssh/sshd_config" } 
  * its environment resolved): what the Slurm part's login needs of it, or why it cannot run.
  */
 async function operatorLogin(kc: Kubectl, namespace: string, dir: string): Promise<{ login?: OperatorLogin; problem?: string }> {
-  const list = await kc.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string }[] }; spec: { template: PodTemplate } }[] }>(["deployments", "-n", namespace]);
-  const deployment = list?.items.find((d) => d.metadata.ownerReferences?.some((r) => r.kind === "LoginSet"));
-  if (!deployment) return { problem: `no Deployment of a LoginSet in ${namespace}` };
+  // The operator makes it when it reconciles the LoginSet: on a loaded machine that may come after the Controller's StatefulSet.
+  const deployment = await waitFor(async () => {
+    const list = await kc.get<{ items: { metadata: { name: string; ownerReferences?: { kind: string }[] }; spec: { template: PodTemplate } }[] }>(["deployments", "-n", namespace]);
+    return list?.items.find((d) => d.metadata.ownerReferences?.some((r) => r.kind === "LoginSet"));
+  }, OPERATOR_MAKES_MS, 1000);
+  if (!deployment) return { problem: `no Deployment of a LoginSet in ${namespace} after ${OPERATOR_MAKES_MS / 1000} s of waiting for the operator` };
   const c = await prepareContainer(kc, namespace, deployment.spec.template, SLINKY_LOGIN.container, dir);
   const sshd = c.binds.find((b) => b.to === SLINKY_LOGIN.sshdConfig)?.from;
   const problems = [...(sshd && fs.existsSync(sshd) ? [] : [`nothing mounted at ${SLINKY_LOGIN.sshdConfig}`]), ...(c.env.SACKD_OPTIONS ? [] : ["no SACKD_OPTIONS"]), ...c.missing];

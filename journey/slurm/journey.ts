@@ -120,15 +120,18 @@ export async function runJourney(options: JourneyRunOptions): Promise<JourneySte
   // Its --conf-server must be the name the tenant's cluster resolves to central's slurmctld: the Service the fleet makes.
   const service = world.tenant.controllerService;
   const elsewhere = operatorSlurmd && (operatorSlurmd.confServer.host !== service.host || operatorSlurmd.confServer.port !== service.port) ? `--conf-server ${operatorSlurmd.confServer.host}:${operatorSlurmd.confServer.port} is not the Service the fleet makes for central's slurmctld (${service.host}:${service.port})` : undefined;
-  if (!operatorSlurmd || elsewhere) return [step(podStep, false, elsewhere ?? fromPod.problems.join("; "))];
-  steps.push(step(podStep, true, `${operatorSlurmd.pod} of NodeSet ${operatorSlurmd.nodeSet}: slurmd -D ${operatorSlurmd.options.join(" ")}; nodes ${Array.from({ length: options.slurmdCount }, (_, i) => operatorSlurmd.hostname(i)).join(", ")} (ordinals past the pod's own named as the operator names them)`));
+  // The check is the pod's: its node name and options parsed, its --conf-server the fleet's Service.
+  const podOk = !!operatorSlurmd && !elsewhere;
+  if (!operatorSlurmd || !podOk) return [step(podStep, podOk, elsewhere ?? fromPod.problems.join("; "))];
+  steps.push(step(podStep, podOk, `${operatorSlurmd.pod} of NodeSet ${operatorSlurmd.nodeSet}: slurmd -D ${operatorSlurmd.options.join(" ")}; nodes ${Array.from({ length: options.slurmdCount }, (_, i) => operatorSlurmd.hostname(i)).join(", ")} (ordinals past the pod's own named as the operator names them)`));
   // The login as central's operator made its LoginSet's Deployment: sackd's options, sshd's file, its limits.
   const handed = options.operatorFiles?.login;
   const operatorLogin = handed && "deployment" in handed ? handed : undefined;
   const sackdOptions = operatorLogin ? shellWords(operatorLogin.sackdOptions) : undefined;
   const loginStep = `the login run as central's slurm-operator made the LoginSet's Deployment (sackd's options, sshd_config, securityContext)`;
-  if (!operatorLogin || !sackdOptions || sackdOptions.problems.length) return [...steps, step(loginStep, false, sackdOptions?.problems.join("; ") ?? (handed && "problem" in handed ? handed.problem : "the Kubernetes part handed over no login Deployment (its steps say why)"))];
-  steps.push(step(loginStep, true, `${operatorLogin.deployment}: sackd -D ${sackdOptions.words.join(" ")}; sshd_config of ${operatorLogin.sshdConfig.split("\n").filter((l) => /^\s*[A-Za-z]/.test(l)).length} lines; capabilities ${operatorLogin.limits.capabilities?.join(",") ?? "the runtime's default set"}${operatorLogin.limits.noNewPrivs ? ", no_new_privs" : ""}`));
+  const loginOk = !!operatorLogin && !!sackdOptions && sackdOptions.problems.length === 0;
+  if (!operatorLogin || !sackdOptions || !loginOk) return [...steps, step(loginStep, loginOk, sackdOptions?.problems.join("; ") ?? (handed && "problem" in handed ? handed.problem : "the Kubernetes part handed over no login Deployment (its steps say why)"))];
+  steps.push(step(loginStep, loginOk, `${operatorLogin.deployment}: sackd -D ${sackdOptions.words.join(" ")}; sshd_config of ${operatorLogin.sshdConfig.split("\n").filter((l) => /^\s*[A-Za-z]/.test(l)).length} lines; capabilities ${operatorLogin.limits.capabilities?.join(",") ?? "the runtime's default set"}${operatorLogin.limits.noNewPrivs ? ", no_new_privs" : ""}`));
   // The other tenant's Slurm, as its operators made it, when the Kubernetes part handed it over.
   const otherSlurmd = options.other ? slurmdFromPod(options.other.slurmdPod).slurmd : undefined;
   const otherLogin = options.other?.operatorFiles.login && "deployment" in options.other.operatorFiles.login ? options.other.operatorFiles.login : undefined;
