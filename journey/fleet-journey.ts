@@ -363,9 +363,14 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   report(step(`${who} syncs the whole fleet from a fresh install by itself`, !!converged,
     `${last.filter((a) => a.sync === "Synced" && a.health === "Healthy").length}/${last.length} Applications Synced and Healthy after ${took} s${converged ? "" : ` (gave up at ${FLEET_SYNC_TIMEOUT_MS / 60_000} min)`}`));
 
-  const params = await c.get<{ data?: Record<string, string> }>(["configmap", "argocd-cmd-params-cm", "-n", ARGOCD_CHART.namespace]);
-  const progressive = params?.data?.[PROGRESSIVE_SYNCS_PARAM] === "true";
-  report(step("ArgoCD's ApplicationSet controller runs progressive syncs", progressive, progressive ? `argocd-cmd-params-cm ${PROGRESSIVE_SYNCS_PARAM}: "true"` : `argocd-cmd-params-cm has no ${PROGRESSIVE_SYNCS_PARAM}: "true"; RollingSync is ignored and every tenant syncs at once`));
+  // Progressive syncs, by what the controller does: it keeps a RollingSync set's per-Application
+  // status (its step, Waiting/Pending/Progressing/Healthy) only with them on.
+  const tenantsSet = await c.get<{ status?: { applicationStatus?: { application: string; step?: string; status?: string }[] } }>(["applicationsets.argoproj.io", TENANTS_APPLICATION_SET, "-n", ARGOCD_CHART.namespace]);
+  const stepped = tenantsSet?.status?.applicationStatus ?? [];
+  const progressive = stepped.length > 0;
+  report(step("ArgoCD's ApplicationSet controller runs progressive syncs (what it keeps of each Application's step)", progressive, progressive
+    ? `ApplicationSet ${TENANTS_APPLICATION_SET}'s status holds ${stepped.length} Applications' steps (${[...new Set(stepped.map((x) => x.status))].join(", ")}), written by the controller only with ${PROGRESSIVE_SYNCS_PARAM} on`
+    : `ApplicationSet ${TENANTS_APPLICATION_SET} has no applicationStatus: RollingSync is ignored and every tenant syncs at once (argocd-cmd-params-cm ${PROGRESSIVE_SYNCS_PARAM})`));
   const waveOf = new Map(tenants.map((t) => [t.config.tenant.id, t.config.rolloutWave]));
   for (const set of [TENANT_ENTRIES_APPLICATION_SET, TENANTS_APPLICATION_SET]) {
     const entries = set === TENANT_ENTRIES_APPLICATION_SET;
@@ -418,8 +423,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     foreign.length === 0 && cellFolders.length > 0,
     foreign.length ? foreign.slice(0, 6).join("; ") : cellFolders.length ? `${liveApps.length} Applications, none of them another central's; the served commit holds ${cellFolders.join(", ")}` : "the served commit holds no other central's tenant: nothing to tell apart"));
   const noRetry = last.filter((a) => !a.retry).map((a) => a.name);
-  report(step("every automated sync that fails is retried by ArgoCD (syncPolicy.retry)", noRetry.length === 0, noRetry.length ? `a failed first sync with no retry stays failed until a new commit: ${noRetry.slice(0, 6).join("; ")}` : "every Application has a retry policy"));
-  report(step("app-of-apps waves wait for each child Application's health", settings.applicationHealth, settings.applicationHealth ? "argocd-cm has a health check for argoproj.io/Application" : "argocd-cm has no health check for argoproj.io/Application: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other"));
+  // App-of-apps waves wait on each child's health only where ArgoCD assesses it: by what the
+  // root Application reports of its children (without argocd-cm's check it reports none).
+  const rootApp = await c.get<ApplicationObject>(["applications.argoproj.io", String((pulumiObjects.find((o) => o.kind === "Application") as KubeObject).metadata.name), "-n", ARGOCD_CHART.namespace]);
+  const children = (rootApp?.status?.resources ?? []).filter((r) => r.kind === "Application");
+  const unassessed = children.filter((r) => !r.health?.status).map((r) => r.name);
+  report(step("app-of-apps waves wait for each child Application's health (the root Application reports each child's)", children.length > 0 && unassessed.length === 0,
+    !children.length ? "the root Application lists no child Application" : unassessed.length ? `no health for ${unassessed.join(", ")}: ArgoCD treats them as healthy at once, so central's waves do not wait (argocd-cm ${settings.applicationHealth ? "has" : "has no"} a health check for argoproj.io/Application)` : `${children.length} children, each with its health: ${[...new Set(children.map((r) => r.health?.status))].join(", ")}`));
   for (const a of last) report(step(`Application ${a.name} Synced and Healthy (${who})`, a.sync === "Synced" && a.health === "Healthy", a.detail));
 
   const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
@@ -629,15 +639,23 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const bad = await rollOutSlurm(broken, { "journey-broken.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\ndata: {}\n" });
   const untouched = await fromChart(good);
   const reached = bad.r.entries.filter((e) => e.synced && touched.has(e.name)).map((e) => e.name);
-  const stoppedWell = bad.r.stoppedAt !== undefined && reached.length > 0 && reached.every((n) => canaries.some((t) => n.startsWith(`${t}-`))) && later.every((t) => untouched.get(t)?.on === untouched.get(t)?.all);
+  const stoppedWell = bad.r.stoppedAt !== undefined && reached.length > 0 && reached.every((n) => canaries.some((t) => n.startsWith(`${t}-`))) && later.every((t) => allFrom(untouched.get(t)));
+  // A failed automated sync retried, as ArgoCD's controller counts its tries of the broken canary.
+  const tries = ((await c.get<{ items: ApplicationObject[] }>(["applications.argoproj.io", "-n", ARGOCD_CHART.namespace]))?.items ?? [])
+    .filter((a) => reached.includes(a.metadata.name)).map((a) => ({ name: a.metadata.name, phase: a.status?.operationState?.phase ?? "none", retries: a.status?.operationState?.retryCount ?? 0 }));
+  const retried = tries.filter((t) => t.retries > 0);
+  report(step("a failed automated sync is retried by ArgoCD (the broken canary's tries, as its controller counts them), and every Application has a retry policy", retried.length > 0 && noRetry.length === 0,
+    [tries.length ? tries.map((t) => `${t.name}: ${t.phase}, retried ${t.retries} times`).join("; ") : "no Application took the broken change", noRetry.length ? `no retry policy (a failed first sync stays failed until a new commit): ${noRetry.slice(0, 6).join("; ")}` : "every Application has a retry policy"].join("; ")));
   report(step(
     `a chart change that breaks the canary stops the rollout before ${later.join(", ") || "the later waves"} (${who})`,
     stoppedWell && canaries.length > 0 && later.length > 0,
     `stopped at step ${bad.r.stoppedAt === undefined ? "none" : bad.r.stoppedAt + 1}; synced: ${reached.join(", ") || "none"} (${bad.r.entries.filter((e) => e.synced && !e.healthy).map((e) => e.name).join(", ") || "none"} not healthy)${resynced(bad.r, touched).length ? `; unchanged, synced again by RollingSync: ${resynced(bad.r, touched).join(", ")}` : ""}; ${later.map((t) => `${t}: ${untouched.get(t)?.on}/${untouched.get(t)?.all} Slurm objects still from ${good}`).join("; ")}`,
   ));
   const back = await rollOutSlurm(good);
-  const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced);
-  report(step(`a revert commit heals the canary and reaches every wave, with nobody touching ArgoCD (${who})`, healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
+  // Read back on every wave: each tenant's Slurm objects from the good chart again, none left on the broken one.
+  const reverted = await fromChart(good);
+  const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced) && tenants.every((t) => allFrom(reverted.get(t.config.tenant.id)));
+  report(step(`a revert commit heals the canary and reaches every wave, with nobody touching ArgoCD (${who})`, healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}; ${[...reverted].map(([t, n]) => `${t}: ${n.on}/${n.all} Slurm objects from ${CHARTS.slurm.chart}-${good}`).join("; ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
 }
 
 /** Hand-made changes on central to one tenant's guards, its DNS binding and (the control) its users ConfigMap; then what ArgoCD made of them. */
@@ -663,6 +681,11 @@ async function driftSteps(c: Kubectl, id: string, who: string, report: (s: Journ
   if (users && key) await c.run(["patch", "configmap", users.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ data: { [key]: original[key] } })]);
   report(healedStep(`tenant ${id}: what contains it on central, changed by hand (a NetworkPolicy deleted, its quota raised, its pods' DNS binding deleted), is put back by ${who} itself within ${SELF_HEAL_BOUND_MS / 1000} s (${id}-${GUARDS_ADDON} and the root Application self-heal)`, outcomes.slice(0, drifts.length), SELF_HEAL_BOUND_MS));
   report(unhealedStep(`tenant ${id}: the control: the same kind of edit to an object of a RollingSync Application (${id}-${CONTROL_PLANE_MANIFESTS_ADDON}) stays, OutOfSync, for ${who} turns automated sync off under RollingSync`, control ? outcomes[drifts.length] : undefined, sync, SELF_HEAL_BOUND_MS));
+}
+
+/** Every one of a tenant's Slurm objects from the chart version counted, and at least one (0/0 proves nothing). Pure. */
+export function allFrom(n: { on: number; all: number } | undefined): boolean {
+  return !!n && n.all > 0 && n.on === n.all;
 }
 
 /** The first of the loopback ports the clusters' slurm-operators listen on (two each). */
@@ -747,10 +770,10 @@ async function runSlurmOperators(o: {
   const unpinned: string[] = [];
   let images = 0;
   for (const name of o.specs) {
-    for (const kind of ["deployments", "statefulsets", "daemonsets", "pods"]) {
+    for (const kind of ["deployments", "statefulsets", "daemonsets", "jobs", "cronjobs", "pods"]) {
       const list = await o.k(name).get<{ items: { metadata: { name: string; namespace: string }; spec: PodHolder }[] }>([kind, "-A"]);
       for (const w of list?.items ?? []) {
-        const pod = kind === "pods" ? (w.spec as PodSpec) : (w.spec as { template: { spec: PodSpec } }).template.spec;
+        const pod = podSpecOf(kind, w.spec);
         for (const c of [...(pod.initContainers ?? []), ...pod.containers]) {
           images++;
           const why = unpinnedImage(c.image);
@@ -759,14 +782,21 @@ async function runSlurmOperators(o: {
       }
     }
   }
-  o.report(step("every image the clusters' workloads and the operator's pods run is pinned (a tag or a digest, never latest)", unpinned.length === 0, unpinned.length ? [...new Set(unpinned)].slice(0, 8).join("; ") : `${images} container images on ${o.specs.join(", ")}`));
+  o.report(step("every image the clusters' workloads (Jobs and CronJobs among them) and the operator's pods run is pinned (a tag or a digest, never latest)", unpinned.length === 0, unpinned.length ? [...new Set(unpinned)].slice(0, 8).join("; ") : `${images} container images on ${o.specs.join(", ")}`));
 }
 
 interface PodSpec {
   containers: { name: string; image: string }[];
   initContainers?: { name: string; image: string }[];
 }
-type PodHolder = PodSpec | { template: { spec: PodSpec } };
+type PodHolder = PodSpec | { template: { spec: PodSpec } } | { jobTemplate: { spec: { template: { spec: PodSpec } } } };
+
+/** The pod spec a workload of this kind (as `kubectl get <kind>` names it) runs: a pod's own, a template's, a CronJob's job template's. Pure. */
+export function podSpecOf(kind: string, spec: PodHolder): PodSpec {
+  if (kind === "pods") return spec as PodSpec;
+  if (kind === "cronjobs") return (spec as { jobTemplate: { spec: { template: { spec: PodSpec } } } }).jobTemplate.spec.template.spec;
+  return (spec as { template: { spec: PodSpec } }).template.spec;
+}
 
 /**
  * No API server of the journey would dial outside loopback with its flags and every object the

@@ -1,5 +1,6 @@
 import * as assert from "node:assert/strict";
 import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/slurm-operator";
+import { allFrom, podSpecOf } from "../journey/fleet-journey";
 import { restapiFailures } from "../journey/scaling";
 import { rbacRefusals } from "../journey/kube/processes";
 import { droppedSecurity, unmatchedSelectors } from "../journey/kube/policies";
@@ -23,6 +24,12 @@ describe("the journey's real slurm-operator", () => {
   it("calls an image pinned by a tag other than latest or by a digest, and names the rest", () => {
     for (const image of ["ghcr.io/slinkyproject/slurmctld:26.05-ubuntu26.04", "docker.io/library/alpine:3.22", "localhost:5000/x:1", `alpine@sha256:${"a".repeat(64)}`]) assert.equal(unpinnedImage(image), undefined, image);
     assert.equal(unpinnedImage("docker.io/library/alpine:latest"), "docker.io/library/alpine:latest: the latest tag");
+    // A CronJob's image is read from its job template (the control: CronJobs were once skipped).
+    const cronJob = { jobTemplate: { spec: { template: { spec: { containers: [{ name: "backup", image: "mariadb:latest" }] } } } } };
+    assert.equal(unpinnedImage(podSpecOf("cronjobs", cronJob).containers[0].image), "mariadb:latest: the latest tag");
+    // A wave counted as on a chart only with objects to count (the control: 0/0 once passed).
+    assert.deepEqual([allFrom({ on: 3, all: 3 }), allFrom({ on: 0, all: 0 }), allFrom({ on: 2, all: 3 }), allFrom(undefined)], [true, false, false, false]);
+    assert.equal(podSpecOf("jobs", { template: { spec: { containers: [{ name: "x", image: "a:1" }] } } }).containers[0].image, "a:1");
     assert.equal(unpinnedImage("alpine"), "alpine: no tag (latest)");
     assert.equal(unpinnedImage("localhost:5000/alpine"), "localhost:5000/alpine: no tag (latest)");
   });
@@ -48,9 +55,14 @@ describe("the journey's real slurm-operator", () => {
       { metadata: { name: "login-egress" }, spec: { podSelector: { matchLabels: { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "slurm-login" } } } },
     ];
     assert.deepEqual(unmatchedSelectors(policies, [{ ...ctld, "pod-template-hash": "1" }, { "app.kubernetes.io/name": "login", "app.kubernetes.io/instance": "slurm-login-login" }]), [
-      'slurmctld-egress: its peer {"app.kubernetes.io/name":"slurmdbd"} is no pod',
-      'login-egress selects no pod ({"app.kubernetes.io/name":"login","app.kubernetes.io/instance":"slurm-login"})',
+      'slurmctld-egress: its peer {"matchLabels":{"app.kubernetes.io/name":"slurmdbd"}} is no pod',
+      'login-egress selects no pod ({"matchLabels":{"app.kubernetes.io/name":"login","app.kubernetes.io/instance":"slurm-login"}})',
     ]);
+    // Expressions count as labels do (the control: they were once skipped), and an empty selector over no pod selects nothing.
+    const expressions = [{ metadata: { name: "by-expression" }, spec: { podSelector: { matchExpressions: [{ key: "app.kubernetes.io/name", operator: "In", values: ["slurmctl"] }] } } }];
+    assert.deepEqual(unmatchedSelectors(expressions, [ctld]), ['by-expression selects no pod ({"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"In","values":["slurmctl"]}]})']);
+    assert.deepEqual(unmatchedSelectors([{ ...expressions[0], spec: { podSelector: { matchExpressions: [{ key: "app.kubernetes.io/name", operator: "In", values: ["slurmctld"] }] } } }], [ctld]), []);
+    assert.deepEqual(unmatchedSelectors([policies[0]], []), ["same-namespace-only selects no pod ({})", "same-namespace-only: its peer {} is no pod"]);
   });
 
   it("names each securityContext key the fleet asked that the operator's pod template lacks or changed", () => {

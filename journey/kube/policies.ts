@@ -17,16 +17,22 @@ export interface PolicyLike {
   };
 }
 
-const specific = (s: Selector | undefined): s is Selector => !!s && Object.keys(s.matchLabels ?? {}).length > 0 && !(s.matchExpressions ?? []).length;
+/** A selector as the API server keeps it: its labels and its expressions (an empty one selects every pod). */
+const shown = (s: Selector) => JSON.stringify({ ...(s.matchLabels ? { matchLabels: s.matchLabels } : {}), ...(s.matchExpressions?.length ? { matchExpressions: s.matchExpressions } : {}) });
 
-/** Each selector of the policies (the policy's own pods, and peers in the same namespace) that matches none of the pods' label sets, named. Pure. */
+/**
+ * Each selector of the policies (the policy's own pods, and peers in this namespace: a peer
+ * with a namespaceSelector names pods of other namespaces, which these are not) that matches
+ * none of the pods' label sets, named: labels and expressions alike, and an empty selector
+ * over a namespace with no pod. Pure.
+ */
 export function unmatchedSelectors(policies: readonly PolicyLike[], pods: readonly Readonly<Record<string, string>>[]): string[] {
   const none = (s: Selector) => !pods.some((labels) => selects(s, labels));
   const out: string[] = [];
   for (const p of policies) {
-    if (specific(p.spec.podSelector) && none(p.spec.podSelector)) out.push(`${p.metadata.name} selects no pod (${JSON.stringify(p.spec.podSelector.matchLabels)})`);
+    if (p.spec.podSelector && none(p.spec.podSelector)) out.push(`${p.metadata.name} selects no pod (${shown(p.spec.podSelector)})`);
     const peers = [...(p.spec.ingress ?? []).flatMap((r) => r.from ?? []), ...(p.spec.egress ?? []).flatMap((r) => r.to ?? [])];
-    for (const peer of peers) if (!peer.namespaceSelector && specific(peer.podSelector) && none(peer.podSelector)) out.push(`${p.metadata.name}: its peer ${JSON.stringify(peer.podSelector.matchLabels)} is no pod`);
+    for (const peer of peers) if (!peer.namespaceSelector && peer.podSelector && none(peer.podSelector)) out.push(`${p.metadata.name}: its peer ${shown(peer.podSelector)} is no pod`);
   }
   return [...new Set(out)];
 }
