@@ -232,7 +232,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       packaged.push(`${r.application}: ${crds.length} CRDs`);
     }
   }
-  report(note("charts' packaging-time templates stood in from the reference", packaged.join("; ") || "no External Secrets render installs CRDs"));
+  report(step("charts' packaging-time templates stood in from the reference", packaged.length > 0, packaged.join("; ") || "no External Secrets render installs CRDs, or the reference has none of its CRDs"));
 
   // 4. ArgoCD as the central stack installs it: its chart with the stack's values (Helm, not ArgoCD).
   const release = resources(input.central).find((r) => r.type === "kubernetes:helm.sh/v3:Release");
@@ -667,18 +667,25 @@ async function driftSteps(c: Kubectl, id: string, who: string, report: (s: Journ
   const quota = managedObject(guards, "ResourceQuota");
   const users = managedObject(manifests, "ConfigMap");
   const binding: Managed = { kind: "MutatingAdmissionPolicyBinding", name: tenantPodDnsBindingName(id) };
+  // Each must be there to change: a guards' Application that manages no policy or quota fails the step, never shrinks it.
+  const missing = (what: string): Drift => ({ what, object: { kind: "missing", name: what }, make: async () => ({ code: 1, stderr: `${id}-${GUARDS_ADDON} manages no ${what}` }) });
   const drifts: Drift[] = [
-    ...(policy ? [{ what: `NetworkPolicy ${ns}/${policy.name} deleted`, object: policy, make: (kc: Kubectl) => kc.run(["delete", "networkpolicy", policy.name, "-n", ns]) }] : []),
-    ...(quota ? [{ what: `ResourceQuota ${ns}/${quota.name} raised (requests.cpu 64, pods 1000)`, object: quota, make: (kc: Kubectl) => kc.run(["patch", "resourcequota", quota.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ spec: { hard: { "requests.cpu": "64", pods: "1000" } } })]) }] : []),
+    policy ? { what: `NetworkPolicy ${ns}/${policy.name} deleted`, object: policy, make: (kc: Kubectl) => kc.run(["delete", "networkpolicy", policy.name, "-n", ns]) } : missing("NetworkPolicy"),
+    quota ? { what: `ResourceQuota ${ns}/${quota.name} raised (requests.cpu 64, pods 1000)`, object: quota, make: (kc: Kubectl) => kc.run(["patch", "resourcequota", quota.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ spec: { hard: { "requests.cpu": "64", pods: "1000" } } })]) } : missing("ResourceQuota"),
     { what: `MutatingAdmissionPolicyBinding ${binding.name} deleted`, object: binding, make: (kc: Kubectl) => kc.run(["delete", "mutatingadmissionpolicybinding", binding.name]) },
   ];
+  // Both Applications Synced first: "as before" is git's state, not a drift already there.
+  const unsynced = [guards, manifests].filter((a) => a?.status?.sync?.status !== "Synced").map((a) => a?.metadata.name ?? "(missing)");
   const original = users ? (await c.get<{ data?: Record<string, string> }>(["configmap", users.name, "-n", ns]))?.data ?? {} : {};
-  const key = Object.keys(original).sort()[0];
+  // Its group file: a line of it changes who a user is on the login, and nothing the journey reads later.
+  const key = "group" in original ? "group" : undefined;
   const control: Drift | undefined = users && key ? { what: `ConfigMap ${ns}/${users.name} data.${key} edited`, object: users, make: (kc: Kubectl) => kc.run(["patch", "configmap", users.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ data: { [key]: `${original[key]}journey-drift:x:64999:\n` } })]) } : undefined;
   const outcomes = await watchDrifts(c, [...drifts, ...(control ? [control] : [])], SELF_HEAL_BOUND_MS);
   const sync = (await app(CONTROL_PLANE_MANIFESTS_ADDON))?.status?.sync?.status;
   // The control's object set back by hand: the Slurm part reads nothing live, but later steps list this namespace.
-  if (users && key) await c.run(["patch", "configmap", users.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ data: { [key]: original[key] } })]);
+  const restored = users && key ? await c.run(["patch", "configmap", users.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ data: { [key]: original[key] } })]) : undefined;
+  if (restored && restored.code !== 0) report(step(`tenant ${id}: the control's ConfigMap set back by hand`, false, restored.stderr.trim()));
+  if (unsynced.length) report(step(`tenant ${id}: its guards and manifests Synced before the drift`, false, `not Synced: ${unsynced.join(", ")}`));
   report(healedStep(`tenant ${id}: what contains it on central, changed by hand (a NetworkPolicy deleted, its quota raised, its pods' DNS binding deleted), is put back by ${who} itself within ${SELF_HEAL_BOUND_MS / 1000} s (${id}-${GUARDS_ADDON} and the root Application self-heal)`, outcomes.slice(0, drifts.length), SELF_HEAL_BOUND_MS));
   report(unhealedStep(`tenant ${id}: the control: the same kind of edit to an object of a RollingSync Application (${id}-${CONTROL_PLANE_MANIFESTS_ADDON}) stays, OutOfSync, for ${who} turns automated sync off under RollingSync`, control ? outcomes[drifts.length] : undefined, sync, SELF_HEAL_BOUND_MS));
 }

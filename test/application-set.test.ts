@@ -100,6 +100,13 @@ describe("the tenants' ApplicationSet", () => {
     assert.deepEqual([acme.spec.project, acme.spec.destination], ["tenant-acme", { server: "https://kubernetes.default.svc", namespace: "tenant-acme" }]);
   });
 
+  it("prunes nothing with control-plane-manifests while the guards take its policies over, and prunes with every other add-on", () => {
+    const apps = expandApplicationSet(appset, [cluster("acme", "canary")]);
+    const prune = (n: string) => ((apps.find((a) => a.application.metadata.name === n)?.application.spec as { syncPolicy: { automated: { prune: boolean } } }).syncPolicy.automated.prune);
+    assert.equal(prune("acme-control-plane-manifests"), false);
+    assert.ok(apps.filter((a) => a.application.metadata.name !== "acme-control-plane-manifests").every((a) => prune(a.application.metadata.name) === true));
+  });
+
   it("turns automation off under RollingSync and puts each Application in its wave's stage", () => {
     const apps = expandApplicationSet(appset, [cluster("acme", "canary"), cluster("globex", "general")]);
     assert.equal(rolloutSteps().length, ROLLOUT_WAVES.length * ROLLOUT_STAGES.length);

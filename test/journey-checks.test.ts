@@ -5,6 +5,7 @@ import * as ts from "typescript";
 import { PROJECT_ROOT } from "../config";
 import { journeyPassed, summary } from "../journey/index";
 import { note, step } from "../journey/host/step";
+import { healedStep, managedObject, putBack, unhealedStep } from "../journey/gitops/self-heal";
 
 /**
  * Every place a journey source gives a step a literal `passed: true` (`step(name, true, ...)`,
@@ -43,5 +44,32 @@ describe("the journey's steps are checks or notes, never constants", () => {
     assert.equal(summary(steps), "journey: 1 passed, 1 failed; 1 notes (reports, not counted)");
     assert.equal(journeyPassed(steps.slice(0, 2)), true);
     assert.equal(journeyPassed(steps), false);
+  });
+});
+
+describe("drift on central, as the journey judges ArgoCD's self-heal", () => {
+  const before = { state: '{"hard":{"pods":"10"}}', uid: "u1", resourceVersion: "5" };
+  it("takes an object for put back only when written back after the change: a new uid or version with git's spec", () => {
+    assert.equal(putBack(before, { state: before.state, uid: "u2", resourceVersion: "9" }), true, "deleted and made again");
+    assert.equal(putBack(before, { state: before.state, uid: "u1", resourceVersion: "7" }), true, "written back");
+    assert.equal(putBack(before, { ...before }), false, "a change that changed nothing is not a heal (the control)");
+    assert.equal(putBack(before, { state: '{"hard":{"pods":"1000"}}', uid: "u1", resourceVersion: "6" }), false, "still raised");
+    assert.equal(putBack(before, {}), false, "still deleted");
+  });
+  it("passes the heal only when every drift is back, and the control only when its drift stayed and its Application is OutOfSync", () => {
+    assert.equal(healedStep("h", [{ what: "a", backAfterMs: 3000 }, { what: "b", backAfterMs: 5000 }], 60_000).passed, true);
+    assert.equal(healedStep("h", [{ what: "a", backAfterMs: 3000 }, { what: "b" }], 60_000).passed, false);
+    assert.equal(healedStep("h", [{ what: "a", backAfterMs: 3000 }, { what: "NetworkPolicy", problem: "acme-guards manages no NetworkPolicy" }], 60_000).passed, false);
+    assert.equal(healedStep("h", [], 60_000).passed, false);
+    assert.equal(unhealedStep("c", { what: "users" }, "OutOfSync", 60_000).passed, true);
+    assert.equal(unhealedStep("c", { what: "users", backAfterMs: 4000 }, "Synced", 60_000).passed, false, "a RollingSync Application healed: the defect is gone, or the control is wrong");
+    assert.equal(unhealedStep("c", { what: "users" }, "Synced", 60_000).passed, false, "ArgoCD did not see the drift");
+    assert.equal(unhealedStep("c", undefined, "OutOfSync", 60_000).passed, false);
+  });
+  it("finds the objects an Application manages from its status", () => {
+    const app = { metadata: { name: "acme-guards" }, spec: {}, status: { resources: [{ kind: "NetworkPolicy", name: "same-namespace-only", namespace: "tenant-acme" }, { kind: "ResourceQuota", name: "control-plane", namespace: "tenant-acme" }] } };
+    assert.deepEqual(managedObject(app, "ResourceQuota"), { kind: "ResourceQuota", name: "control-plane", namespace: "tenant-acme" });
+    assert.equal(managedObject(app, "LimitRange"), undefined);
+    assert.equal(managedObject(undefined, "NetworkPolicy"), undefined);
   });
 });

@@ -63,6 +63,13 @@ export interface TenantAddOn {
    * one (which turns automation off): the add-on's live state is a tenant's containment.
    */
   readonly selfHealed?: true;
+  /**
+   * Its syncs prune nothing. control-plane-manifests', for the release that hands the tenant's
+   * policies, quota and LimitRange over to the guards: its RollingSync wave may sync before the
+   * tenant's guards have applied them (taking them over), and would delete them, leaving the
+   * namespace open until the guards' first sync. The release after sets it back (README, "Self-heal").
+   */
+  readonly prune?: false;
   /** Fields ArgoCD must not compare (a value the cluster sets, never git). */
   readonly ignoreDifferences?: readonly { group: string; kind: string; name?: string; jsonPointers?: string[]; jqPathExpressions?: string[] }[];
 }
@@ -103,7 +110,7 @@ export const GUARDS_ADDON = "guards";
 /** Paths below are relative to the tenant's folder (facts/fleet.ts tenantFleetPath). */
 export const TENANT_ADD_ONS: readonly TenantAddOn[] = [
   {
-    addon: CONTROL_PLANE_MANIFESTS_ADDON, side: "central", namespace: "", stage: "secrets",
+    addon: CONTROL_PLANE_MANIFESTS_ADDON, side: "central", namespace: "", stage: "secrets", prune: false,
     source: { kind: "local-chart", path: LOCAL_CHARTS.tenantControlPlane, shared: (c) => controlPlaneManifestsSharedValues(c.backups), users: true, facts: true, centralFacts: true, values: `control-plane/values/${CONTROL_PLANE_MANIFESTS_VALUES}` },
   },
   // What contains the tenant on central: self-healed, never waiting for the next rollout.
@@ -226,6 +233,7 @@ function element(a: TenantAddOn, charts: Readonly<Record<ChartKey, ChartPin>>): 
     centralFacts: (s.kind === "chart" || s.kind === "local-chart") && !!s.centralFacts,
     values: s.kind === "chart" || s.kind === "local-chart" ? s.values ?? "" : "",
     releaseName: a.releaseName ?? a.addon,
+    prune: a.prune ?? true,
     syncOptions: ["CreateNamespace=true", "ServerSideApply=true", ...(a.ignoreDifferences ? ["RespectIgnoreDifferences=true"] : [])],
     ignoreDifferences: a.ignoreDifferences ?? [],
   };
@@ -309,6 +317,8 @@ function templatePatch(scope: string, repo: FleetRepo): string {
     "  {{- end }}",
     "  {{- end }}",
     "  syncPolicy:",
+    "    automated:",
+    "      prune: {{ .prune }}",
     "    syncOptions: {{ toJson .syncOptions }}",
     "  ignoreDifferences: {{ toJson .ignoreDifferences }}",
     "",

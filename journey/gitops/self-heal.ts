@@ -34,6 +34,27 @@ export function comparable(o: Record<string, unknown> | undefined): string | und
   return JSON.stringify(o.kind === "ConfigMap" ? o.data ?? {} : o.spec ?? {});
 }
 
+/** An object's identity and version as the API server gives them: a re-created object has a new uid, a written one a new resourceVersion. */
+export interface Seen {
+  readonly state?: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+}
+
+export function seen(o: Record<string, unknown> | undefined): Seen {
+  const m = (o?.metadata ?? {}) as { uid?: string; resourceVersion?: string };
+  return { state: comparable(o), uid: m.uid, resourceVersion: m.resourceVersion };
+}
+
+/**
+ * Whether an object is back as it was before a hand-made change, by a write after it: the same
+ * spec, and a new uid (deleted and made again) or a new resourceVersion (written back). A change
+ * that changed nothing (same uid, same version) is never taken for one put back. Pure.
+ */
+export function putBack(before: Seen, now: Seen): boolean {
+  return now.state !== undefined && now.state === before.state && (now.uid !== before.uid || now.resourceVersion !== before.resourceVersion);
+}
+
 /** One hand-made change: how it is made, and the object it is made to. */
 export interface Drift {
   readonly what: string;
@@ -41,7 +62,7 @@ export interface Drift {
   readonly make: (kc: Kubectl) => Promise<{ code: number; stderr: string }>;
 }
 
-/** Per drift, when (ms after they were made) the object was back as git has it; undefined: not within the bound. */
+/** Per drift, when (ms after it was made) the object was back as git has it; undefined: not within the bound. */
 export interface DriftOutcome {
   readonly what: string;
   readonly backAfterMs?: number;
@@ -51,28 +72,31 @@ export interface DriftOutcome {
 const args = (o: Managed) => [o.kind.toLowerCase(), o.name, ...(o.namespace ? ["-n", o.namespace] : [])];
 
 /**
- * Makes every drift at once, then polls each object each second until it is as before or the
- * bound runs out. `before` is read first, so "as before" is git's state as ArgoCD synced it.
+ * Makes every drift at once, then polls each object each second until it is put back or the
+ * bound runs out (each drift's time from its own change). `before` is read first: git's state
+ * as ArgoCD synced it (the caller checks its Applications are Synced).
  */
 export async function watchDrifts(kc: Kubectl, drifts: readonly Drift[], boundMs: number): Promise<DriftOutcome[]> {
-  const before = new Map<Drift, string | undefined>();
-  for (const d of drifts) before.set(d, comparable(await kc.get<Record<string, unknown>>(args(d.object))));
+  const read = async (d: Drift) => seen(await kc.get<Record<string, unknown>>(args(d.object)));
   const outcomes = new Map<Drift, DriftOutcome>();
-  const started = Date.now();
+  const made = new Map<Drift, { at: number; before: Seen }>();
   for (const d of drifts) {
-    if (before.get(d) === undefined) outcomes.set(d, { what: d.what, problem: `${d.object.kind}/${d.object.name} was not there to change` });
-    else {
-      const r = await d.make(kc);
-      if (r.code !== 0) outcomes.set(d, { what: d.what, problem: `the change was refused: ${r.stderr.trim().slice(0, 200)}` });
+    const before = await read(d);
+    if (before.state === undefined) {
+      outcomes.set(d, { what: d.what, problem: `${d.object.kind}/${d.object.name} was not there to change` });
+      continue;
     }
+    const at = Date.now();
+    const r = await d.make(kc);
+    if (r.code !== 0) outcomes.set(d, { what: d.what, problem: `the change was refused: ${r.stderr.trim().slice(0, 200)}` });
+    else made.set(d, { at, before });
   }
-  // Each made drift must first be seen in effect (else a fast poll could read the state before it).
-  const seen = new Set<Drift>();
-  while (Date.now() - started < boundMs && drifts.some((d) => !outcomes.has(d))) {
-    for (const d of drifts.filter((x) => !outcomes.has(x))) {
-      const now = comparable(await kc.get<Record<string, unknown>>(args(d.object)));
-      if (now !== before.get(d)) seen.add(d);
-      else if (seen.has(d) || Date.now() - started > 2000) outcomes.set(d, { what: d.what, backAfterMs: Date.now() - started });
+  const open = () => drifts.filter((d) => !outcomes.has(d));
+  while (open().some((d) => Date.now() - (made.get(d)?.at ?? 0) < boundMs)) {
+    for (const d of open()) {
+      const m = made.get(d);
+      if (!m) continue;
+      if (putBack(m.before, await read(d))) outcomes.set(d, { what: d.what, backAfterMs: Date.now() - m.at });
     }
     await sleep(1000);
   }
