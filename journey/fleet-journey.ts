@@ -17,8 +17,8 @@ import { checkoutFiles } from "../fleet-tools/files";
 import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../fleet-tools/render";
 import { CONTROL_PLANE_MANIFESTS_ADDON, GUARDS_ADDON, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { tenantPodDnsBindingName } from "../components/fleet/central-admission";
-import { healedStep, managedObject, SELF_HEAL_BOUND_MS, unhealedStep, watchDrifts, type Drift, type Managed } from "./gitops/self-heal";
-import { PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
+import { healedStep, managedObject, rollingSyncDriftDetail, SELF_HEAL_BOUND_MS, watchDrifts, type Drift, type Managed } from "./gitops/self-heal";
+import { APPLICATION_HEALTH_KEY, PROGRESSIVE_SYNCS_PARAM } from "../components/central/argocd-values";
 import { CHARTS } from "../facts/charts";
 import { centralFleetPath, ROLLOUT_WAVES, SLURM_RELEASE, TENANT_ENTRIES_APPLICATION_SET, tenantFleetPath, TENANT_GUARDS_APPLICATION_SET, TENANTS_APPLICATION_SET, tenantNamespace, tenantsApplicationSetPath, tenantsFleetPath } from "../facts/fleet";
 import { crossCentralApplications, expanderDifferences, FLEET_SYNC_TIMEOUT_MS, type OtherCentral, liveApplications, liveClusterParams, rolloutStart, secretsGateViolations, type ApplicationObject, type SecretsReady, liveRollout, refreshApplication, REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type LiveApplication, type RolloutResult } from "./gitops/applications";
@@ -423,13 +423,14 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     foreign.length === 0 && cellFolders.length > 0,
     foreign.length ? foreign.slice(0, 6).join("; ") : cellFolders.length ? `${liveApps.length} Applications, none of them another central's; the served commit holds ${cellFolders.join(", ")}` : "the served commit holds no other central's tenant: nothing to tell apart"));
   const noRetry = last.filter((a) => !a.retry).map((a) => a.name);
-  // App-of-apps waves wait on each child's health only where ArgoCD assesses it: by what the
-  // root Application reports of its children (without argocd-cm's check it reports none).
-  const rootApp = await c.get<ApplicationObject>(["applications.argoproj.io", String((pulumiObjects.find((o) => o.kind === "Application") as KubeObject).metadata.name), "-n", ARGOCD_CHART.namespace]);
-  const children = (rootApp?.status?.resources ?? []).filter((r) => r.kind === "Application");
-  const unassessed = children.filter((r) => !r.health?.status).map((r) => r.name);
-  report(step("app-of-apps waves wait for each child Application's health (the root Application reports each child's)", children.length > 0 && unassessed.length === 0,
-    !children.length ? "the root Application lists no child Application" : unassessed.length ? `no health for ${unassessed.join(", ")}: ArgoCD treats them as healthy at once, so central's waves do not wait (argocd-cm ${settings.applicationHealth ? "has" : "has no"} a health check for argoproj.io/Application)` : `${children.length} children, each with its health: ${[...new Set(children.map((r) => r.health?.status))].join(", ")}`));
+  // App-of-apps waves wait on each child's health only where argocd-cm gives ArgoCD a health
+  // check for Applications: read from the live argocd-cm the central stack's release wrote.
+  // ArgoCD v3 keeps resources' health out of the Application's status (controller.resource.health.persist
+  // is false by default), so the wait itself is not observed here.
+  const argocdCm = await c.get<{ data?: Record<string, string> }>(["configmap", "argocd-cm", "-n", ARGOCD_CHART.namespace]);
+  const applicationHealth = !!argocdCm?.data?.[APPLICATION_HEALTH_KEY]?.trim();
+  report(step("app-of-apps waves wait for each child Application's health (argocd-cm, as the central stack's release wrote it, has a health check for argoproj.io/Application)", applicationHealth,
+    applicationHealth ? `argocd-cm ${APPLICATION_HEALTH_KEY}: ${argocdCm?.data?.[APPLICATION_HEALTH_KEY]?.split("\n").length} lines of Lua${settings.applicationHealth ? "" : " (though the values the journey read say none)"}` : `argocd-cm has no ${APPLICATION_HEALTH_KEY}: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other`));
   for (const a of last) report(step(`Application ${a.name} Synced and Healthy (${who})`, a.sync === "Synced" && a.health === "Healthy", a.detail));
 
   const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
@@ -687,7 +688,7 @@ async function driftSteps(c: Kubectl, id: string, who: string, report: (s: Journ
   if (restored && restored.code !== 0) report(step(`tenant ${id}: the control's ConfigMap set back by hand`, false, restored.stderr.trim()));
   if (unsynced.length) report(step(`tenant ${id}: its guards and manifests Synced before the drift`, false, `not Synced: ${unsynced.join(", ")}`));
   report(healedStep(`tenant ${id}: what contains it on central, changed by hand (a NetworkPolicy deleted, its quota raised, its pods' DNS binding deleted), is put back by ${who} itself within ${SELF_HEAL_BOUND_MS / 1000} s (${id}-${GUARDS_ADDON} and the root Application self-heal)`, outcomes.slice(0, drifts.length), SELF_HEAL_BOUND_MS));
-  report(unhealedStep(`tenant ${id}: the control: the same kind of edit to an object of a RollingSync Application (${id}-${CONTROL_PLANE_MANIFESTS_ADDON}) stays, OutOfSync, for ${who} turns automated sync off under RollingSync`, control ? outcomes[drifts.length] : undefined, sync, SELF_HEAL_BOUND_MS));
+  report(note(`tenant ${id}: the same kind of edit to an object of a RollingSync Application (${id}-${CONTROL_PLANE_MANIFESTS_ADDON}), which ${who} does not self-heal; its ApplicationSet controller re-syncs it only by the accident of finding its spec changed at every reconcile`, rollingSyncDriftDetail(control ? outcomes[drifts.length] : undefined, sync, SELF_HEAL_BOUND_MS)));
 }
 
 /** Every one of a tenant's Slurm objects from the chart version counted, and at least one (0/0 proves nothing). Pure. */

@@ -5,7 +5,7 @@ import * as ts from "typescript";
 import { PROJECT_ROOT } from "../config";
 import { journeyPassed, summary } from "../journey/index";
 import { note, step } from "../journey/host/step";
-import { healedStep, managedObject, putBack, unhealedStep } from "../journey/gitops/self-heal";
+import { healedStep, managedObject, putBack, rollingSyncDriftDetail } from "../journey/gitops/self-heal";
 
 /**
  * Every place a journey source gives a step a literal `passed: true` (`step(name, true, ...)`,
@@ -56,15 +56,13 @@ describe("drift on central, as the journey judges ArgoCD's self-heal", () => {
     assert.equal(putBack(before, { state: '{"hard":{"pods":"1000"}}', uid: "u1", resourceVersion: "6" }), false, "still raised");
     assert.equal(putBack(before, {}), false, "still deleted");
   });
-  it("passes the heal only when every drift is back, and the control only when its drift stayed and its Application is OutOfSync", () => {
+  it("passes the heal only when every drift is back, and says what became of the RollingSync Application's drift", () => {
     assert.equal(healedStep("h", [{ what: "a", backAfterMs: 3000 }, { what: "b", backAfterMs: 5000 }], 60_000).passed, true);
     assert.equal(healedStep("h", [{ what: "a", backAfterMs: 3000 }, { what: "b" }], 60_000).passed, false);
     assert.equal(healedStep("h", [{ what: "a", backAfterMs: 3000 }, { what: "NetworkPolicy", problem: "acme-guards manages no NetworkPolicy" }], 60_000).passed, false);
     assert.equal(healedStep("h", [], 60_000).passed, false);
-    assert.equal(unhealedStep("c", { what: "users" }, "OutOfSync", 60_000).passed, true);
-    assert.equal(unhealedStep("c", { what: "users", backAfterMs: 4000 }, "Synced", 60_000).passed, false, "a RollingSync Application healed: the defect is gone, or the control is wrong");
-    assert.equal(unhealedStep("c", { what: "users" }, "Synced", 60_000).passed, false, "ArgoCD did not see the drift");
-    assert.equal(unhealedStep("c", undefined, "OutOfSync", 60_000).passed, false);
+    assert.equal(rollingSyncDriftDetail({ what: "users", backAfterMs: 4900 }, "Synced", 60_000), "users: back after 4.9 s; its Application Synced");
+    assert.equal(rollingSyncDriftDetail({ what: "users" }, "OutOfSync", 60_000), "users: still as left after 60 s; its Application OutOfSync");
   });
   it("finds the objects an Application manages from its status", () => {
     const app = { metadata: { name: "acme-guards" }, spec: {}, status: { resources: [{ kind: "NetworkPolicy", name: "same-namespace-only", namespace: "tenant-acme" }, { kind: "ResourceQuota", name: "control-plane", namespace: "tenant-acme" }] } };

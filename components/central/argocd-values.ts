@@ -56,6 +56,9 @@ export function resourceInclusions(): { apiGroups: string[]; kinds: string[]; cl
   return [...byGroup].map(([group, kinds]) => ({ apiGroups: [group], kinds, clusters: [tenantClusterServer("*")] }));
 }
 
+/** argocd-cm's key for a health check of ArgoCD's own Applications (resource.customizations.health.<group>_<kind>). */
+export const APPLICATION_HEALTH_KEY = "resource.customizations.health.argoproj.io_Application";
+
 /** Health of a child Application: its own reported health, Progressing until it has one. */
 export const APPLICATION_HEALTH_LUA = [
   "hs = { status = \"Progressing\", message = \"\" }",
@@ -218,7 +221,7 @@ export function argocdValues(environment: string): Record<string, unknown> {
         "resource.inclusions": stringify(resourceInclusions()),
         // An app-of-apps waits for each child's health before its next wave (ArgoCD assesses
         // no Application's health by default): CRDs, then operators, then tenants.
-        "resource.customizations.health.argoproj.io_Application": APPLICATION_HEALTH_LUA,
+        [APPLICATION_HEALTH_KEY]: APPLICATION_HEALTH_LUA,
         // The root does not wait on the tenants' rollouts (APPLICATIONSET_HEALTH_LUA: why).
         "resource.customizations.health.argoproj.io_ApplicationSet": APPLICATIONSET_HEALTH_LUA,
         // A CRD Application Healthy once its CRDs are accepted (CRD_HEALTH_LUA: why).

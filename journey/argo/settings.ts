@@ -5,6 +5,7 @@
  * app-of-apps wait for a child before its next wave). Pure functions.
  */
 import { parse } from "yaml";
+import { APPLICATION_HEALTH_KEY } from "../../components/central/argocd-values";
 
 export interface ResourceFilter {
   readonly apiGroups: readonly string[];
@@ -43,7 +44,7 @@ export function argoSettings(chartValues: Values, releaseValues: Values): ArgoSe
     exclusions: filters("resource.exclusions"),
     inclusions: filters("resource.inclusions"),
     respectRBAC: cm["resource.respectRBAC"] ?? "",
-    applicationHealth: Object.keys(cm).some((k) => k === "resource.customizations.health.argoproj.io_Application") || /argoproj\.io\/Application:\s*\n\s+health\.lua/.test(cm["resource.customizations"] ?? ""),
+    applicationHealth: Object.keys(cm).some((k) => k === APPLICATION_HEALTH_KEY) || /argoproj\.io\/Application:\s*\n\s+health\.lua/.test(cm["resource.customizations"] ?? ""),
     progressiveSyncs: String(params["applicationsetcontroller.enable.progressive.syncs"]) === "true",
   };
 }

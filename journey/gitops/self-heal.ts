@@ -2,10 +2,8 @@
  * Drift on central, undone by ArgoCD itself: what contains a tenant (its NetworkPolicies, its
  * quota: the guards' Application; its pods' DNS binding: the root Application) is changed by
  * hand, as an operator's slip or a compromised tool would, and ArgoCD must put it back within
- * SELF_HEAL_BOUND_MS. The control, in the same run: the same kind of edit on an object of a
- * RollingSync Application (the tenant's users ConfigMap, control-plane-manifests) stays as it
- * was left, though ArgoCD reports that Application OutOfSync: ArgoCD v3.4.4 turns automated
- * sync off for what a RollingSync set generates, which is why the guards have a set of their own.
+ * SELF_HEAL_BOUND_MS. Beside it, a note: the same kind of edit on an object of a RollingSync
+ * Application (the tenant's users ConfigMap, control-plane-manifests), and what became of it.
  */
 import type { Kubectl } from "../kube/kubectl";
 import { sleep } from "../kube/processes";
@@ -110,12 +108,15 @@ export function healedStep(name: string, outcomes: readonly DriftOutcome[], boun
 }
 
 /**
- * The control's step: the RollingSync Application's drift must still be there after the bound,
- * with ArgoCD reporting it OutOfSync (it saw the drift and left it). Pure.
+ * What became of the same kind of edit to an object of a RollingSync Application: a note, not a
+ * check. ArgoCD v3.4.4 turns automated sync off for those Applications, yet its ApplicationSet
+ * controller finds each one's spec differing from the one it generates at every reconcile
+ * ("Application has pending changes (spec differs)", thousands of times a run) and so syncs
+ * again whatever is OutOfSync when its step allows: an accident of that loop, not a self-heal
+ * the fleet may rely on (a stopped rollout holds it, and the loop is a defect of its own). Pure.
  */
-export function unhealedStep(name: string, outcome: DriftOutcome | undefined, sync: string | undefined, boundMs: number): JourneyStep {
-  const stayed = !!outcome && !outcome.problem && outcome.backAfterMs === undefined;
-  return step(name, stayed && sync === "OutOfSync", !outcome ? "no drift made"
-    : outcome.problem ? `${outcome.what}: ${outcome.problem}`
-      : `${outcome.what}: ${stayed ? `still as left after ${boundMs / 1000} s` : `back after ${((outcome.backAfterMs ?? 0) / 1000).toFixed(1)} s`}; its Application ${sync ?? "(not found)"}`);
+export function rollingSyncDriftDetail(outcome: DriftOutcome | undefined, sync: string | undefined, boundMs: number): string {
+  if (!outcome) return "no drift made";
+  if (outcome.problem) return `${outcome.what}: ${outcome.problem}`;
+  return `${outcome.what}: ${outcome.backAfterMs === undefined ? `still as left after ${boundMs / 1000} s` : `back after ${(outcome.backAfterMs / 1000).toFixed(1)} s`}; its Application ${sync ?? "(not found)"}`;
 }
