@@ -669,7 +669,7 @@ async function driftSteps(c: Kubectl, id: string, who: string, report: (s: Journ
   const users = managedObject(manifests, "ConfigMap");
   const binding: Managed = { kind: "MutatingAdmissionPolicyBinding", name: tenantPodDnsBindingName(id) };
   // Each must be there to change: a guards' Application that manages no policy or quota fails the step, never shrinks it.
-  const missing = (what: string): Drift => ({ what, object: { kind: "missing", name: what }, make: async () => ({ code: 1, stderr: `${id}-${GUARDS_ADDON} manages no ${what}` }) });
+  const missing = (kind: string): Drift => ({ what: kind, make: async () => ({ code: 1, stderr: "" }), absent: `${id}-${GUARDS_ADDON} manages no ${kind}` });
   const drifts: Drift[] = [
     policy ? { what: `NetworkPolicy ${ns}/${policy.name} deleted`, object: policy, make: (kc: Kubectl) => kc.run(["delete", "networkpolicy", policy.name, "-n", ns]) } : missing("NetworkPolicy"),
     quota ? { what: `ResourceQuota ${ns}/${quota.name} raised (requests.cpu 64, pods 1000)`, object: quota, make: (kc: Kubectl) => kc.run(["patch", "resourcequota", quota.name, "-n", ns, "--type=merge", "-p", JSON.stringify({ spec: { hard: { "requests.cpu": "64", pods: "1000" } } })]) } : missing("ResourceQuota"),

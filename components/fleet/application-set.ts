@@ -325,6 +325,9 @@ function templatePatch(scope: string, repo: FleetRepo): string {
   ].join("\n");
 }
 
+/** The ApplicationSet strategy that rolls a change out step by step (and turns automated sync off). */
+const ROLLING_SYNC = "RollingSync";
+
 /** RollingSync's steps: each wave's stages in order, canary first. */
 export function rolloutSteps(): { matchExpressions: { key: string; operator: "In"; values: string[] }[] }[] {
   return ROLLOUT_WAVES.flatMap((wave) => ROLLOUT_STAGES.map((stage) => ({
@@ -371,7 +374,7 @@ function tenantAddOnsApplicationSet(name: string, rows: readonly TenantAddOn[], 
       // Applications; `clusterra tenant remove` deletes them on purpose. Deleting the
       // ApplicationSet itself keeps what they deployed (every tenant's control plane).
       syncPolicy: { applicationsSync: "create-update", preserveResourcesOnDeletion: true },
-      ...(rolling ? { strategy: { type: "RollingSync", rollingSync: { steps: rolloutSteps() } } } : {}),
+      ...(rolling ? { strategy: { type: ROLLING_SYNC, rollingSync: { steps: rolloutSteps() } } } : {}),
       template: {
         metadata: {
           name: `${TENANT}-{{ .addon }}`,
@@ -521,7 +524,8 @@ export interface GeneratedApplication {
 export function expandApplicationSet(appset: Record<string, unknown>, clusters: readonly ClusterParams[], git?: GitFiles): GeneratedApplication[] {
   const spec = appset.spec as { goTemplate?: boolean; generators: Generator[]; template: Json; templatePatch?: string; strategy?: { type?: string; rollingSync?: { steps?: { matchExpressions: { key: string; operator: string; values: string[] }[] }[] } } };
   if (!spec.goTemplate) throw new GoTemplateError("the fleet's ApplicationSets use goTemplate");
-  const steps = spec.strategy?.type === "RollingSync" ? spec.strategy.rollingSync?.steps ?? [] : [];
+  const rollingSync = spec.strategy?.type === ROLLING_SYNC;
+  const steps = rollingSync ? spec.strategy?.rollingSync?.steps ?? [] : [];
   const out: GeneratedApplication[] = [];
   for (const params of spec.generators.flatMap((g) => generate(g, clusters, git))) {
     let app = renderStrings(spec.template, params) as Record<string, Json>;
@@ -538,7 +542,7 @@ export function expandApplicationSet(appset: Record<string, unknown>, clusters: 
     }
     const labels = application.metadata.labels ?? {};
     const step = steps.findIndex((s) => s.matchExpressions.every((m) => (m.operator === "In" ? m.values.includes(labels[m.key] ?? "\u0000") : !m.values.includes(labels[m.key] ?? "\u0000"))));
-    out.push({ application, step, rollingSync: spec.strategy?.type === "RollingSync" });
+    out.push({ application, step, rollingSync });
   }
   return out;
 }

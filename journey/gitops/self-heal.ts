@@ -56,8 +56,10 @@ export function putBack(before: Seen, now: Seen): boolean {
 /** One hand-made change: how it is made, and the object it is made to. */
 export interface Drift {
   readonly what: string;
-  readonly object: Managed;
+  /** The object to change; undefined when the Application that should manage it does not (`absent` says so). */
+  readonly object?: Managed;
   readonly make: (kc: Kubectl) => Promise<{ code: number; stderr: string }>;
+  readonly absent?: string;
 }
 
 /** Per drift, when (ms after it was made) the object was back as git has it; undefined: not within the bound. */
@@ -75,11 +77,15 @@ const args = (o: Managed) => [o.kind.toLowerCase(), o.name, ...(o.namespace ? ["
  * as ArgoCD synced it (the caller checks its Applications are Synced).
  */
 export async function watchDrifts(kc: Kubectl, drifts: readonly Drift[], boundMs: number): Promise<DriftOutcome[]> {
-  const read = async (d: Drift) => seen(await kc.get<Record<string, unknown>>(args(d.object)));
+  const read = async (o: Managed) => seen(await kc.get<Record<string, unknown>>(args(o)));
   const outcomes = new Map<Drift, DriftOutcome>();
   const made = new Map<Drift, { at: number; before: Seen }>();
   for (const d of drifts) {
-    const before = await read(d);
+    if (!d.object) {
+      outcomes.set(d, { what: d.what, problem: d.absent ?? "no object to change" });
+      continue;
+    }
+    const before = await read(d.object);
     if (before.state === undefined) {
       outcomes.set(d, { what: d.what, problem: `${d.object.kind}/${d.object.name} was not there to change` });
       continue;
@@ -93,8 +99,8 @@ export async function watchDrifts(kc: Kubectl, drifts: readonly Drift[], boundMs
   while (open().some((d) => Date.now() - (made.get(d)?.at ?? 0) < boundMs)) {
     for (const d of open()) {
       const m = made.get(d);
-      if (!m) continue;
-      if (putBack(m.before, await read(d))) outcomes.set(d, { what: d.what, backAfterMs: Date.now() - m.at });
+      if (!m || !d.object) continue;
+      if (putBack(m.before, await read(d.object))) outcomes.set(d, { what: d.what, backAfterMs: Date.now() - m.at });
     }
     await sleep(1000);
   }
