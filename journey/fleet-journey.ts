@@ -9,7 +9,6 @@ import { argocdManagerManifest } from "../components/fleet/tenant-cluster";
 import { plannedHostFiles, type HostFile } from "../components/host/host-files";
 import { ARGOCD_CREDENTIAL_SCRIPT } from "../components/host/tenant-cloud-init";
 import { SLURM_DAEMON_PRIVILEGE_POLICY } from "../components/fleet/central-admission";
-import * as crypto from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
@@ -37,14 +36,14 @@ import { health } from "./argo/health";
 import { readK3sServer } from "./kube/k3s";
 import { startCluster, type Cluster } from "./kube/cluster";
 import { startTenantDns, tenantPodsDns, unnamedResolverRefused } from "./kube/tenant-dns";
-import { TENANT_DNS, tenantDnsName } from "../facts/control-plane";
+import { controlPlanePodLabels, TENANT_DNS, tenantDnsName } from "../facts/control-plane";
 import { outboundDials } from "./kube/outbound";
 import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } from "./kube/slurm-operator";
 import { Kubectl } from "./kube/kubectl";
 import { Processes, rbacRefusals, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
-import { localPathStorageClass, MARIADB_STAND_INS, markReady, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
+import { localPathStorageClass, MARIADB_STAND_INS, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
 import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type OperatorFiles, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
@@ -59,7 +58,12 @@ import { handoverFiles } from "./slurm/handover";
 import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { note, step, type JourneyStep } from "./host/step";
-import { droppedSecurity, unmatchedSelectors, type PolicyLike } from "./kube/policies";
+import { plannedSecrets, SecretsManager } from "./gitops/secrets-manager";
+import { secretGateSteps } from "./gitops/secret-gate";
+import { externalSecretsPass, type Answered, type ExternalSecret } from "./gitops/external-secrets";
+import { centralOnlySecretNames } from "../facts/project";
+import { droppedSecurity, labelsNoPodCarries, unmatchedSelectors, type PolicyLike } from "./kube/policies";
+import { SLURM_PART_POLICY_PODS } from "./slurm/topology";
 
 export interface FleetJourneyInput {
   /** The project: its built tools and images. */
@@ -90,6 +94,8 @@ const TENANT_API_PORT = 6443;
 const ARGOCD_TLS_CERTS = "argocd-tls-certs-cm";
 /** The External Secrets controller's Deployment (its release name, in its namespace on either side). */
 const ESO_CONTROLLER = "external-secrets";
+/** How often the External Secrets stand-in reads a failing ExternalSecret again (the controller retries with back-off), and looks for the controller where it is not available yet. */
+const ESO_RETRY_MS = 5000;
 type Resource = { type: string; urn: string; inputs: Record<string, unknown> };
 
 function resources(p: PlanResult): Resource[] {
@@ -268,9 +274,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
 
   // 5. The tenant servers' own bootstrap: ArgoCD's account (the SSM parameter its credential
   // script reads, as the tenant's plan writes it) and its credential.
-  const credentials = new Map<string, Record<string, string>>();
-  // Secrets Manager's values: one per secret, whichever account's External Secrets reads it.
-  const secretsManager = new Map<string, string>();
+  // Secrets Manager as the plans make it: what they create, what they version, who may read each.
+  const secretsManager = new SecretsManager(plannedSecrets([input.central, ...tenants.map((t) => t.plan)].flatMap(resources)));
   for (const t of tenants) {
     const id = t.config.tenant.id;
     const parameter = clusterParameterNames(t.config.environment, id).argocdManager;
@@ -281,8 +286,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const tk = k(id);
     const applied = typeof account === "string" ? await tk.run(["apply", "--server-side", "--force-conflicts", "--field-manager=clusterra-bootstrap", "-f", "-"], { input: account }) : undefined;
     const token = await tk.run(["-n", "kube-system", "create", "token", "argocd-manager", "--duration=24h"]);
-    const ok = applied?.code === 0 && token.code === 0;
-    if (ok) credentials.set(`clusterra/${t.config.environment}/${id}/argocd-cluster`, { bearerToken: token.stdout.trim(), caData: (clusters.get(id) as Cluster).caData });
+    // The server's PutSecretValue: to the secret the plan creates for it, or nowhere.
+    const credential = centralOnlySecretNames(t.config.environment, id).argocdCluster;
+    const ok = applied?.code === 0 && token.code === 0 && secretsManager.put(credential, JSON.stringify({ bearerToken: token.stdout.trim(), caData: (clusters.get(id) as Cluster).caData }));
     report(step(`tenant ${id}: the server publishes ArgoCD's credential`, ok, ok ? `argocd-manager applied from SSM ${parameter}, which the server's credential script reads; a 24 h token minted` : `${applied?.stderr ?? `the credential script reads no ${parameter}, or the plan writes none`} ${token.stderr}`.trim()));
   }
 
@@ -290,7 +296,6 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // (each ExternalSecret's target written with the keys it names, the tenant's real ArgoCD
   // credential among them, then its Ready condition), and the Ready conditions of the kinds
   // stand-ins.ts lists, once their controller's Deployment is available.
-  const delivered = new Map<string, string[]>();
   const stoodIn = new Set<string>();
   // mariadb-operator runs for real on central, and each MariaDB pod it makes, in the Slurm
   // image; without the image (by hand) its kinds' conditions are stood in instead.
@@ -305,20 +310,24 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       for (const x of await standInControllerSecrets(kc)) stoodIn.add(`${name}:${x}`);
       for (const x of await standInReady(kc, readyRows)) stoodIn.add(`${name}:${x}`);
       if (specs.find((s) => s.name === name)?.server.localStorage) for (const x of await standInLocalPath(kc)) stoodIn.add(`${name}:${x}`);
-      const eso = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
-      if (!eso?.status?.availableReplicas) continue;
-      const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
-      for (const es of list?.items ?? []) {
-        const key = `${name}/${es.metadata.namespace}/${es.spec.target?.name ?? es.metadata.name}`;
-        if (delivered.has(key)) continue;
-        const store = await kc.get<{ status?: { conditions?: { type: string; status: string }[] } }>(["secretstores.external-secrets.io", es.spec.secretStoreRef.name, "-n", String(es.metadata.namespace)]);
-        if (!store?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True")) continue;
-        const secret = externalSecretTarget(es, credentials, secretsManager);
-        const r = await kc.run(["apply", "--server-side", "--field-manager=external-secrets", "-f", "-"], { input: JSON.stringify(secret) });
-        if (r.code !== 0) continue;
-        delivered.set(key, Object.keys(secret.stringData));
-        await markReady(kc, "externalsecrets.external-secrets.io", "journey stand-in: Secret synced (External Secrets reads AWS Secrets Manager)", (o) => o.metadata.name === es.metadata.name && o.metadata.namespace === es.metadata.namespace);
+    }
+  };
+  // External Secrets answers a changed ExternalSecret within about a second, as the controller
+  // (a watch) does: before ArgoCD can count the old Ready condition as the new spec's health.
+  const externalSecrets = new Map([...kubectl].map(([name, kc]) => [name, { kc, answered: new Map<string, Answered>(), available: false, checked: 0, dirty: true, retried: 0, watch: undefined as ReturnType<Kubectl["watch"]> | undefined }]));
+  const answerExternalSecrets = async (): Promise<void> => {
+    for (const x of externalSecrets.values()) {
+      if (!x.available && Date.now() - x.checked > ESO_RETRY_MS) {
+        x.checked = Date.now();
+        x.available = !!(await x.kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]))?.status?.availableReplicas;
       }
+      if (!x.available) continue;
+      if (!x.watch || x.watch.ended()) [x.watch, x.dirty] = [x.kc.watch("externalsecrets.external-secrets.io", () => (x.dirty = true)), true];
+      // Failures are read again every few seconds (a secret published later, as the tenant's credential is).
+      const retry = [...x.answered.values()].some((a) => a.error) && Date.now() - x.retried > ESO_RETRY_MS;
+      if (!x.dirty && !retry) continue;
+      [x.dirty, x.retried] = [false, Date.now()];
+      await externalSecretsPass(x.kc, secretsManager, x.answered);
     }
   };
   let standing = true;
@@ -328,9 +337,17 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       await sleep(2000);
     }
   })();
+  const esoStandIn = (async () => {
+    while (standing) {
+      await answerExternalSecrets().catch(() => undefined);
+      await sleep(500);
+    }
+  })();
   cleanups.unshift(async () => {
     standing = false;
-    await standIns;
+    await Promise.all([standIns, esoStandIn]);
+    for (const x of externalSecrets.values()) x.watch?.stop();
+    mariadb?.stopWatching();
     // No MariaDB pod still being started once the processes are stopped.
     await mariadb?.settled();
   });
@@ -433,10 +450,17 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     applicationHealth ? `argocd-cm ${APPLICATION_HEALTH_KEY}: ${argocdCm?.data?.[APPLICATION_HEALTH_KEY]?.split("\n").length} lines of Lua${settings.applicationHealth ? "" : " (though the values the journey read say none)"}` : `argocd-cm has no ${APPLICATION_HEALTH_KEY}: ArgoCD treats child Applications as healthy at once, so central's waves (CRDs, operators, tenants) do not wait for each other`));
   for (const a of last) report(step(`Application ${a.name} Synced and Healthy (${who})`, a.sync === "Synced" && a.health === "Healthy", a.detail));
 
-  const esoCentral = await c.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]);
-  report(step("External Secrets runs on central and delivers every tenant's keys", !!esoCentral?.status?.availableReplicas, esoCentral?.status?.availableReplicas
-    ? `${[...delivered.keys()].filter((x) => x.startsWith("central/")).length} Secrets delivered on central`
-    : `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(c, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`));
+  // External Secrets on every cluster: each ExternalSecret the fleet made, read from what the
+  // plans create with its store's role, Ready with its Secret written; none failing.
+  for (const [name, x] of externalSecrets) {
+    const esos = (await x.kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]))?.items ?? [];
+    const secrets = new Set(((await x.kc.get<{ items: { metadata: { name: string; namespace: string } }[] }>(["secrets", "-A"]))?.items ?? []).map((s) => `${s.metadata.namespace}/${s.metadata.name}`));
+    const bad = esos.filter((e) => !e.status?.conditions?.some((k) => k.type === "Ready" && k.status === "True") || !secrets.has(`${e.metadata.namespace}/${e.spec.target?.name ?? e.metadata.name}`))
+      .map((e) => `${e.metadata.namespace}/${e.metadata.name}: ${x.answered.get(`${e.metadata.namespace}/${e.metadata.name}`)?.error ?? "not Ready, or its Secret missing"}`);
+    report(step(`${name}: External Secrets runs and delivers every ExternalSecret from the secrets the plans create, with its store's role`, x.available && esos.length > 0 && bad.length === 0,
+      !x.available ? `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(x.kc, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`
+        : !esos.length ? "no ExternalSecret on this cluster" : bad.length ? bad.slice(0, 4).join("; ") : `${esos.length} ExternalSecrets Ready, each Secret written (${secretsManager.secrets.length} secrets in the plans)`));
+  }
   await mariadb?.settled();
   if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", processes: input.processes, sealed: input.sealed, dir: input.dir, report, version: tools.mariadbOperatorVersion });
   report(note("what controllers that cannot run here write, written once each controller is available", stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
@@ -474,6 +498,11 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const unmatched = unmatchedSelectors(policies, labels);
     report(step(`tenant ${t.config.tenant.id}: its namespace's NetworkPolicies on central select the pods the operators made, and each peer is one of them`, policies.length > 0 && unmatched.length === 0,
       !policies.length ? `no NetworkPolicy in ${ns}` : unmatched.length ? unmatched.slice(0, 6).join("; ") : `${policies.length} policies over ${pods.length} pods and ${cronJobs.length} CronJob template${cronJobs.length === 1 ? "" : "s"} in ${ns}`));
+    // The Slurm part enforces these policies on pods it knows by labels: the labels the operators gave the live pods.
+    const known = Object.fromEntries(SLURM_PART_POLICY_PODS.map((p) => [p, controlPlanePodLabels(p)]));
+    const unknown = labelsNoPodCarries(known, pods.map((p) => p.metadata.labels ?? {}));
+    report(step(`tenant ${t.config.tenant.id}: the pods the Slurm part enforces its policies on carry the labels the operators gave the live pods in ${ns}`, pods.length > 0 && unknown.length === 0,
+      unknown.length ? unknown.join("; ") : `${SLURM_PART_POLICY_PODS.join(", ")}: each label set carried by a live pod`));
     // The API server admitted every pod the operators made under the namespace's quota (its own
     // accounting, after the LimitRange's defaults): what they use of it.
     const quotas = (await c.get<{ items: { metadata: { name: string }; status?: { hard?: Record<string, string>; used?: Record<string, string> } }[] }>(["resourcequotas", "-n", ns]))?.items ?? [];
@@ -657,6 +686,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const reverted = await fromChart(good);
   const healed = back.r.stoppedAt === undefined && back.r.entries.filter((e) => e.synced).every((e) => e.healthy) && back.r.entries.some((e) => e.synced) && tenants.every((t) => allFrom(reverted.get(t.config.tenant.id)));
   report(step(`a revert commit heals the canary and reaches every wave, with nobody touching ArgoCD (${who})`, healed, `${back.r.entries.filter((e) => e.synced).map((e) => e.name).join(", ")}; ${[...reverted].map(([t, n]) => `${t}: ${n.on}/${n.all} Slurm objects from ${CHARTS.slurm.chart}-${good}`).join("; ")}${back.r.problems.length ? `; ${back.r.problems.join("; ")}` : ""}`));
+
+  // 13. RollingSync's gate on External Secrets: a commit naming a key no plan creates, held at the canary; then its revert.
+  await secretGateSteps({ c, argocdNamespace: ARGOCD_CHART.namespace, gitops, branch: central.fleet.revision, repository: input.repository, scope: central.scope, canaries, later, who, report });
 }
 
 /** Hand-made changes on central to one tenant's guards, its DNS binding and (the control) its users ConfigMap; then what ArgoCD made of them. */
@@ -842,54 +874,6 @@ function rolloutStep(name: string, r: RolloutResult, waveOf: ReadonlyMap<string,
     ...r.problems.slice(0, 5),
   ].filter(Boolean).join("; ");
   return step(name, ok, detail);
-}
-
-interface ExternalSecret {
-  metadata: { name: string; namespace?: string };
-  spec: {
-    secretStoreRef: { name: string; kind?: string };
-    target?: { name?: string; template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } };
-    data?: { secretKey: string; remoteRef: { key: string; property?: string } }[];
-  };
-}
-
-/**
- * The Secret External Secrets would write: the template's keys (rendered: `{{ .key }}` as is,
- * `{{ .key | toJson }}` as a JSON string) or each data key. A secret the journey does not
- * know takes a value as the plans' getRandomPassword makes it (64 letters and digits), kept
- * in `store` so that every cluster reading that secret gets the same one, as from Secrets Manager.
- */
-export function externalSecretTarget(es: ExternalSecret, known: ReadonlyMap<string, Record<string, string>>, store: Map<string, string> = new Map()): { apiVersion: string; kind: string; metadata: Record<string, unknown>; stringData: Record<string, string> } {
-  const values: Record<string, string> = {};
-  for (const d of es.spec.data ?? []) {
-    const real = known.get(d.remoteRef.key);
-    if (real && d.remoteRef.property) values[d.secretKey] = real[d.remoteRef.property] ?? "";
-    else {
-      const id = `${secretsManagerName(d.remoteRef.key)}#${d.remoteRef.property ?? ""}`;
-      if (!store.has(id)) store.set(id, randomPassword(64));
-      values[d.secretKey] = store.get(id) as string;
-    }
-  }
-  const template = es.spec.target?.template;
-  const stringData = template?.data
-    ? Object.fromEntries(Object.entries(template.data).map(([key, text]) => [key, text.replace(/\{\{\s*\.(\w+)\s*(\|\s*toJson\s*)?\}\}/g, (_, v: string, json?: string) => (json ? JSON.stringify(values[v] ?? "") : values[v] ?? ""))]))
-    : values;
-  return {
-    apiVersion: "v1", kind: "Secret",
-    metadata: { name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {} },
-    stringData,
-  };
-}
-
-/** The secret a Secrets Manager id names: its name, or its ARN (`...:secret:<name>-<6 random characters>`). Pure. */
-export function secretsManagerName(id: string): string {
-  return /^arn:aws[a-z-]*:secretsmanager:[^:]*:\d{12}:secret:(.+)-[A-Za-z0-9]{6}$/.exec(id)?.[1] ?? id;
-}
-
-/** Letters and digits, as Secrets Manager's GetRandomPassword gives them with punctuation excluded. */
-function randomPassword(length: number): string {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  return Array.from(crypto.randomBytes(length), (b) => alphabet[b % alphabet.length]).join("");
 }
 
 /** Every `{name, key}` Secret reference in workloads' pod templates and custom resources, unresolved. */

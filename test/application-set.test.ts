@@ -146,14 +146,24 @@ describe("the tenants' ApplicationSet", () => {
   });
 });
 
+/** Secrets Manager holding one published JSON secret, read by whoever asks (the store's role is not in question here). */
+function published(name: string, value: Record<string, string>): (key: string) => { value: string } | { error: string } {
+  return (key) => (key === name ? { value: JSON.stringify(value) } : { error: "ResourceNotFoundException: Secrets Manager can't find the specified secret." });
+}
+
+function targetOf(r: { secret: { stringData: Record<string, string> } } | { error: string }): { stringData: Record<string, string> } {
+  if ("error" in r) throw new Error(r.error);
+  return r.secret;
+}
+
 describe("a tenant's cluster Secret", () => {
   it("keeps what the tenant's server publishes inside its two fields: a token with quotes adds no field to ArgoCD's cluster config", async function () {
-    const { externalSecretTarget } = await import("../journey/fleet-journey");
+    const { externalSecretTarget } = await import("../journey/gitops/external-secrets");
     const docs = entryObjects("acme");
     if (!docs) return skipWithoutHelm(this);
     const es = docs.find((d) => (d as { kind?: string }).kind === "ExternalSecret") as Parameters<typeof externalSecretTarget>[0];
     const hostile = 'x", "execProviderConfig": {"command": "sh", "args": ["-c", "id"], "apiVersion": "client.authentication.k8s.io/v1beta1"}, "bearerToken": "x';
-    const secret = externalSecretTarget(es, new Map([["clusterra/dev/acme/argocd-cluster", { bearerToken: hostile, caData: "Q0E=" }]]));
+    const secret = targetOf(externalSecretTarget(es, published("clusterra/dev/acme/argocd-cluster", { bearerToken: hostile, caData: "Q0E=" })));
     const config = JSON.parse(secret.stringData.config) as Record<string, unknown>;
     assert.deepEqual(Object.keys(config).sort(), ["bearerToken", "tlsClientConfig"]);
     assert.equal(config.bearerToken, hostile);
@@ -161,11 +171,11 @@ describe("a tenant's cluster Secret", () => {
   });
 
   it("puts the tenant's cluster on the tenants' controller shard, never central's, and the chart runs both shards", async function () {
-    const { externalSecretTarget } = await import("../journey/fleet-journey");
+    const { externalSecretTarget } = await import("../journey/gitops/external-secrets");
     const docs = entryObjects("acme");
     if (!docs) return skipWithoutHelm(this);
     const es = docs.find((d) => (d as { kind?: string }).kind === "ExternalSecret") as Parameters<typeof externalSecretTarget>[0];
-    const secret = externalSecretTarget(es, new Map([["clusterra/dev/acme/argocd-cluster", { bearerToken: "t", caData: "Q0E=" }]]));
+    const secret = targetOf(externalSecretTarget(es, published("clusterra/dev/acme/argocd-cluster", { bearerToken: "t", caData: "Q0E=" })));
     assert.equal(secret.stringData.shard, String(ARGOCD_CONTROLLER_SHARDS.tenantClusters));
     assert.notEqual(ARGOCD_CONTROLLER_SHARDS.tenantClusters, ARGOCD_CONTROLLER_SHARDS.central);
     // ArgoCD puts a cluster with no Secret (in-cluster: central's own) on shard 0, and honours a Secret's shard only below the replicas.

@@ -3,7 +3,9 @@ import { operatorArgs, slurmConfValues, unpinnedImage } from "../journey/kube/sl
 import { allFrom, podSpecOf } from "../journey/fleet-journey";
 import { restapiFailures } from "../journey/scaling";
 import { rbacRefusals } from "../journey/kube/processes";
-import { droppedSecurity, unmatchedSelectors } from "../journey/kube/policies";
+import { droppedSecurity, labelsNoPodCarries, unmatchedSelectors } from "../journey/kube/policies";
+import { controlPlanePodLabels } from "../facts/control-plane";
+import { SLURM_PART_POLICY_PODS } from "../journey/slurm/topology";
 
 describe("the journey's real slurm-operator", () => {
   it("runs with its Deployment's arguments, its probes and metrics on the journey's loopback ports, as the given kubeconfig", () => {
@@ -63,6 +65,17 @@ describe("the journey's real slurm-operator", () => {
     assert.deepEqual(unmatchedSelectors(expressions, [ctld]), ['by-expression selects no pod ({"matchExpressions":[{"key":"app.kubernetes.io/name","operator":"In","values":["slurmctl"]}]})']);
     assert.deepEqual(unmatchedSelectors([{ ...expressions[0], spec: { podSelector: { matchExpressions: [{ key: "app.kubernetes.io/name", operator: "In", values: ["slurmctld"] }] } } }], [ctld]), []);
     assert.deepEqual(unmatchedSelectors([policies[0]], []), ["same-namespace-only selects no pod ({})", "same-namespace-only: its peer {} is no pod"]);
+  });
+
+  it("names each pod the Slurm part knows by labels that no live pod carries (its policies would hold for pods that do not exist)", () => {
+    const known = Object.fromEntries(SLURM_PART_POLICY_PODS.map((p) => [p, controlPlanePodLabels(p)]));
+    const live = SLURM_PART_POLICY_PODS.map((p) => ({ ...controlPlanePodLabels(p), "pod-template-hash": "1" }));
+    assert.deepEqual(labelsNoPodCarries(known, live), []);
+    // The control: the operator names its login pods otherwise than the Slurm part thinks.
+    const renamed = live.map((l, i) => (SLURM_PART_POLICY_PODS[i] === "login" ? { ...l, "app.kubernetes.io/instance": "renamed" } : l));
+    const out = labelsNoPodCarries(known, renamed);
+    assert.equal(out.length, 1);
+    assert.match(out[0], /^login \(.*\): no live pod carries these labels$/);
   });
 
   it("names each securityContext key the fleet asked that the operator's pod template lacks or changed", () => {

@@ -2,7 +2,6 @@ import * as assert from "node:assert/strict";
 import { asContainer, containerArgv, securityLimits, volumeFiles, type Volume } from "../journey/kube/pods";
 import { HARDENED_READ_ONLY_CONTAINER } from "../facts/control-plane";
 import { slurmctldNames } from "../journey/kube/tenant-slurm";
-import { externalSecretTarget, secretsManagerName } from "../journey/fleet-journey";
 import { runAlive } from "../journey/host/network";
 
 describe("the journey's tenant Slurm behind the real operators (pure parts)", () => {
@@ -55,18 +54,6 @@ describe("the journey's tenant Slurm behind the real operators (pure parts)", ()
     assert.deepEqual(securityLimits({ capabilities: { drop: ["ALL"], add: ["NET_BIND_SERVICE", "CAP_SYS_CHROOT"] } }), { capabilities: ["net_bind_service", "sys_chroot"] });
     // A partial drop leaves the runtime's default set, which the journey does not model: no limit claimed.
     assert.deepEqual(securityLimits({ capabilities: { drop: ["NET_RAW"] }, allowPrivilegeEscalation: true }), {});
-  });
-
-  it("gives every cluster reading one secret the same value, as Secrets Manager would, in the plans' password alphabet", () => {
-    // Central names the secret; the tenant's side gives its ARN (its facts file): one secret.
-    const es = (ns: string, key: string) => ({ metadata: { name: "slurm-auth-slurm", namespace: ns }, spec: { secretStoreRef: { name: "s" }, data: [{ secretKey: "slurm.key", remoteRef: { key } }] } });
-    const store = new Map<string, string>();
-    const central = externalSecretTarget(es("tenant-acme", "clusterra/dev/acme/slurm-key"), new Map(), store);
-    const tenant = externalSecretTarget(es("slurm", "arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/acme/slurm-key-f71453"), new Map(), store);
-    assert.equal(secretsManagerName("arn:aws:secretsmanager:us-east-1:111122223333:secret:clusterra/dev/acme/jwt-key-f08188"), "clusterra/dev/acme/jwt-key");
-    assert.equal(central.stringData["slurm.key"], tenant.stringData["slurm.key"]);
-    assert.match(central.stringData["slurm.key"], /^[A-Za-z0-9]{64}$/);
-    assert.notEqual(externalSecretTarget(es("slurm", "clusterra/dev/acme/slurm-key"), new Map(), new Map()).stringData["slurm.key"], central.stringData["slurm.key"]);
   });
 
   it("removes only namespaces whose run has ended: a live run's (this process) is kept", () => {

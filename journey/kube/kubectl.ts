@@ -1,5 +1,5 @@
 /** kubectl against one of the journey's clusters, as its admin or as a given identity. */
-import { execFile } from "child_process";
+import { execFile, spawn } from "child_process";
 
 export interface KubectlResult {
   readonly code: number;
@@ -36,6 +36,26 @@ export class Kubectl {
     const r = await this.run(["get", ...args, "-o", "json"], o);
     if (r.code !== 0) return undefined;
     return JSON.parse(r.stdout) as T;
+  }
+
+  /**
+   * `kubectl get <resource> -A --watch -o <output>`: calls `changed` with each line it prints
+   * (the objects listed first, then one per event: added, changed or deleted) until stopped;
+   * `ended` tells whether the watch has ended (the resource not served yet, the server gone),
+   * so that its owner can start it again.
+   */
+  watch(resource: string, changed: (line: string) => void, output = "name"): { stop: () => void; ended: () => boolean } {
+    const child = spawn(this.binary, ["--kubeconfig", this.kubeconfig, "get", resource, "-A", "--watch", "-o", output], { stdio: ["ignore", "pipe", "ignore"] });
+    let done = false;
+    let rest = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      const lines = (rest + chunk.toString()).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) if (line.trim()) changed(line);
+    });
+    child.on("exit", () => (done = true));
+    child.on("error", () => (done = true));
+    return { stop: () => void child.kill(), ended: () => done };
   }
 
   /** `kubectl auth can-i` as someone: whether the API allows it. */

@@ -26,6 +26,10 @@ import { pinAddressFlags } from "./slurm-operator";
 import { tcpProbe } from "../host/network";
 import { inPod, NETNS_ETC, preparePod, run, waitFor, type Pod } from "../host/processes";
 import { loopbackAddress } from "../host/loopback";
+import { CreationOrder, writtenBeforeReady } from "./creation-order";
+
+const MARIADB_RESOURCE = "mariadbs.k8s.mariadb.com";
+const BACKUP_RESOURCE = "backups.k8s.mariadb.com";
 
 /** The chart's Deployment and container (the fleet installs it as the central add-on of that name). */
 const MARIADB_OPERATOR = { deployment: "mariadb-operator", container: "controller" } as const;
@@ -201,6 +205,9 @@ export class CentralMariadb {
   /** Pods being started: each runs on its own, so a slow first start never holds the caller's loop. */
   private readonly starting = new Map<string, Promise<void>>();
 
+  /** The order the API server wrote MariaDBs and Backups in (a Backup is written only once its MariaDB is Ready). */
+  readonly order: CreationOrder;
+
   constructor(private readonly o: {
     readonly cluster: Cluster;
     readonly kc: Kubectl;
@@ -210,11 +217,14 @@ export class CentralMariadb {
     readonly processes: Processes;
     readonly dir: string;
     readonly port: number;
-  }) {}
+  }) {
+    this.order = new CreationOrder(o.kc, [MARIADB_RESOURCE, BACKUP_RESOURCE]);
+  }
 
   /** One pass; a failure is kept as the problem the steps report, never thrown, and the operator's start is tried again next pass. */
   async tick(): Promise<void> {
     try {
+      await this.order.keep();
       await this.pass();
     } catch (e) {
       this.problem = `starting mariadb-operator or its pods: ${(e as Error).message}`;
@@ -226,6 +236,11 @@ export class CentralMariadb {
     await Promise.all(this.starting.values());
   }
 
+  /** Stops watching (the run's end). */
+  stopWatching(): void {
+    this.order.stop();
+  }
+
   private async pass(): Promise<void> {
     if (!this.operator) {
       if (!(await this.o.kc.get(["deployment", MARIADB_OPERATOR.deployment, "-n", operatorNamespace()]))) return;
@@ -234,7 +249,7 @@ export class CentralMariadb {
       this.problem = r.problem;
     }
     // Each MariaDB's StatefulSet (the operator names it after the MariaDB), once made.
-    const dbs = (await this.o.kc.get<{ items: { metadata: { name: string; namespace: string } }[] }>(["mariadbs.k8s.mariadb.com", "-A"]))?.items ?? [];
+    const dbs = (await this.o.kc.get<{ items: { metadata: { name: string; namespace: string } }[] }>([MARIADB_RESOURCE, "-A"]))?.items ?? [];
     for (const m of dbs) {
       const ns = m.metadata.namespace;
       if (this.pods.has(ns)) continue;
@@ -263,7 +278,7 @@ export async function accountingLogin(o: {
   readonly sealed: SealedNetwork;
   readonly dir: string;
 }): Promise<{ grants: string[]; database: boolean; problem?: string }> {
-  const db = await o.kc.get<{ spec: { username?: string; database?: string; passwordSecretKeyRef?: { name: string; key: string } } }>(["mariadbs.k8s.mariadb.com", ACCOUNTING_DATABASE.service, "-n", o.namespace]);
+  const db = await o.kc.get<{ spec: { username?: string; database?: string; passwordSecretKeyRef?: { name: string; key: string } } }>([MARIADB_RESOURCE, ACCOUNTING_DATABASE.service, "-n", o.namespace]);
   const ref = db?.spec.passwordSecretKeyRef;
   if (!db?.spec.username || !db.spec.database || !ref) return { grants: [], database: false, problem: `MariaDB ${o.namespace}/${ACCOUNTING_DATABASE.service} names no username, database and password Secret` };
   const secret = await o.kc.get<{ data?: Record<string, string> }>(["secret", ref.name, "-n", o.namespace]);
@@ -295,24 +310,24 @@ export async function mariadbSteps(o: { mariadb: CentralMariadb; c: Kubectl; ten
   type Listed = { items: { metadata: { name: string; namespace: string; creationTimestamp?: string }; spec?: { mariaDbRef?: { name: string } }; status?: { conditions?: Condition[] } }[] };
   const notReady: string[] = [];
   let ready = 0;
-  const readyAt = new Map<string, string>();
   for (const kind of ["mariadbs", "databases", "users", "grants"]) {
     for (const x of (await o.c.get<Listed>([`${kind}.k8s.mariadb.com`, "-A"]))?.items ?? []) {
       const cond = x.status?.conditions?.find((k) => k.type === "Ready");
       if (cond?.status === "True") ready++;
       else notReady.push(`${kind} ${x.metadata.namespace}/${x.metadata.name}: ${cond?.message ?? "no Ready condition"}`);
-      if (kind === "mariadbs") readyAt.set(`${x.metadata.namespace}/${x.metadata.name}`, cond?.status === "True" ? cond.lastTransitionTime ?? "" : "");
     }
   }
   // A scheduled Backup reports Complete (Scheduled, Running, Success or Failed), never Ready;
-  // it is applied after its MariaDB is Ready (its sync wave), so the operator never saw it orphaned.
-  for (const b of (await o.c.get<Listed>(["backups.k8s.mariadb.com", "-A"]))?.items ?? []) {
+  // it is applied after its MariaDB is Ready (its sync wave), so the operator never saw it
+  // orphaned: judged by the order the API server wrote them in (resource versions, not seconds).
+  const backups = (await o.c.get<Listed>([BACKUP_RESOURCE, "-A"]))?.items ?? [];
+  for (const b of backups) {
     const cond = b.status?.conditions?.find((k) => k.type === "Complete");
-    const dbReady = readyAt.get(`${b.metadata.namespace}/${b.spec?.mariaDbRef?.name ?? ""}`);
     if (!cond || cond.message === "Failed") notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: ${cond?.message ?? "no Complete condition"}`);
-    else if (!dbReady || (b.metadata.creationTimestamp ?? "") < dbReady) notReady.push(`backups ${b.metadata.namespace}/${b.metadata.name}: applied at ${b.metadata.creationTimestamp}, before its MariaDB was Ready (${dbReady || "never"})`);
     else ready++;
   }
+  const ownerOf = new Map(backups.map((b) => [`${b.metadata.namespace}/${b.metadata.name}`, `${b.metadata.namespace}/${b.spec?.mariaDbRef?.name ?? ""}`]));
+  notReady.push(...writtenBeforeReady(o.mariadb.order.sightings, "MariaDB", "Backup", ownerOf, o.mariadb.order.unobserved.get(BACKUP_RESOURCE) ?? new Set()));
   const alive = !!o.mariadb.operator && o.processes.alive(o.mariadb.operator);
   o.report(step(`central: ${who} reconciles every tenant's MariaDB, its database, user, grant and backup (applied after its MariaDB is Ready), as its ServiceAccount (chart RBAC)`, alive && forbidden.length === 0 && notReady.length === 0 && ready > 0,
     o.mariadb.problem ?? (!alive ? `the operator is not running: ${o.mariadb.operator ? o.processes.tail(o.mariadb.operator) : "never started"}` : forbidden.length ? `refused by its RBAC: ${forbidden.slice(0, 3).join(" | ")}` : notReady.length ? notReady.slice(0, 6).join("; ") : `${ready} objects Ready by the operator's own conditions (each Backup Complete: scheduled)`)));

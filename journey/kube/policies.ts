@@ -38,6 +38,17 @@ export function unmatchedSelectors(policies: readonly PolicyLike[], pods: readon
 }
 
 /**
+ * The pods another part of the journey knows by labels (its name and the labels it gives it)
+ * that no live pod carries: that part would enforce the namespace's policies on pods that do
+ * not exist as it draws them. Pure.
+ */
+export function labelsNoPodCarries(known: Readonly<Record<string, Readonly<Record<string, string>>>>, pods: readonly Readonly<Record<string, string>>[]): string[] {
+  return Object.entries(known)
+    .filter(([, labels]) => !pods.some((p) => Object.entries(labels).every(([k, v]) => p[k] === v)))
+    .map(([name, labels]) => `${name} (${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(",")}): no live pod carries these labels`);
+}
+
+/**
  * The keys of a securityContext the fleet asked for (on the operator's custom resource) that
  * the pod template the operator made does not carry with the same value: what a container
  * runs without, though the fleet says otherwise. Pure.

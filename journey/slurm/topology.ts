@@ -39,6 +39,10 @@ const INTERNET_LINK = { a: "169.254.200.1", b: "169.254.200.2" } as const;
 /** A host on the internet (TEST-NET-2, documentation only): what central's pods must not reach. */
 export const INTERNET_HOST = { address: "198.51.100.10", port: 443 } as const;
 
+/** The control-plane pods the Slurm part enforces a tenant namespace's NetworkPolicies on, known by the labels their operators give them (controlPlanePodLabels). */
+export const SLURM_PART_POLICY_PODS = ["slurmctld", "slurmdbd", "mariadb", "login"] as const;
+type SlurmPartPolicyPod = (typeof SLURM_PART_POLICY_PODS)[number];
+
 // The shapes of the namespaces' world live beside the code that builds it (journey/host).
 import type { Firewall, Namespace, SlurmdPod, Topology } from "../host/topology";
 export type { Firewall, Namespace, SlurmdPod, Topology };
@@ -271,7 +275,7 @@ export function planTopology(world: JourneyWorld, prefix: string, slurmdPlan: Sl
   }));
 
   // Both tenant namespaces' NetworkPolicies on the host, their pods known by the labels their operators give them.
-  const policyPod = (name: "slurmctld" | "slurmdbd" | "mariadb" | "login", address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name), namespaceLabels: { [LABEL_KEYS.tenant]: namespace === t.namespace ? t.id : o.id } });
+  const policyPod = (name: SlurmPartPolicyPod, address: string, namespace = t.namespace) => ({ name: namespace === t.namespace ? name : `${o.id}-${name}`, namespace, address, labels: controlPlanePodLabels(name), namespaceLabels: { [LABEL_KEYS.tenant]: namespace === t.namespace ? t.id : o.id } });
   // The DNS pods' own policies too: queries in from their tenant's namespace alone, out to the API server alone.
   const policy = networkPolicyRuleset([...world.controlPlane.networkPolicies, ...world.otherControlPlane.networkPolicies, ...c.dnsPolicies], [
     policyPod("slurmctld", slurmctld.address), policyPod("slurmdbd", slurmdbd.address), policyPod("mariadb", mariadb.address), policyPod("login", login.address),

@@ -1,0 +1,136 @@
+/**
+ * External Secrets, stood in (its controller calls AWS): each ExternalSecret read from the
+ * journey's Secrets Manager (secrets-manager.ts) with its SecretStore's role and region, its
+ * target Secret written as the controller writes it, and its status as the controller sets
+ * it: Ready with SecretSynced, or not Ready with SecretSyncedError and the provider's error in
+ * a Warning event, the Secret it wrote before left as it was. An ExternalSecret is read again
+ * when its spec changes (a new generation) and, while it fails, on every pass.
+ */
+import * as crypto from "crypto";
+import type { Kubectl } from "../kube/kubectl";
+import { remoteValue, type SecretAnswer, type SecretsManager } from "./secrets-manager";
+
+export interface ExternalSecret {
+  metadata: { name: string; namespace?: string; generation?: number; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: {
+    secretStoreRef: { name: string; kind?: string };
+    target?: { name?: string; template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } };
+    data?: { secretKey: string; remoteRef: { key: string; property?: string } }[];
+  };
+  status?: { conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[] };
+}
+
+export interface TargetSecret {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: Record<string, unknown>;
+  readonly stringData: Record<string, string>;
+}
+
+/** What External Secrets makes of one ExternalSecret: the Secret it writes, or why it cannot. */
+export type ExternalSecretResult = { readonly secret: TargetSecret } | { readonly error: string };
+
+/** External Secrets' reason and message when it cannot read the provider (its condition; the provider's error goes to an event). */
+export const SECRET_SYNCED_ERROR = { reason: "SecretSyncedError", message: "could not get secret data from provider" } as const;
+const SECRET_SYNCED = { reason: "SecretSynced", message: "secret synced" } as const;
+
+/**
+ * The Secret External Secrets would write: the template's keys (rendered: `{{ .key }}` as is,
+ * `{{ .key | toJson }}` as a JSON string) or each data key; or the first provider error, as
+ * the controller stops at it. `read` answers a remote key as the store's provider does. Pure
+ * given `read`.
+ */
+export function externalSecretTarget(es: ExternalSecret, read: (key: string) => SecretAnswer): ExternalSecretResult {
+  const values: Record<string, string> = {};
+  for (const d of es.spec.data ?? []) {
+    const answer = remoteValue(read(d.remoteRef.key), d.remoteRef.key, d.remoteRef.property);
+    if ("error" in answer) return { error: `key "${d.remoteRef.key}" from ExternalSecret "${es.metadata.name}": ${answer.error}` };
+    values[d.secretKey] = answer.value;
+  }
+  const template = es.spec.target?.template;
+  const stringData = template?.data
+    ? Object.fromEntries(Object.entries(template.data).map(([key, text]) => [key, text.replace(/\{\{\s*\.(\w+)\s*(\|\s*toJson\s*)?\}\}/g, (_, v: string, json?: string) => (json ? JSON.stringify(values[v] ?? "") : values[v] ?? ""))]))
+    : values;
+  return {
+    secret: {
+      apiVersion: "v1", kind: "Secret",
+      metadata: { name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {} },
+      stringData,
+    },
+  };
+}
+
+/**
+ * The status External Secrets writes after a pass: its Ready condition, and once synced the
+ * refresh time and the resource version it synced (`<generation>-<hash of labels and annotations>`). Pure.
+ */
+export function externalSecretStatus(es: ExternalSecret, result: ExternalSecretResult, now: Date): { status: Record<string, unknown> } {
+  const at = now.toISOString().replace(/\.\d+Z$/, "Z");
+  const ok = "secret" in result;
+  // A condition keeps its transition time while its status stays.
+  const was = es.status?.conditions?.find((x) => x.type === "Ready");
+  const since = was && was.status === (ok ? "True" : "False") && was.lastTransitionTime ? was.lastTransitionTime : at;
+  const condition = { type: "Ready", status: ok ? "True" : "False", ...(ok ? SECRET_SYNCED : SECRET_SYNCED_ERROR), lastTransitionTime: since };
+  if (!ok) return { status: { conditions: [condition] } };
+  const hash = crypto.createHash("md5").update(JSON.stringify([es.metadata.annotations ?? {}, es.metadata.labels ?? {}])).digest("hex");
+  return { status: { conditions: [condition], refreshTime: at, syncedResourceVersion: `${es.metadata.generation ?? 1}-${hash}`, binding: { name: String(result.secret.metadata.name) } } };
+}
+
+/** One answer the stand-in gave: the ExternalSecret, its generation, and its error if it failed. */
+export interface Answered {
+  readonly generation: number;
+  readonly error?: string;
+  /** Nothing written yet (its store not Ready): the status is left as it was. */
+  readonly unanswered?: boolean;
+}
+
+/**
+ * One pass of External Secrets over a cluster: every ExternalSecret whose store is Ready and
+ * whose spec changed since its last answer (or whose last answer failed) is read, its Secret
+ * written or its failure recorded. `answered` keeps, per `<namespace>/<name>`, what it last
+ * gave; returns the keys it answered this pass.
+ */
+export async function externalSecretsPass(kc: Kubectl, secretsManager: SecretsManager, answered: Map<string, Answered>): Promise<string[]> {
+  const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
+  const out: string[] = [];
+  for (const es of list?.items ?? []) {
+    const key = `${es.metadata.namespace}/${es.metadata.name}`;
+    const generation = es.metadata.generation ?? 1;
+    const last = answered.get(key);
+    if (last && last.generation === generation && !last.error) continue;
+    type Store = { spec?: { provider?: { aws?: { region?: string; role?: string } } }; status?: { conditions?: { type: string; status: string }[] } };
+    const store = await kc.get<Store>([es.spec.secretStoreRef.kind === "ClusterSecretStore" ? "clustersecretstores.external-secrets.io" : "secretstores.external-secrets.io", es.spec.secretStoreRef.name, ...(es.spec.secretStoreRef.kind === "ClusterSecretStore" ? [] : ["-n", String(es.metadata.namespace)])]);
+    // A store not Ready yet: read again on the next pass that retries (its becoming Ready changes no ExternalSecret).
+    if (!store?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True")) {
+      answered.set(key, { generation, error: `SecretStore ${es.spec.secretStoreRef.name} is not ready`, unanswered: true });
+      continue;
+    }
+    const aws = store.spec?.provider?.aws ?? {};
+    const result = externalSecretTarget(es, (id) => secretsManager.get(id, aws.region ?? "", aws.role ?? ""));
+    if ("secret" in result) {
+      const r = await kc.run(["apply", "--server-side", "--field-manager=external-secrets", "-f", "-"], { input: JSON.stringify(result.secret) });
+      if (r.code !== 0) continue;
+    } else {
+      // The same failure again: nothing new to say (the controller retries with back-off).
+      if (last?.error === result.error && last.generation === generation && !last.unanswered) continue;
+      await kc.run(["create", "-f", "-"], { input: JSON.stringify(failureEvent(es, result.error)) });
+    }
+    const patched = await kc.run(["patch", "externalsecrets.external-secrets.io", es.metadata.name, "-n", String(es.metadata.namespace), "--subresource=status", "--type=merge", "-p", JSON.stringify(externalSecretStatus(es, result, new Date()))]);
+    if (patched.code !== 0) continue;
+    answered.set(key, { generation, ...("error" in result ? { error: result.error } : {}) });
+    out.push(key);
+  }
+  return out;
+}
+
+/** The Warning event External Secrets records with the provider's error. Pure. */
+export function failureEvent(es: ExternalSecret, error: string): Record<string, unknown> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  return {
+    apiVersion: "v1", kind: "Event",
+    metadata: { generateName: `${es.metadata.name}.`, namespace: es.metadata.namespace },
+    involvedObject: { apiVersion: "external-secrets.io/v1", kind: "ExternalSecret", name: es.metadata.name, namespace: es.metadata.namespace, uid: es.metadata.uid },
+    type: "Warning", reason: "UpdateFailed", message: `${SECRET_SYNCED_ERROR.message}: ${error}`,
+    source: { component: "external-secrets" }, firstTimestamp: now, lastTimestamp: now, count: 1,
+  };
+}
