@@ -19,7 +19,7 @@ import { runSlurmJourney } from "./slurm";
 import { findSlurmImage } from "./host/image";
 import { Processes } from "./kube/processes";
 import { findTools } from "./kube/tools";
-import { readLeaks, sealedTools, sealNetwork, unsealNetwork, type Leaks, type SealedNetwork } from "./kube/sealed-network";
+import { leaksSince, readLeaks, sealedTools, sealNetwork, seededLeaks, unsealNetwork, type Leaks, type SealedNetwork, type SeededLeaks } from "./kube/sealed-network";
 import { formatStep, note, step, type JourneyStep } from "./host/step";
 
 export interface JourneyOptions {
@@ -56,6 +56,8 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
   const processes = new Processes(path.join(dir, "logs"));
   const started = Date.now();
   let net: SealedNetwork | undefined;
+  // The counters as the last step's control left them: the last step judges what came after.
+  let baseline: Leaks = { packetsOutside: 0, noRoute: 0, sent: 0 };
   // Per tenant, central's slurmctld /etc/slurm and the slurmd pod, as the Kubernetes part's Slinky operators made them.
   let handed: FleetJourneyResult = { operatorFiles: new Map(), slurmdPods: new Map() };
   try {
@@ -75,6 +77,10 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       report({ ...step("the Kubernetes part, sealed in a network namespace of its own (control planes, kwok, the fleet's sync, the scaling loop)", false, "needs root to make the namespace: run `sudo npm run journey`"), skipped: true });
     } else {
       net = await sealNetwork();
+      // The last step's control: its counters count a seeded dial out and one with no route.
+      const seeded = await seededLeaks(net);
+      report(seededLeakStep(seeded));
+      baseline = seeded.unrouted;
       try {
         handed = await runFleetJourney({
           root: o.root, repository, chartsDir: o.chartsDir, dir, tools: sealedTools(tools, net, path.join(dir, "sealed-bin")), central, tenants, otherCentrals, processes, report,
@@ -102,7 +108,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       if ((!etc || !slurmdPod) && !process.env.CI) report({ ...step("Slurm across the plans' rules, on the slurm.conf central's Slinky operator wrote and the slurmd pod the tenant's made", false, "the Kubernetes part did not reach the tenant's slurmctld or slurmd pod (its steps above say why); the part runs alone on a kept run's files: node dist/journey/slurm/main.js <work> <run>"), skipped: true });
       else for (const s of await runSlurmJourney({ workDir: dir, plans: { central, tenant: tenants[0], other: tenants[1] ?? tenants[0] }, root: o.root, repository, ...(etc ? { operatorFiles: etc } : {}), ...(slurmdPod ? { slurmdPod } : {}), ...(otherEtc && otherPod ? { other: { operatorFiles: otherEtc, slurmdPod: otherPod } } : {}) })) report(s);
     }
-    if (net) report(leakStep(await readLeaks(net)));
+    if (net) report(leakStep(leaksSince(await readLeaks(net), baseline)));
   } catch (e) {
     report(step("the journey ran to its end", false, (e as Error).stack?.split("\n").slice(0, 3).join(" ") ?? String(e)));
   } finally {
@@ -127,7 +133,20 @@ export function otherCentralsOf(central: PlanResult, plans: readonly PlanResult[
 }
 
 /**
- * The journey's last step: what the sealed namespace's counters say left it. With no route out a
+ * The last step's control: a dial along a route seeded out of the sealed namespace counted as a
+ * packet outside, and one with no route counted as refused for want of one. Pure.
+ */
+export function seededLeakStep(s: SeededLeaks): JourneyStep {
+  const [routed, unrouted] = [leaksSince(s.routed, s.before), leaksSince(s.unrouted, s.routed)];
+  return step(
+    "the sealed namespace's counters count a dial along a route seeded out of it, and one with no route (the last step's control)",
+    routed.packetsOutside > 0 && unrouted.noRoute > 0 && unrouted.packetsOutside === 0,
+    `a route to a TEST-NET address on a veth pair inside the namespace: ${routed.packetsOutside} packets counted outside (dropped there); the route removed: ${unrouted.noRoute} dials refused for want of a route, ${unrouted.packetsOutside} counted outside`,
+  );
+}
+
+/**
+ * The journey's last step: what the sealed namespace's counters say left it (since its control). With no route out a
  * dial off the machine fails before a packet exists, so the no-route count is judged too: a
  * component that tried to reach outside (0 in the runs of this week) would in production.
  */

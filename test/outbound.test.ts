@@ -5,7 +5,7 @@ import * as net from "net";
 import { apiServerArgs, readK3sServer, type K3sServer } from "../journey/kube/k3s";
 import { isLoopback, outboundDials, SEALED_API_SERVER_FLAGS, WEBHOOK_ADMISSION_PLUGINS, type GuardedObject } from "../journey/kube/outbound";
 import { sealedRuleset, snmpCounters } from "../journey/kube/sealed-network";
-import { leakStep } from "../journey";
+import { leakStep, seededLeakStep } from "../journey";
 import { endpointOf, offMachineDial, offMachineListen, OffMachineError } from "./loopback-only";
 import { byType, plan } from "./helpers";
 
@@ -119,6 +119,17 @@ describe("the journey's sealed namespace", () => {
     const leaked = leakStep({ packetsOutside: 1, noRoute: 0, sent: 9000 });
     assert.equal(leaked.passed, false);
     assert.match(leaked.detail, /^1 packets addressed outside loopback/);
+  });
+});
+
+describe("the sealed namespace's counters and their control", () => {
+  const at = (packetsOutside: number, noRoute: number) => ({ packetsOutside, noRoute, sent: 0 });
+  it("passes the control when the seeded route's dial is counted outside and the unrouted one as no route", () => {
+    assert.equal(seededLeakStep({ before: at(0, 0), routed: at(1, 0), unrouted: at(1, 1) }).passed, true);
+  });
+  it("fails the control on counters that count nothing (a firewall rule that never matches, a no-route count never read)", () => {
+    assert.equal(seededLeakStep({ before: at(0, 0), routed: at(0, 0), unrouted: at(0, 1) }).passed, false);
+    assert.equal(seededLeakStep({ before: at(0, 0), routed: at(1, 0), unrouted: at(1, 0) }).passed, false);
   });
 });
 

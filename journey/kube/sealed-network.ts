@@ -132,3 +132,45 @@ export async function readLeaks(net: SealedNetwork): Promise<Leaks> {
     sent: (c.IpOutRequests ?? 0) + (c.Ip6OutRequests ?? 0),
   };
 }
+
+/**
+ * An address outside the machine's networks (TEST-NET-1, RFC 5737) for the counters' control:
+ * routed for a moment to a veth pair whose both ends stay inside the namespace (the VM's kernel
+ * has no dummy devices), and the firewall drops its packets before they reach the link.
+ */
+const SEEDED_OUTSIDE = "192.0.2.1";
+const SEEDED_DEVICE = "seeded0";
+const SEEDED_PEER = "seeded1";
+
+/** What the control saw: the counters before, after a dial with a route out, and after one with none. */
+export interface SeededLeaks {
+  readonly before: Leaks;
+  readonly routed: Leaks;
+  readonly unrouted: Leaks;
+}
+
+/**
+ * The counters' control, run before anything else in the namespace: a route out seeded (to a
+ * veth pair inside it), a dial along it, which the firewall must count; the route removed, a dial
+ * again, which must count as refused for want of a route. Neither packet leaves the namespace.
+ */
+export async function seededLeaks(net: SealedNetwork): Promise<SeededLeaks> {
+  const dial = () => run(net.argv(["timeout", "2", "bash", "-c", `exec 3<>/dev/tcp/${SEEDED_OUTSIDE}/443`]), { timeoutMs: 5000 });
+  const before = await readLeaks(net);
+  await must(["ip", "-n", net.name, "link", "add", SEEDED_DEVICE, "type", "veth", "peer", "name", SEEDED_PEER], { timeoutMs: 5000 });
+  try {
+    for (const device of [SEEDED_PEER, SEEDED_DEVICE]) await must(["ip", "-n", net.name, "link", "set", device, "up"], { timeoutMs: 5000 });
+    await must(["ip", "-n", net.name, "route", "add", `${SEEDED_OUTSIDE}/32`, "dev", SEEDED_DEVICE], { timeoutMs: 5000 });
+    await dial();
+  } finally {
+    await run(["ip", "-n", net.name, "link", "del", SEEDED_DEVICE], { timeoutMs: 5000 });
+  }
+  const routed = await readLeaks(net);
+  await dial();
+  return { before, routed, unrouted: await readLeaks(net) };
+}
+
+/** What a Leaks reading adds to an earlier one. Pure. */
+export function leaksSince(now: Leaks, earlier: Leaks): Leaks {
+  return { packetsOutside: now.packetsOutside - earlier.packetsOutside, noRoute: now.noRoute - earlier.noRoute, sent: now.sent - earlier.sent };
+}
