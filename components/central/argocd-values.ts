@@ -136,6 +136,46 @@ export const BACKUP_HEALTH_LUA = [
 ].join("\n");
 
 /**
+ * Health of an ExternalSecret: Degraded when External Secrets says it is not Ready; Healthy only
+ * when it is Ready for the generation ArgoCD applied (`status.syncedResourceVersion` is
+ * `<generation>-<hash of labels and annotations>`, External Secrets' own record of what it
+ * synced); Progressing until then. Why: ArgoCD v3.4.4's built-in check reads the Ready condition
+ * alone, which still holds the previous generation's verdict right after a sync changes the
+ * spec, so an ExternalSecret naming a secret that does not exist counted Healthy for the moment
+ * before the controller answered, and RollingSync moved every later wave onto it (the journey,
+ * real ArgoCD: globex synced 3 s after the canary, argo-cd#22707 and external-secrets#4685 say the same).
+ */
+export const EXTERNAL_SECRET_HEALTH_LUA = [
+  "if obj.status == nil or obj.status.conditions == nil then",
+  "  return { status = \"Progressing\", message = \"Waiting for External Secrets to sync\" }",
+  "end",
+  "local current = tostring(obj.metadata.generation or 0) .. \"-\"",
+  "local synced = obj.status.syncedResourceVersion or \"\"",
+  "for _, c in ipairs(obj.status.conditions) do",
+  "  if c.type == \"Ready\" and c.status == \"False\" then",
+  "    return { status = \"Degraded\", message = c.message or \"\" }",
+  "  end",
+  "  if c.type == \"Ready\" and c.status == \"True\" then",
+  "    if string.sub(synced, 1, string.len(current)) == current then",
+  "      return { status = \"Healthy\", message = c.message or \"\" }",
+  "    end",
+  "    return { status = \"Progressing\", message = \"External Secrets has not synced generation \" .. tostring(obj.metadata.generation) .. \" yet\" }",
+  "  end",
+  "end",
+  "return { status = \"Progressing\", message = \"Waiting for External Secrets to sync\" }",
+  "",
+].join("\n");
+
+/** argocd-cm's key for the ExternalSecret health check. */
+export const EXTERNAL_SECRET_HEALTH_KEY = "resource.customizations.health.external-secrets.io_ExternalSecret";
+/**
+ * argocd-cm's key that opens Lua's standard libraries to that check: ArgoCD gives a health
+ * script only base, table and a safe os unless told, and the check compares a prefix
+ * (string.sub). The script is the central stack's own; nothing a tenant writes runs in it.
+ */
+export const EXTERNAL_SECRET_OPEN_LIBS_KEY = "resource.customizations.useOpenLibs.external-secrets.io_ExternalSecret";
+
+/**
  * Health of an ApplicationSet, as the root Application waits on it: Degraded when it cannot
  * generate (ErrorOccurred, or its Applications not up to date), Healthy once it has generated
  * them, Progressing until then. ArgoCD's built-in check also calls it Progressing while a
@@ -228,6 +268,9 @@ export function argocdValues(environment: string): Record<string, unknown> {
         "resource.customizations.health.apiextensions.k8s.io_CustomResourceDefinition": CRD_HEALTH_LUA,
         // A scheduled Backup Healthy once scheduled, not only after its first run (BACKUP_HEALTH_LUA: why).
         "resource.customizations.health.k8s.mariadb.com_Backup": BACKUP_HEALTH_LUA,
+        // An ExternalSecret Healthy only once synced for the generation applied (EXTERNAL_SECRET_HEALTH_LUA: why).
+        [EXTERNAL_SECRET_HEALTH_KEY]: EXTERNAL_SECRET_HEALTH_LUA,
+        [EXTERNAL_SECRET_OPEN_LIBS_KEY]: "true",
       },
       repositories: ociRepositories(),
       // The tenants' ApplicationSets roll a fleet-wide change out wave by wave (RollingSync).
