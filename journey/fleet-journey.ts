@@ -60,7 +60,7 @@ import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { note, step, type JourneyStep } from "./host/step";
 import { plannedSecrets, SecretsManager } from "./gitops/secrets-manager";
 import { secretGateSteps } from "./gitops/secret-gate";
-import { externalSecretsPass, type Answered, type ExternalSecret } from "./gitops/external-secrets";
+import { answerKey, externalSecretsPass, syncedResourceVersion, type Answered, type ExternalSecret } from "./gitops/external-secrets";
 import { centralOnlySecretNames } from "../facts/project";
 import { droppedSecurity, labelsNoPodCarries, unmatchedSelectors, type PolicyLike } from "./kube/policies";
 import { SLURM_PART_POLICY_PODS } from "./slurm/topology";
@@ -314,7 +314,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   };
   // External Secrets answers a changed ExternalSecret within about a second, as the controller
   // (a watch) does: before ArgoCD can count the old Ready condition as the new spec's health.
-  const externalSecrets = new Map([...kubectl].map(([name, kc]) => [name, { kc, answered: new Map<string, Answered>(), available: false, checked: 0, dirty: true, retried: 0, watch: undefined as ReturnType<Kubectl["watch"]> | undefined }]));
+  const externalSecrets = new Map([...kubectl].map(([name, kc]) => [name, { kc, answered: new Map<string, Answered>(), available: false, checked: 0, dirty: true, retried: 0, watched: 0, watch: undefined as ReturnType<Kubectl["watch"]> | undefined }]));
   const answerExternalSecrets = async (): Promise<void> => {
     for (const x of externalSecrets.values()) {
       if (!x.available && Date.now() - x.checked > ESO_RETRY_MS) {
@@ -322,7 +322,8 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
         x.available = !!(await x.kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]))?.status?.availableReplicas;
       }
       if (!x.available) continue;
-      if (!x.watch || x.watch.ended()) [x.watch, x.dirty] = [x.kc.watch("externalsecrets.external-secrets.io", () => (x.dirty = true)), true];
+      // A watch the API server ended is started again, no faster than a retry.
+      if ((!x.watch || x.watch.ended()) && Date.now() - x.watched > ESO_RETRY_MS) [x.watch, x.dirty, x.watched] = [x.kc.watch("externalsecrets.external-secrets.io", () => (x.dirty = true)), true, Date.now()];
       // Failures are read again every few seconds (a secret published later, as the tenant's credential is).
       const retry = [...x.answered.values()].some((a) => a.error) && Date.now() - x.retried > ESO_RETRY_MS;
       if (!x.dirty && !retry) continue;
@@ -453,12 +454,15 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // External Secrets on every cluster: each ExternalSecret the fleet made, read from what the
   // plans create with its store's role, Ready with its Secret written; none failing.
   for (const [name, x] of externalSecrets) {
-    const esos = (await x.kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]))?.items ?? [];
+    const esos = (await x.kc.get<{ items: (ExternalSecret & { status?: { syncedResourceVersion?: string } })[] }>(["externalsecrets.external-secrets.io", "-A"]))?.items ?? [];
     const secrets = new Set(((await x.kc.get<{ items: { metadata: { name: string; namespace: string } }[] }>(["secrets", "-A"]))?.items ?? []).map((s) => `${s.metadata.namespace}/${s.metadata.name}`));
-    const bad = esos.filter((e) => !e.status?.conditions?.some((k) => k.type === "Ready" && k.status === "True") || !secrets.has(`${e.metadata.namespace}/${e.spec.target?.name ?? e.metadata.name}`))
-      .map((e) => `${e.metadata.namespace}/${e.metadata.name}: ${x.answered.get(`${e.metadata.namespace}/${e.metadata.name}`)?.error ?? "not Ready, or its Secret missing"}`);
-    report(step(`${name}: External Secrets runs and delivers every ExternalSecret from the secrets the plans create, with its store's role`, x.available && esos.length > 0 && bad.length === 0,
-      !x.available ? `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(x.kc, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`
+    // Ready for what it is now (synced at its generation, labels and annotations), its Secret there.
+    const bad = esos.filter((e) => !e.status?.conditions?.some((k) => k.type === "Ready" && k.status === "True") || e.status?.syncedResourceVersion !== syncedResourceVersion(e) || !secrets.has(`${e.metadata.namespace}/${e.spec.target?.name ?? e.metadata.name}`))
+      .map((e) => `${e.metadata.namespace}/${e.metadata.name}: ${x.answered.get(answerKey(e))?.error ?? "not Ready for its generation, or its Secret missing"}`);
+    // The controller as it is now, not as it was when the stand-in first found it.
+    const running = !!(await x.kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]))?.status?.availableReplicas;
+    report(step(`${name}: External Secrets runs and delivers every ExternalSecret from the secrets the plans create, with its store's role`, running && esos.length > 0 && bad.length === 0,
+      !running ? `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(x.kc, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`
         : !esos.length ? "no ExternalSecret on this cluster" : bad.length ? bad.slice(0, 4).join("; ") : `${esos.length} ExternalSecrets Ready, each Secret written (${secretsManager.secrets.length} secrets in the plans)`));
   }
   await mariadb?.settled();

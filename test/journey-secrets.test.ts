@@ -43,9 +43,14 @@ describe("the journey's Secrets Manager and External Secrets (answers only what 
     const sm = new SecretsManager(plannedSecrets(PLAN));
     assert.deepEqual(sm.get("clusterra/dev/acme/jwt-key-unplanned", "us-east-1", CONTROL_PLANE_ROLE), { error: "ResourceNotFoundException: Secrets Manager can't find the specified secret." });
     assert.match(String((sm.get("clusterra/dev/acme/slurm-key", "eu-west-1", CONTROL_PLANE_ROLE) as { error: string }).error), /^ResourceNotFoundException/);
-    const denied = sm.get("clusterra/dev/acme/mariadb-password", "us-east-1", ESO_ROLE);
+    const denied = sm.get(arnOf("clusterra/dev/acme/mariadb-password"), "us-east-1", ESO_ROLE);
     assert.match(String((denied as { error: string }).error), /^AccessDeniedException: User: arn:aws:sts::444455556666:assumed-role\/clusterra-dev-acme-external-secrets\/external-secrets is not authorized to perform: secretsmanager:GetSecretValue .* because no resource-based policy allows/);
     assert.match(String((sm.get("clusterra/dev/acme/argocd-cluster", "us-east-1", CONTROL_PLANE_ROLE) as { error: string }).error), /can't find the specified secret value for staging label: AWSCURRENT/);
+    // Another tenant's role of central's own account: its policy does not name it (the isolation a store's role gives).
+    const globex = `arn:aws:iam::${CENTRAL}:role/clusterra-dev-globex-control-plane`;
+    assert.match(String((sm.get("clusterra/dev/acme/slurm-key", "us-east-1", globex) as { error: string }).error), /^AccessDeniedException: .*clusterra-dev-globex-control-plane/);
+    // Another account's reader by the bare name: AWS finds another account's secret by ARN alone.
+    assert.match(String((sm.get("clusterra/dev/acme/slurm-key", "us-east-1", ESO_ROLE) as { error: string }).error), /^ResourceNotFoundException/);
     // Published by the tenant's server: then read; a secret no plan creates cannot be published.
     assert.equal(sm.put("clusterra/dev/acme/argocd-cluster", JSON.stringify({ bearerToken: "t", caData: "Q0E=" })), true);
     assert.deepEqual(remoteValue(sm.get("clusterra/dev/acme/argocd-cluster", "us-east-1", CONTROL_PLANE_ROLE), "k", "bearerToken"), { value: "t" });

@@ -149,17 +149,19 @@ export const EXTERNAL_SECRET_HEALTH_LUA = [
   "if obj.status == nil or obj.status.conditions == nil then",
   "  return { status = \"Progressing\", message = \"Waiting for External Secrets to sync\" }",
   "end",
-  "local current = tostring(obj.metadata.generation or 0) .. \"-\"",
+  // `<generation>-` begins the synced version exactly when it sorts from `<generation>-` up to
+  // `<generation>.` ('-' and '.' are neighbours): base Lua, no library to open.
+  "local g = tostring(obj.metadata.generation or 0)",
   "local synced = obj.status.syncedResourceVersion or \"\"",
   "for _, c in ipairs(obj.status.conditions) do",
   "  if c.type == \"Ready\" and c.status == \"False\" then",
   "    return { status = \"Degraded\", message = c.message or \"\" }",
   "  end",
   "  if c.type == \"Ready\" and c.status == \"True\" then",
-  "    if string.sub(synced, 1, string.len(current)) == current then",
+  "    if synced >= g .. \"-\" and synced < g .. \".\" then",
   "      return { status = \"Healthy\", message = c.message or \"\" }",
   "    end",
-  "    return { status = \"Progressing\", message = \"External Secrets has not synced generation \" .. tostring(obj.metadata.generation) .. \" yet\" }",
+  "    return { status = \"Progressing\", message = \"External Secrets has not synced generation \" .. g .. \" yet\" }",
   "  end",
   "end",
   "return { status = \"Progressing\", message = \"Waiting for External Secrets to sync\" }",
@@ -168,12 +170,6 @@ export const EXTERNAL_SECRET_HEALTH_LUA = [
 
 /** argocd-cm's key for the ExternalSecret health check. */
 export const EXTERNAL_SECRET_HEALTH_KEY = "resource.customizations.health.external-secrets.io_ExternalSecret";
-/**
- * argocd-cm's key that opens Lua's standard libraries to that check: ArgoCD gives a health
- * script only base, table and a safe os unless told, and the check compares a prefix
- * (string.sub). The script is the central stack's own; nothing a tenant writes runs in it.
- */
-export const EXTERNAL_SECRET_OPEN_LIBS_KEY = "resource.customizations.useOpenLibs.external-secrets.io_ExternalSecret";
 
 /**
  * Health of an ApplicationSet, as the root Application waits on it: Degraded when it cannot
@@ -270,7 +266,6 @@ export function argocdValues(environment: string): Record<string, unknown> {
         "resource.customizations.health.k8s.mariadb.com_Backup": BACKUP_HEALTH_LUA,
         // An ExternalSecret Healthy only once synced for the generation applied (EXTERNAL_SECRET_HEALTH_LUA: why).
         [EXTERNAL_SECRET_HEALTH_KEY]: EXTERNAL_SECRET_HEALTH_LUA,
-        [EXTERNAL_SECRET_OPEN_LIBS_KEY]: "true",
       },
       repositories: ociRepositories(),
       // The tenants' ApplicationSets roll a fleet-wide change out wave by wave (RollingSync).

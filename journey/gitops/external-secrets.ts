@@ -14,7 +14,7 @@ export interface ExternalSecret {
   metadata: { name: string; namespace?: string; generation?: number; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     secretStoreRef: { name: string; kind?: string };
-    target?: { name?: string; template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } };
+    target?: { name?: string; creationPolicy?: string; template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> } };
     data?: { secretKey: string; remoteRef: { key: string; property?: string } }[];
   };
   status?: { conditions?: { type: string; status: string; reason?: string; lastTransitionTime?: string }[] };
@@ -54,10 +54,20 @@ export function externalSecretTarget(es: ExternalSecret, read: (key: string) => 
   return {
     secret: {
       apiVersion: "v1", kind: "Secret",
-      metadata: { name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {} },
+      metadata: {
+        name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {},
+        // creationPolicy Owner (the default): the ExternalSecret owns its Secret, which goes with it.
+        ...((es.spec.target?.creationPolicy ?? "Owner") === "Owner" && es.metadata.uid ? { ownerReferences: [{ apiVersion: "external-secrets.io/v1", kind: "ExternalSecret", name: es.metadata.name, uid: es.metadata.uid, controller: true, blockOwnerDeletion: true }] } : {}),
+      },
       stringData,
     },
   };
+}
+
+/** What External Secrets records as synced: `<generation>-<hash of annotations and labels>` (a change to either is read again). Pure. */
+export function syncedResourceVersion(es: ExternalSecret): string {
+  const hash = crypto.createHash("md5").update(JSON.stringify([es.metadata.annotations ?? {}, es.metadata.labels ?? {}])).digest("hex");
+  return `${es.metadata.generation ?? 1}-${hash}`;
 }
 
 /**
@@ -72,8 +82,7 @@ export function externalSecretStatus(es: ExternalSecret, result: ExternalSecretR
   const since = was && was.status === (ok ? "True" : "False") && was.lastTransitionTime ? was.lastTransitionTime : at;
   const condition = { type: "Ready", status: ok ? "True" : "False", ...(ok ? SECRET_SYNCED : SECRET_SYNCED_ERROR), lastTransitionTime: since };
   if (!ok) return { status: { conditions: [condition] } };
-  const hash = crypto.createHash("md5").update(JSON.stringify([es.metadata.annotations ?? {}, es.metadata.labels ?? {}])).digest("hex");
-  return { status: { conditions: [condition], refreshTime: at, syncedResourceVersion: `${es.metadata.generation ?? 1}-${hash}`, binding: { name: String(result.secret.metadata.name) } } };
+  return { status: { conditions: [condition], refreshTime: at, syncedResourceVersion: syncedResourceVersion(es), binding: { name: String(result.secret.metadata.name) } } };
 }
 
 /** One answer the stand-in gave: the ExternalSecret, its generation, and its error if it failed. */
@@ -86,41 +95,54 @@ export interface Answered {
 
 /**
  * One pass of External Secrets over a cluster: every ExternalSecret whose store is Ready and
- * whose spec changed since its last answer (or whose last answer failed) is read, its Secret
- * written or its failure recorded. `answered` keeps, per `<namespace>/<name>`, what it last
- * gave; returns the keys it answered this pass.
+ * that has not been synced as it is now (a new one, a new generation, changed labels or
+ * annotations: its `syncedResourceVersion` behind), or whose last answer failed, is read, its
+ * Secret written or its failure recorded. `answered` keeps, per ExternalSecret (its uid), what
+ * it last gave; returns the `<namespace>/<name>` it answered this pass.
  */
 export async function externalSecretsPass(kc: Kubectl, secretsManager: SecretsManager, answered: Map<string, Answered>): Promise<string[]> {
-  const list = await kc.get<{ items: ExternalSecret[] }>(["externalsecrets.external-secrets.io", "-A"]);
+  const list = await kc.get<{ items: (ExternalSecret & { status?: { syncedResourceVersion?: string } })[] }>(["externalsecrets.external-secrets.io", "-A"]);
   const out: string[] = [];
   for (const es of list?.items ?? []) {
-    const key = `${es.metadata.namespace}/${es.metadata.name}`;
+    const key = answerKey(es);
     const generation = es.metadata.generation ?? 1;
     const last = answered.get(key);
-    if (last && last.generation === generation && !last.error) continue;
+    if (last && !last.error && es.status?.syncedResourceVersion === syncedResourceVersion(es)) continue;
+    const failed = (error: string) => answered.set(key, { generation, error, unanswered: true });
     type Store = { spec?: { provider?: { aws?: { region?: string; role?: string } } }; status?: { conditions?: { type: string; status: string }[] } };
     const store = await kc.get<Store>([es.spec.secretStoreRef.kind === "ClusterSecretStore" ? "clustersecretstores.external-secrets.io" : "secretstores.external-secrets.io", es.spec.secretStoreRef.name, ...(es.spec.secretStoreRef.kind === "ClusterSecretStore" ? [] : ["-n", String(es.metadata.namespace)])]);
     // A store not Ready yet: read again on the next pass that retries (its becoming Ready changes no ExternalSecret).
     if (!store?.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True")) {
-      answered.set(key, { generation, error: `SecretStore ${es.spec.secretStoreRef.name} is not ready`, unanswered: true });
+      failed(`SecretStore ${es.spec.secretStoreRef.name} is not ready`);
       continue;
     }
     const aws = store.spec?.provider?.aws ?? {};
     const result = externalSecretTarget(es, (id) => secretsManager.get(id, aws.region ?? "", aws.role ?? ""));
     if ("secret" in result) {
       const r = await kc.run(["apply", "--server-side", "--field-manager=external-secrets", "-f", "-"], { input: JSON.stringify(result.secret) });
-      if (r.code !== 0) continue;
+      if (r.code !== 0) {
+        failed(`could not write Secret ${String(result.secret.metadata.name)}: ${r.stderr.trim()}`);
+        continue;
+      }
     } else {
       // The same failure again: nothing new to say (the controller retries with back-off).
       if (last?.error === result.error && last.generation === generation && !last.unanswered) continue;
       await kc.run(["create", "-f", "-"], { input: JSON.stringify(failureEvent(es, result.error)) });
     }
     const patched = await kc.run(["patch", "externalsecrets.external-secrets.io", es.metadata.name, "-n", String(es.metadata.namespace), "--subresource=status", "--type=merge", "-p", JSON.stringify(externalSecretStatus(es, result, new Date()))]);
-    if (patched.code !== 0) continue;
+    if (patched.code !== 0) {
+      failed(`could not write its status: ${patched.stderr.trim()}`);
+      continue;
+    }
     answered.set(key, { generation, ...("error" in result ? { error: result.error } : {}) });
-    out.push(key);
+    out.push(`${es.metadata.namespace}/${es.metadata.name}`);
   }
   return out;
+}
+
+/** The key `answered` keeps an ExternalSecret's answer under: its uid (one deleted and made again is a new one). Pure. */
+export function answerKey(es: ExternalSecret): string {
+  return es.metadata.uid ?? `${es.metadata.namespace}/${es.metadata.name}`;
 }
 
 /** The Warning event External Secrets records with the provider's error. Pure. */

@@ -51,9 +51,13 @@ interface Seen {
   readonly key: string;
   readonly ready: string;
   readonly reason: string;
-  readonly app: { sync: string; health: string; revision: string };
+  /** The Application as its controller reports it; `synced`: the revisions its last sync applied. */
+  readonly app: { sync: string; health: string; synced: readonly string[] };
   readonly secret: string;
 }
+
+/** An Application's last sync result: the revision of each source it applied. */
+type Synced = ApplicationObject & { status?: { operationState?: { syncResult?: { revision?: string; revisions?: string[] } } } };
 
 export async function secretGateSteps(i: SecretGateInput): Promise<void> {
   const { c, report } = i;
@@ -64,12 +68,13 @@ export async function secretGateSteps(i: SecretGateInput): Promise<void> {
   const esName = CONTROL_PLANE_SECRETS[BROKEN].name;
   const seen = async (id: string): Promise<Seen> => {
     const es = await c.get<ExternalSecret>(["externalsecrets.external-secrets.io", esName, "-n", tenantNamespace(id)]);
-    const a = await c.get<ApplicationObject>(["applications.argoproj.io", app(id), "-n", i.argocdNamespace]);
+    const a = await c.get<Synced>(["applications.argoproj.io", app(id), "-n", i.argocdNamespace]);
+    const result = a?.status?.operationState?.syncResult;
     const s = await c.get<{ data?: Record<string, string> }>(["secret", esName, "-n", tenantNamespace(id)]);
     const ready = es?.status?.conditions?.find((k) => k.type === "Ready");
     return {
       key: es?.spec.data?.[0]?.remoteRef.key ?? "", ready: ready?.status ?? "", reason: ready?.reason ?? "",
-      app: { sync: a?.status?.sync?.status ?? "", health: a?.status?.health?.status ?? "", revision: a?.status?.sync?.revision ?? "" },
+      app: { sync: a?.status?.sync?.status ?? "", health: a?.status?.health?.status ?? "", synced: result?.revisions ?? (result?.revision ? [result.revision] : []) },
       secret: JSON.stringify(s?.data ?? {}),
     };
   };
@@ -82,7 +87,7 @@ export async function secretGateSteps(i: SecretGateInput): Promise<void> {
   // The broken commit: every tenant's values at once, as a fleet-wide change would be.
   const problems: string[] = [];
   const broken = Object.fromEntries(tenants.map((id) => [file(id), withSecretName(original.get(id) as string, BROKEN, (was) => `${was}${UNPLANNED_SUFFIX}`)]));
-  await commitToFleet(i.gitops, i.branch, broken, "fleet: control planes read their JWT key from a secret no plan creates").catch((e: Error) => problems.push(e.message));
+  const brokenSha = await commitToFleet(i.gitops, i.branch, broken, "fleet: control planes read their JWT key from a secret no plan creates").catch((e: Error) => (problems.push(e.message), ""));
   await refresh();
   // The canary fails: its ExternalSecret names the unplanned key and is not Ready.
   const canary = i.canaries[0];
@@ -96,7 +101,9 @@ export async function secretGateSteps(i: SecretGateInput): Promise<void> {
   while (failed && Date.now() - held < ROLLOUT_QUIET_MS) {
     for (const id of i.later) {
       const s = await seen(id);
-      if (s.key.endsWith(UNPLANNED_SUFFIX)) moved.push(`${id}: its ExternalSecret names ${s.key} (${Math.round((Date.now() - held) / 1000)} s after the canary failed)`);
+      const when = `${Math.round((Date.now() - held) / 1000)} s after the canary failed`;
+      if (s.key.endsWith(UNPLANNED_SUFFIX)) moved.push(`${id}: its ExternalSecret names ${s.key} (${when})`);
+      else if (brokenSha && s.app.synced.includes(brokenSha)) moved.push(`${id}: ${app(id)} synced the broken commit ${brokenSha.slice(0, 8)} (${when})`);
     }
     if (moved.length) break;
     await sleep(5000);
@@ -105,24 +112,26 @@ export async function secretGateSteps(i: SecretGateInput): Promise<void> {
   const laterNow = new Map<string, Seen>();
   for (const id of i.later) laterNow.set(id, await seen(id));
   const kept = canaryNow.secret === before.get(canary)?.secret && canaryNow.secret !== "{}";
-  const gated = !!failed && canaryNow.reason === SECRET_SYNCED_ERROR.reason && canaryNow.app.health === "Degraded" && moved.length === 0 && i.later.length > 0 && kept
-    && i.later.every((id) => laterNow.get(id)?.app.sync === "OutOfSync");
+  const gated = !!failed && !!brokenSha && canaryNow.app.synced.includes(brokenSha) && canaryNow.reason === SECRET_SYNCED_ERROR.reason && canaryNow.app.health === "Degraded" && moved.length === 0 && i.later.length > 0 && kept
+    && i.later.every((id) => laterNow.get(id)?.app.sync === "OutOfSync" && !laterNow.get(id)?.app.synced.includes(brokenSha));
   report(step(`an ExternalSecret naming a key no plan creates stays not Ready (${SECRET_SYNCED_ERROR.reason}) on the canary, its Secret kept, and RollingSync holds ${i.later.join(", ") || "the later waves"} while it does (${i.who})`, gated,
     [
-      failed ? `${canary}: ${esName} names ${canaryNow.key}: Ready ${canaryNow.ready} (${canaryNow.reason}); ${app(canary)} ${canaryNow.app.sync}/${canaryNow.app.health}; its Secret ${kept ? "as it was" : "CHANGED or missing"}` : `${canary}: its ExternalSecret did not fail within ${ROLLOUT_TIMEOUT_MS / 60_000} min (${JSON.stringify(canaryNow)})`,
+      failed ? `${canary}: ${app(canary)} synced the broken commit ${brokenSha.slice(0, 8)}${canaryNow.app.synced.includes(brokenSha) ? "" : " NOT (its last sync applied " + canaryNow.app.synced.join(", ") + ")"}: ${esName} names ${canaryNow.key}: Ready ${canaryNow.ready} (${canaryNow.reason}); ${app(canary)} ${canaryNow.app.sync}/${canaryNow.app.health}; its Secret ${kept ? "as it was" : "CHANGED or missing"}` : `${canary}: its ExternalSecret did not fail within ${ROLLOUT_TIMEOUT_MS / 60_000} min (${JSON.stringify(canaryNow)})`,
       moved.length ? `NOT HELD: ${moved.join("; ")}` : `${[...laterNow].map(([id, s]) => `${id}: ${app(id)} ${s.app.sync} for ${ROLLOUT_QUIET_MS / 1000} s, its ExternalSecret still names ${s.key}`).join("; ")}`,
       ...problems,
     ].join("; ")));
 
   // The revert: every tenant back on the planned key, Ready, its Application Synced and Healthy.
-  await commitToFleet(i.gitops, i.branch, Object.fromEntries(tenants.map((id) => [file(id), original.get(id) as string])), "fleet: revert the unplanned JWT key").catch((e: Error) => problems.push(e.message));
+  const revertSha = await commitToFleet(i.gitops, i.branch, Object.fromEntries(tenants.map((id) => [file(id), original.get(id) as string])), "fleet: revert the unplanned JWT key").catch((e: Error) => (problems.push(e.message), ""));
   await refresh();
   let last = new Map<string, Seen>();
   const healed = await waitFor(async () => {
     last = new Map();
     for (const id of tenants) last.set(id, await seen(id));
-    return [...last].every(([id, s]) => s.key === before.get(id)?.key && s.ready === "True" && s.app.sync === "Synced" && s.app.health === "Healthy") ? true : undefined;
+    // The canary healed by a sync of the revert itself; the later waves never took the broken commit.
+    return [...last].every(([id, s]) => s.key === before.get(id)?.key && s.ready === "True" && s.app.sync === "Synced" && s.app.health === "Healthy")
+      && !!revertSha && i.canaries.every((id) => last.get(id)?.app.synced.includes(revertSha)) && i.later.every((id) => !last.get(id)?.app.synced.includes(brokenSha)) ? true : undefined;
   }, ROLLOUT_TIMEOUT_MS, 5000);
-  report(step(`the revert commit brings every wave's ExternalSecret back to the planned key, Ready, its Application Synced and Healthy (${i.who})`, !!healed,
-    [...last].map(([id, s]) => `${id}: ${s.key} Ready ${s.ready}, ${app(id)} ${s.app.sync}/${s.app.health}`).join("; ") + (problems.length ? `; ${problems.join("; ")}` : "")));
+  report(step(`the revert commit heals the canary by its own sync and leaves every wave's ExternalSecret on the planned key, Ready, its Application Synced and Healthy (${i.who})`, !!healed,
+    [...last].map(([id, s]) => `${id}: ${s.key} Ready ${s.ready}, ${app(id)} ${s.app.sync}/${s.app.health}, last sync applied ${s.app.synced.map((r) => (r === revertSha ? "the revert" : r === brokenSha ? "THE BROKEN COMMIT" : r.slice(0, 8))).join(", ") || "nothing"}`).join("; ") + (problems.length ? `; ${problems.join("; ")}` : "")));
 }

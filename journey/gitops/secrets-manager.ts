@@ -3,9 +3,13 @@
  * secrets the plans create (name, ARN, the readers their resource policies name), a value for
  * those the plans give a version (generated as getRandomPassword makes it) or a server
  * publishes (its PutSecretValue), and GetSecretValue's answers, refusals included, as AWS
- * gives them. A key no plan creates is not found; a secret with no value yet has no AWSCURRENT
- * version; a role of another account reads only where the secret's resource policy names it
- * (same-account roles are let through: their identity policies are not evaluated here).
+ * gives them. A key no plan creates is not found, and so is a bare name from another account
+ * (AWS finds another account's secret by its ARN alone); a secret with no value yet has no
+ * AWSCURRENT version; a role reads only where the secret's resource policy names it. That is
+ * stricter than AWS for a role of the secret's own account, which its identity policy alone may
+ * let read: every secret the plans create names each of its readers in its policy, so a store
+ * reading with any other role (another tenant's, say) is a fault either way. Identity and KMS
+ * key policies are not evaluated here (the plans' IAM simulator does that).
  */
 import * as crypto from "crypto";
 
@@ -102,8 +106,9 @@ export class SecretsManager {
 
 /** GetSecretValue's answer for the secret found (or none), as AWS gives it. Pure. */
 export function getSecretValue(secret: PlannedSecret | undefined, values: ReadonlyMap<string, string>, id: string, region: string, role: string): SecretAnswer {
-  if (!secret || arnRegion(secret.arn) !== region) return { error: "ResourceNotFoundException: Secrets Manager can't find the specified secret." };
-  if (arnAccount(role) !== arnAccount(secret.arn) && !secret.readers.includes(role)) {
+  const byName = id !== secret?.arn;
+  if (!secret || arnRegion(secret.arn) !== region || (byName && arnAccount(role) !== arnAccount(secret.arn))) return { error: "ResourceNotFoundException: Secrets Manager can't find the specified secret." };
+  if (!secret.readers.includes(role)) {
     return { error: `AccessDeniedException: User: arn:aws:sts::${arnAccount(role)}:assumed-role/${role.split("/").pop()}/external-secrets is not authorized to perform: ${GET_SECRET_VALUE} on resource: ${id} because no resource-based policy allows the ${GET_SECRET_VALUE} action` };
   }
   const value = values.get(secret.arn);

@@ -10,6 +10,8 @@ import type { Kubectl } from "./kubectl";
 export const SIGHTING_OUTPUT = 'jsonpath={.kind} {.metadata.namespace}/{.metadata.name} {.metadata.resourceVersion} {.status.conditions[?(@.type=="Ready")].status}{"\\n"}';
 
 export interface Sighting {
+  /** The resource watched (set by the watch that saw it). */
+  readonly resource?: string;
   readonly kind: string;
   readonly key: string;
   readonly rv: number;
@@ -58,12 +60,15 @@ export class CreationOrder {
       if (w && !w.ended()) continue;
       const listed = await this.kc.run(["get", resource, "-A", "-o", "jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{\"\\n\"}{end}"]);
       if (listed.code !== 0) continue;
+      // What exists before this watch begins was not seen made, unless an earlier watch saw it
+      // (a watch the API server ended is started again, its objects already sighted).
       const before = this.unobserved.get(resource) ?? new Set<string>();
-      for (const key of listed.stdout.split("\n").filter(Boolean)) before.add(key);
+      for (const key of listed.stdout.split("\n").filter(Boolean)) if (!this.sightings.some((s) => s.key === key && s.resource === resource)) before.add(key);
       this.unobserved.set(resource, before);
       this.watches.set(resource, this.kc.watch(resource, (line) => {
         const s = parseSighting(line);
-        if (s) this.sightings.push(s);
+        // The first sighting, and the first Ready one, are all the order needs.
+        if (s && !this.sightings.some((x) => x.resource === resource && x.key === s.key && (x.ready || !s.ready))) this.sightings.push({ ...s, resource });
       }, SIGHTING_OUTPUT));
     }
   }

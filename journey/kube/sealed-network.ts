@@ -159,6 +159,8 @@ export async function seededLeaks(net: SealedNetwork): Promise<SeededLeaks> {
   const before = await readLeaks(net);
   await must(["ip", "-n", net.name, "link", "add", SEEDED_DEVICE, "type", "veth", "peer", "name", SEEDED_PEER], { timeoutMs: 5000 });
   try {
+    // IPv6 off on the pair first: its neighbour discovery would be counted outside too, and the dial must be what is counted.
+    for (const device of [SEEDED_PEER, SEEDED_DEVICE]) await must(net.argv(["sysctl", "-q", "-w", `net.ipv6.conf.${device}.disable_ipv6=1`]), { timeoutMs: 5000 });
     for (const device of [SEEDED_PEER, SEEDED_DEVICE]) await must(["ip", "-n", net.name, "link", "set", device, "up"], { timeoutMs: 5000 });
     await must(["ip", "-n", net.name, "route", "add", `${SEEDED_OUTSIDE}/32`, "dev", SEEDED_DEVICE], { timeoutMs: 5000 });
     await dial();
