@@ -60,7 +60,7 @@ import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { note, step, type JourneyStep } from "./host/step";
 import { plannedSecrets, SecretsManager } from "./gitops/secrets-manager";
 import { secretGateSteps } from "./gitops/secret-gate";
-import { answerKey, externalSecretsPass, syncedResourceVersion, type Answered, type ExternalSecret } from "./gitops/external-secrets";
+import { answerKey, EXTERNAL_SECRET_RESOURCE, externalSecretsPass, syncedResourceVersion, type Answered, type ExternalSecret } from "./gitops/external-secrets";
 import { centralOnlySecretNames } from "../facts/project";
 import { droppedSecurity, labelsNoPodCarries, unmatchedSelectors, type PolicyLike } from "./kube/policies";
 import { SLURM_PART_POLICY_PODS } from "./slurm/topology";
@@ -94,6 +94,11 @@ const TENANT_API_PORT = 6443;
 const ARGOCD_TLS_CERTS = "argocd-tls-certs-cm";
 /** The External Secrets controller's Deployment (its release name, in its namespace on either side). */
 const ESO_CONTROLLER = "external-secrets";
+/** Whether the External Secrets controller's Deployment has a replica available on a cluster. */
+async function esoAvailable(kc: Kubectl): Promise<boolean> {
+  return !!(await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]))?.status?.availableReplicas;
+}
+
 /** How often the External Secrets stand-in reads a failing ExternalSecret again (the controller retries with back-off), and looks for the controller where it is not available yet. */
 const ESO_RETRY_MS = 5000;
 type Resource = { type: string; urn: string; inputs: Record<string, unknown> };
@@ -319,11 +324,11 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     for (const x of externalSecrets.values()) {
       if (!x.available && Date.now() - x.checked > ESO_RETRY_MS) {
         x.checked = Date.now();
-        x.available = !!(await x.kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]))?.status?.availableReplicas;
+        x.available = await esoAvailable(x.kc);
       }
       if (!x.available) continue;
       // A watch the API server ended is started again, no faster than a retry.
-      if ((!x.watch || x.watch.ended()) && Date.now() - x.watched > ESO_RETRY_MS) [x.watch, x.dirty, x.watched] = [x.kc.watch("externalsecrets.external-secrets.io", () => (x.dirty = true)), true, Date.now()];
+      if ((!x.watch || x.watch.ended()) && Date.now() - x.watched > ESO_RETRY_MS) [x.watch, x.dirty, x.watched] = [x.kc.watch(EXTERNAL_SECRET_RESOURCE, () => (x.dirty = true)), true, Date.now()];
       // Failures are read again every few seconds (a secret published later, as the tenant's credential is).
       const retry = [...x.answered.values()].some((a) => a.error) && Date.now() - x.retried > ESO_RETRY_MS;
       if (!x.dirty && !retry) continue;
@@ -409,7 +414,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       const kc = kcOfServer(a.spec.destination?.server ?? "");
       const secrets: { name: string; readyAt: string }[] = [];
       for (const r of (a.status?.resources ?? []).filter((x) => x.kind === "ExternalSecret")) {
-        const es = kc ? await kc.get<{ status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }>(["externalsecrets.external-secrets.io", r.name, "-n", r.namespace ?? ""]) : undefined;
+        const es = kc ? await kc.get<{ status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }>([EXTERNAL_SECRET_RESOURCE, r.name, "-n", r.namespace ?? ""]) : undefined;
         const cond = es?.status?.conditions?.find((x) => x.type === "Ready" && x.status === "True");
         secrets.push({ name: `${r.namespace}/${r.name}`, readyAt: cond?.lastTransitionTime ?? "" });
       }
@@ -454,13 +459,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // External Secrets on every cluster: each ExternalSecret the fleet made, read from what the
   // plans create with its store's role, Ready with its Secret written; none failing.
   for (const [name, x] of externalSecrets) {
-    const esos = (await x.kc.get<{ items: (ExternalSecret & { status?: { syncedResourceVersion?: string } })[] }>(["externalsecrets.external-secrets.io", "-A"]))?.items ?? [];
+    const esos = (await x.kc.get<{ items: (ExternalSecret & { status?: { syncedResourceVersion?: string } })[] }>([EXTERNAL_SECRET_RESOURCE, "-A"]))?.items ?? [];
     const secrets = new Set(((await x.kc.get<{ items: { metadata: { name: string; namespace: string } }[] }>(["secrets", "-A"]))?.items ?? []).map((s) => `${s.metadata.namespace}/${s.metadata.name}`));
     // Ready for what it is now (synced at its generation, labels and annotations), its Secret there.
     const bad = esos.filter((e) => !e.status?.conditions?.some((k) => k.type === "Ready" && k.status === "True") || e.status?.syncedResourceVersion !== syncedResourceVersion(e) || !secrets.has(`${e.metadata.namespace}/${e.spec.target?.name ?? e.metadata.name}`))
       .map((e) => `${e.metadata.namespace}/${e.metadata.name}: ${x.answered.get(answerKey(e))?.error ?? "not Ready for its generation, or its Secret missing"}`);
     // The controller as it is now, not as it was when the stand-in first found it.
-    const running = !!(await x.kc.get<{ status?: { availableReplicas?: number } }>(["deployment", ESO_CONTROLLER, "-n", EXTERNAL_SECRETS_NAMESPACE]))?.status?.availableReplicas;
+    const running = await esoAvailable(x.kc);
     report(step(`${name}: External Secrets runs and delivers every ExternalSecret from the secrets the plans create, with its store's role`, running && esos.length > 0 && bad.length === 0,
       !running ? `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(x.kc, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`
         : !esos.length ? "no ExternalSecret on this cluster" : bad.length ? bad.slice(0, 4).join("; ") : `${esos.length} ExternalSecrets Ready, each Secret written (${secretsManager.secrets.length} secrets in the plans)`));

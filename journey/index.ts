@@ -79,7 +79,7 @@ export async function runJourney(o: JourneyOptions, out: (s: string) => void): P
       net = await sealNetwork();
       // The last step's control: its counters count a seeded dial out and one with no route.
       const seeded = await seededLeaks(net).catch((e: Error) => e);
-      report(seeded instanceof Error ? step("the sealed namespace's counters count a dial along a route seeded out of it, and one with no route (the last step's control)", false, `the control could not run: ${seeded.message}`) : seededLeakStep(seeded));
+      report(seeded instanceof Error ? step(SEEDED_LEAK_STEP, false, `the control could not run: ${seeded.message}`) : seededLeakStep(seeded));
       baseline = seeded instanceof Error ? await readLeaks(net) : seeded.unrouted;
       try {
         handed = await runFleetJourney({
@@ -132,6 +132,8 @@ export function otherCentralsOf(central: PlanResult, plans: readonly PlanResult[
     }));
 }
 
+const SEEDED_LEAK_STEP = "the sealed namespace's counters count a dial along a route seeded out of it, and one with no route (the last step's control)";
+
 /**
  * The last step's control: a dial along a route seeded out of the sealed namespace counted as a
  * packet outside, and one with no route counted as refused for want of one. Pure.
@@ -139,7 +141,7 @@ export function otherCentralsOf(central: PlanResult, plans: readonly PlanResult[
 export function seededLeakStep(s: SeededLeaks): JourneyStep {
   const [routed, unrouted] = [leaksSince(s.routed, s.before), leaksSince(s.unrouted, s.routed)];
   return step(
-    "the sealed namespace's counters count a dial along a route seeded out of it, and one with no route (the last step's control)",
+    SEEDED_LEAK_STEP,
     routed.packetsOutside > 0 && routed.noRoute === 0 && unrouted.noRoute > 0 && unrouted.packetsOutside === 0,
     `a route to a TEST-NET address on a veth pair inside the namespace: ${routed.packetsOutside} packets counted outside (dropped there); the route removed: ${unrouted.noRoute} dials refused for want of a route, ${unrouted.packetsOutside} counted outside`,
   );

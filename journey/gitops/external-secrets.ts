@@ -10,6 +10,10 @@ import * as crypto from "crypto";
 import type { Kubectl } from "../kube/kubectl";
 import { remoteValue, type SecretAnswer, type SecretsManager } from "./secrets-manager";
 
+/** The resource `kubectl` names ExternalSecrets by, and their API version (the fleet's: components/fleet/external-secrets.ts). */
+export const EXTERNAL_SECRET_RESOURCE = "externalsecrets.external-secrets.io";
+const EXTERNAL_SECRET_API = "external-secrets.io/v1";
+
 export interface ExternalSecret {
   metadata: { name: string; namespace?: string; generation?: number; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
@@ -57,7 +61,7 @@ export function externalSecretTarget(es: ExternalSecret, read: (key: string) => 
       metadata: {
         name: es.spec.target?.name ?? es.metadata.name, namespace: es.metadata.namespace, labels: template?.metadata?.labels ?? {}, annotations: template?.metadata?.annotations ?? {},
         // creationPolicy Owner (the default): the ExternalSecret owns its Secret, which goes with it.
-        ...((es.spec.target?.creationPolicy ?? "Owner") === "Owner" && es.metadata.uid ? { ownerReferences: [{ apiVersion: "external-secrets.io/v1", kind: "ExternalSecret", name: es.metadata.name, uid: es.metadata.uid, controller: true, blockOwnerDeletion: true }] } : {}),
+        ...((es.spec.target?.creationPolicy ?? "Owner") === "Owner" && es.metadata.uid ? { ownerReferences: [{ apiVersion: EXTERNAL_SECRET_API, kind: "ExternalSecret", name: es.metadata.name, uid: es.metadata.uid, controller: true, blockOwnerDeletion: true }] } : {}),
       },
       stringData,
     },
@@ -101,7 +105,7 @@ export interface Answered {
  * it last gave; returns the `<namespace>/<name>` it answered this pass.
  */
 export async function externalSecretsPass(kc: Kubectl, secretsManager: SecretsManager, answered: Map<string, Answered>): Promise<string[]> {
-  const list = await kc.get<{ items: (ExternalSecret & { status?: { syncedResourceVersion?: string } })[] }>(["externalsecrets.external-secrets.io", "-A"]);
+  const list = await kc.get<{ items: (ExternalSecret & { status?: { syncedResourceVersion?: string } })[] }>([EXTERNAL_SECRET_RESOURCE, "-A"]);
   const out: string[] = [];
   for (const es of list?.items ?? []) {
     const key = answerKey(es);
@@ -129,7 +133,7 @@ export async function externalSecretsPass(kc: Kubectl, secretsManager: SecretsMa
       if (last?.error === result.error && last.generation === generation && !last.unanswered) continue;
       await kc.run(["create", "-f", "-"], { input: JSON.stringify(failureEvent(es, result.error)) });
     }
-    const patched = await kc.run(["patch", "externalsecrets.external-secrets.io", es.metadata.name, "-n", String(es.metadata.namespace), "--subresource=status", "--type=merge", "-p", JSON.stringify(externalSecretStatus(es, result, new Date()))]);
+    const patched = await kc.run(["patch", EXTERNAL_SECRET_RESOURCE, es.metadata.name, "-n", String(es.metadata.namespace), "--subresource=status", "--type=merge", "-p", JSON.stringify(externalSecretStatus(es, result, new Date()))]);
     if (patched.code !== 0) {
       failed(`could not write its status: ${patched.stderr.trim()}`);
       continue;
@@ -151,7 +155,7 @@ export function failureEvent(es: ExternalSecret, error: string): Record<string, 
   return {
     apiVersion: "v1", kind: "Event",
     metadata: { generateName: `${es.metadata.name}.`, namespace: es.metadata.namespace },
-    involvedObject: { apiVersion: "external-secrets.io/v1", kind: "ExternalSecret", name: es.metadata.name, namespace: es.metadata.namespace, uid: es.metadata.uid },
+    involvedObject: { apiVersion: EXTERNAL_SECRET_API, kind: "ExternalSecret", name: es.metadata.name, namespace: es.metadata.namespace, uid: es.metadata.uid },
     type: "Warning", reason: "UpdateFailed", message: `${SECRET_SYNCED_ERROR.message}: ${error}`,
     source: { component: "external-secrets" }, firstTimestamp: now, lastTimestamp: now, count: 1,
   };

@@ -16,7 +16,7 @@ import { sleep, waitFor } from "../kube/processes";
 import { step, type JourneyStep } from "../host/step";
 import { REFRESH_ANNOTATION, ROLLOUT_QUIET_MS, ROLLOUT_TIMEOUT_MS, type ApplicationObject } from "./applications";
 import { commitToFleet, type GitopsServers } from "./servers";
-import { SECRET_SYNCED_ERROR, type ExternalSecret } from "./external-secrets";
+import { EXTERNAL_SECRET_RESOURCE, SECRET_SYNCED_ERROR, type ExternalSecret } from "./external-secrets";
 
 /** The control plane's secret the gate breaks: its JWT key (slurmrestd keeps the Secret it has). */
 const BROKEN = "jwt" as const satisfies keyof typeof CONTROL_PLANE_SECRETS;
@@ -67,7 +67,7 @@ export async function secretGateSteps(i: SecretGateInput): Promise<void> {
   const app = (id: string) => `${id}-${CONTROL_PLANE_MANIFESTS_ADDON}`;
   const esName = CONTROL_PLANE_SECRETS[BROKEN].name;
   const seen = async (id: string): Promise<Seen> => {
-    const es = await c.get<ExternalSecret>(["externalsecrets.external-secrets.io", esName, "-n", tenantNamespace(id)]);
+    const es = await c.get<ExternalSecret>([EXTERNAL_SECRET_RESOURCE, esName, "-n", tenantNamespace(id)]);
     const a = await c.get<Synced>(["applications.argoproj.io", app(id), "-n", i.argocdNamespace]);
     const result = a?.status?.operationState?.syncResult;
     const s = await c.get<{ data?: Record<string, string> }>(["secret", esName, "-n", tenantNamespace(id)]);
