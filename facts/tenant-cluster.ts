@@ -111,6 +111,21 @@ export const TAINTS = {
   karpenterUnregistered: { key: "karpenter.sh/unregistered", value: "true", effect: "NoExecute" },
 } as const;
 
+/**
+ * The labels Karpenter puts on the nodes it launches that the fleet selects on: the AWS
+ * provider's of the instance type (karpenter.sh/docs/reference/instance-types), and the
+ * core's capacity type.
+ */
+export const KARPENTER_LABELS = {
+  category: "karpenter.k8s.aws/instance-category",
+  family: "karpenter.k8s.aws/instance-family",
+  generation: "karpenter.k8s.aws/instance-generation",
+  cpu: "karpenter.k8s.aws/instance-cpu",
+  memory: "karpenter.k8s.aws/instance-memory",
+  capacityType: "karpenter.sh/capacity-type",
+  nodePool: "karpenter.sh/nodepool",
+} as const;
+
 /** Karpenter (and Cilium's pod-ENI filter) find the cluster's subnets and groups by this tag, valued with the cluster's name. */
 export const KARPENTER_DISCOVERY_TAG = "karpenter.sh/discovery";
 

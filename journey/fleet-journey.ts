@@ -13,7 +13,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { checkoutFiles } from "../fleet-tools/files";
-import { helmRenders, renderFleetCharts, argoCdRender, renderTenantAddOn, type HelmRender } from "../fleet-tools/render";
+import { helmRenders, renderFleetCharts, argoCdRender, type HelmRender } from "../fleet-tools/render";
 import { CONTROL_PLANE_MANIFESTS_ADDON, GUARDS_ADDON, TENANT_ADD_ONS, tenantsApplicationSet } from "../components/fleet/application-set";
 import { tenantPodDnsBindingName } from "../components/fleet/central-admission";
 import { healedStep, managedObject, rollingSyncDriftDetail, SELF_HEAL_BOUND_MS, watchDrifts, type Drift, type Managed } from "./gitops/self-heal";
@@ -42,20 +42,21 @@ import { SLURM_CONFIG_MAP, slurmConfValues, startSlurmOperator, unpinnedImage } 
 import { Kubectl } from "./kube/kubectl";
 import { Processes, rbacRefusals, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
-import { nodeObject, serverNode, workerNode, type NodePoolDoc } from "./nodes";
-import { localPathStorageClass, MARIADB_STAND_INS, READY_STAND_INS, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
+import { nodeObject, serverNode } from "./nodes";
+import { localPathStorageClass, MARIADB_STAND_INS, READY_STAND_INS, standInCiliumTaint, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
+import { discoveryZones, KARPENTER_DEPLOYMENT, mapNodeClasses, resolveNodeClasses, startKarpenter } from "./kube/karpenter";
 import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type OperatorFiles, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
-import { playScalingLoop } from "./scaling";
+import { lowerNodeSet, nodeRemovedStep, playScalingLoop, type Placed } from "./scaling";
 import { replacedServerForgets } from "./replaced-server";
 import { volumeLimitsHold } from "./volume-limits";
 import { hostFilesPrefix } from "../components/central/k3s-host";
 import type { OperatorPod } from "./slurm/slurmd-pod";
 import { handoverFiles } from "./slurm/handover";
-import { clusterParameterNames, TENANT_NAMESPACES } from "../facts/tenant-cluster";
+import { clusterParameterNames, KARPENTER_DISCOVERY_TAG, TENANT_NAMESPACES, tenantClusterName } from "../facts/tenant-cluster";
 import { EXTERNAL_SECRETS_NAMESPACE } from "../facts/fleet";
 import { note, step, type JourneyStep } from "./host/step";
 import { plannedSecrets, SecretsManager } from "./gitops/secrets-manager";
@@ -189,24 +190,14 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   const admission = centralServer.admissionConfig ? (parse(centralServer.admissionConfig) as { plugins?: { configuration?: { defaults?: { enforce?: string }; exemptions?: { namespaces?: string[] } } }[] }).plugins?.[0]?.configuration : undefined;
   report(note("control planes up from the servers' user data", `${specs.map((s) => s.name).join(", ")} in ${((Date.now() - started) / 1000).toFixed(1)} s; central enforces Pod Security "${admission?.defaults?.enforce ?? "privileged"}" (exempt: ${admission?.exemptions?.namespaces?.join(", ") ?? "none"}); tenants run K3s's default (no admission configuration)`));
 
-  // 2. Nodes: each server, and a worker per NodePool of each tenant.
+  // 2. Nodes: each server. A tenant's workers are Karpenter's to launch (kube/karpenter.ts), for
+  // the slurmd pods the scaling loop makes: none is made here.
   const k = (name: string) => kubectl.get(name) as Kubectl;
   const nodeLines: string[] = [];
   for (const s of specs) {
     const node = serverNode(s.server.nodeLabels["kubernetes.io/hostname"], String(s.instance.inputs.instanceType), s.server.nodeLabels, s.server.maxPods);
     await k(s.name).run(["create", "-f", "-"], { input: JSON.stringify(nodeObject(node)) });
     nodeLines.push(`${s.name}: ${node.name} (${s.instance.inputs.instanceType}, ${node.pods} pods)`);
-  }
-  for (const t of tenants) {
-    const pools = renderTenantAddOn(input.repository, tools.helm, t.config.central.scope, t.config.tenant.id, "cluster-manifests")
-      .filter((o) => o.kind === "NodePool") as unknown as NodePoolDoc[];
-    const zone = String((resources(t.plan).find((r) => r.type === "aws:ec2/subnet:Subnet")?.inputs.availabilityZone) ?? `${t.config.region}a`);
-    for (const pool of pools) {
-      const shape = t.config.shapes.find((s) => s.name === pool.metadata.name);
-      const node = workerNode(pool, Math.min(...(shape?.sizes ?? [4])), zone, 16);
-      await k(t.config.tenant.id).run(["create", "-f", "-"], { input: JSON.stringify(nodeObject(node)) });
-      nodeLines.push(`${t.config.tenant.id}: ${node.name}`);
-    }
   }
   const ready = await waitFor(async () => {
     for (const s of specs) {
@@ -215,7 +206,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     }
     return true;
   }, 60_000);
-  report(step("nodes shaped like the real ones are Ready", !!ready, ready ? nodeLines.join("; ") : `kwok did not make every node Ready in 60 s: ${processes.tail("central-kwok")}`));
+  report(step("the servers' nodes, shaped like the real ones, are Ready (no worker: Karpenter launches those)", !!ready, ready ? nodeLines.join("; ") : `kwok did not make every node Ready in 60 s: ${processes.tail("central-kwok")}`));
 
   // 3. Helm renders of every Application, as ArgoCD renders them.
   const helm = tools.helm;
@@ -309,8 +300,29 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     ? new CentralMariadb({ cluster: clusters.get("central") as Cluster, kc: c, binary: input.binaries.mariadbOperator, image: slurmImage.dir, sealed: input.sealed, processes, dir: path.join(input.dir, "mariadb"), port: MARIADB_OPERATOR_PORT })
     : undefined;
   const readyRows = mariadb ? READY_STAND_INS : [...READY_STAND_INS, ...MARIADB_STAND_INS];
+  // Karpenter on each tenant cluster once ArgoCD made its Deployment available, with AWS's
+  // part stood in (kube/karpenter.ts): each EC2NodeClass's findings from the plan, a
+  // KWOKNodeClass of its name, and Cilium's operator's removal of its startup taint.
+  const karpenters = new Map<string, { process?: string; problem?: string; detail?: string }>();
+  const karpenterTick = async (): Promise<void> => {
+    for (const [i, t] of tenants.entries()) {
+      const id = t.config.tenant.id;
+      const kc = k(id);
+      if (!karpenters.has(id)) {
+        const d = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", KARPENTER_DEPLOYMENT, "-n", TENANT_NAMESPACES.karpenter]);
+        if (!d?.status?.availableReplicas) continue;
+        const zones = discoveryZones(resources(t.plan), KARPENTER_DISCOVERY_TAG, tenantClusterName(t.config.environment, id));
+        karpenters.set(id, await startKarpenter({ cluster: clusters.get(id) as Cluster, kc, namespace: TENANT_NAMESPACES.karpenter, tools, processes, port: KARPENTER_PORT + 2 * i, zones }));
+      }
+      if (!karpenters.get(id)?.process) continue;
+      for (const x of await resolveNodeClasses(kc, resources(t.plan))) stoodIn.add(`${id}:ec2nodeclass/${x}`);
+      for (const x of await mapNodeClasses(kc)) stoodIn.add(`${id}:kwoknodeclass/${x}`);
+      for (const x of await standInCiliumTaint(kc)) stoodIn.add(`${id}:${x} (agent-not-ready removed)`);
+    }
+  };
   const deliverSecrets = async (): Promise<void> => {
     await mariadb?.tick();
+    await karpenterTick();
     for (const [name, kc] of kubectl) {
       for (const x of await standInControllerSecrets(kc)) stoodIn.add(`${name}:${x}`);
       for (const x of await standInReady(kc, readyRows)) stoodIn.add(`${name}:${x}`);
@@ -470,6 +482,19 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       !running ? `deployment ${EXTERNAL_SECRETS_NAMESPACE}/${ESO_CONTROLLER} not available: ${await whyNot(x.kc, ESO_CONTROLLER, EXTERNAL_SECRETS_NAMESPACE)}`
         : !esos.length ? "no ExternalSecret on this cluster" : bad.length ? bad.slice(0, 4).join("; ") : `${esos.length} ExternalSecrets Ready, each Secret written (${secretsManager.secrets.length} secrets in the plans)`));
   }
+  // Karpenter on every tenant cluster: running, and the fleet's NodePools Ready by its own
+  // readiness controller (their EC2NodeClass found in the tenant's plan).
+  for (const t of tenants) {
+    const id = t.config.tenant.id;
+    const run = karpenters.get(id);
+    const pools = (await k(id).get<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }[] }>(["nodepools.karpenter.sh"]))?.items ?? [];
+    const notReady = pools.filter((p) => !p.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"))
+      .map((p) => `${p.metadata.name}: ${p.status?.conditions?.filter((x) => x.status !== "True").map((x) => `${x.type} ${x.reason ?? ""} ${x.message ?? ""}`.trim()).join(", ") || "no conditions"}`);
+    const alive = !!run?.process && processes.alive(run.process);
+    report(step(`tenant ${id}: Karpenter ${tools.karpenterVersion} runs as its Deployment and makes the fleet's NodePools Ready itself`, alive && pools.length > 0 && notReady.length === 0,
+      !run ? `deployment ${TENANT_NAMESPACES.karpenter}/${KARPENTER_DEPLOYMENT} never available` : run.problem ? run.problem : !alive ? `exited: ${processes.tail(run.process as string)}`
+        : !pools.length ? "no NodePool on the cluster" : notReady.length ? notReady.join("; ") : `${pools.map((p) => p.metadata.name).join(", ")} Ready; ${run.detail}`));
+  }
   await mariadb?.settled();
   if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", processes: input.processes, sealed: input.sealed, dir: input.dir, report, version: tools.mariadbOperatorVersion });
   report(note("what controllers that cannot run here write, written once each controller is available", stoodIn.size ? `${stoodIn.size}: ${[...stoodIn].slice(0, 12).join(", ")}${stoodIn.size > 12 ? ", ..." : ""}` : "none"));
@@ -576,9 +601,10 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   }
 
   // 10. The scaling loop on each tenant cluster.
+  const removals: { id: string; placed: Placed; since: number }[] = [];
   for (const t of tenants) {
     const id = t.config.tenant.id;
-    const slurmdPod = await playScalingLoop({
+    const placed = await playScalingLoop({
       tenantId: id, kc: k(id), report,
       resync: () => refreshApplication(c, ARGOCD_CHART.namespace, `${id}-slurm`),
       slurmApp: `${id}-slurm`,
@@ -587,9 +613,13 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       operatorLogText: () => processes.log(`${id}-slurm-operator`),
       ...(restapis.has(id) ? { slurmrestd: restapis.get(id) } : {}),
     });
-    if (slurmdPod) {
-      result.slurmdPods.set(id, slurmdPod);
-      keep(handoverFiles(input.dir, id).slurmdPod, slurmdPod);
+    if (placed) {
+      result.slurmdPods.set(id, placed.pod);
+      keep(handoverFiles(input.dir, id).slurmdPod, placed.pod);
+      // The job done, the loop lowers the NodeSet again; Karpenter's removal is judged at the end (consolidateAfter).
+      const lowered = await lowerNodeSet(k(id), TENANT_NAMESPACES.edgeAgent, TENANT_NAMESPACES.slurm, placed);
+      if (lowered.problem) report(step(`tenant ${id}: the edge-agent lowers ${placed.nodeSet} to 0`, false, lowered.problem));
+      else removals.push({ id, placed, since: lowered.at });
     }
     // Its server replaced: the new one forgets the old one's Node and CiliumNode.
     await replacedServerForgets({ tenantId: id, kc: k(id), script: specs.find((s) => s.name === id)?.server.forgetPredecessors, dir: path.join(input.dir, "replaced-server", id), report });
@@ -698,6 +728,9 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
 
   // 13. RollingSync's gate on External Secrets: a commit naming a key no plan creates, held at the canary; then its revert.
   await secretGateSteps({ c, argocdNamespace: ARGOCD_CHART.namespace, gitops, branch: central.fleet.revision, repository: input.repository, scope: central.scope, canaries, later, who, report });
+
+  // 14. Karpenter's consolidation of the nodes it launched for the scaling loop, emptied since.
+  for (const r of removals) report(await nodeRemovedStep(k(r.id), r.id, r.placed, r.since));
 }
 
 /** Hand-made changes on central to one tenant's guards, its DNS binding and (the control) its users ConfigMap; then what ArgoCD made of them. */
@@ -741,6 +774,8 @@ export function allFrom(n: { on: number; all: number } | undefined): boolean {
 const OPERATOR_PORT = 18081;
 /** mariadb-operator's probe and metrics ports on the sealed namespace's loopback (after the slurm-operators'). */
 const MARIADB_OPERATOR_PORT = 18091;
+/** First of each tenant's Karpenter's two loopback ports (metrics, health probes). */
+const KARPENTER_PORT = 18101;
 
 /**
  * The real slurm-operator on each cluster as its ServiceAccount; then, per tenant, the

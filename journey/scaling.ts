@@ -11,6 +11,8 @@ import type { Kubectl } from "./kube/kubectl";
 import { waitFor } from "./kube/processes";
 import { step, type JourneyStep } from "./host/step";
 import type { OperatorPod } from "./slurm/slurmd-pod";
+import { launchedFor } from "./kube/karpenter";
+import { KARPENTER_LABELS } from "../facts/tenant-cluster";
 
 export interface ScalingLoopInput {
   readonly tenantId: string;
@@ -33,6 +35,8 @@ export interface ScalingLoopInput {
 
 /** How long slurmrestd stays down at least after the raise and ArgoCD's refresh: the NodeSet controller tries it more than once within it. */
 const RESTAPI_DOWN_MS = 15_000;
+/** How long the slurmd pod may take to run once slurmrestd is back: Karpenter batches pending pods (up to 10 s) and launches a node first. */
+const POD_RUNNING_MS = 150_000;
 /** How long slurmrestd stays down at most, waiting for the operator to log a failed call (its back-off grows on loaded cores). */
 const RESTAPI_DOWN_MAX_MS = 90_000;
 
@@ -87,8 +91,16 @@ function awsRole(pod: PodLike, configMaps: Map<string, string>): string | undefi
   return role && source ? `${role} (${source.replace(/\s+/g, "")})` : undefined;
 }
 
-/** Plays the loop; the slurmd pod the operator made and kwok runs, when it came to that. */
-export async function playScalingLoop(i: ScalingLoopInput): Promise<OperatorPod | undefined> {
+/** What the loop placed: the slurmd pod, its NodeSet, and the node Karpenter launched for it (its NodeClaim). */
+export interface Placed {
+  readonly pod: OperatorPod;
+  readonly nodeSet: string;
+  readonly node: string;
+  readonly claim: string;
+}
+
+/** Plays the loop; the slurmd pod the operator made and kwok runs on the node Karpenter launched, when it came to that. */
+export async function playScalingLoop(i: ScalingLoopInput): Promise<Placed | undefined> {
   const { kc, report, tenantId: id } = i;
   const agent = "system:serviceaccount:" + i.agentNamespace + ":edge-agent";
 
@@ -193,13 +205,60 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<OperatorPod 
     const p = await kc.get<OperatorPod & { readonly status?: { readonly phase?: string } }>(["pod", `${after.metadata.name}-0`, "-n", i.nodeSetNamespace]);
     made ||= !!p;
     return p?.spec.nodeName && p.status?.phase === "Running" ? p : undefined;
-  }, 90_000, 1000);
+  }, POD_RUNNING_MS, 1000);
   const placed = running?.spec.nodeName;
   const events = placed ? "" : ((await kc.run(["get", "events", "-n", i.nodeSetNamespace, "--field-selector", `involvedObject.name=${after.metadata.name}`, "-o", "custom-columns=R:.reason,M:.message", "--no-headers"])).stdout.trim().split("\n").slice(-2).join(" | "));
   const node = placed ? await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed]) : undefined;
-  const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.["karpenter.sh/nodepool"];
-  report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape${i.slurmrestd ? " once slurmrestd is back, with no second raise" : ""}`, shapeOk,
-    placed ? `slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.["karpenter.sh/nodepool"]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`
-      : made ? `${after.metadata.name}-0 made but not running on a node within 90 s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within 90 s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
-  return running;
+  const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.[KARPENTER_LABELS.nodePool];
+  // Karpenter launched the node for this pod: its NodeClaim, made after the raise, names it.
+  const claim = placed ? await launchedFor(kc, placed) : undefined;
+  const afterRaise = claim?.metadata.creationTimestamp ? (Date.parse(claim.metadata.creationTimestamp) - downSince) / 1000 : undefined;
+  const launched = !!claim && afterRaise !== undefined && afterRaise > -1;
+  report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape that Karpenter launched for it${i.slurmrestd ? ", once slurmrestd is back, with no second raise" : ""}`, shapeOk && launched,
+    placed ? [`slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.[KARPENTER_LABELS.nodePool]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`,
+      claim ? `launched for NodeClaim ${claim.metadata.name} ${afterRaise?.toFixed(0)} s after the raise` : "no NodeClaim names the node: Karpenter did not launch it"].join("; ")
+      : made ? `${after.metadata.name}-0 made but not running on a node within ${POD_RUNNING_MS / 1000} s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within ${POD_RUNNING_MS / 1000} s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
+  return running && claim ? { pod: running, nodeSet: after.metadata.name, node: placed as string, claim: claim.metadata.name } : undefined;
+}
+
+/** The scale-down the loop ends with: the edge-agent lowers the NodeSet to 0 again; when it did. */
+export async function lowerNodeSet(kc: Kubectl, agentNamespace: string, nodeSetNamespace: string, placed: Placed): Promise<{ readonly at: number; readonly problem?: string }> {
+  const r = await kc.run(["scale", `nodesets.slinky.slurm.net/${placed.nodeSet}`, "-n", nodeSetNamespace, "--replicas=0"], { as: `system:serviceaccount:${agentNamespace}:edge-agent` });
+  return { at: Date.now(), ...(r.code === 0 ? {} : { problem: r.stderr.trim() }) };
+}
+
+/** A Go duration as the NodePool writes consolidateAfter ("10m", "30s", "1h30m"), in ms; undefined for "Never" or nonsense. Pure. */
+export function durationMs(text: string | undefined): number | undefined {
+  if (!text || !/^(\d+(h|m|s))+$/.test(text)) return undefined;
+  const unit: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000 };
+  return [...text.matchAll(/(\d+)(h|m|s)/g)].reduce((ms, [, n, u]) => ms + Number(n) * unit[u], 0);
+}
+
+/** How long past consolidateAfter Karpenter may take to disrupt an empty node and terminate it (its disruption loop polls every 10 s; a validation TTL of 15 s). */
+export const CONSOLIDATION_SLACK_MS = 120_000;
+
+/**
+ * Karpenter's consolidation, judged: after the pod went (the NodeSet lowered at `since`), the
+ * node it launched is removed, its NodeClaim with it, within its NodePool's consolidateAfter
+ * and the slack; not before consolidateAfter (an empty node kept that long is the fleet's
+ * choice, WhenEmpty).
+ */
+export async function nodeRemovedStep(kc: Kubectl, tenantId: string, placed: Placed, since: number): Promise<JourneyStep> {
+  const pool = (await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed.node]))?.metadata.labels?.[KARPENTER_LABELS.nodePool];
+  const policy = pool ? (await kc.get<{ spec: { disruption?: { consolidationPolicy?: string; consolidateAfter?: string } } }>(["nodepools.karpenter.sh", pool]))?.spec.disruption : undefined;
+  const after = durationMs(policy?.consolidateAfter);
+  const name = `tenant ${tenantId}: Karpenter removes the node it launched once the slurmd pod is gone (its NodePool's consolidation${policy ? `, ${policy.consolidationPolicy} after ${policy.consolidateAfter}` : ""})`;
+  if (after === undefined) return step(name, false, `node ${placed.node}: its NodePool ${pool ?? "(none)"} gives no consolidateAfter to wait on`);
+  let gone: number | undefined;
+  await waitFor(async () => {
+    const node = await kc.get(["node", placed.node]);
+    const claim = await kc.get(["nodeclaims.karpenter.sh", placed.claim]);
+    if (!node && !claim) gone = Date.now();
+    return gone;
+  }, Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), 5000);
+  const took = gone === undefined ? undefined : (gone - since) / 1000;
+  const early = took !== undefined && took * 1000 < after;
+  return step(name, took !== undefined && !early,
+    took === undefined ? `node ${placed.node} (NodeClaim ${placed.claim}) still there ${((Date.now() - since) / 1000).toFixed(0)} s after the NodeSet went to 0` + ` (consolidateAfter ${policy?.consolidateAfter})`
+      : `node ${placed.node} and NodeClaim ${placed.claim} gone ${took.toFixed(0)} s after the NodeSet went to 0${early ? `: before consolidateAfter ${policy?.consolidateAfter}` : ""}`);
 }

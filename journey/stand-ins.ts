@@ -9,11 +9,37 @@
  * - a controller told by flag where to keep its certificates (`--*-secret-name=<name>`,
  *   mariadb-operator's cert-controller), once its Deployment is available;
  * - mariadb-operator's kinds only where the journey has no image to run MariaDB in;
- * - the Ready condition ArgoCD's health checks wait for, on the kinds in READY_STAND_INS.
+ * - the Ready condition ArgoCD's health checks wait for, on the kinds in READY_STAND_INS
+ *   (EC2NodeClasses' from the tenant's plan: kube/karpenter.ts);
+ * - Cilium's operator removing a node's agent-not-ready startup taint once the cilium agent's
+ *   pod on it is Ready (the agent pods are kwok's on the tenant clusters).
  */
 import * as crypto from "crypto";
 import type { Kubectl } from "./kube/kubectl";
 import { K3S_LOCAL_PATH } from "../facts/central-host";
+import { TAINTS, TENANT_NAMESPACES } from "../facts/tenant-cluster";
+
+/** The label of Cilium's agent pods (its DaemonSet's selector in the cilium chart). */
+const CILIUM_AGENT_LABEL = "k8s-app=cilium";
+
+/**
+ * Cilium's operator's part: removes the agent-not-ready taint from each node whose Cilium agent
+ * pod is Ready, as it does (--remove-cilium-node-taints, on by default); returns the nodes.
+ */
+export async function standInCiliumTaint(kc: Kubectl): Promise<string[]> {
+  const key = TAINTS.ciliumNotReady.key;
+  const nodes = (await kc.get<{ items: { metadata: { name: string }; spec?: { taints?: { key: string }[] } }[] }>(["nodes"]))?.items ?? [];
+  const tainted = nodes.filter((n) => n.spec?.taints?.some((t) => t.key === key));
+  if (!tainted.length) return [];
+  const agents = (await kc.get<{ items: { spec: { nodeName?: string }; status?: { conditions?: { type: string; status: string }[] } }[] }>(["pods", "-n", TENANT_NAMESPACES.cilium, "-l", CILIUM_AGENT_LABEL]))?.items ?? [];
+  const ready = new Set(agents.filter((p) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")).map((p) => p.spec.nodeName));
+  const out: string[] = [];
+  for (const n of tainted.filter((x) => ready.has(x.metadata.name))) {
+    const r = await kc.run(["taint", "node", n.metadata.name, `${key}-`]);
+    if (r.code === 0) out.push(`node/${n.metadata.name}`);
+  }
+  return out;
+}
 
 /**
  * Kinds whose controller writes a Ready condition that ArgoCD's health check (its built-in
@@ -31,8 +57,6 @@ export interface StandIn {
 export const READY_STAND_INS: readonly StandIn[] = [
   { resource: "secretstores.external-secrets.io", controller: "external-secrets", why: "External Secrets reads AWS Secrets Manager" },
   { resource: "clustersecretstores.external-secrets.io", controller: "external-secrets", why: "External Secrets reads AWS Secrets Manager", clusterScoped: true },
-  { resource: "nodepools.karpenter.sh", controller: "karpenter", why: "Karpenter calls EC2" },
-  { resource: "ec2nodeclasses.karpenter.k8s.aws", controller: "karpenter", why: "Karpenter calls EC2" },
   { resource: "certificates.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here" },
   { resource: "issuers.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here" },
   { resource: "clusterissuers.cert-manager.io", controller: "cert-manager", why: "cert-manager is not run here", clusterScoped: true },

@@ -6,7 +6,7 @@
  * same facts give byte-identical files.
  */
 import { heartbeatSigning, type HeartbeatScope } from "./heartbeat";
-import { clusterParameterNames, EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE } from "../../facts/tenant-cluster";
+import { clusterParameterNames, EDGE_AGENT_IMAGE, EFS_MOUNT_PATH, KARPENTER_DISCOVERY_TAG, KARPENTER_LABELS, SHAPE_LABEL, SLURM_KEY_SECRETS, TAINTS, TENANT_NAMESPACES, tenantNodeLabels, WORKER_NODE } from "../../facts/tenant-cluster";
 import { SERVER_HOST_PORTS, SERVER_NODE_LABEL, SLINKY_API_GROUP, SLURM_CLUSTER_NAME_POLICY } from "../../facts/tenant-cluster";
 import { K3S_API_PORT, SLURM_PORTS } from "../../facts/contract";
 import { LABEL_KEYS, stackTags } from "../../facts/project";
@@ -51,7 +51,7 @@ export function tenantClusterFleetPath(scope: string, tenantId: string): string 
 }
 
 /** Karpenter's well-known label of an instance's vCPUs: a NodePool's sizes, a NodeSet's node selector. */
-const INSTANCE_CPU_LABEL = "karpenter.k8s.aws/instance-cpu";
+const INSTANCE_CPU_LABEL = KARPENTER_LABELS.cpu;
 
 /** Pods of the platform run on the server (the control-plane node), never on workers. */
 const ON_SERVER = SERVER_NODE_LABEL;
@@ -170,7 +170,7 @@ export function clusterManifestsSharedValues(): Record<string, unknown> {
     // away), Cilium's startup taint, and a taint only slurmd pods tolerate.
     nodePool: {
       shapeLabel: SHAPE_LABEL,
-      keys: { category: "karpenter.k8s.aws/instance-category", cpu: INSTANCE_CPU_LABEL, capacityType: "karpenter.sh/capacity-type" },
+      keys: { category: KARPENTER_LABELS.category, cpu: INSTANCE_CPU_LABEL, capacityType: KARPENTER_LABELS.capacityType },
       template: {
         nodeClassRef: { group: "karpenter.k8s.aws", kind: "EC2NodeClass", name: WORKER_NODE_CLASS },
         taints: [asTaint(TAINTS.slurmdOnly)],
@@ -178,7 +178,7 @@ export function clusterManifestsSharedValues(): Record<string, unknown> {
         expireAfter: "Never",
       },
       requirements: [
-        { key: "karpenter.k8s.aws/instance-generation", operator: "Gt", values: ["5"] },
+        { key: KARPENTER_LABELS.generation, operator: "Gt", values: ["5"] },
         { key: "kubernetes.io/arch", operator: "In", values: ["arm64", "amd64"] },
       ],
       disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "10m" },
