@@ -12,7 +12,7 @@ import { waitFor } from "./kube/processes";
 import { step, type JourneyStep } from "./host/step";
 import type { OperatorPod } from "./slurm/slurmd-pod";
 import { launchedFor } from "./kube/karpenter";
-import { KARPENTER_LABELS } from "../facts/tenant-cluster";
+import { KARPENTER_LABELS, SERVER_NODE_LABEL } from "../facts/tenant-cluster";
 
 export interface ScalingLoopInput {
   readonly tenantId: string;
@@ -212,11 +212,15 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<Placed | und
   const shapeOk = !!node && Object.entries(after.spec.template?.spec?.nodeSelector ?? {}).every(([k, v]) => node.metadata.labels?.[k] === v) && !!node.metadata.labels?.[KARPENTER_LABELS.nodePool];
   // Karpenter launched the node for this pod: its NodeClaim, made after the raise, names it.
   const claim = placed ? await launchedFor(kc, placed) : undefined;
+  // The control, in the run: the tenant's server node, which the journey made, has no NodeClaim.
+  const server = (await kc.get<{ items: { metadata: { name: string } }[] }>(["nodes", "-l", Object.entries(SERVER_NODE_LABEL).map(([k, v]) => `${k}=${v}`).join(",")]))?.items[0]?.metadata.name;
+  const serverClaim = server ? await launchedFor(kc, server) : undefined;
   const afterRaise = claim?.metadata.creationTimestamp ? (Date.parse(claim.metadata.creationTimestamp) - downSince) / 1000 : undefined;
-  const launched = !!claim && afterRaise !== undefined && afterRaise > -1;
+  const launched = !!claim && afterRaise !== undefined && afterRaise > -1 && !!server && !serverClaim;
   report(step(`tenant ${id}: the slurmd pod of ${after.metadata.name} runs on a worker of its shape that Karpenter launched for it${i.slurmrestd ? ", once slurmrestd is back, with no second raise" : ""}`, shapeOk && launched,
     placed ? [`slurm-operator made ${after.metadata.name}-0, scheduled onto ${placed} (NodePool ${node?.metadata.labels?.[KARPENTER_LABELS.nodePool]}, ${node?.metadata.labels?.["node.kubernetes.io/instance-type"]})`,
-      claim ? `launched for NodeClaim ${claim.metadata.name} ${afterRaise?.toFixed(0)} s after the raise` : "no NodeClaim names the node: Karpenter did not launch it"].join("; ")
+      claim ? `launched for NodeClaim ${claim.metadata.name} ${afterRaise?.toFixed(0)} s after the raise` : "no NodeClaim names the node: Karpenter did not launch it",
+      !server ? "no server node to hold the control to" : serverClaim ? `the control fails: the server's node ${server}, made by the journey, is named by NodeClaim ${serverClaim.metadata.name}` : `the control: the server's node ${server} (made by the journey) has no NodeClaim`].join("; ")
       : made ? `${after.metadata.name}-0 made but not running on a node within ${POD_RUNNING_MS / 1000} s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within ${POD_RUNNING_MS / 1000} s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
   return running && claim ? { pod: running, nodeSet: after.metadata.name, node: placed as string, claim: claim.metadata.name } : undefined;
 }

@@ -1,5 +1,5 @@
 import * as assert from "node:assert/strict";
-import { awsInstanceLabels, controllerEnv, discoveryZones, ec2NodeClassFindings, instanceTypeCatalogue, kwokLaunchRbac, quantityIn } from "../journey/kube/karpenter";
+import { awsInstanceLabels, claimFor, controllerEnv, discoveryZones, ec2NodeClassFindings, instanceTypeCatalogue, kwokLaunchRbac, quantityIn } from "../journey/kube/karpenter";
 import { durationMs } from "../journey/scaling";
 import { INSTANCE_TYPES } from "../facts/instance-types";
 import { KARPENTER_DISCOVERY_TAG, KARPENTER_LABELS, WORKER_NODE } from "../facts/tenant-cluster";
@@ -80,5 +80,14 @@ describe("the journey's Karpenter (kwok provider, the fleet's EC2NodeClass)", ()
     assert.equal(durationMs("1h30m15s"), 5_415_000);
     assert.equal(durationMs("Never"), undefined);
     assert.equal(durationMs(undefined), undefined);
+  });
+});
+
+describe("the journey's Karpenter: which node it launched", () => {
+  it("finds the NodeClaim that names a node, and none for a node nobody claimed (the journey-made workers of old)", () => {
+    const claims = [{ metadata: { name: "cpu-64hk2" }, status: { nodeName: "kwok-cpu-64hk2-thornflint" } }, { metadata: { name: "cpu-pending" }, status: {} }];
+    assert.equal(claimFor(claims, "kwok-cpu-64hk2-thornflint")?.metadata.name, "cpu-64hk2");
+    assert.equal(claimFor(claims, "cpu-m7g-xlarge"), undefined);
+    assert.equal(claimFor([], "acme-server"), undefined);
   });
 });

@@ -194,10 +194,14 @@ export interface NodeClaim {
   readonly status?: { readonly nodeName?: string; readonly conditions?: readonly { type: string; status: string }[] };
 }
 
+/** The NodeClaim that names `node` as the node launched for it, if one does. Pure. */
+export function claimFor(claims: readonly NodeClaim[], node: string): NodeClaim | undefined {
+  return claims.find((c) => c.status?.nodeName === node);
+}
+
 /** The NodeClaim Karpenter launched the node `node` for, if it did. */
 export async function launchedFor(kc: Kubectl, node: string): Promise<NodeClaim | undefined> {
-  const claims = (await kc.get<{ items: NodeClaim[] }>(["nodeclaims.karpenter.sh"]))?.items ?? [];
-  return claims.find((c) => c.status?.nodeName === node);
+  return claimFor((await kc.get<{ items: NodeClaim[] }>(["nodeclaims.karpenter.sh"]))?.items ?? [], node);
 }
 
 /** A planned resource as the journey reads it. */
