@@ -50,7 +50,7 @@ import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type Operato
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
 import type { SlurmImage } from "./host/image";
 import { NETNS_ETC } from "./host/processes";
-import { lowerNodeSet, nodeRemovedStep, playScalingLoop, type Placed } from "./scaling";
+import { lowerNodeSet, nodeRemovedStep, playScalingLoop, watchRemoval, type Placed } from "./scaling";
 import { replacedServerForgets } from "./replaced-server";
 import { volumeLimitsHold } from "./volume-limits";
 import { hostFilesPrefix } from "../components/central/k3s-host";
@@ -601,7 +601,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   }
 
   // 10. The scaling loop on each tenant cluster.
-  const removals: { id: string; placed: Placed; since: number }[] = [];
+  const removals: { id: string; placed: Placed; since: number; watch: ReturnType<typeof watchRemoval> }[] = [];
   for (const t of tenants) {
     const id = t.config.tenant.id;
     const placed = await playScalingLoop({
@@ -619,7 +619,11 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
       // The job done, the loop lowers the NodeSet again; Karpenter's removal is judged at the end (consolidateAfter).
       const lowered = await lowerNodeSet(k(id), TENANT_NAMESPACES.edgeAgent, TENANT_NAMESPACES.slurm, placed);
       if (lowered.problem) report(step(`tenant ${id}: the edge-agent lowers ${placed.nodeSet} to 0`, false, lowered.problem));
-      else removals.push({ id, placed, since: lowered.at });
+      else {
+        const watch = watchRemoval(k(id), placed, lowered.at);
+        cleanups.unshift(async () => watch.stop());
+        removals.push({ id, placed, since: lowered.at, watch });
+      }
     }
     // Its server replaced: the new one forgets the old one's Node and CiliumNode.
     await replacedServerForgets({ tenantId: id, kc: k(id), script: specs.find((s) => s.name === id)?.server.forgetPredecessors, dir: path.join(input.dir, "replaced-server", id), report });
@@ -730,7 +734,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   await secretGateSteps({ c, argocdNamespace: ARGOCD_CHART.namespace, gitops, branch: central.fleet.revision, repository: input.repository, scope: central.scope, canaries, later, who, report });
 
   // 14. Karpenter's consolidation of the nodes it launched for the scaling loop, emptied since.
-  for (const r of removals) report(await nodeRemovedStep(k(r.id), r.id, r.placed, r.since));
+  for (const r of removals) report(await nodeRemovedStep(r.id, r.placed, r.since, r.watch));
 }
 
 /** Hand-made changes on central to one tenant's guards, its DNS binding and (the control) its users ConfigMap; then what ArgoCD made of them. */

@@ -96,6 +96,7 @@ export interface Placed {
   readonly pod: OperatorPod;
   readonly nodeSet: string;
   readonly node: string;
+  readonly nodePool: string;
   readonly claim: string;
 }
 
@@ -222,7 +223,8 @@ export async function playScalingLoop(i: ScalingLoopInput): Promise<Placed | und
       claim ? `launched for NodeClaim ${claim.metadata.name} ${afterRaise?.toFixed(0)} s after the raise` : "no NodeClaim names the node: Karpenter did not launch it",
       !server ? "no server node to hold the control to" : serverClaim ? `the control fails: the server's node ${server}, made by the journey, is named by NodeClaim ${serverClaim.metadata.name}` : `the control: the server's node ${server} (made by the journey) has no NodeClaim`].join("; ")
       : made ? `${after.metadata.name}-0 made but not running on a node within ${POD_RUNNING_MS / 1000} s; events: ${events || "none"}` : `slurm-operator made no pod for ${after.metadata.name} within ${POD_RUNNING_MS / 1000} s; events: ${events || "none"}; operator: ${i.operatorLog()}`));
-  return running && claim ? { pod: running, nodeSet: after.metadata.name, node: placed as string, claim: claim.metadata.name } : undefined;
+  const pool = node?.metadata.labels?.[KARPENTER_LABELS.nodePool];
+  return running && claim && pool ? { pod: running, nodeSet: after.metadata.name, node: placed as string, nodePool: pool, claim: claim.metadata.name } : undefined;
 }
 
 /** The scale-down the loop ends with: the edge-agent lowers the NodeSet to 0 again; when it did. */
@@ -241,28 +243,45 @@ export function durationMs(text: string | undefined): number | undefined {
 /** How long past consolidateAfter Karpenter may take to disrupt an empty node and terminate it (its disruption loop polls every 10 s; a validation TTL of 15 s). */
 export const CONSOLIDATION_SLACK_MS = 120_000;
 
+/** How often the removal of a launched node is looked for while the rest of the journey runs. */
+const REMOVAL_POLL_MS = 10_000;
+
 /**
- * Karpenter's consolidation, judged: after the pod went (the NodeSet lowered at `since`), the
- * node it launched is removed, its NodeClaim with it, within its NodePool's consolidateAfter
- * and the slack; not before consolidateAfter (an empty node kept that long is the fleet's
- * choice, WhenEmpty).
+ * Karpenter's consolidation, watched from the moment the pod went (the NodeSet lowered at
+ * `since`) while the journey goes on: when the node it launched and its NodeClaim were first
+ * seen gone, or undefined once its NodePool's consolidateAfter and the slack have passed.
  */
-export async function nodeRemovedStep(kc: Kubectl, tenantId: string, placed: Placed, since: number): Promise<JourneyStep> {
-  const pool = (await kc.get<{ metadata: { labels?: Record<string, string> } }>(["node", placed.node]))?.metadata.labels?.[KARPENTER_LABELS.nodePool];
-  const policy = pool ? (await kc.get<{ spec: { disruption?: { consolidationPolicy?: string; consolidateAfter?: string } } }>(["nodepools.karpenter.sh", pool]))?.spec.disruption : undefined;
+export function watchRemoval(kc: Kubectl, placed: Placed, since: number): { readonly policy: Promise<Disruption | undefined>; readonly gone: Promise<number | undefined>; readonly stop: () => void } {
+  let stopped = false;
+  const policy = kc.get<{ spec: { disruption?: Disruption } }>(["nodepools.karpenter.sh", placed.nodePool]).then((p) => p?.spec.disruption);
+  const gone = policy.then(async (d) => {
+    const after = durationMs(d?.consolidateAfter);
+    if (after === undefined) return undefined;
+    // Stopped (the part ending early): no more looking, nothing seen.
+    const seen = await waitFor(async () => (stopped ? null : !(await kc.get(["node", placed.node])) && !(await kc.get(["nodeclaims.karpenter.sh", placed.claim])) ? Date.now() : undefined), Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), REMOVAL_POLL_MS);
+    return seen ?? undefined;
+  });
+  return { policy, gone, stop: () => void (stopped = true) };
+}
+
+interface Disruption {
+  readonly consolidationPolicy?: string;
+  readonly consolidateAfter?: string;
+}
+
+/**
+ * Karpenter's consolidation, judged: the node it launched, and its NodeClaim, removed after
+ * the pod went, within its NodePool's consolidateAfter and the slack; not before
+ * consolidateAfter (an empty node kept that long is the fleet's choice, WhenEmpty).
+ */
+export async function nodeRemovedStep(tenantId: string, placed: Placed, since: number, removal: ReturnType<typeof watchRemoval>): Promise<JourneyStep> {
+  const [policy, gone] = [await removal.policy, await removal.gone];
   const after = durationMs(policy?.consolidateAfter);
   const name = `tenant ${tenantId}: Karpenter removes the node it launched once the slurmd pod is gone (its NodePool's consolidation${policy ? `, ${policy.consolidationPolicy} after ${policy.consolidateAfter}` : ""})`;
-  if (after === undefined) return step(name, false, `node ${placed.node}: its NodePool ${pool ?? "(none)"} gives no consolidateAfter to wait on`);
-  let gone: number | undefined;
-  await waitFor(async () => {
-    const node = await kc.get(["node", placed.node]);
-    const claim = await kc.get(["nodeclaims.karpenter.sh", placed.claim]);
-    if (!node && !claim) gone = Date.now();
-    return gone;
-  }, Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), 5000);
+  if (after === undefined) return step(name, false, `node ${placed.node}: its NodePool ${placed.nodePool} gives no consolidateAfter to wait on`);
   const took = gone === undefined ? undefined : (gone - since) / 1000;
   const early = took !== undefined && took * 1000 < after;
   return step(name, took !== undefined && !early,
-    took === undefined ? `node ${placed.node} (NodeClaim ${placed.claim}) still there ${((Date.now() - since) / 1000).toFixed(0)} s after the NodeSet went to 0` + ` (consolidateAfter ${policy?.consolidateAfter})`
-      : `node ${placed.node} and NodeClaim ${placed.claim} gone ${took.toFixed(0)} s after the NodeSet went to 0${early ? `: before consolidateAfter ${policy?.consolidateAfter}` : ""}`);
+    took === undefined ? `node ${placed.node} (NodeClaim ${placed.claim}) still there ${((Date.now() - since) / 1000).toFixed(0)} s after the NodeSet went to 0 (consolidateAfter ${policy?.consolidateAfter})`
+      : `node ${placed.node} and NodeClaim ${placed.claim} seen gone ${took.toFixed(0)} s after the NodeSet went to 0 (looked for every ${REMOVAL_POLL_MS / 1000} s)${early ? `: before consolidateAfter ${policy?.consolidateAfter}` : ""}`);
 }
