@@ -491,9 +491,11 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     const notReady = pools.filter((p) => !p.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"))
       .map((p) => `${p.metadata.name}: ${p.status?.conditions?.filter((x) => x.status !== "True").map((x) => `${x.type} ${x.reason ?? ""} ${x.message ?? ""}`.trim()).join(", ") || "no conditions"}`);
     const alive = !!run?.process && processes.alive(run.process);
-    report(step(`tenant ${id}: Karpenter ${tools.karpenterVersion} runs as its Deployment and makes the fleet's NodePools Ready itself`, alive && pools.length > 0 && notReady.length === 0,
+    // As its ServiceAccount: the chart's RBAC (and the kwok launch's rights) must be all it needs.
+    const forbidden = run?.process ? rbacRefusals(processes.log(run.process)) : [];
+    report(step(`tenant ${id}: Karpenter ${tools.karpenterVersion} runs as its Deployment and its ServiceAccount, and makes the fleet's NodePools Ready itself`, alive && pools.length > 0 && notReady.length === 0 && forbidden.length === 0,
       !run ? `deployment ${TENANT_NAMESPACES.karpenter}/${KARPENTER_DEPLOYMENT} never available` : run.problem ? run.problem : !alive ? `exited: ${processes.tail(run.process as string)}`
-        : !pools.length ? "no NodePool on the cluster" : notReady.length ? notReady.join("; ") : `${pools.map((p) => p.metadata.name).join(", ")} Ready; ${run.detail}`));
+        : !pools.length ? "no NodePool on the cluster" : notReady.length ? notReady.join("; ") : forbidden.length ? `${forbidden.length} RBAC refusals: ${forbidden.slice(0, 2).join(" | ").slice(0, 400)}` : `${pools.map((p) => p.metadata.name).join(", ")} Ready; ${run.detail}; no RBAC refusal in its log`));
   }
   await mariadb?.settled();
   if (mariadb) await mariadbSteps({ mariadb, c, tenants: tenants.map((t) => t.config.tenant.id), image: slurmImage?.dir ?? "", processes: input.processes, sealed: input.sealed, dir: input.dir, report, version: tools.mariadbOperatorVersion });
