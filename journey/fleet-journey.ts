@@ -303,21 +303,27 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   // Karpenter on each tenant cluster once ArgoCD made its Deployment available, with AWS's
   // part stood in (kube/karpenter.ts): each EC2NodeClass's findings from the plan, a
   // KWOKNodeClass of its name, and Cilium's operator's removal of its startup taint.
-  const karpenters = new Map<string, { process?: string; problem?: string; detail?: string }>();
+  const karpenters = new Map<string, { process?: string; problem?: string; detail?: string; wait?: string }>();
   const karpenterTick = async (): Promise<void> => {
     for (const [i, t] of tenants.entries()) {
       const id = t.config.tenant.id;
       const kc = k(id);
-      if (!karpenters.has(id)) {
-        const d = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", KARPENTER_DEPLOYMENT, "-n", TENANT_NAMESPACES.karpenter]);
-        if (!d?.status?.availableReplicas) continue;
-        const zones = discoveryZones(resources(t.plan), KARPENTER_DISCOVERY_TAG, tenantClusterName(t.config.environment, id));
-        karpenters.set(id, await startKarpenter({ cluster: clusters.get(id) as Cluster, kc, namespace: TENANT_NAMESPACES.karpenter, tools, processes, port: KARPENTER_PORT + 2 * i, zones }));
+      // One tenant's trouble stops neither the other tenants' nor the other stand-ins.
+      try {
+        if (!karpenters.get(id)?.process) {
+          const d = await kc.get<{ status?: { availableReplicas?: number } }>(["deployment", KARPENTER_DEPLOYMENT, "-n", TENANT_NAMESPACES.karpenter]);
+          if (!d?.status?.availableReplicas) continue;
+          const zones = discoveryZones(resources(t.plan), KARPENTER_DISCOVERY_TAG, tenantClusterName(t.config.environment, id));
+          // Kept to report; tried again on the next tick until it starts (a pod's kubelet retries too).
+          karpenters.set(id, await startKarpenter({ cluster: clusters.get(id) as Cluster, kc, namespace: TENANT_NAMESPACES.karpenter, tools, processes, port: KARPENTER_PORT + 2 * i, zones }));
+        }
+        for (const x of await resolveNodeClasses(kc, resources(t.plan))) stoodIn.add(`${id}:ec2nodeclass/${x}`);
+        if (!karpenters.get(id)?.process) continue;
+        for (const x of await mapNodeClasses(kc)) stoodIn.add(`${id}:kwoknodeclass/${x}`);
+        for (const x of await standInCiliumTaint(kc)) stoodIn.add(`${id}:${x} (agent-not-ready removed)`);
+      } catch (e) {
+        karpenters.set(id, { ...karpenters.get(id), problem: String(e) });
       }
-      if (!karpenters.get(id)?.process) continue;
-      for (const x of await resolveNodeClasses(kc, resources(t.plan))) stoodIn.add(`${id}:ec2nodeclass/${x}`);
-      for (const x of await mapNodeClasses(kc)) stoodIn.add(`${id}:kwoknodeclass/${x}`);
-      for (const x of await standInCiliumTaint(kc)) stoodIn.add(`${id}:${x} (agent-not-ready removed)`);
     }
   };
   const deliverSecrets = async (): Promise<void> => {
@@ -494,7 +500,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
     // As its ServiceAccount: the chart's RBAC (and the kwok launch's rights) must be all it needs.
     const forbidden = run?.process ? rbacRefusals(processes.log(run.process)) : [];
     report(step(`tenant ${id}: Karpenter ${tools.karpenterVersion} runs as its Deployment and its ServiceAccount, and makes the fleet's NodePools Ready itself`, alive && pools.length > 0 && notReady.length === 0 && forbidden.length === 0,
-      !run ? `deployment ${TENANT_NAMESPACES.karpenter}/${KARPENTER_DEPLOYMENT} never available` : run.problem ? run.problem : !alive ? `exited: ${processes.tail(run.process as string)}`
+      !run ? `deployment ${TENANT_NAMESPACES.karpenter}/${KARPENTER_DEPLOYMENT} never available` : !run.process ? run.problem ?? `not started: ${run.wait}` : !alive ? `exited: ${processes.tail(run.process as string)}`
         : !pools.length ? "no NodePool on the cluster" : notReady.length ? notReady.join("; ") : forbidden.length ? `${forbidden.length} RBAC refusals: ${forbidden.slice(0, 2).join(" | ").slice(0, 400)}` : `${pools.map((p) => p.metadata.name).join(", ")} Ready; ${run.detail}; no RBAC refusal in its log`));
   }
   await mariadb?.settled();
@@ -736,7 +742,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   await secretGateSteps({ c, argocdNamespace: ARGOCD_CHART.namespace, gitops, branch: central.fleet.revision, repository: input.repository, scope: central.scope, canaries, later, who, report });
 
   // 14. Karpenter's consolidation of the nodes it launched for the scaling loop, emptied since.
-  for (const r of removals) report(await nodeRemovedStep(r.id, r.placed, r.since, r.watch));
+  for (const r of removals) report(await nodeRemovedStep(r.id, r.placed, r.since, r.watch, karpenters.get(r.id)?.process ? processes.log(karpenters.get(r.id)?.process as string) : ""));
 }
 
 /** Hand-made changes on central to one tenant's guards, its DNS binding and (the control) its users ConfigMap; then what ArgoCD made of them. */

@@ -258,7 +258,12 @@ export function watchRemoval(kc: Kubectl, placed: Placed, since: number): { read
     const after = durationMs(d?.consolidateAfter);
     if (after === undefined) return undefined;
     // Stopped (the part ending early): no more looking, nothing seen.
-    const seen = await waitFor(async () => (stopped ? null : !(await kc.get(["node", placed.node])) && !(await kc.get(["nodeclaims.karpenter.sh", placed.claim])) ? Date.now() : undefined), Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), REMOVAL_POLL_MS);
+    // Gone means the API server says NotFound: a kubectl that fails otherwise (the server busy, a token expired) is not a removal.
+    const notFound = async (args: string[]) => {
+      const r = await kc.run(["get", ...args, "-o", "name"]);
+      return r.code !== 0 && /\bNotFound\b|not found/.test(r.stderr);
+    };
+    const seen = await waitFor(async () => (stopped ? null : (await notFound(["node", placed.node])) && (await notFound(["nodeclaims.karpenter.sh", placed.claim])) ? Date.now() : undefined), Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), REMOVAL_POLL_MS);
     return seen ?? undefined;
   });
   return { policy, gone, stop: () => void (stopped = true) };
@@ -274,14 +279,29 @@ interface Disruption {
  * the pod went, within its NodePool's consolidateAfter and the slack; not before
  * consolidateAfter (an empty node kept that long is the fleet's choice, WhenEmpty).
  */
-export async function nodeRemovedStep(tenantId: string, placed: Placed, since: number, removal: ReturnType<typeof watchRemoval>): Promise<JourneyStep> {
+/** Karpenter's own word that its disruption took the node: a "disrupting node(s)" line of its log naming it, with its command (Empty/...). Pure. */
+export function disruptionOf(log: string, node: string): string | undefined {
+  for (const line of log.split("\n")) {
+    if (!line.includes("disrupting node(s)") || !line.includes(node)) continue;
+    try {
+      return String((JSON.parse(line) as { command?: unknown }).command ?? "").split("/")[0] || "a disruption";
+    } catch {
+      continue;
+    }
+  }
+  return undefined;
+}
+
+export async function nodeRemovedStep(tenantId: string, placed: Placed, since: number, removal: ReturnType<typeof watchRemoval>, karpenterLog: string): Promise<JourneyStep> {
   const [policy, gone] = [await removal.policy, await removal.gone];
   const after = durationMs(policy?.consolidateAfter);
   const name = `tenant ${tenantId}: Karpenter removes the node it launched once the slurmd pod is gone (its NodePool's consolidation${policy ? `, ${policy.consolidationPolicy} after ${policy.consolidateAfter}` : ""})`;
   if (after === undefined) return step(name, false, `node ${placed.node}: its NodePool ${placed.nodePool} gives no consolidateAfter to wait on`);
   const took = gone === undefined ? undefined : (gone - since) / 1000;
   const early = took !== undefined && took * 1000 < after;
-  return step(name, took !== undefined && !early,
+  const by = disruptionOf(karpenterLog, placed.node);
+  if (took !== undefined && !by) return step(name, false, `node ${placed.node} gone ${took.toFixed(0)} s after the NodeSet went to 0, but Karpenter's log names no disruption of it: something else removed it`);
+  return step(name, took !== undefined && !early && by === "Empty",
     took === undefined ? `node ${placed.node} (NodeClaim ${placed.claim}) still there ${((Date.now() - since) / 1000).toFixed(0)} s after the NodeSet went to 0 (consolidateAfter ${policy?.consolidateAfter})`
-      : `node ${placed.node} and NodeClaim ${placed.claim} seen gone ${took.toFixed(0)} s after the NodeSet went to 0 (looked for every ${REMOVAL_POLL_MS / 1000} s)${early ? `: before consolidateAfter ${policy?.consolidateAfter}` : ""}`);
+      : `node ${placed.node} and NodeClaim ${placed.claim} seen gone ${took.toFixed(0)} s after the NodeSet went to 0 (looked for every ${REMOVAL_POLL_MS / 1000} s), by Karpenter's ${by} disruption${early ? `: before consolidateAfter ${policy?.consolidateAfter}` : ""}${by === "Empty" ? "" : " (not emptiness)"}`);
 }

@@ -1,6 +1,6 @@
 import * as assert from "node:assert/strict";
-import { awsInstanceLabels, claimFor, controllerEnv, discoveryZones, ec2NodeClassFindings, instanceTypeCatalogue, kwokLaunchRbac, quantityIn } from "../journey/kube/karpenter";
-import { durationMs } from "../journey/scaling";
+import { awsInstanceLabels, claimFor, controllerEnv, discoveryZones, ec2NodeClassFindings, instanceTypeCatalogue, kubeletOverhead, kwokLaunchRbac, quantityIn } from "../journey/kube/karpenter";
+import { disruptionOf, durationMs } from "../journey/scaling";
 import { INSTANCE_TYPES } from "../facts/instance-types";
 import { KARPENTER_DISCOVERY_TAG, KARPENTER_LABELS, WORKER_NODE } from "../facts/tenant-cluster";
 
@@ -13,7 +13,7 @@ describe("the journey's Karpenter (kwok provider, the fleet's EC2NodeClass)", ()
     assert.equal(m7g.architecture, "arm64");
     assert.equal(m7g.resources.cpu, "4");
     // 16 GiB less the hypervisor's 7.5 %, as the AWS provider assumes (VM_MEMORY_OVERHEAD_PERCENT).
-    assert.equal(m7g.resources.memory, `${Math.floor(16 * 1024 * (1 - WORKER_NODE.vmMemoryOverheadPercent))}Mi`);
+    assert.equal(m7g.resources.memory, "15155Mi");
     assert.equal(m7g.resources.pods, String(WORKER_NODE.maxPods));
     assert.deepEqual(m7g.offerings.map((o) => o.Requirements.find((r) => r.key === "topology.kubernetes.io/zone")?.values[0]), ["us-east-1a", "us-east-1b"]);
     const labels = Object.fromEntries(m7g.offerings[0].Requirements.map((r) => [r.key, r.values[0]]));
@@ -89,5 +89,28 @@ describe("the journey's Karpenter: which node it launched", () => {
     assert.equal(claimFor(claims, "kwok-cpu-64hk2-thornflint")?.metadata.name, "cpu-64hk2");
     assert.equal(claimFor(claims, "cpu-m7g-xlarge"), undefined);
     assert.equal(claimFor([], "acme-server"), undefined);
+  });
+});
+
+describe("the journey's Karpenter: reservations and removals", () => {
+  it("reserves on every node what the EC2NodeClass's kubelet settings reserve, as the AWS provider does, and names what it cannot map", () => {
+    const kubelet = { kubeReserved: { cpu: "100m", memory: "512Mi" }, systemReserved: { cpu: "100m", memory: "256Mi" }, evictionHard: { "memory.available": "200Mi" } };
+    assert.deepEqual(kubeletOverhead(kubelet), {
+      overhead: { KubeReserved: { cpu: "100m", memory: "512Mi" }, SystemReserved: { cpu: "100m", memory: "256Mi" }, EvictionThreshold: { memory: "200Mi" } }, problems: [],
+    });
+    assert.deepEqual(kubeletOverhead({ evictionHard: { "memory.available": "5%", "pid.available": "10" } }).problems, [
+      "evictionHard memory.available: 5% (only a quantity of memory.available or nodefs.available is mapped)",
+      "evictionHard pid.available: 10 (only a quantity of memory.available or nodefs.available is mapped)",
+    ]);
+    assert.deepEqual(kubeletOverhead(undefined).overhead, { KubeReserved: {}, SystemReserved: {}, EvictionThreshold: {} });
+  });
+
+  it("takes a removal as Karpenter's only when its log names the node in a disruption, and reads the reason", () => {
+    const node = "kwok-cpu-mn8kg-monkeytorch-1-cg9qdvcgd8-1840994034";
+    const line = JSON.stringify({ level: "INFO", message: "disrupting node(s)", controller: "disruption", command: `Empty/904d0029-546c-4e3d-b1aa-3c1f0e9c2d11: delete: nodepools=[cpu]: [${node}] (savings: $0.16)` });
+    assert.equal(disruptionOf(`{"level":"INFO","message":"Starting workers"}\n${line}\n`, node), "Empty");
+    // Controls: another node's disruption, and no disruption at all (a node deleted by someone else).
+    assert.equal(disruptionOf(line, "kwok-compute-vplcs-jaguarnebula"), undefined);
+    assert.equal(disruptionOf(JSON.stringify({ message: "deleted node", Node: { name: node } }), node), undefined);
   });
 });

@@ -125,6 +125,30 @@ interface Deployment {
   spec: { template: { spec: { serviceAccountName?: string; containers: { name: string; env?: EnvVar[]; resources?: { requests?: Record<string, string>; limits?: Record<string, string> } }[] } } };
 }
 
+/** An EC2NodeClass's kubelet settings, as far as they reserve a node's resources. */
+export interface KubeletSettings {
+  readonly kubeReserved?: Readonly<Record<string, string>>;
+  readonly systemReserved?: Readonly<Record<string, string>>;
+  readonly evictionHard?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What the AWS provider keeps off a node's allocatable from an EC2NodeClass's kubelet settings,
+ * as tools/karpenter reads it (cloudprovider.InstanceTypeOverhead): the reservations, and each
+ * hard eviction threshold given as a quantity (`memory.available` -> memory); a percentage or a
+ * signal it cannot map is named. Pure.
+ */
+export function kubeletOverhead(kubelet: KubeletSettings | undefined): { overhead: Record<string, Record<string, string>>; problems: string[] } {
+  const signals: Record<string, string> = { "memory.available": "memory", "nodefs.available": "ephemeral-storage" };
+  const problems: string[] = [];
+  const eviction: Record<string, string> = {};
+  for (const [signal, value] of Object.entries(kubelet?.evictionHard ?? {})) {
+    if (!signals[signal] || value.endsWith("%")) problems.push(`evictionHard ${signal}: ${value} (only a quantity of ${Object.keys(signals).join(" or ")} is mapped)`);
+    else eviction[signals[signal]] = value;
+  }
+  return { overhead: { KubeReserved: { ...(kubelet?.kubeReserved ?? {}) }, SystemReserved: { ...(kubelet?.systemReserved ?? {}) }, EvictionThreshold: eviction }, problems };
+}
+
 /** The rights the kwok provider needs beyond the chart's: it makes the Node (no kubelet) and reads its NodeClass. Pure. */
 export function kwokLaunchRbac(namespace: string, account: string): Record<string, unknown>[] {
   const meta = { name: KWOK_LAUNCH_ROLE, labels: { "app.kubernetes.io/managed-by": "clusterra-journey" } };
@@ -145,12 +169,19 @@ export async function startKarpenter(o: {
   readonly port: number;
   /** The zones of the tenant's subnets (the offerings). */
   readonly zones: readonly string[];
-}): Promise<{ process?: string; problem?: string; detail?: string }> {
+}): Promise<{ process?: string; problem?: string; detail?: string; wait?: string }> {
   const d = await o.kc.get<Deployment>(["deployment", KARPENTER_DEPLOYMENT, "-n", o.namespace]);
   const container = d?.spec.template.spec.containers.find((c) => c.name === CONTROLLER_CONTAINER);
   if (!d || !container) return { problem: `no Deployment ${o.namespace}/${KARPENTER_DEPLOYMENT} with a container ${CONTROLLER_CONTAINER} on ${o.cluster.name}` };
   const { env, unresolved } = controllerEnv(container.env ?? [], o.namespace, container.resources ?? {});
   if (unresolved.length) return { problem: `the controller's environment names what the journey cannot resolve: ${unresolved.join(", ")}` };
+  // The nodes' reservations, from the fleet's EC2NodeClass (one kubelet setting for every type).
+  const classes = (await o.kc.get<{ items: { metadata: { name: string }; spec: { kubelet?: KubeletSettings } }[] }>(["ec2nodeclasses.karpenter.k8s.aws"]))?.items ?? [];
+  if (!classes.length) return { wait: "no EC2NodeClass synced yet" };
+  const settings = [...new Set(classes.map((c) => JSON.stringify(c.spec.kubelet ?? {})))];
+  if (settings.length > 1) return { problem: `EC2NodeClasses ${classes.map((c) => c.metadata.name).join(", ")} differ in their kubelet settings; the journey's provider reserves one set for every node` };
+  const { overhead, problems } = kubeletOverhead(classes[0].spec.kubelet);
+  if (problems.length) return { problem: `EC2NodeClass ${classes[0].metadata.name}: ${problems.join("; ")}` };
   const account = d.spec.template.spec.serviceAccountName ?? "default";
   const crd = await o.kc.run(["apply", "--server-side", "--field-manager=clusterra-journey", "-f", o.tools.karpenterKwokCrd]);
   const rbac = await o.kc.run(["apply", "--server-side", "--field-manager=clusterra-journey", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items: kwokLaunchRbac(o.namespace, account) }) });
@@ -168,9 +199,9 @@ export async function startKarpenter(o: {
   // its pod the leader-election Lease's namespace is read from the ServiceAccount's mounted
   // namespace file: outside one it is given, the same namespace.
   o.processes.start(name, o.tools.karpenter, [], {
-    PATH: process.env.PATH, ...env, LEADER_ELECTION_NAMESPACE: o.namespace, METRICS_PORT: String(o.port), HEALTH_PROBE_PORT: String(o.port + 1), INSTANCE_TYPES_FILE_PATH: file, KUBECONFIG: kubeconfig,
+    PATH: process.env.PATH, ...env, CLUSTERRA_KUBELET_OVERHEAD: JSON.stringify(overhead), LEADER_ELECTION_NAMESPACE: o.namespace, METRICS_PORT: String(o.port), HEALTH_PROBE_PORT: String(o.port + 1), INSTANCE_TYPES_FILE_PATH: file, KUBECONFIG: kubeconfig,
   });
-  return { process: name, detail: `${catalogue.length} instance types in ${o.zones.join(", ")}, as ${o.namespace}/${account}` };
+  return { process: name, detail: `${catalogue.length} instance types in ${o.zones.join(", ")}, each node keeping ${Object.entries(overhead).map(([k, v]) => `${k} ${Object.entries(v).map(([r, q]) => `${r} ${q}`).join(" ") || "none"}`).join(", ")} (EC2NodeClass ${classes[0].metadata.name}); as ${o.namespace}/${account}` };
 }
 
 /**

@@ -14,7 +14,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/awslabs/operatorpkg/status"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -60,17 +62,34 @@ func (p provider) Create(ctx context.Context, claim *v1.NodeClaim) (*v1.NodeClai
 func main() {
 	ctx, op := operator.NewOperator()
 	log.FromContext(ctx).Info("clusterra's karpenter over kwok", "recipe", recipe)
-	types, err := kwok.ConstructInstanceTypes(ctx)
+	catalogue, err := kwok.ConstructInstanceTypes(ctx)
 	if err != nil {
 		// Without instance types nothing can launch: stop, as a provider whose catalogue fails does.
 		log.FromContext(ctx).Error(err, "failed constructing instance types")
 		panic(err)
 	}
-	base := provider{CloudProvider: kwok.NewCloudProvider(ctx, op.GetClient(), types), kube: op.GetClient()}
+	// kwok reserves a fixed 100m and 10Mi on every type; the AWS provider reserves what the
+	// EC2NodeClass's kubelet settings say, so a pod fits here only where it fits there.
+	if text := os.Getenv(overheadEnv); text != "" {
+		var overhead cloudprovider.InstanceTypeOverhead
+		if err := json.Unmarshal([]byte(text), &overhead); err != nil {
+			log.FromContext(ctx).Error(err, "reading "+overheadEnv)
+			panic(err)
+		}
+		for _, t := range catalogue {
+			t.Overhead = &overhead
+		}
+	}
+	base := provider{CloudProvider: kwok.NewCloudProvider(ctx, op.GetClient(), catalogue), kube: op.GetClient()}
 	decorated := overlay.Decorate(base, op.GetClient(), op.InstanceTypeStore)
 	cluster := state.NewCluster(op.Clock, op.GetClient(), decorated)
 	op.WithControllers(ctx, controllers.NewControllers(ctx, op.Manager, op.Clock, op.GetClient(), op.EventRecorder, decorated, base, cluster, op.InstanceTypeStore)...).Start(ctx)
 }
+
+// overheadEnv names the kubelet reservations every launched node keeps, from the EC2NodeClass's
+// kubelet settings (JSON of cloudprovider.InstanceTypeOverhead: KubeReserved, SystemReserved,
+// EvictionThreshold, each a resource list).
+const overheadEnv = "CLUSTERRA_KUBELET_OVERHEAD"
 
 // recipe is the digest of this folder's sources, stamped in by scripts/install-tools (it
 // rebuilds the binary when they change).
