@@ -44,7 +44,7 @@ import { Processes, rbacRefusals, sleep, waitFor } from "./kube/processes";
 import type { Tools } from "./kube/tools";
 import { nodeObject, serverNode } from "./nodes";
 import { localPathStorageClass, MARIADB_STAND_INS, READY_STAND_INS, standInCiliumTaint, standInControllerSecrets, standInLocalPath, standInReady } from "./stand-ins";
-import { discoveryZones, KARPENTER_DEPLOYMENT, mapNodeClasses, resolveNodeClasses, startKarpenter } from "./kube/karpenter";
+import { discoveryZones, KARPENTER_DEPLOYMENT, KARPENTER_RESOURCES, mapNodeClasses, resolveNodeClasses, startKarpenter } from "./kube/karpenter";
 import { CentralMariadb, mariadbSteps } from "./kube/mariadb";
 import { restapiForwardAddress, SLINKY_WORKLOADS, startTenantSlurm, type OperatorFiles, type RestapiSwitch } from "./kube/tenant-slurm";
 import { addOwnAddress, type SealedNetwork } from "./kube/sealed-network";
@@ -493,7 +493,7 @@ async function fleetJourney(input: FleetJourneyInput, cleanups: (() => Promise<v
   for (const t of tenants) {
     const id = t.config.tenant.id;
     const run = karpenters.get(id);
-    const pools = (await k(id).get<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }[] }>(["nodepools.karpenter.sh"]))?.items ?? [];
+    const pools = (await k(id).get<{ items: { metadata: { name: string }; status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] } }[] }>([KARPENTER_RESOURCES.nodePools]))?.items ?? [];
     const notReady = pools.filter((p) => !p.status?.conditions?.some((x) => x.type === "Ready" && x.status === "True"))
       .map((p) => `${p.metadata.name}: ${p.status?.conditions?.filter((x) => x.status !== "True").map((x) => `${x.type} ${x.reason ?? ""} ${x.message ?? ""}`.trim()).join(", ") || "no conditions"}`);
     const alive = !!run?.process && processes.alive(run.process);

@@ -11,7 +11,7 @@ import type { Kubectl } from "./kube/kubectl";
 import { waitFor } from "./kube/processes";
 import { step, type JourneyStep } from "./host/step";
 import type { OperatorPod } from "./slurm/slurmd-pod";
-import { launchedFor } from "./kube/karpenter";
+import { KARPENTER_RESOURCES, launchedFor } from "./kube/karpenter";
 import { KARPENTER_LABELS, SERVER_NODE_LABEL } from "../facts/tenant-cluster";
 
 export interface ScalingLoopInput {
@@ -241,7 +241,7 @@ export function durationMs(text: string | undefined): number | undefined {
 }
 
 /** How long past consolidateAfter Karpenter may take to disrupt an empty node and terminate it (its disruption loop polls every 10 s; a validation TTL of 15 s). */
-export const CONSOLIDATION_SLACK_MS = 120_000;
+const CONSOLIDATION_SLACK_MS = 120_000;
 
 /** How often the removal of a launched node is looked for while the rest of the journey runs. */
 const REMOVAL_POLL_MS = 10_000;
@@ -253,7 +253,7 @@ const REMOVAL_POLL_MS = 10_000;
  */
 export function watchRemoval(kc: Kubectl, placed: Placed, since: number): { readonly policy: Promise<Disruption | undefined>; readonly gone: Promise<number | undefined>; readonly stop: () => void } {
   let stopped = false;
-  const policy = kc.get<{ spec: { disruption?: Disruption } }>(["nodepools.karpenter.sh", placed.nodePool]).then((p) => p?.spec.disruption);
+  const policy = kc.get<{ spec: { disruption?: Disruption } }>([KARPENTER_RESOURCES.nodePools, placed.nodePool]).then((p) => p?.spec.disruption);
   const gone = policy.then(async (d) => {
     const after = durationMs(d?.consolidateAfter);
     if (after === undefined) return undefined;
@@ -263,7 +263,7 @@ export function watchRemoval(kc: Kubectl, placed: Placed, since: number): { read
       const r = await kc.run(["get", ...args, "-o", "name"]);
       return r.code !== 0 && /\bNotFound\b|not found/.test(r.stderr);
     };
-    const seen = await waitFor(async () => (stopped ? null : (await notFound(["node", placed.node])) && (await notFound(["nodeclaims.karpenter.sh", placed.claim])) ? Date.now() : undefined), Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), REMOVAL_POLL_MS);
+    const seen = await waitFor(async () => (stopped ? null : (await notFound(["node", placed.node])) && (await notFound([KARPENTER_RESOURCES.nodeClaims, placed.claim])) ? Date.now() : undefined), Math.max(0, since + after + CONSOLIDATION_SLACK_MS - Date.now()), REMOVAL_POLL_MS);
     return seen ?? undefined;
   });
   return { policy, gone, stop: () => void (stopped = true) };

@@ -14,6 +14,7 @@ import { apiServerArgs, controllerManagerArgs, type K3sServer } from "./k3s";
 import { SEALED_API_SERVER_FLAGS } from "./outbound";
 import { issueCertificate, makeCa } from "./pki";
 import { Processes, waitFor } from "./processes";
+import type { Kubectl } from "./kubectl";
 import type { Tools } from "./tools";
 
 const run = promisify(execFile);
@@ -100,4 +101,28 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     ...o.tools.kwokStages.flatMap((s) => ["--config", s]),
   ]);
   return { name: o.name, url, kubeconfig, caData, dir: o.dir, apiServerArgs: args };
+}
+
+/** What a controller the journey runs on a cluster, as that cluster's Deployment, is started with. */
+export interface ControllerOnCluster {
+  readonly cluster: Cluster;
+  readonly kc: Kubectl;
+  /** The namespace of its Deployment. */
+  readonly namespace: string;
+  readonly tools: Tools;
+  readonly processes: Processes;
+  /** The first of its two loopback ports (health probes and metrics: every cluster's share the sealed namespace). */
+  readonly port: number;
+}
+
+/**
+ * A kubeconfig at `<cluster dir>/<file>` holding a 24 h token of the ServiceAccount
+ * `namespace/account`, what its pod would hold (the chart's RBAC is all it has); its path, or why not.
+ */
+export async function serviceAccountKubeconfig(kc: Kubectl, cluster: Cluster, namespace: string, account: string, file: string): Promise<{ kubeconfig?: string; problem?: string }> {
+  const token = await kc.run(["-n", namespace, "create", "token", account, "--duration=24h"]);
+  if (token.code !== 0) return { problem: `no token for ${namespace}/${account}: ${token.stderr.trim()}` };
+  const kubeconfig = path.join(cluster.dir, file);
+  fs.writeFileSync(kubeconfig, kubeconfigText(cluster.url, cluster.caData, token.stdout.trim()), { mode: 0o600 });
+  return { kubeconfig };
 }

@@ -20,14 +20,16 @@ import * as path from "path";
 import { INSTANCE_TYPES, type InstanceTypeFacts } from "../../facts/instance-types";
 import { INSTANCE_HOUR } from "../../facts/prices";
 import { KARPENTER_LABELS, WORKER_NODE } from "../../facts/tenant-cluster";
-import { kubeconfigText, type Cluster } from "./cluster";
+import { serviceAccountKubeconfig, type ControllerOnCluster } from "./cluster";
 import type { Kubectl } from "./kubectl";
-import type { Processes } from "./processes";
-import type { Tools } from "./tools";
 
 /** The controller's Deployment and container, as the karpenter chart names them. */
 export const KARPENTER_DEPLOYMENT = "karpenter";
 const CONTROLLER_CONTAINER = "controller";
+/** Karpenter's resources the journey reads and writes, as kubectl names them. */
+export const KARPENTER_RESOURCES = { nodePools: "nodepools.karpenter.sh", nodeClaims: "nodeclaims.karpenter.sh", ec2NodeClasses: "ec2nodeclasses.karpenter.k8s.aws" } as const;
+/** What the journey applies in place of AWS, by server-side apply under its own field manager. */
+const APPLY = ["apply", "--server-side", "--field-manager=clusterra-journey", "-f"] as const;
 /** The group and kind of the kwok provider's NodeClass. */
 const KWOK_NODE_CLASS = { resource: "kwoknodeclasses.karpenter.kwok.sh", apiVersion: "karpenter.kwok.sh/v1alpha1", kind: "KWOKNodeClass" } as const;
 /** The ClusterRole (and its binding) for what the kwok provider does in place of EC2 and the kubelet. */
@@ -159,14 +161,7 @@ export function kwokLaunchRbac(namespace: string, account: string): Record<strin
 }
 
 /** Starts Karpenter where ArgoCD synced its Deployment; a reason when it cannot. */
-export async function startKarpenter(o: {
-  readonly cluster: Cluster;
-  readonly kc: Kubectl;
-  readonly namespace: string;
-  readonly tools: Tools;
-  readonly processes: Processes;
-  /** Two loopback ports of the journey's: metrics and health probes (every tenant's shares the sealed namespace). */
-  readonly port: number;
+export async function startKarpenter(o: ControllerOnCluster & {
   /** The zones of the tenant's subnets (the offerings). */
   readonly zones: readonly string[];
 }): Promise<{ process?: string; problem?: string; detail?: string; wait?: string }> {
@@ -176,20 +171,18 @@ export async function startKarpenter(o: {
   const { env, unresolved } = controllerEnv(container.env ?? [], o.namespace, container.resources ?? {});
   if (unresolved.length) return { problem: `the controller's environment names what the journey cannot resolve: ${unresolved.join(", ")}` };
   // The nodes' reservations, from the fleet's EC2NodeClass (one kubelet setting for every type).
-  const classes = (await o.kc.get<{ items: { metadata: { name: string }; spec: { kubelet?: KubeletSettings } }[] }>(["ec2nodeclasses.karpenter.k8s.aws"]))?.items ?? [];
+  const classes = (await o.kc.get<{ items: { metadata: { name: string }; spec: { kubelet?: KubeletSettings } }[] }>([KARPENTER_RESOURCES.ec2NodeClasses]))?.items ?? [];
   if (!classes.length) return { wait: "no EC2NodeClass synced yet" };
   const settings = [...new Set(classes.map((c) => JSON.stringify(c.spec.kubelet ?? {})))];
   if (settings.length > 1) return { problem: `EC2NodeClasses ${classes.map((c) => c.metadata.name).join(", ")} differ in their kubelet settings; the journey's provider reserves one set for every node` };
   const { overhead, problems } = kubeletOverhead(classes[0].spec.kubelet);
   if (problems.length) return { problem: `EC2NodeClass ${classes[0].metadata.name}: ${problems.join("; ")}` };
   const account = d.spec.template.spec.serviceAccountName ?? "default";
-  const crd = await o.kc.run(["apply", "--server-side", "--field-manager=clusterra-journey", "-f", o.tools.karpenterKwokCrd]);
-  const rbac = await o.kc.run(["apply", "--server-side", "--field-manager=clusterra-journey", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items: kwokLaunchRbac(o.namespace, account) }) });
+  const crd = await o.kc.run([...APPLY, o.tools.karpenterKwokCrd]);
+  const rbac = await o.kc.run([...APPLY, "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items: kwokLaunchRbac(o.namespace, account) }) });
   if (crd.code !== 0 || rbac.code !== 0) return { problem: `the kwok provider's NodeClass or rights not applied: ${crd.stderr.trim()} ${rbac.stderr.trim()}`.trim() };
-  const token = await o.kc.run(["-n", o.namespace, "create", "token", account, "--duration=24h"]);
-  if (token.code !== 0) return { problem: `no token for ${o.namespace}/${account}: ${token.stderr.trim()}` };
-  const kubeconfig = path.join(o.cluster.dir, "karpenter.kubeconfig");
-  fs.writeFileSync(kubeconfig, kubeconfigText(o.cluster.url, o.cluster.caData, token.stdout.trim()), { mode: 0o600 });
+  const { kubeconfig, problem } = await serviceAccountKubeconfig(o.kc, o.cluster, o.namespace, account, "karpenter.kubeconfig");
+  if (!kubeconfig) return { problem };
   const catalogue = instanceTypeCatalogue(o.zones);
   const file = path.join(o.cluster.dir, "karpenter-instance-types.json");
   fs.writeFileSync(file, JSON.stringify(catalogue, null, 2));
@@ -209,11 +202,11 @@ export async function startKarpenter(o: {
  * under it); returns those made.
  */
 export async function mapNodeClasses(kc: Kubectl): Promise<string[]> {
-  const ec2 = (await kc.get<{ items: { metadata: { name: string } }[] }>(["ec2nodeclasses.karpenter.k8s.aws"]))?.items ?? [];
+  const ec2 = (await kc.get<{ items: { metadata: { name: string } }[] }>([KARPENTER_RESOURCES.ec2NodeClasses]))?.items ?? [];
   const kwok = new Set(((await kc.get<{ items: { metadata: { name: string } }[] }>([KWOK_NODE_CLASS.resource]))?.items ?? []).map((x) => x.metadata.name));
   const made: string[] = [];
   for (const c of ec2.filter((x) => !kwok.has(x.metadata.name))) {
-    const r = await kc.run(["apply", "--server-side", "--field-manager=clusterra-journey", "-f", "-"], { input: JSON.stringify({ apiVersion: KWOK_NODE_CLASS.apiVersion, kind: KWOK_NODE_CLASS.kind, metadata: { name: c.metadata.name }, spec: {} }) });
+    const r = await kc.run([...APPLY, "-"], { input: JSON.stringify({ apiVersion: KWOK_NODE_CLASS.apiVersion, kind: KWOK_NODE_CLASS.kind, metadata: { name: c.metadata.name }, spec: {} }) });
     if (r.code === 0) made.push(c.metadata.name);
   }
   return made;
@@ -232,7 +225,7 @@ export function claimFor(claims: readonly NodeClaim[], node: string): NodeClaim 
 
 /** The NodeClaim Karpenter launched the node `node` for, if it did. */
 export async function launchedFor(kc: Kubectl, node: string): Promise<NodeClaim | undefined> {
-  return claimFor((await kc.get<{ items: NodeClaim[] }>(["nodeclaims.karpenter.sh"]))?.items ?? [], node);
+  return claimFor((await kc.get<{ items: NodeClaim[] }>([KARPENTER_RESOURCES.nodeClaims]))?.items ?? [], node);
 }
 
 /** A planned resource as the journey reads it. */
@@ -269,14 +262,14 @@ export function ec2NodeClassFindings(spec: Ec2NodeClassSpec, planned: readonly P
 
 /** Writes each EC2NodeClass's Ready condition from what the plan holds (the AWS provider's part); returns `<name>: <reason>` of those it wrote. */
 export async function resolveNodeClasses(kc: Kubectl, planned: readonly Planned[]): Promise<string[]> {
-  const classes = (await kc.get<{ items: { metadata: { name: string }; spec: Ec2NodeClassSpec; status?: { conditions?: { type: string; status: string; reason?: string }[] } }[] }>(["ec2nodeclasses.karpenter.k8s.aws"]))?.items ?? [];
+  const classes = (await kc.get<{ items: { metadata: { name: string }; spec: Ec2NodeClassSpec; status?: { conditions?: { type: string; status: string; reason?: string }[] } }[] }>([KARPENTER_RESOURCES.ec2NodeClasses]))?.items ?? [];
   const out: string[] = [];
   for (const c of classes) {
     const f = ec2NodeClassFindings(c.spec, planned);
     const now = c.status?.conditions?.find((x) => x.type === "Ready");
     if (now && now.status === (f.ready ? "True" : "False") && now.reason === f.reason) continue;
     const condition = { type: "Ready", status: f.ready ? "True" : "False", reason: f.reason, message: f.message, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, "Z") };
-    const r = await kc.run(["patch", "ec2nodeclasses.karpenter.k8s.aws", c.metadata.name, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { conditions: [condition] } })]);
+    const r = await kc.run(["patch", KARPENTER_RESOURCES.ec2NodeClasses, c.metadata.name, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { conditions: [condition] } })]);
     if (r.code === 0) out.push(`${c.metadata.name}: ${f.reason}`);
   }
   return out;

@@ -5,13 +5,8 @@
  * chart's RBAC is what it has), inside the sealed namespace. Its probes and metrics listen on
  * loopback ports of the journey's; nothing else of the Deployment changes.
  */
-import * as fs from "fs";
-import * as path from "path";
-import { kubeconfigText, type Cluster } from "./cluster";
-import type { Kubectl } from "./kubectl";
-import type { Processes } from "./processes";
+import { serviceAccountKubeconfig, type ControllerOnCluster } from "./cluster";
 import type { SealedNetwork } from "./sealed-network";
-import type { Tools } from "./tools";
 
 /** The operator's Deployment, as chart slurm-operator names it. */
 export const SLURM_OPERATOR_DEPLOYMENT = "slurm-operator";
@@ -53,14 +48,7 @@ interface Deployment {
 }
 
 /** Starts the operator on a cluster where ArgoCD synced its Deployment; a reason when it cannot. */
-export async function startSlurmOperator(o: {
-  readonly cluster: Cluster;
-  readonly kc: Kubectl;
-  readonly namespace: string;
-  readonly tools: Tools;
-  readonly processes: Processes;
-  /** First of two loopback ports for its probes and metrics. */
-  readonly port: number;
+export async function startSlurmOperator(o: ControllerOnCluster & {
   /**
    * The cluster's own names (its Services, a tenant's slurmrestd among them): a hosts file
    * bound over /etc/hosts for this operator alone, run as `binary` inside the sealed
@@ -72,10 +60,8 @@ export async function startSlurmOperator(o: {
   const container = d?.spec.template.spec.containers.find((c) => c.name === SLURM_OPERATOR_DEPLOYMENT);
   if (!d || !container) return { problem: `no Deployment ${o.namespace}/${SLURM_OPERATOR_DEPLOYMENT} with a container of that name on ${o.cluster.name}` };
   const account = d.spec.template.spec.serviceAccountName ?? "default";
-  const token = await o.kc.run(["-n", o.namespace, "create", "token", account, "--duration=24h"]);
-  if (token.code !== 0) return { problem: `no token for ${o.namespace}/${account}: ${token.stderr.trim()}` };
-  const kubeconfig = path.join(o.cluster.dir, "slurm-operator.kubeconfig");
-  fs.writeFileSync(kubeconfig, kubeconfigText(o.cluster.url, o.cluster.caData, token.stdout.trim()), { mode: 0o600 });
+  const { kubeconfig, problem } = await serviceAccountKubeconfig(o.kc, o.cluster, o.namespace, account, "slurm-operator.kubeconfig");
+  if (!kubeconfig) return { problem };
   const name = `${o.cluster.name}-slurm-operator`;
   const args = operatorArgs(container.args ?? [], o.port, kubeconfig);
   if (!o.names) o.processes.start(name, o.tools["slurm-operator"], args);
